@@ -1,0 +1,69 @@
+/* SPDX-License-Identifier: ISC */
+#ifndef CMDGATE_CONN_H
+#define CMDGATE_CONN_H
+
+#include <sys/queue.h>
+
+#include <stdint.h>
+
+#include <json-c/json.h>
+
+#include "frame.h"
+
+/*
+ * One client connection.  The listener owns the socket side; conn.c owns
+ * what is said on it.  Unit tests make connections with no socket and read
+ * what was sent from conn->out.
+ */
+
+struct server;
+struct bufferevent;
+struct evbuffer;
+
+#define CONN_NAME_MAX	64	/* characters of a client name */
+#define CONN_OUT_HIGH	(1024 * 1024)	/* stop reading a client above */
+#define CONN_OUT_LOW	(256 * 1024)	/* and read again below */
+#define CONN_OUT_MAX	(64 * 1024 * 1024)	/* drop a client above */
+
+struct editor_flags {
+	int	tests_running;
+	int	compiling;
+	int	busy;
+};
+
+struct conn {
+	TAILQ_ENTRY(conn)	 entry;
+	struct server		*srv;
+	struct bufferevent	*bev;		/* NULL in unit tests */
+	struct evbuffer		*out;		/* answers are framed here */
+	struct framer		 fr;
+	uint64_t		 id;
+	int			 is_unix;
+	int			 authenticated;
+	int			 strikes;	/* wrong tokens so far */
+	int			 closing;	/* close once out is flushed */
+	int			 dead;		/* to be freed by the reaper */
+	int			 throttled;	/* reading paused: out is full */
+	char			*name;		/* client name or NULL */
+	struct editor_flags	 editor;
+	char			 peer[80];
+};
+
+/* A new connection, linked into srv.  out: NULL to use bev's output. */
+struct conn	*conn_new(struct server *, struct bufferevent *,
+		    struct evbuffer *out, int is_unix, const char *peer);
+/* Unlink and free; clears the connection's editor flags.  */
+void		 conn_free(struct conn *);
+/* Cut messages out of in and answer them. */
+void		 conn_input(struct conn *, struct evbuffer *in);
+/* Frame and queue one message; msg borrowed. */
+void		 conn_send(struct conn *, json_object *msg);
+/* Answer with one framing error and close after it is flushed. */
+void		 conn_fail(struct conn *, int code, const char *type,
+		    const char *reason);
+/* Drop the connection without flushing (the reaper frees it). */
+void		 conn_kill(struct conn *);
+/* Whether the client must authenticate before other methods. */
+int		 conn_needs_auth(const struct conn *);
+
+#endif

@@ -1,0 +1,69 @@
+/* SPDX-License-Identifier: ISC */
+#ifndef CMDGATE_OPTIONS_H
+#define CMDGATE_OPTIONS_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+/*
+ * The broker's command line.  One table (options.c) feeds getopt_long,
+ * --help and the checks; cmdgated(8) documents the same entries.
+ */
+
+#define OPT_DEFAULT_PORT	8700
+#define OPT_MAX_LISTEN		16
+
+enum sync_mode {
+	SYNC_FULL,
+	SYNC_GROUP,
+	SYNC_NONE,
+};
+
+struct options {
+	char		*listen[OPT_MAX_LISTEN];	/* "ADDR:PORT" */
+	size_t		 nlisten;
+	char		*socket_path;
+	char		*state_dir;
+	char		*tools_file;
+	char		*token_file;
+	uint64_t	 max_message;
+	uint64_t	 max_batch;
+	uint64_t	 max_workers;
+	uint64_t	 max_queued;
+	uint64_t	 max_clients;
+	uint64_t	 result_ttl;
+	uint64_t	 kill_grace;
+	uint64_t	 output_cap;
+	uint64_t	 call_timeout;
+	enum sync_mode	 sync;
+	uint64_t	 map_size;
+	int		 log_level;
+	int		 check_config;
+};
+
+enum opt_result {
+	OPT_RUN,	/* options parsed, run the broker */
+	OPT_EXIT,	/* --help or --version printed, exit 0 */
+	OPT_USAGE,	/* bad flag or value, message in err; exit 64 */
+};
+
+/*
+ * Fill *o from defaults, the environment and argv.  On OPT_USAGE err holds
+ * one line naming the flag.  Strings in *o are owned by it: options_free().
+ */
+enum opt_result	 options_parse(struct options *o, int argc, char **argv,
+		    FILE *out, char *err, size_t errlen);
+void		 options_free(struct options *o);
+void		 options_usage(FILE *);
+const char	*options_sync_name(enum sync_mode);
+
+/*
+ * Split "ADDR:PORT" or "[V6ADDR]:PORT" into a sockaddr; 0 on success, -1
+ * when malformed.  ss must be a struct sockaddr_storage.
+ */
+struct sockaddr_storage;
+int		 options_parse_addr(const char *, struct sockaddr_storage *,
+		    int *sslen);
+
+#endif

@@ -1,0 +1,84 @@
+/* SPDX-License-Identifier: ISC */
+#ifndef CMDGATE_RPC_H
+#define CMDGATE_RPC_H
+
+#include <stddef.h>
+
+#include <json-c/json.h>
+
+/*
+ * JSON-RPC 2.0 of PROTOCOL.md sections 1 and 2: parse a message, check it,
+ * dispatch it to a method and frame the answer.  Methods live in
+ * methods.c and mcp.c and are listed in rpc_methods[].
+ */
+
+struct conn;
+
+enum rpc_code {
+	RPC_PARSE_ERROR = -32700,
+	RPC_INVALID_REQUEST = -32600,
+	RPC_METHOD_NOT_FOUND = -32601,
+	RPC_INVALID_PARAMS = -32602,
+	RPC_INTERNAL_ERROR = -32603,
+	RPC_SECURITY_BLOCKED = -32001,
+	RPC_UNKNOWN_TICKET = -32002,
+	RPC_QUEUE_FULL = -32003,
+	RPC_STORAGE_ERROR = -32004,
+	RPC_UNAUTHORIZED = -32005,
+};
+
+#define RPC_REASON_MAX	512
+#define RPC_MAX_DEPTH	64	/* nesting of a request's JSON */
+
+struct rpc_error {
+	int		 code;
+	const char	*type;		/* data.type */
+	char		*command;	/* data.command; NULL = the method */
+	char		 reason[RPC_REASON_MAX];
+};
+
+/* What a method returns. */
+enum rpc_status {
+	RPC_OK,		/* *result set (may be NULL: answered with {}) */
+	RPC_ERROR,	/* err filled in */
+};
+
+/* One request while it is being answered. */
+struct rpc_req {
+	struct conn	*conn;
+	json_object	*id;		/* owned; NULL with id null */
+	int		 notification;	/* no id member: never answered */
+	const char	*method;	/* borrowed from the message */
+	json_object	*responses;	/* batch: where the answer goes */
+};
+
+typedef enum rpc_status (*rpc_handler)(struct rpc_req *, json_object *params,
+    json_object **result, struct rpc_error *);
+
+#define RPC_NOAUTH	0x01	/* may be called before authenticating */
+
+struct rpc_method {
+	const char	*name;
+	rpc_handler	 handler;
+	int		 flags;
+};
+
+extern const struct rpc_method	rpc_methods[];
+
+/*
+ * Handle one framed message from c; buf[len] must be NUL.  Answers go out
+ * through conn_send.
+ */
+void		 rpc_message(struct conn *c, const char *buf, size_t len);
+
+/* Fill err; returns RPC_ERROR so handlers can "return rpc_fail(...)". */
+enum rpc_status	 rpc_fail(struct rpc_error *err, int code, const char *type,
+		    const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+/* Error response {"jsonrpc","id","error"}; id borrowed; caller puts. */
+json_object	*rpc_error_response(json_object *id, int code,
+		    const char *type, const char *command, const char *reason);
+/* A notification {"jsonrpc","method","params"}; params taken; caller puts. */
+json_object	*rpc_notification(const char *method, json_object *params);
+const char	*rpc_code_message(int code);
+
+#endif

@@ -1,0 +1,24 @@
+/* SPDX-License-Identifier: ISC */
+#ifndef CMDGATE_SCHEMA_H
+#define CMDGATE_SCHEMA_H
+
+#include <stddef.h>
+
+#include <json-c/json.h>
+
+/*
+ * The subset of JSON Schema that tool tables use for parameters:
+ * type (one name or a list), properties, required, default, enum, items,
+ * additionalProperties (boolean), and the annotations description and
+ * title.  Any other keyword is refused when the table is loaded, so that a
+ * typo cannot silently disable a check.  See cmdgate.tools(5).
+ */
+
+/* Check that schema uses only the subset; 0, or -1 with err naming where. */
+int	schema_check(json_object *schema, char *err, size_t errlen);
+
+/* Validate value against schema; 0, or -1 with err naming the member. */
+int	schema_validate(json_object *schema, json_object *value,
+	    char *err, size_t errlen);
+
+#endif

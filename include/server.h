@@ -1,0 +1,64 @@
+/* SPDX-License-Identifier: ISC */
+#ifndef CMDGATE_SERVER_H
+#define CMDGATE_SERVER_H
+
+#include <sys/queue.h>
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <json-c/json.h>
+
+#include "conn.h"
+#include "options.h"
+
+/*
+ * The broker's state, shared by the listener, the RPC methods and the
+ * signal handlers.  There is one per process; tests make their own.
+ */
+
+struct event_base;
+struct tooltab;
+struct listener;
+struct event;
+
+#define SERVER_TOKEN_MAX	4096
+
+TAILQ_HEAD(connlist, conn);
+
+struct server {
+	struct event_base	*base;
+	struct options		*opt;
+	struct tooltab		*tools;
+	char			*token;		/* NULL: no auth for TCP */
+	size_t			 tokenlen;
+	int64_t			 started_ms;	/* monotonic */
+	struct connlist		 conns;
+	unsigned		 nconns;
+	uint64_t		 next_conn_id;
+	json_object		*listen_addrs;	/* array of strings */
+	struct listener		*listener;
+	char			*worker_path;
+	char			*store_path;
+	int			 stopping;
+	struct event		*reaper;	/* frees dead connections */
+};
+
+void		 server_init(struct server *, struct event_base *,
+		    struct options *, struct tooltab *);
+void		 server_free(struct server *);
+/* Read and check the token file: 0, or -1 with err. */
+int		 server_load_token(struct server *, const char *path,
+		    char *err, size_t errlen);
+/* Constant-time check of a presented token. */
+int		 server_token_ok(const struct server *, const char *, size_t);
+/* The broker-wide busy state: every connection's editor flags OR-ed. */
+void		 server_busy(const struct server *, struct editor_flags *);
+/* Send msg (borrowed) to every connection. */
+void		 server_broadcast(struct server *, json_object *msg);
+/* Replace the tool table, telling clients when it changed; tab taken. */
+void		 server_set_tools(struct server *, struct tooltab *tab);
+/* Reread the --tools file (SIGHUP): 0, or -1 with the old table kept. */
+int		 server_reload_tools(struct server *);
+
+#endif

@@ -1,0 +1,140 @@
+/* SPDX-License-Identifier: ISC */
+#include "config.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include <event2/buffer.h>
+#include <event2/bufferevent.h>
+#include <event2/event.h>
+
+#include <json-c/json.h>
+
+#include "conn.h"
+#include "frame.h"
+#include "log.h"
+#include "rpc.h"
+#include "server.h"
+#include "util.h"
+
+struct conn *
+conn_new(struct server *srv, struct bufferevent *bev, struct evbuffer *out,
+    int is_unix, const char *peer)
+{
+	struct conn	*c = xcalloc(1, sizeof(*c));
+
+	c->srv = srv;
+	c->bev = bev;
+	c->out = out != NULL ? out : bufferevent_get_output(bev);
+	c->is_unix = is_unix;
+	c->id = ++srv->next_conn_id;
+	snprintf(c->peer, sizeof(c->peer), "%s", peer);
+	frame_init(&c->fr, srv->opt->max_message);
+	TAILQ_INSERT_TAIL(&srv->conns, c, entry);
+	srv->nconns++;
+	return c;
+}
+
+void
+conn_free(struct conn *c)
+{
+	TAILQ_REMOVE(&c->srv->conns, c, entry);
+	c->srv->nconns--;
+	free(c->name);
+	free(c);
+}
+
+int
+conn_needs_auth(const struct conn *c)
+{
+	return c->srv->token != NULL && !c->is_unix && !c->authenticated;
+}
+
+void
+conn_kill(struct conn *c)
+{
+	if (c->dead)
+		return;
+	c->dead = 1;
+	c->closing = 1;
+	if (c->srv->reaper != NULL)
+		event_active(c->srv->reaper, EV_TIMEOUT, 0);
+}
+
+/*
+ * A client that does not read its answers is dropped once its unread
+ * output passes the bound, rather than growing the broker without end.
+ */
+static size_t
+conn_out_max(const struct conn *c)
+{
+	size_t	m = 4 * c->fr.max;
+
+	return m > CONN_OUT_MAX ? m : CONN_OUT_MAX;
+}
+
+void
+conn_send(struct conn *c, json_object *msg)
+{
+	const char	*s;
+	size_t		 len;
+
+	if (c->dead)
+		return;
+	s = json_object_to_json_string_length(msg, JSON_C_TO_STRING_PLAIN |
+	    JSON_C_TO_STRING_NOSLASHESCAPE, &len);
+	if (frame_write(&c->fr, c->out, s, len) == -1)
+		fatalx("evbuffer_add: out of memory");
+	if (evbuffer_get_length(c->out) > conn_out_max(c)) {
+		log_warnx("client %llu (%s): %zu bytes unread, dropped",
+		    (unsigned long long)c->id, c->peer,
+		    evbuffer_get_length(c->out));
+		conn_kill(c);
+	}
+}
+
+void
+conn_fail(struct conn *c, int code, const char *type, const char *reason)
+{
+	json_object	*resp;
+
+	resp = rpc_error_response(NULL, code, type, NULL, reason);
+	conn_send(c, resp);
+	json_object_put(resp);
+	c->closing = 1;
+}
+
+void
+conn_input(struct conn *c, struct evbuffer *in)
+{
+	enum frame_status	 st;
+	char			*msg, reason[128];
+	size_t			 len;
+
+	while (!c->closing) {
+		st = frame_next(&c->fr, in, &msg, &len);
+		switch (st) {
+		case FRAME_MORE:
+			return;
+		case FRAME_MSG:
+			rpc_message(c, msg, len);
+			free(msg);
+			break;
+		case FRAME_TOO_LARGE:
+			snprintf(reason, sizeof(reason), "a message may hold "
+			    "at most %zu bytes (--max-message)", c->fr.max);
+			conn_fail(c, RPC_INVALID_REQUEST, "message_too_large",
+			    reason);
+			log_info("client %llu (%s): message too large, closed",
+			    (unsigned long long)c->id, c->peer);
+			return;
+		case FRAME_BAD_HEADER:
+			conn_fail(c, RPC_INVALID_REQUEST, "invalid_request",
+			    "a frame needs a \"Content-Length: N\" header "
+			    "with a decimal N, then an empty line");
+			log_info("client %llu (%s): bad frame header, closed",
+			    (unsigned long long)c->id, c->peer);
+			return;
+		}
+	}
+}

@@ -1,0 +1,219 @@
+/* SPDX-License-Identifier: ISC */
+/*
+ * cmdgated: parse flags, load the configuration, open the listeners and
+ * run the loop.  Everything else lives in its own file.
+ */
+#include "config.h"
+
+#include <sys/resource.h>
+#include <sys/stat.h>
+
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <event2/event.h>
+
+#include "listener.h"
+#include "log.h"
+#include "options.h"
+#include "sdnotify.h"
+#include "server.h"
+#include "spawn.h"
+#include "tools.h"
+#include "util.h"
+
+/* Exit statuses, from sysexits(3); cmdgated(8) lists them. */
+#define EXIT_USAGE	64	/* bad flag or value */
+#define EXIT_UNAVAIL	69	/* a listen address cannot be bound */
+#define EXIT_CONFIG	78	/* bad tool table, token file, state dir */
+
+static int	state_dir_prepare(const char *, char *, size_t);
+static void	raise_nofile(void);
+static void	on_sighup(evutil_socket_t, short, void *);
+static void	on_sigterm(evutil_socket_t, short, void *);
+static void	notify_status(struct server *);
+
+/* mkdir -p, each new directory 0700; the last one is made 0700 too. */
+static int
+state_dir_prepare(const char *dir, char *err, size_t errlen)
+{
+	struct stat	 st;
+	char		*p, *path = xstrdup(dir);
+
+	for (p = path + 1; ; p++) {
+		if (*p != '/' && *p != '\0')
+			continue;
+		if (*p == '/')
+			*p = '\0';
+		else
+			p = NULL;
+		if (mkdir(path, 0700) == -1 && errno != EEXIST) {
+			snprintf(err, errlen, "state dir %s: cannot create "
+			    "%s: %s", dir, path, strerror(errno));
+			free(path);
+			return -1;
+		}
+		if (p == NULL)
+			break;
+		*p = '/';
+	}
+	free(path);
+	if (stat(dir, &st) == -1 || !S_ISDIR(st.st_mode)) {
+		snprintf(err, errlen, "state dir %s: not a directory", dir);
+		return -1;
+	}
+	if (st.st_uid == geteuid() && (st.st_mode & 077) != 0 &&
+	    chmod(dir, 0700) == -1) {
+		snprintf(err, errlen, "state dir %s: chmod 0700: %s", dir,
+		    strerror(errno));
+		return -1;
+	}
+	if (access(dir, R_OK | W_OK | X_OK) == -1) {
+		snprintf(err, errlen, "state dir %s: %s", dir, strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+/* Client connections need descriptors: take all the hard limit allows. */
+static void
+raise_nofile(void)
+{
+	struct rlimit	rl;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+		rl.rlim_cur = rl.rlim_max;
+		if (setrlimit(RLIMIT_NOFILE, &rl) == -1)
+			log_warn("setrlimit RLIMIT_NOFILE");
+	}
+}
+
+static void
+notify_status(struct server *srv)
+{
+	json_object	*a = srv->listen_addrs;
+	char		 buf[512];
+	size_t		 i, off = 0;
+
+	buf[0] = '\0';
+	for (i = 0; i < json_object_array_length(a) && off < sizeof(buf); i++)
+		off += (size_t)snprintf(buf + off, sizeof(buf) - off, "%s%s",
+		    i > 0 ? " " : "", json_object_get_string(
+		    json_object_array_get_idx(a, i)));
+	sdnotify("READY=1\nSTATUS=listening on %s; %zu tools", buf,
+	    srv->tools->ntools);
+}
+
+static void
+on_sighup(evutil_socket_t sig, short ev, void *arg)
+{
+	struct server	*srv = arg;
+	struct timespec	 ts;
+
+	(void)sig;
+	(void)ev;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	sdnotify("RELOADING=1\nMONOTONIC_USEC=%llu\nSTATUS=reloading the "
+	    "tool table", (unsigned long long)ts.tv_sec * 1000000ULL +
+	    (unsigned long long)ts.tv_nsec / 1000);
+	log_info("SIGHUP: rereading the tool table");
+	server_reload_tools(srv);
+	notify_status(srv);
+}
+
+static void
+on_sigterm(evutil_socket_t sig, short ev, void *arg)
+{
+	struct server	*srv = arg;
+
+	(void)ev;
+	if (srv->stopping)
+		return;
+	log_info("%s: stopping", strsignal(sig));
+	sdnotify("STOPPING=1\nSTATUS=stopping");
+	listener_shutdown(srv);
+}
+
+int
+main(int argc, char **argv)
+{
+	struct options		 opt;
+	struct server		 srv;
+	struct tooltab		*tab;
+	struct event_base	*base;
+	struct event		*sig[3];
+	char			 err[1024], *worker = NULL;
+	size_t			 i;
+
+	switch (options_parse(&opt, argc, argv, stdout, err, sizeof(err))) {
+	case OPT_EXIT:
+		options_free(&opt);
+		return 0;
+	case OPT_USAGE:
+		fprintf(stderr, "cmdgated: %s (see cmdgated --help)\n", err);
+		options_free(&opt);
+		return EXIT_USAGE;
+	case OPT_RUN:
+		break;
+	}
+	log_init(opt.log_level, "cmdgated");
+	if (opt.tools_file == NULL)
+		tab = tooltab_default();
+	else if (tooltab_load_file(opt.tools_file, &tab, err,
+	    sizeof(err)) == -1) {
+		log_warnx("%s", err);
+		return EXIT_CONFIG;
+	}
+	server_init(&srv, NULL, &opt, tab);
+	if ((opt.token_file != NULL && server_load_token(&srv, opt.token_file,
+	    err, sizeof(err)) == -1) ||
+	    state_dir_prepare(opt.state_dir, err, sizeof(err)) == -1 ||
+	    spawn_find_worker(&worker, err, sizeof(err)) == -1) {
+		log_warnx("%s", err);
+		return EXIT_CONFIG;
+	}
+	srv.worker_path = worker;
+	if (opt.check_config) {
+		printf("cmdgated: configuration OK: %zu tools from %s, state "
+		    "dir %s\n", tab->ntools, tab->source, opt.state_dir);
+		server_free(&srv);
+		options_free(&opt);
+		return 0;
+	}
+	raise_nofile();
+	signal(SIGPIPE, SIG_IGN);
+	log_route_libevent();
+	if ((base = event_base_new()) == NULL)
+		fatalx("event_base_new");
+	srv.base = base;
+	if (listener_open(&srv, err, sizeof(err)) == -1) {
+		log_warnx("%s", err);
+		listener_free(&srv);
+		return EXIT_UNAVAIL;
+	}
+	sig[0] = evsignal_new(base, SIGHUP, on_sighup, &srv);
+	sig[1] = evsignal_new(base, SIGTERM, on_sigterm, &srv);
+	sig[2] = evsignal_new(base, SIGINT, on_sigterm, &srv);
+	for (i = 0; i < 3; i++)
+		if (sig[i] == NULL || evsignal_add(sig[i], NULL) == -1)
+			fatalx("evsignal_add");
+	log_info("cmdgated %s ready: %zu tools from %s, state dir %s, "
+	    "worker %s", PACKAGE_VERSION, tab->ntools, tab->source,
+	    opt.state_dir, worker);
+	notify_status(&srv);
+	if (event_base_dispatch(base) == -1)
+		fatalx("event_base_dispatch failed");
+	log_info("stopped");
+	for (i = 0; i < 3; i++)
+		event_free(sig[i]);
+	listener_free(&srv);
+	server_free(&srv);
+	event_base_free(base);
+	options_free(&opt);
+	return 0;
+}

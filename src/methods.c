@@ -1,0 +1,277 @@
+/* SPDX-License-Identifier: ISC */
+#include "config.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <json-c/json.h>
+
+#include "conn.h"
+#include "log.h"
+#include "methods.h"
+#include "rpc.h"
+#include "server.h"
+#include "tools.h"
+#include "util.h"
+
+#define AUTH_STRIKES	3	/* wrong tokens before the connection closes */
+
+const struct rpc_method rpc_methods[] = {
+	{ "ping", method_ping, 0 },
+	{ "set_client_name", method_set_client_name, 0 },
+	{ "authenticate", method_authenticate, RPC_NOAUTH },
+	{ "server_status", method_server_status, 0 },
+	{ "list_tools", method_list_tools, 0 },
+	{ "get_tool_details", method_get_tool_details, 0 },
+	{ "report_editor_state", method_report_editor_state, 0 },
+	{ "initialize", mcp_initialize, 0 },
+	{ "notifications/initialized", mcp_initialized, 0 },
+	{ "tools/list", mcp_tools_list, 0 },
+	{ NULL, NULL, 0 },
+};
+
+int
+param_string(json_object *params, const char *key, int required,
+    const char **out, struct rpc_error *err)
+{
+	json_object	*v;
+
+	if (!json_object_object_get_ex(params, key, &v)) {
+		if (!required)
+			return 1;
+		rpc_fail(err, RPC_INVALID_PARAMS, "invalid_params",
+		    "missing parameter \"%s\" (a string)", key);
+		return -1;
+	}
+	if (!json_object_is_type(v, json_type_string)) {
+		rpc_fail(err, RPC_INVALID_PARAMS, "invalid_params",
+		    "parameter \"%s\" must be a string", key);
+		return -1;
+	}
+	*out = json_object_get_string(v);
+	return 0;
+}
+
+int
+param_bool(json_object *params, const char *key, int *out,
+    struct rpc_error *err)
+{
+	json_object	*v;
+
+	if (!json_object_object_get_ex(params, key, &v))
+		return 1;
+	if (!json_object_is_type(v, json_type_boolean)) {
+		rpc_fail(err, RPC_INVALID_PARAMS, "invalid_params",
+		    "parameter \"%s\" must be true or false", key);
+		return -1;
+	}
+	*out = json_object_get_boolean(v);
+	return 0;
+}
+
+int
+client_name_ok(const char *s)
+{
+	const unsigned char	*p;
+	size_t			 n = util_utf8_len(s);
+
+	if (n < 1 || n > CONN_NAME_MAX)
+		return 0;
+	for (p = (const unsigned char *)s; *p != '\0'; p++)
+		if (*p < 0x20 || *p == 0x7f)
+			return 0;
+	return 1;
+}
+
+enum rpc_status
+method_ping(struct rpc_req *req, json_object *params, json_object **result,
+    struct rpc_error *err)
+{
+	json_object	*m;
+
+	(void)req;
+	(void)err;
+	*result = json_object_new_object();
+	if (json_object_object_get_ex(params, "message", &m))
+		json_object_object_add(*result, "message",
+		    json_object_get(m));
+	return RPC_OK;
+}
+
+enum rpc_status
+method_set_client_name(struct rpc_req *req, json_object *params,
+    json_object **result, struct rpc_error *err)
+{
+	struct conn	*c = req->conn;
+	const char	*name;
+
+	if (param_string(params, "name", 1, &name, err) == -1)
+		return RPC_ERROR;
+	if (!client_name_ok(name))
+		return rpc_fail(err, RPC_INVALID_PARAMS, "invalid_params",
+		    "a client name has 1 to %d printable characters",
+		    CONN_NAME_MAX);
+	free(c->name);
+	c->name = xstrdup(name);
+	*result = json_object_new_object();
+	json_object_object_add(*result, "client_id",
+	    json_object_new_uint64(c->id));
+	json_object_object_add(*result, "name", json_object_new_string(name));
+	return RPC_OK;
+}
+
+enum rpc_status
+method_authenticate(struct rpc_req *req, json_object *params,
+    json_object **result, struct rpc_error *err)
+{
+	struct conn	*c = req->conn;
+	json_object	*tok;
+	const char	*token;
+
+	if (param_string(params, "token", 1, &token, err) == -1)
+		return RPC_ERROR;
+	json_object_object_get_ex(params, "token", &tok);
+	if (c->srv->token != NULL && !c->is_unix &&
+	    !server_token_ok(c->srv, token,
+	    (size_t)json_object_get_string_len(tok))) {
+		c->strikes++;
+		log_warnx("client %llu (%s): wrong token (%d of %d)",
+		    (unsigned long long)c->id, c->peer, c->strikes,
+		    AUTH_STRIKES);
+		if (c->strikes >= AUTH_STRIKES) {
+			c->closing = 1;
+			return rpc_fail(err, RPC_UNAUTHORIZED, "unauthorized",
+			    "wrong token, %d times: closing the connection",
+			    AUTH_STRIKES);
+		}
+		return rpc_fail(err, RPC_UNAUTHORIZED, "unauthorized",
+		    "wrong token (%d of %d tries; the connection closes "
+		    "after the last)", c->strikes, AUTH_STRIKES);
+	}
+	c->authenticated = 1;
+	*result = json_object_new_object();
+	json_object_object_add(*result, "authenticated",
+	    json_object_new_boolean(1));
+	return RPC_OK;
+}
+
+static json_object *
+status_jobs_by_status(void)
+{
+	static const char *names[] = {
+		"queued", "running", "done", "failed", "cancelled",
+	};
+	json_object	*o = json_object_new_object();
+	size_t		 i;
+
+	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		json_object_object_add(o, names[i], json_object_new_int(0));
+	return o;
+}
+
+enum rpc_status
+method_server_status(struct rpc_req *req, json_object *params,
+    json_object **result, struct rpc_error *err)
+{
+	struct server	*srv = req->conn->srv;
+	json_object	*r, *store;
+
+	(void)params;
+	(void)err;
+	store = json_object_new_object();
+	json_object_object_add(store, "path",
+	    json_object_new_string(srv->store_path));
+	json_object_object_add(store, "jobs", json_object_new_int(0));
+	json_object_object_add(store, "map_used_bytes",
+	    json_object_new_int(0));
+	json_object_object_add(store, "map_size_bytes",
+	    json_object_new_uint64(srv->opt->map_size));
+	r = json_object_new_object();
+	json_object_object_add(r, "version",
+	    json_object_new_string(PACKAGE_VERSION));
+	json_object_object_add(r, "pid", json_object_new_int(getpid()));
+	json_object_object_add(r, "uptime_s", json_object_new_int64(
+	    (util_monotonic_ms() - srv->started_ms) / 1000));
+	json_object_object_add(r, "listen", json_object_get(srv->listen_addrs));
+	json_object_object_add(r, "clients",
+	    json_object_new_int((int)srv->nconns));
+	json_object_object_add(r, "store", store);
+	json_object_object_add(r, "workers_alive", json_object_new_int(0));
+	json_object_object_add(r, "jobs_by_status", status_jobs_by_status());
+	json_object_object_add(r, "tools", json_object_new_string(
+	    srv->tools->source));
+	json_object_object_add(r, "worker", srv->worker_path != NULL ?
+	    json_object_new_string(srv->worker_path) : NULL);
+	*result = r;
+	return RPC_OK;
+}
+
+enum rpc_status
+method_list_tools(struct rpc_req *req, json_object *params,
+    json_object **result, struct rpc_error *err)
+{
+	struct tooltab	*tab = req->conn->srv->tools;
+	json_object	*list = json_object_new_array();
+	size_t		 i;
+
+	(void)params;
+	(void)err;
+	for (i = 0; i < tab->ntools; i++)
+		json_object_array_add(list, tool_details(&tab->tools[i]));
+	*result = json_object_new_object();
+	json_object_object_add(*result, "tools", list);
+	return RPC_OK;
+}
+
+enum rpc_status
+method_get_tool_details(struct rpc_req *req, json_object *params,
+    json_object **result, struct rpc_error *err)
+{
+	const struct tool	*t;
+	const char		*name;
+
+	if (param_string(params, "name", 1, &name, err) == -1)
+		return RPC_ERROR;
+	if ((t = tooltab_find(req->conn->srv->tools, name)) == NULL) {
+		rpc_fail(err, RPC_INVALID_PARAMS, "unknown_tool",
+		    "no tool '%s' in the table; list_tools shows them", name);
+		err->command = xstrdup(name);
+		return RPC_ERROR;
+	}
+	*result = tool_details(t);
+	return RPC_OK;
+}
+
+static json_object *
+busy_json(const struct editor_flags *b)
+{
+	json_object	*o = json_object_new_object();
+
+	json_object_object_add(o, "tests_running",
+	    json_object_new_boolean(b->tests_running));
+	json_object_object_add(o, "compiling",
+	    json_object_new_boolean(b->compiling));
+	json_object_object_add(o, "editor_busy",
+	    json_object_new_boolean(b->busy));
+	return o;
+}
+
+enum rpc_status
+method_report_editor_state(struct rpc_req *req, json_object *params,
+    json_object **result, struct rpc_error *err)
+{
+	struct conn		*c = req->conn;
+	struct editor_flags	 f = c->editor, all;
+
+	if (param_bool(params, "tests_running", &f.tests_running, err) == -1 ||
+	    param_bool(params, "compiling", &f.compiling, err) == -1 ||
+	    param_bool(params, "busy", &f.busy, err) == -1)
+		return RPC_ERROR;
+	c->editor = f;
+	server_busy(c->srv, &all);
+	*result = json_object_new_object();
+	json_object_object_add(*result, "busy", busy_json(&all));
+	return RPC_OK;
+}

@@ -1,0 +1,392 @@
+/* SPDX-License-Identifier: ISC */
+#include "config.h"
+
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <netinet/in.h>
+#include <arpa/inet.h>
+
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "log.h"
+#include "options.h"
+#include "util.h"
+
+#define KIB	1024ULL
+#define MIB	(1024ULL * KIB)
+#define GIB	(1024ULL * MIB)
+#define TIB	(1024ULL * GIB)
+
+enum opt_kind {
+	K_STR,		/* string, stored as is */
+	K_LISTEN,	/* ADDR:PORT, repeatable */
+	K_SOCKET,	/* a Unix socket path */
+	K_NUM,		/* unsigned integer in [min, max] */
+	K_SYNC,
+	K_LOGLEVEL,
+	K_FLAG,
+	K_HELP,
+	K_VERSION,
+};
+
+struct opt_def {
+	const char	*name;
+	int		 shortopt;
+	enum opt_kind	 kind;
+	const char	*metavar;
+	const char	*defhelp;	/* default, as --help shows it */
+	const char	*help;
+	size_t		 field;		/* offsetof in struct options */
+	uint64_t	 min, max, def;
+};
+
+#define F(m)	offsetof(struct options, m)
+
+static const struct opt_def opt_defs[] = {
+	{ "listen", 0, K_LISTEN, "ADDR:PORT", "127.0.0.1:8700",
+	  "TCP address to listen on (repeatable)", 0, 0, 0, 0 },
+	{ "socket", 0, K_SOCKET, "PATH", "none",
+	  "also listen on this Unix socket (mode 0660)", F(socket_path),
+	  0, 0, 0 },
+	{ "state-dir", 0, K_STR, "DIR", "see cmdgated(8)",
+	  "directory of the job store", F(state_dir), 0, 0, 0 },
+	{ "tools", 0, K_STR, "FILE", "embedded table",
+	  "JSON tool table", F(tools_file), 0, 0, 0 },
+	{ "token-file", 0, K_STR, "FILE", "none",
+	  "require TCP clients to authenticate with this token",
+	  F(token_file), 0, 0, 0 },
+	{ "max-message", 0, K_NUM, "BYTES", "1048576",
+	  "largest message a client may send", F(max_message),
+	  1 * KIB, 1 * GIB, 1 * MIB },
+	{ "max-batch", 0, K_NUM, "N", "25",
+	  "most commands in one job (1-100)", F(max_batch), 1, 100, 25 },
+	{ "max-workers", 0, K_NUM, "N", "16",
+	  "most worker processes alive at once", F(max_workers),
+	  1, 4096, 16 },
+	{ "max-queued", 0, K_NUM, "N", "10000",
+	  "most jobs waiting to start", F(max_queued), 1, 10000000, 10000 },
+	{ "max-clients", 0, K_NUM, "N", "1024",
+	  "most client connections at once", F(max_clients),
+	  1, 1000000, 1024 },
+	{ "result-ttl", 0, K_NUM, "S", "300",
+	  "seconds a finished job is kept", F(result_ttl),
+	  1, 365ULL * 86400, 300 },
+	{ "kill-grace", 0, K_NUM, "S", "5",
+	  "seconds between SIGTERM and SIGKILL", F(kill_grace), 0, 3600, 5 },
+	{ "output-cap", 0, K_NUM, "BYTES", "65536",
+	  "bytes of stdout and stderr kept per command", F(output_cap),
+	  0, 64 * MIB, 64 * KIB },
+	{ "call-timeout", 0, K_NUM, "S", "60",
+	  "seconds an MCP tools/call waits for its job", F(call_timeout),
+	  1, 3600, 60 },
+	{ "sync", 0, K_SYNC, "full|group|none", "full",
+	  "when the store reaches the disk", F(sync), 0, 0, 0 },
+	{ "map-size", 0, K_NUM, "BYTES", "1073741824",
+	  "size of the store's memory map", F(map_size),
+	  1 * MIB, 16 * TIB, 1 * GIB },
+	{ "log-level", 0, K_LOGLEVEL, "LEVEL", "info",
+	  "error, warning, info or debug", F(log_level), 0, 0, 0 },
+	{ "check-config", 'n', K_FLAG, NULL, NULL,
+	  "check flags, tool table and state dir, then exit",
+	  F(check_config), 0, 0, 0 },
+	{ "version", 'V', K_VERSION, NULL, NULL,
+	  "print the version and exit", 0, 0, 0, 0 },
+	{ "help", 'h', K_HELP, NULL, NULL,
+	  "print this help and exit", 0, 0, 0, 0 },
+};
+
+#define NOPTS	(sizeof(opt_defs) / sizeof(opt_defs[0]))
+
+static const char *sync_names[] = { "full", "group", "none" };
+
+static int	opt_apply(struct options *, const struct opt_def *,
+		    const char *, char *, size_t);
+static int	opt_default_listen(struct options *, char *, size_t);
+static char	*opt_default_state_dir(void);
+
+const char *
+options_sync_name(enum sync_mode m)
+{
+	return sync_names[m];
+}
+
+void
+options_usage(FILE *f)
+{
+	size_t	 i;
+	char	 lhs[64];
+
+	fprintf(f, "usage: cmdgated [-hnV] [--listen ADDR:PORT] "
+	    "[--socket PATH] [--state-dir DIR]\n"
+	    "                [--tools FILE] [--token-file FILE] "
+	    "[--OPTION VALUE ...]\n\n");
+	for (i = 0; i < NOPTS; i++) {
+		const struct opt_def *d = &opt_defs[i];
+
+		if (d->shortopt != 0)
+			snprintf(lhs, sizeof(lhs), "-%c, --%s", d->shortopt,
+			    d->name);
+		else
+			snprintf(lhs, sizeof(lhs), "    --%s %s", d->name,
+			    d->metavar);
+		if (d->defhelp != NULL)
+			fprintf(f, "  %-32s %s [%s]\n", lhs, d->help,
+			    d->defhelp);
+		else
+			fprintf(f, "  %-32s %s\n", lhs, d->help);
+	}
+}
+
+int
+options_parse_addr(const char *spec, struct sockaddr_storage *ss, int *sslen)
+{
+	char		 host[INET6_ADDRSTRLEN + 2];
+	const char	*colon, *h;
+	size_t		 hlen;
+	uint64_t	 port;
+
+	memset(ss, 0, sizeof(*ss));
+	colon = strrchr(spec, ':');
+	if (colon == NULL || colon == spec)
+		return -1;
+	h = spec;
+	hlen = (size_t)(colon - spec);
+	if (h[0] == '[') {
+		if (hlen < 3 || h[hlen - 1] != ']')
+			return -1;
+		h++;
+		hlen -= 2;
+	}
+	if (hlen >= sizeof(host))
+		return -1;
+	memcpy(host, h, hlen);
+	host[hlen] = '\0';
+	if (util_parse_u64(colon + 1, 0, 65535, &port) == -1)
+		return -1;
+	if (spec[0] != '[') {
+		struct sockaddr_in *sin = (struct sockaddr_in *)ss;
+
+		if (inet_pton(AF_INET, host, &sin->sin_addr) != 1)
+			return -1;
+		sin->sin_family = AF_INET;
+		sin->sin_port = htons((uint16_t)port);
+		*sslen = sizeof(*sin);
+	} else {
+		struct sockaddr_in6 *sin6 = (struct sockaddr_in6 *)ss;
+
+		if (inet_pton(AF_INET6, host, &sin6->sin6_addr) != 1)
+			return -1;
+		sin6->sin6_family = AF_INET6;
+		sin6->sin6_port = htons((uint16_t)port);
+		*sslen = sizeof(*sin6);
+	}
+	return 0;
+}
+
+static int
+opt_apply(struct options *o, const struct opt_def *d, const char *arg,
+    char *err, size_t errlen)
+{
+	char			*base = (char *)o;
+	struct sockaddr_storage	 ss;
+	int			 sslen, lvl;
+	size_t			 i;
+
+	switch (d->kind) {
+	case K_STR:
+		if (*arg == '\0')
+			goto bad;
+		free(*(char **)(base + d->field));
+		*(char **)(base + d->field) = xstrdup(arg);
+		return 0;
+	case K_SOCKET:
+		if (*arg == '\0' ||
+		    strlen(arg) >= sizeof(((struct sockaddr_un *)0)->sun_path)) {
+			snprintf(err, errlen, "--socket: path '%s' is empty "
+			    "or longer than %zu bytes", arg,
+			    sizeof(((struct sockaddr_un *)0)->sun_path) - 1);
+			return -1;
+		}
+		free(o->socket_path);
+		o->socket_path = xstrdup(arg);
+		return 0;
+	case K_LISTEN:
+		if (options_parse_addr(arg, &ss, &sslen) == -1) {
+			snprintf(err, errlen, "--listen: '%s' is not "
+			    "ADDR:PORT (numeric IPv4, or [IPv6], port "
+			    "0-65535)", arg);
+			return -1;
+		}
+		if (o->nlisten == OPT_MAX_LISTEN) {
+			snprintf(err, errlen, "--listen: more than %d "
+			    "addresses", OPT_MAX_LISTEN);
+			return -1;
+		}
+		o->listen[o->nlisten++] = xstrdup(arg);
+		return 0;
+	case K_NUM:
+		if (util_parse_u64(arg, d->min, d->max,
+		    (uint64_t *)(base + d->field)) == -1) {
+			snprintf(err, errlen, "--%s: '%s' is not a whole "
+			    "number from %llu to %llu", d->name, arg,
+			    (unsigned long long)d->min,
+			    (unsigned long long)d->max);
+			return -1;
+		}
+		return 0;
+	case K_SYNC:
+		for (i = 0; i < 3; i++)
+			if (strcmp(arg, sync_names[i]) == 0) {
+				o->sync = (enum sync_mode)i;
+				return 0;
+			}
+		goto bad;
+	case K_LOGLEVEL:
+		if ((lvl = log_parselevel(arg)) == -1)
+			goto bad;
+		o->log_level = lvl;
+		return 0;
+	case K_FLAG:
+		*(int *)(base + d->field) = 1;
+		return 0;
+	case K_HELP:
+	case K_VERSION:
+		return 0;
+	}
+bad:
+	snprintf(err, errlen, "--%s: '%s' is not %s", d->name, arg,
+	    d->kind == K_STR ? "a non-empty value" : d->metavar);
+	if (d->kind == K_LOGLEVEL)
+		snprintf(err, errlen, "--log-level: '%s' is not one of error, "
+		    "warning, info, debug", arg);
+	return -1;
+}
+
+static int
+opt_default_listen(struct options *o, char *err, size_t errlen)
+{
+	const char	*env = getenv("CMDGATE_PORT");
+	uint64_t	 port = OPT_DEFAULT_PORT;
+
+	if (o->nlisten > 0)
+		return 0;
+	if (env != NULL && util_parse_u64(env, 1, 65535, &port) == -1) {
+		snprintf(err, errlen, "CMDGATE_PORT: '%s' is not a port "
+		    "number from 1 to 65535", env);
+		return -1;
+	}
+	o->listen[o->nlisten++] = xasprintf("127.0.0.1:%llu",
+	    (unsigned long long)port);
+	return 0;
+}
+
+static char *
+opt_default_state_dir(void)
+{
+	const char	*s;
+	size_t		 n;
+
+	/* systemd's StateDirectory= may name several, colon-separated. */
+	if ((s = getenv("STATE_DIRECTORY")) != NULL && *s != '\0') {
+		n = strcspn(s, ":");
+		return strndup(s, n);
+	}
+	if (geteuid() == 0)
+		return xstrdup("/var/lib/cmdgate");
+	if ((s = getenv("XDG_STATE_HOME")) != NULL && *s == '/')
+		return xasprintf("%s/cmdgate", s);
+	if ((s = getenv("HOME")) != NULL && *s == '/')
+		return xasprintf("%s/.local/state/cmdgate", s);
+	return xstrdup("/tmp/cmdgate-state");
+}
+
+enum opt_result
+options_parse(struct options *o, int argc, char **argv, FILE *out,
+    char *err, size_t errlen)
+{
+	struct option	 lopts[NOPTS + 1];
+	char		 shorts[2 * NOPTS + 2], *sp = shorts;
+	const char	*name;
+	size_t		 i;
+	int		 c, idx, want_help = 0, want_version = 0;
+
+	memset(o, 0, sizeof(*o));
+	o->log_level = LOG_LVL_INFO;
+	o->sync = SYNC_FULL;
+	*sp++ = ':';
+	for (i = 0; i < NOPTS; i++) {
+		const struct opt_def *d = &opt_defs[i];
+
+		if (d->kind == K_NUM)
+			*(uint64_t *)((char *)o + d->field) = d->def;
+		lopts[i].name = d->name;
+		lopts[i].has_arg = d->metavar != NULL ? required_argument :
+		    no_argument;
+		lopts[i].flag = NULL;
+		lopts[i].val = d->shortopt != 0 ? d->shortopt : 256 + (int)i;
+		if (d->shortopt != 0)
+			*sp++ = (char)d->shortopt;
+	}
+	*sp = '\0';
+	memset(&lopts[NOPTS], 0, sizeof(lopts[NOPTS]));
+
+	optind = 0;	/* full reset, so tests may parse many times */
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, shorts, lopts, &idx)) != -1) {
+		const struct opt_def *d = NULL;
+
+		if (c == '?' || c == ':') {
+			name = argv[optind - 1];
+			snprintf(err, errlen, c == '?' ? "unknown flag '%s'" :
+			    "flag '%s' needs a value", name);
+			return OPT_USAGE;
+		}
+		for (i = 0; i < NOPTS; i++)
+			if ((opt_defs[i].shortopt != 0 &&
+			    c == opt_defs[i].shortopt) || c == 256 + (int)i)
+				d = &opt_defs[i];
+		if (d->kind == K_HELP)
+			want_help = 1;
+		else if (d->kind == K_VERSION)
+			want_version = 1;
+		else if (opt_apply(o, d, optarg, err, errlen) == -1)
+			return OPT_USAGE;
+	}
+	if (optind < argc) {
+		snprintf(err, errlen, "unexpected argument '%s'",
+		    argv[optind]);
+		return OPT_USAGE;
+	}
+	if (want_help) {
+		options_usage(out);
+		return OPT_EXIT;
+	}
+	if (want_version) {
+		fprintf(out, "cmdgated %s\n", PACKAGE_VERSION);
+		return OPT_EXIT;
+	}
+	if (opt_default_listen(o, err, errlen) == -1)
+		return OPT_USAGE;
+	if (o->state_dir == NULL)
+		o->state_dir = opt_default_state_dir();
+	return OPT_RUN;
+}
+
+void
+options_free(struct options *o)
+{
+	size_t	i;
+
+	for (i = 0; i < o->nlisten; i++)
+		free(o->listen[i]);
+	free(o->socket_path);
+	free(o->state_dir);
+	free(o->tools_file);
+	free(o->token_file);
+	memset(o, 0, sizeof(*o));
+}

@@ -1,0 +1,287 @@
+/* SPDX-License-Identifier: ISC */
+#include "config.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <json-c/json.h>
+
+#include "conn.h"
+#include "log.h"
+#include "rpc.h"
+#include "util.h"
+
+static json_object	*rpc_call(struct conn *, json_object *);
+static int		 rpc_check(json_object *, json_object **,
+			    const char **, int *, struct rpc_error *);
+static json_object	*rpc_answer(struct rpc_req *, enum rpc_status,
+			    json_object *, struct rpc_error *);
+static const struct rpc_method *rpc_lookup(const char *);
+
+static const struct {
+	int		 code;
+	const char	*message;
+} rpc_messages[] = {
+	{ RPC_PARSE_ERROR, "Parse error" },
+	{ RPC_INVALID_REQUEST, "Invalid Request" },
+	{ RPC_METHOD_NOT_FOUND, "Method not found" },
+	{ RPC_INVALID_PARAMS, "Invalid params" },
+	{ RPC_INTERNAL_ERROR, "Internal error" },
+	{ RPC_SECURITY_BLOCKED, "Security blocked" },
+	{ RPC_UNKNOWN_TICKET, "Unknown ticket" },
+	{ RPC_QUEUE_FULL, "Queue full" },
+	{ RPC_STORAGE_ERROR, "Storage error" },
+	{ RPC_UNAUTHORIZED, "Unauthorized" },
+};
+
+const char *
+rpc_code_message(int code)
+{
+	size_t	i;
+
+	for (i = 0; i < sizeof(rpc_messages) / sizeof(rpc_messages[0]); i++)
+		if (rpc_messages[i].code == code)
+			return rpc_messages[i].message;
+	return "Error";
+}
+
+enum rpc_status
+rpc_fail(struct rpc_error *err, int code, const char *type,
+    const char *fmt, ...)
+{
+	va_list	ap;
+
+	err->code = code;
+	err->type = type;
+	va_start(ap, fmt);
+	vsnprintf(err->reason, sizeof(err->reason), fmt, ap);
+	va_end(ap);
+	return RPC_ERROR;
+}
+
+json_object *
+rpc_error_response(json_object *id, int code, const char *type,
+    const char *command, const char *reason)
+{
+	json_object	*r, *e, *d;
+
+	d = json_object_new_object();
+	json_object_object_add(d, "type", json_object_new_string(type));
+	json_object_object_add(d, "command", command != NULL ?
+	    json_object_new_string(command) : NULL);
+	json_object_object_add(d, "reason", json_object_new_string(reason));
+	e = json_object_new_object();
+	json_object_object_add(e, "code", json_object_new_int(code));
+	json_object_object_add(e, "message",
+	    json_object_new_string(rpc_code_message(code)));
+	json_object_object_add(e, "data", d);
+	r = json_object_new_object();
+	json_object_object_add(r, "jsonrpc", json_object_new_string("2.0"));
+	json_object_object_add(r, "id", json_object_get(id));
+	json_object_object_add(r, "error", e);
+	return r;
+}
+
+json_object *
+rpc_notification(const char *method, json_object *params)
+{
+	json_object	*n = json_object_new_object();
+
+	json_object_object_add(n, "jsonrpc", json_object_new_string("2.0"));
+	json_object_object_add(n, "method", json_object_new_string(method));
+	json_object_object_add(n, "params", params);
+	return n;
+}
+
+static const struct rpc_method *
+rpc_lookup(const char *name)
+{
+	const struct rpc_method	*m;
+
+	for (m = rpc_methods; m->name != NULL; m++)
+		if (strcmp(m->name, name) == 0)
+			return m;
+	return NULL;
+}
+
+/*
+ * Check the envelope of one request.  On success *id, *method, *notif are
+ * set (id borrowed, NULL for id null).  A request that is not one gets
+ * -32600; its id is kept when it is a valid one, so the client can match.
+ */
+static int
+rpc_check(json_object *msg, json_object **id, const char **method,
+    int *notif, struct rpc_error *err)
+{
+	json_object	*v;
+	enum json_type	 t;
+	int		 has_id;
+
+	*id = NULL;
+	*method = NULL;
+	*notif = 0;
+	if (!json_object_is_type(msg, json_type_object)) {
+		rpc_fail(err, RPC_INVALID_REQUEST, "invalid_request",
+		    "a request must be a JSON object");
+		return -1;
+	}
+	has_id = json_object_object_get_ex(msg, "id", &v);
+	t = json_object_get_type(v);
+	if (has_id && (t == json_type_string || t == json_type_int))
+		*id = v;
+	if (json_object_object_get_ex(msg, "method", &v) &&
+	    json_object_is_type(v, json_type_string))
+		*method = json_object_get_string(v);
+	if (has_id && t != json_type_string && t != json_type_int &&
+	    t != json_type_null) {
+		rpc_fail(err, RPC_INVALID_REQUEST, "invalid_request",
+		    "\"id\" must be a string, an integer or null");
+		return -1;
+	}
+	if (!json_object_object_get_ex(msg, "jsonrpc", &v) ||
+	    !json_object_is_type(v, json_type_string) ||
+	    strcmp(json_object_get_string(v), "2.0") != 0) {
+		rpc_fail(err, RPC_INVALID_REQUEST, "invalid_request",
+		    "\"jsonrpc\" must be \"2.0\"");
+		return -1;
+	}
+	if (*method == NULL) {
+		rpc_fail(err, RPC_INVALID_REQUEST, "invalid_request",
+		    "\"method\" must be a string");
+		return -1;
+	}
+	*notif = !has_id;
+	return 0;
+}
+
+static json_object *
+rpc_answer(struct rpc_req *req, enum rpc_status st, json_object *result,
+    struct rpc_error *err)
+{
+	json_object	*r;
+
+	if (req->notification) {
+		json_object_put(result);
+		return NULL;
+	}
+	if (st == RPC_ERROR)
+		return rpc_error_response(req->id, err->code, err->type,
+		    err->command != NULL ? err->command : req->method,
+		    err->reason);
+	if (result == NULL)
+		result = json_object_new_object();
+	r = json_object_new_object();
+	json_object_object_add(r, "jsonrpc", json_object_new_string("2.0"));
+	json_object_object_add(r, "id", json_object_get(req->id));
+	json_object_object_add(r, "result", result);
+	return r;
+}
+
+/* Run one request; the response, or NULL when none is due.  Caller puts. */
+static json_object *
+rpc_call(struct conn *c, json_object *msg)
+{
+	const struct rpc_method	*m;
+	struct rpc_req		 req;
+	struct rpc_error	 err;
+	json_object		*params = NULL, *result = NULL, *resp;
+	enum rpc_status		 st;
+
+	memset(&err, 0, sizeof(err));
+	memset(&req, 0, sizeof(req));
+	req.conn = c;
+	if (rpc_check(msg, &req.id, &req.method, &req.notification,
+	    &err) == -1) {
+		req.notification = 0;
+		return rpc_error_response(req.id, err.code, err.type,
+		    req.method, err.reason);
+	}
+	if (json_object_object_get_ex(msg, "params", &params) &&
+	    params != NULL && !json_object_is_type(params, json_type_object)) {
+		st = rpc_fail(&err, RPC_INVALID_PARAMS, "invalid_params",
+		    "\"params\" must be an object");
+		return rpc_answer(&req, st, NULL, &err);
+	}
+	m = rpc_lookup(req.method);
+	if (conn_needs_auth(c) && (m == NULL || !(m->flags & RPC_NOAUTH))) {
+		st = rpc_fail(&err, RPC_UNAUTHORIZED, "unauthorized",
+		    "this broker requires a token: call authenticate "
+		    "{\"token\": ...} first");
+		return rpc_answer(&req, st, NULL, &err);
+	}
+	if (m == NULL) {
+		st = rpc_fail(&err, RPC_METHOD_NOT_FOUND, "method_not_found",
+		    "no method '%s'; see cmdgate-protocol(7)", req.method);
+		return rpc_answer(&req, st, NULL, &err);
+	}
+	if (params == NULL)
+		params = json_object_new_object();
+	else
+		json_object_get(params);
+	st = m->handler(&req, params, &result, &err);
+	json_object_put(params);
+	resp = rpc_answer(&req, st, result, &err);
+	free(err.command);
+	return resp;
+}
+
+void
+rpc_message(struct conn *c, const char *buf, size_t len)
+{
+	struct json_tokener	*tok;
+	json_object		*msg, *resp, *batch;
+	enum json_tokener_error	 jerr;
+	size_t			 i, n;
+	char			 reason[128];
+
+	if ((tok = json_tokener_new_ex(RPC_MAX_DEPTH)) == NULL)
+		fatalx("json_tokener_new_ex");
+	json_tokener_set_flags(tok, JSON_TOKENER_STRICT |
+	    JSON_TOKENER_VALIDATE_UTF8);
+	/* The NUL after the message ends a bare number like "42". */
+	msg = json_tokener_parse_ex(tok, buf, (int)len + 1);
+	jerr = json_tokener_get_error(tok);
+	if (msg == NULL || jerr != json_tokener_success ||
+	    json_tokener_get_parse_end(tok) < len) {
+		snprintf(reason, sizeof(reason), "not valid JSON (UTF-8): %s",
+		    jerr == json_tokener_continue ?
+		    "the message ends before its value does" :
+		    jerr == json_tokener_success ? "bytes after the value" :
+		    json_tokener_error_desc(jerr));
+		resp = rpc_error_response(NULL, RPC_PARSE_ERROR, "parse_error",
+		    NULL, reason);
+		json_tokener_free(tok);
+		json_object_put(msg);
+		conn_send(c, resp);
+		json_object_put(resp);
+		return;
+	}
+	json_tokener_free(tok);
+	if (!json_object_is_type(msg, json_type_array)) {
+		if ((resp = rpc_call(c, msg)) != NULL)
+			conn_send(c, resp);
+		json_object_put(resp);
+		json_object_put(msg);
+		return;
+	}
+	n = json_object_array_length(msg);
+	if (n == 0) {
+		resp = rpc_error_response(NULL, RPC_INVALID_REQUEST,
+		    "invalid_request", NULL, "an empty batch holds no request");
+		conn_send(c, resp);
+		json_object_put(resp);
+		json_object_put(msg);
+		return;
+	}
+	batch = json_object_new_array();
+	for (i = 0; i < n && !c->closing; i++)
+		if ((resp = rpc_call(c, json_object_array_get_idx(msg, i))) !=
+		    NULL)
+			json_object_array_add(batch, resp);
+	if (json_object_array_length(batch) > 0)
+		conn_send(c, batch);
+	json_object_put(batch);
+	json_object_put(msg);
+}

@@ -1,0 +1,132 @@
+/* cmdgate: checked allocators and small helpers. */
+#include "config.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "log.h"
+#include "util.h"
+
+void *
+xmalloc(size_t n)
+{
+	void	*p = malloc(n == 0 ? 1 : n);
+
+	if (p == NULL)
+		fatal("malloc %zu", n);
+	return p;
+}
+
+void *
+xcalloc(size_t n, size_t size)
+{
+	void	*p = calloc(n == 0 ? 1 : n, size == 0 ? 1 : size);
+
+	if (p == NULL)
+		fatal("calloc %zu*%zu", n, size);
+	return p;
+}
+
+void *
+xrealloc(void *old, size_t n)
+{
+	void	*p = realloc(old, n == 0 ? 1 : n);
+
+	if (p == NULL)
+		fatal("realloc %zu", n);
+	return p;
+}
+
+char *
+xstrdup(const char *s)
+{
+	char	*p = strdup(s);
+
+	if (p == NULL)
+		fatal("strdup");
+	return p;
+}
+
+char *
+xasprintf(const char *fmt, ...)
+{
+	va_list	 ap;
+	char	*p;
+
+	va_start(ap, fmt);
+	if (vasprintf(&p, fmt, ap) == -1)
+		fatal("vasprintf");
+	va_end(ap);
+	return p;
+}
+
+void
+util_timestamp(char buf[UTIL_TIMESTAMP_LEN], int64_t unix_ms)
+{
+	struct tm	tm;
+	time_t		secs = (time_t)(unix_ms / 1000);
+	char		date[20];
+
+	gmtime_r(&secs, &tm);
+	strftime(date, sizeof(date), "%Y-%m-%dT%H:%M:%S", &tm);
+	snprintf(buf, UTIL_TIMESTAMP_LEN, "%s.%03dZ", date,
+	    (int)(unix_ms % 1000));
+}
+
+int64_t
+util_now_ms(void)
+{
+	struct timespec	ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+int64_t
+util_monotonic_ms(void)
+{
+	struct timespec	ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+int
+util_parse_u64(const char *s, uint64_t min, uint64_t max, uint64_t *out)
+{
+	char		*end;
+	uintmax_t	 v;
+
+	if (*s < '0' || *s > '9') {
+		errno = EINVAL;
+		return -1;
+	}
+	errno = 0;
+	v = strtoumax(s, &end, 10);
+	if (*end != '\0') {
+		errno = EINVAL;
+		return -1;
+	}
+	if (errno == ERANGE || v < min || v > max) {
+		errno = ERANGE;
+		return -1;
+	}
+	*out = v;
+	return 0;
+}
+
+size_t
+util_utf8_len(const char *s)
+{
+	size_t	n = 0;
+
+	for (; *s != '\0'; s++)
+		if (((unsigned char)*s & 0xc0) != 0x80)
+			n++;
+	return n;
+}
