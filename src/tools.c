@@ -31,6 +31,11 @@ static const char *tool_keys[] = {
 	"forward", "enabled", "timeout_s", "params", NULL,
 };
 
+/* MCP's tools/list offers these job methods as tools too. */
+static const char *reserved_names[] = {
+	"poll_job", "wait_job", "cancel_job", "queue_status", NULL,
+};
+
 static int	tctx_fail(struct tctx *, const char *, const char *, ...)
 		    __attribute__((format(printf, 3, 4)));
 static int	tool_parse(struct tctx *, json_object *, struct tool *);
@@ -289,6 +294,7 @@ tool_parse(struct tctx *c, json_object *o, struct tool *t)
 	json_object	*v;
 	char		 serr[384];
 	uint64_t	 n;
+	size_t		 i;
 
 	t->tier = TIER_SMOOTH;
 	t->enabled = 1;
@@ -302,6 +308,10 @@ tool_parse(struct tctx *c, json_object *o, struct tool *t)
 		    "'_', '-' or '.'", TOOL_NAME_MAX);
 	t->name = xstrdup(json_object_get_string(v));
 	snprintf(c->tool, sizeof(c->tool), "tool '%s'", t->name);
+	for (i = 0; reserved_names[i] != NULL; i++)
+		if (strcmp(t->name, reserved_names[i]) == 0)
+			return tctx_fail(c, "name", "'%s' is the name of a "
+			    "job method", t->name);
 	if (tool_parse_known(c, o) == -1)
 		return -1;
 	if (json_object_object_get_ex(o, "description", &v)) {

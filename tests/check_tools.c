@@ -1,1 +1,404 @@
-int main(void){return 0;}
+/* SPDX-License-Identifier: ISC */
+/* Tool tables: good and bad tables, schemas, classification. */
+#include "config.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <check.h>
+#include <json-c/json.h>
+
+#include "schema.h"
+#include "tools.h"
+
+static char	err[1024];
+
+static struct tooltab *
+load(const char *json)
+{
+	struct tooltab	*tab = NULL;
+
+	err[0] = '\0';
+	if (tooltab_load_string(json, "t.json", &tab, err, sizeof(err)) == -1)
+		return NULL;
+	return tab;
+}
+
+static struct tooltab *
+load_example(const char *name)
+{
+	struct tooltab	*tab = NULL;
+	const char	*src = getenv("CMDGATE_SRCDIR");
+	char		 path[1024];
+
+	snprintf(path, sizeof(path), "%s/etc/tools/%s", src ? src : ".", name);
+	ck_assert_msg(tooltab_load_file(path, &tab, err, sizeof(err)) == 0,
+	    "%s", err);
+	return tab;
+}
+
+START_TEST(embedded_default)
+{
+	struct tooltab		*tab = tooltab_default();
+	const struct tool	*t;
+	size_t			 i, j;
+
+	ck_assert_str_eq(tab->source, "(embedded)");
+	/* Nothing that runs a shell is enabled by default. */
+	for (i = 0; i < tab->ntools; i++) {
+		t = &tab->tools[i];
+		for (j = 0; j < t->nexec; j++)
+			if (strcmp(t->exec[j], "sh") == 0 ||
+			    strcmp(t->exec[j], "bash") == 0 ||
+			    strcmp(t->exec[j], "-c") == 0)
+				ck_assert_msg(!t->enabled, "%s runs a shell",
+				    t->name);
+	}
+	ck_assert_ptr_nonnull(tooltab_find(tab, "echo"));
+	ck_assert_ptr_null(tooltab_find(tab, "nope"));
+	tooltab_free(tab);
+}
+END_TEST
+
+START_TEST(good_table_defaults)
+{
+	struct tooltab		*tab;
+	const struct tool	*t;
+
+	tab = load("{\"tools\":[{\"name\":\"a\",\"exec\":[\"x\",\"{y}\"]},"
+	    "{\"name\":\"b.c-d_e\",\"forward\":\"localhost:9\",\"tier\":"
+	    "\"heavy\",\"enabled\":false,\"timeout_s\":5,\"busy\":"
+	    "\"compiling\",\"reload\":true,\"description\":\"d\"}]}");
+	ck_assert_msg(tab != NULL, "%s", err);
+	t = tooltab_find(tab, "a");
+	ck_assert_int_eq(t->tier, TIER_SMOOTH);
+	ck_assert_int_eq(t->enabled, 1);
+	ck_assert_uint_eq(t->timeout_s, TOOL_TIMEOUT_DEFAULT);
+	ck_assert_int_eq(t->busy, BUSY_NONE);
+	ck_assert_uint_eq(t->nexec, 2);
+	ck_assert_ptr_null(t->exec[2]);
+	ck_assert_int_eq(tool_command_reload(t, NULL), 0);
+	t = tooltab_find(tab, "b.c-d_e");
+	ck_assert_str_eq(t->forward, "localhost:9");
+	ck_assert_int_eq(t->tier, TIER_HEAVY);
+	ck_assert_int_eq(t->enabled, 0);
+	ck_assert_uint_eq(t->timeout_s, 5);
+	ck_assert_int_eq(t->busy, BUSY_COMPILING);
+	ck_assert_int_eq(tool_command_reload(t, NULL), 1);
+	tooltab_free(tab);
+}
+END_TEST
+
+static const struct {
+	const char	*json;
+	const char	*want;	/* a part of the error message */
+} bad_tables[] = {
+	{ "", "t.json: not valid JSON" },
+	{ "{\"tools\":[}", "t.json: not valid JSON" },
+	{ "[]", "must be {\"tools\": [...]}" },
+	{ "{\"tools\":{}}", "must be {\"tools\": [...]}" },
+	{ "{\"tools\":[],\"x\":1}", "must be {\"tools\": [...]}" },
+	{ "{\"tools\":[1]}", "tool #0: a tool must be an object" },
+	{ "{\"tools\":[{\"exec\":[\"x\"]}]}", "tool #0: field 'name'" },
+	{ "{\"tools\":[{\"name\":\"a b\",\"exec\":[\"x\"]}]}",
+	  "tool #0: field 'name'" },
+	{ "{\"tools\":[{\"name\":\"a\"}]}",
+	  "tool 'a': needs exactly one of \"exec\" and \"forward\"" },
+	{ "{\"tools\":[{\"name\":\"a\",\"exec\":[\"x\"],\"forward\":\"h:1\"}]}",
+	  "tool 'a': needs exactly one" },
+	{ "{\"tools\":[{\"name\":\"a\",\"exec\":[]}]}",
+	  "tool 'a': field 'exec'" },
+	{ "{\"tools\":[{\"name\":\"a\",\"exec\":[\"x\",3]}]}",
+	  "tool 'a': field 'exec': element 1" },
+	{ "{\"tools\":[{\"name\":\"a\",\"exec\":\"x\"}]}",
+	  "tool 'a': field 'exec'" },
+	{ "{\"tools\":[{\"name\":\"a\",\"forward\":\"nohost\"}]}",
+	  "tool 'a': field 'forward'" },
+	{ "{\"tools\":[{\"name\":\"a\",\"forward\":\"h:70000\"}]}",
+	  "tool 'a': field 'forward'" },
+	{ "{\"tools\":[{\"name\":\"a\",\"exec\":[\"x\"],\"tier\":\"fast\"}]}",
+	  "tool 'a': field 'tier'" },
+	{ "{\"tools\":[{\"name\":\"a\",\"exec\":[\"x\"],\"busy\":\"yes\"}]}",
+	  "tool 'a': field 'busy'" },
+	{ "{\"tools\":[{\"name\":\"a\",\"exec\":[\"x\"],\"enabled\":1}]}",
+	  "tool 'a': field 'enabled'" },
+	{ "{\"tools\":[{\"name\":\"a\",\"exec\":[\"x\"],\"timeout_s\":0}]}",
+	  "tool 'a': field 'timeout_s'" },
+	{ "{\"tools\":[{\"name\":\"a\",\"exec\":[\"x\"],\"timeout_s\":\"9\"}]}",
+	  "tool 'a': field 'timeout_s'" },
+	{ "{\"tools\":[{\"name\":\"a\",\"exec\":[\"x\"],\"tiers\":1}]}",
+	  "tool 'a': field 'tiers': unknown field" },
+	{ "{\"tools\":[{\"name\":\"a\",\"exec\":[\"x\"],\"reload\":\"yes\"}]}",
+	  "tool 'a': field 'reload'" },
+	{ "{\"tools\":[{\"name\":\"a\",\"exec\":[\"x\"],\"reload\":"
+	  "{\"param\":\"p\"}}]}", "exactly one of \"in\" and \"not_in\"" },
+	{ "{\"tools\":[{\"name\":\"a\",\"exec\":[\"x\"],\"reload\":"
+	  "{\"param\":\"p\",\"in\":[1]}}]}", "must be a list of strings" },
+	{ "{\"tools\":[{\"name\":\"a\",\"exec\":[\"x\"],\"reload\":"
+	  "[{\"in\":[\"x\"]}]}]}", "needs \"param\"" },
+	{ "{\"tools\":[{\"name\":\"a\",\"exec\":[\"x\"],\"tier_rules\":"
+	  "[{\"param\":\"p\",\"in\":[\"x\"]}]}]}",
+	  "field 'tier_rules': rule 0 needs \"tier\"" },
+	{ "{\"tools\":[{\"name\":\"a\",\"exec\":[\"x\"],\"tier_rules\":"
+	  "[{\"param\":\"p\",\"in\":[\"x\"],\"tier\":\"slow\"}]}]}",
+	  "field 'tier_rules'" },
+	{ "{\"tools\":[{\"name\":\"a\",\"exec\":[\"x\"],\"params\":"
+	  "{\"type\":\"string\"}}]}", "field 'params': params.type" },
+	{ "{\"tools\":[{\"name\":\"a\",\"exec\":[\"x\"],\"params\":"
+	  "{\"type\":\"object\",\"properties\":{\"d\":{\"type\":\"text\"}}}}]}",
+	  "field 'params': params.d.type" },
+	{ "{\"tools\":[{\"name\":\"a\",\"exec\":[\"x\"],\"params\":"
+	  "{\"type\":\"object\",\"patternProperties\":{}}}]}",
+	  "unsupported schema keyword 'patternProperties'" },
+	{ "{\"tools\":[{\"name\":\"a\",\"exec\":[\"x\"],\"params\":"
+	  "{\"required\":[1]}}]}", "params.required" },
+	{ "{\"tools\":[{\"name\":\"a\",\"exec\":[\"x\"]},"
+	  "{\"name\":\"a\",\"exec\":[\"y\"]}]}",
+	  "tool 'a': field 'name': a tool of this name comes earlier" },
+	{ "{\"tools\":[{\"name\":\"poll_job\",\"exec\":[\"x\"]}]}",
+	  "tool 'poll_job': field 'name'" },
+};
+
+START_TEST(bad_table)
+{
+	struct tooltab	*tab = load(bad_tables[_i].json);
+
+	ck_assert_msg(tab == NULL, "table %d accepted", _i);
+	ck_assert_msg(strstr(err, bad_tables[_i].want) != NULL,
+	    "table %d: error '%s' lacks '%s'", _i, err, bad_tables[_i].want);
+	ck_assert_msg(strncmp(err, "t.json: ", 8) == 0,
+	    "error '%s' does not name the file", err);
+}
+END_TEST
+
+START_TEST(file_errors)
+{
+	struct tooltab	*tab = NULL;
+
+	ck_assert_int_eq(tooltab_load_file("/nonexistent/tools.json", &tab,
+	    err, sizeof(err)), -1);
+	ck_assert_ptr_nonnull(strstr(err, "/nonexistent/tools.json: cannot "
+	    "open"));
+}
+END_TEST
+
+START_TEST(same_and_changed)
+{
+	struct tooltab	*a = load("{\"tools\":[{\"name\":\"a\",\"exec\":[\"x\"]}]}");
+	struct tooltab	*b = load("{ \"tools\" : [ {\"name\":\"a\", "
+	    "\"exec\":[\"x\"]} ] }\n");
+	struct tooltab	*c = load("{\"tools\":[{\"name\":\"a\",\"exec\":[\"y\"]}]}");
+
+	ck_assert(tooltab_same(a, b));
+	ck_assert(!tooltab_same(a, c));
+	tooltab_free(a);
+	tooltab_free(b);
+	tooltab_free(c);
+}
+END_TEST
+
+static json_object *
+P(const char *json)
+{
+	return json_tokener_parse(json);
+}
+
+/* Classification of the example Unity table (PROTOCOL.md section 6). */
+START_TEST(classify_unity)
+{
+	struct tooltab		*tab = load_example("unity.json");
+	const struct tool	*refresh = tooltab_find(tab, "refresh_unity");
+	const struct tool	*editor = tooltab_find(tab, "manage_editor");
+	const struct tool	*scene = tooltab_find(tab, "manage_scene");
+	const struct tool	*tests = tooltab_find(tab, "run_tests");
+	const struct tool	*script = tooltab_find(tab, "manage_script");
+	json_object		*p;
+
+	p = P("{\"compile\":\"request\"}");
+	ck_assert(tool_command_reload(refresh, p));
+	json_object_put(p);
+	p = P("{\"compile\":\"none\"}");
+	ck_assert(!tool_command_reload(refresh, p));
+	ck_assert_int_eq(tool_command_tier(refresh, p), TIER_SMOOTH);
+	json_object_put(p);
+	p = P("{\"mode\":\"force\"}");	/* no compile key: not_in holds */
+	ck_assert(tool_command_reload(refresh, p));
+	ck_assert_int_eq(tool_command_tier(refresh, p), TIER_HEAVY);
+	json_object_put(p);
+	p = P("{}");
+	ck_assert(tool_command_reload(refresh, p));
+	json_object_put(p);
+	ck_assert(!tool_command_reload(refresh, NULL));	/* no params */
+	p = P("{\"action\":\"play\"}");
+	ck_assert(tool_command_reload(editor, p));
+	ck_assert_int_eq(tool_command_tier(editor, p), TIER_HEAVY);
+	json_object_put(p);
+	p = P("{\"action\":\"stop\"}");
+	ck_assert(!tool_command_reload(editor, p));
+	json_object_put(p);
+	p = P("{}");
+	ck_assert(!tool_command_reload(tests, p));
+	ck_assert_int_eq(tool_command_tier(tests, p), TIER_HEAVY);
+	ck_assert_int_eq(tests->busy, BUSY_TESTS_RUNNING);
+	json_object_put(p);
+	p = P("{\"action\":\"create\",\"name\":\"A\"}");
+	ck_assert(!tool_command_reload(script, p));
+	ck_assert_int_eq(tool_command_tier(script, p), TIER_HEAVY);
+	json_object_put(p);
+	p = P("{\"action\":\"load\"}");
+	ck_assert(!tool_command_reload(scene, p));
+	ck_assert_int_eq(tool_command_tier(scene, p), TIER_HEAVY);
+	json_object_put(p);
+	p = P("{\"action\":\"get_hierarchy\"}");
+	ck_assert_int_eq(tool_command_tier(scene, p), TIER_INSTANT);
+	json_object_put(p);
+	ck_assert_int_eq(tooltab_find(tab, "read_console")->tier, TIER_INSTANT);
+	ck_assert_int_eq(tooltab_find(tab, "find_gameobjects")->tier,
+	    TIER_INSTANT);
+	tooltab_free(tab);
+}
+END_TEST
+
+START_TEST(classify_make)
+{
+	struct tooltab		*tab = load_example("make.json");
+	const struct tool	*t;
+
+	t = tooltab_find(tab, "run_tests");
+	ck_assert_int_eq(t->busy, BUSY_TESTS_RUNNING);
+	ck_assert(!tool_command_reload(t, NULL));
+	t = tooltab_find(tab, "build");
+	ck_assert_int_eq(t->busy, BUSY_COMPILING);
+	ck_assert(tool_command_reload(t, NULL));
+	ck_assert(!tooltab_find(tab, "shell")->enabled);
+	tooltab_free(tab);
+}
+END_TEST
+
+/* Conditions compare the JSON form of values that are not strings. */
+START_TEST(classify_non_string)
+{
+	struct tooltab	*tab = load("{\"tools\":[{\"name\":\"a\",\"exec\":"
+	    "[\"x\"],\"reload\":[{\"param\":\"n\",\"in\":[\"3\"]},{\"param\":"
+	    "\"b\",\"in\":[\"true\"]}]}]}");
+	json_object	*p;
+
+	ck_assert_msg(tab != NULL, "%s", err);
+	p = P("{\"n\":3}");
+	ck_assert(tool_command_reload(&tab->tools[0], p));
+	json_object_put(p);
+	p = P("{\"b\":true}");
+	ck_assert(tool_command_reload(&tab->tools[0], p));
+	json_object_put(p);
+	p = P("{\"n\":4,\"b\":false}");
+	ck_assert(!tool_command_reload(&tab->tools[0], p));
+	json_object_put(p);
+	tooltab_free(tab);
+}
+END_TEST
+
+static const struct {
+	const char	*schema;
+	const char	*value;
+	const char	*want;	/* NULL: valid; else a part of the error */
+} schema_cases[] = {
+	{ "{\"type\":\"object\"}", "{}", NULL },
+	{ "{\"type\":\"object\",\"required\":[\"a\"]}", "{}",
+	  "params.a is required" },
+	{ "{\"properties\":{\"a\":{\"type\":\"integer\"}}}", "{\"a\":1}",
+	  NULL },
+	{ "{\"properties\":{\"a\":{\"type\":\"integer\"}}}", "{\"a\":1.5}",
+	  "params.a must be integer" },
+	{ "{\"properties\":{\"a\":{\"type\":\"number\"}}}", "{\"a\":1.5}",
+	  NULL },
+	{ "{\"properties\":{\"a\":{\"type\":\"string\"}}}", "{\"a\":1}",
+	  "params.a must be string" },
+	{ "{\"properties\":{\"a\":{\"type\":[\"string\",\"null\"]}}}",
+	  "{\"a\":null}", NULL },
+	{ "{\"properties\":{\"a\":{\"type\":\"boolean\"}}}", "{\"a\":\"x\"}",
+	  "params.a must be boolean" },
+	{ "{\"properties\":{\"a\":{\"enum\":[\"x\",\"y\"]}}}", "{\"a\":\"z\"}",
+	  "params.a must be one of [\"x\",\"y\"]" },
+	{ "{\"properties\":{\"a\":{\"enum\":[\"x\",\"y\"]}}}", "{\"a\":\"y\"}",
+	  NULL },
+	{ "{\"properties\":{\"a\":{\"type\":\"array\",\"items\":{\"type\":"
+	  "\"string\"}}}}", "{\"a\":[\"x\",2]}", "params.a[1] must be string" },
+	{ "{\"additionalProperties\":false,\"properties\":{\"a\":{}}}",
+	  "{\"b\":1}", "params.b is not a known parameter" },
+	{ "{\"properties\":{\"a\":{}}}", "{\"b\":1}", NULL },
+	{ "{\"properties\":{\"o\":{\"type\":\"object\",\"required\":[\"x\"]}}}",
+	  "{\"o\":{}}", "params.o.x is required" },
+	{ "{\"type\":\"object\"}", "[]", "params must be object" },
+};
+
+START_TEST(schema_validation)
+{
+	json_object	*s = P(schema_cases[_i].schema);
+	json_object	*v = P(schema_cases[_i].value);
+	int		 rc;
+
+	ck_assert_int_eq(schema_check(s, err, sizeof(err)), 0);
+	rc = schema_validate(s, v, err, sizeof(err));
+	if (schema_cases[_i].want == NULL)
+		ck_assert_msg(rc == 0, "case %d: %s", _i, err);
+	else {
+		ck_assert_msg(rc == -1, "case %d accepted", _i);
+		ck_assert_msg(strstr(err, schema_cases[_i].want) != NULL,
+		    "case %d: '%s' lacks '%s'", _i, err, schema_cases[_i].want);
+	}
+	json_object_put(s);
+	json_object_put(v);
+}
+END_TEST
+
+START_TEST(details_shape)
+{
+	struct tooltab	*tab = load_example("unity.json");
+	json_object	*d = tool_details(tooltab_find(tab, "refresh_unity"));
+	json_object	*v;
+
+	ck_assert(json_object_object_get_ex(d, "reload", &v));
+	ck_assert(json_object_is_type(v, json_type_object));
+	ck_assert(json_object_object_get_ex(d, "busy", &v));
+	ck_assert_ptr_null(v);
+	ck_assert(json_object_object_get_ex(d, "params", &v));
+	ck_assert(json_object_object_get_ex(v, "properties", NULL));
+	json_object_put(d);
+	tooltab_free(tab);
+}
+END_TEST
+
+static Suite *
+tools_suite(void)
+{
+	Suite	*s = suite_create("tools");
+	TCase	*tc = tcase_create("tools");
+
+	tcase_add_test(tc, embedded_default);
+	tcase_add_test(tc, good_table_defaults);
+	tcase_add_loop_test(tc, bad_table, 0,
+	    sizeof(bad_tables) / sizeof(bad_tables[0]));
+	tcase_add_test(tc, file_errors);
+	tcase_add_test(tc, same_and_changed);
+	tcase_add_test(tc, classify_unity);
+	tcase_add_test(tc, classify_make);
+	tcase_add_test(tc, classify_non_string);
+	tcase_add_loop_test(tc, schema_validation, 0,
+	    sizeof(schema_cases) / sizeof(schema_cases[0]));
+	tcase_add_test(tc, details_shape);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int
+main(void)
+{
+	SRunner	*sr = srunner_create(tools_suite());
+	int	 failed;
+
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed == 0 ? 0 : 1;
+}
