@@ -1,1 +1,621 @@
-int main(void){return 0;}
+/* SPDX-License-Identifier: ISC */
+/*
+ * The real cmdgated on a free loopback port with a temporary state dir,
+ * spoken to over TCP and its Unix socket.  Each bad-input test checks the
+ * exact error and that a fresh connection is still served afterwards.
+ */
+#include "config.h"
+
+#include <sys/socket.h>
+#include <sys/stat.h>
+
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <check.h>
+#include <json-c/json.h>
+
+#include "testnet.h"
+
+#define PING	"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}"
+
+static struct broker	b;
+
+static void
+setup(void)
+{
+	broker_prepare(&b);
+}
+
+static void
+teardown(void)
+{
+	broker_stop(&b);
+}
+
+static void
+start(const char **args)
+{
+	ck_assert_int_eq(broker_start(&b, args, 0), 0);
+}
+
+static void
+assert_pong(struct client *c)
+{
+	json_object	*r = client_call(c, PING);
+
+	ck_assert_ptr_nonnull(jpath(r, "result"));
+	ck_assert_int_eq(json_object_get_int(jpath(r, "id")), 1);
+	json_object_put(r);
+}
+
+/* A new connection is served: the broker survived what came before. */
+static void
+assert_serves(void)
+{
+	struct client	*c = client_tcp(b.port);
+
+	assert_pong(c);
+	client_close(c);
+}
+
+static void
+assert_error(json_object *r, int code, const char *type)
+{
+	ck_assert_msg(r != NULL, "no answer");
+	ck_assert_int_eq(json_object_get_int(jpath(r, "error.code")), code);
+	ck_assert_str_eq(json_object_get_string(jpath(r, "error.data.type")),
+	    type);
+	ck_assert(json_object_object_get_ex(jpath(r, "error.data"), "command",
+	    NULL));
+	ck_assert_ptr_nonnull(jpath(r, "error.data.reason"));
+}
+
+START_TEST(tcp_and_unix)
+{
+	struct client	*t, *u;
+	json_object	*r;
+	struct stat	 st;
+
+	start(NULL);
+	t = client_tcp(b.port);
+	u = client_unix(b.sock);
+	assert_pong(t);
+	assert_pong(u);
+	ck_assert_int_eq(stat(b.sock, &st), 0);
+	ck_assert_int_eq(st.st_mode & 0777, 0660);
+	r = client_call(u, "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":"
+	    "\"server_status\"}");
+	ck_assert_int_eq(json_object_get_int(jpath(r, "result.clients")), 2);
+	ck_assert_int_eq(json_object_get_int(jpath(r, "result.pid")), b.pid);
+	ck_assert_int_eq(json_object_array_length(jpath(r, "result.listen")),
+	    2);
+	/* Run from the build tree, it found the worker it built. */
+	ck_assert_ptr_nonnull(strstr(json_object_get_string(
+	    jpath(r, "result.worker")), "/workers/cmdgate-worker"));
+	json_object_put(r);
+	client_close(t);
+	client_close(u);
+}
+END_TEST
+
+START_TEST(split_and_pipelined)
+{
+	struct client	*c;
+	char		*l;
+	int		 i;
+
+	start(NULL);
+	c = client_tcp(b.port);
+	client_send(c, "{\"jsonrpc\":\"2.0\",");
+	client_send(c, "\"id\":1,\"method\":\"ping\"}\r\n\n{\"jsonrpc\":\"2.0\","
+	    "\"id\":2,\"method\":\"ping\"}\n{\"jsonrpc\":\"2.0\",\"id\":3,"
+	    "\"method\":\"ping\"}\n");
+	for (i = 1; i <= 3; i++) {
+		char want[64];
+
+		l = client_line(c);
+		ck_assert_ptr_nonnull(l);
+		snprintf(want, sizeof(want), "\"id\":%d,", i);
+		ck_assert_msg(strstr(l, want) != NULL, "%s: not id %d", l, i);
+		free(l);
+	}
+	client_close(c);
+}
+END_TEST
+
+START_TEST(bad_json_keeps_connection)
+{
+	struct client	*c;
+	json_object	*r;
+
+	start(NULL);
+	c = client_tcp(b.port);
+	r = client_call(c, "{not json");
+	assert_error(r, -32700, "parse_error");
+	ck_assert_ptr_null(jpath(r, "id"));
+	json_object_put(r);
+	r = client_call(c, "[]");
+	assert_error(r, -32600, "invalid_request");
+	json_object_put(r);
+	r = client_call(c, "{\"jsonrpc\":\"2.0\",\"id\":9,\"method\":\"nope\"}");
+	assert_error(r, -32601, "method_not_found");
+	json_object_put(r);
+	assert_pong(c);
+	client_close(c);
+	assert_serves();
+}
+END_TEST
+
+START_TEST(oversize_line_closes)
+{
+	const char	*args[] = { "--max-message", "1024", NULL };
+	struct client	*c;
+	char		 big[1500];
+	json_object	*r;
+	char		*l;
+
+	start(args);
+	c = client_tcp(b.port);
+	/* No newline: the error comes as soon as the limit passes. */
+	memset(big, 'x', sizeof(big) - 1);
+	big[sizeof(big) - 1] = '\0';
+	client_send(c, big);
+	l = client_line(c);
+	ck_assert_ptr_nonnull(l);
+	r = json_tokener_parse(l);
+	free(l);
+	assert_error(r, -32600, "message_too_large");
+	ck_assert_ptr_null(jpath(r, "id"));
+	json_object_put(r);
+	ck_assert(client_eof(c));
+	client_close(c);
+	assert_serves();
+}
+END_TEST
+
+START_TEST(lsp_framing)
+{
+	const char	*args[] = { "--max-message", "1024", NULL };
+	const char	*body = "{\"jsonrpc\":\"2.0\",\"id\":5,\"method\":\"ping\"}";
+	struct client	*c;
+	char		 frame[256], *h, *s;
+	size_t		 n = 0;
+
+	start(args);
+	c = client_unix(b.sock);
+	snprintf(frame, sizeof(frame), "content-length: %zu\r\nContent-Type: "
+	    "application/vscode-jsonrpc\r\n\r\n%s", strlen(body), body);
+	client_send(c, frame);
+	h = client_line(c);
+	ck_assert_ptr_nonnull(h);
+	ck_assert_int_eq(sscanf(h, "Content-Length: %zu\r", &n), 1);
+	free(h);
+	h = client_line(c);
+	ck_assert_str_eq(h, "\r");
+	free(h);
+	s = client_read(c, n);
+	ck_assert_str_eq(s, "{\"jsonrpc\":\"2.0\",\"id\":5,\"result\":{}}");
+	free(s);
+	/* A bad header: -32600 and a close. */
+	client_send(c, "Content-Length: many\r\n\r\n");
+	h = client_line(c);
+	ck_assert_ptr_nonnull(h);
+	ck_assert_int_eq(sscanf(h, "Content-Length: %zu\r", &n), 1);
+	free(h);
+	free(client_line(c));
+	s = client_read(c, n);
+	ck_assert_ptr_nonnull(strstr(s, "\"code\":-32600"));
+	ck_assert_ptr_nonnull(strstr(s, "\"type\":\"invalid_request\""));
+	free(s);
+	ck_assert(client_eof(c));
+	client_close(c);
+	/* Too large a Content-Length: message_too_large and a close. */
+	c = client_tcp(b.port);
+	client_send(c, "Content-Length: 5000\r\n\r\n");
+	free(client_line(c));
+	free(client_line(c));
+	s = client_read(c, c->len);
+	ck_assert_ptr_nonnull(strstr(s, "message_too_large"));
+	free(s);
+	ck_assert(client_eof(c));
+	client_close(c);
+	assert_serves();
+}
+END_TEST
+
+START_TEST(auth_token)
+{
+	const char	*args[] = { "--token-file", NULL, NULL };
+	struct client	*c, *u;
+	json_object	*r;
+	char		 path[256];
+	int		 i;
+
+	snprintf(path, sizeof(path), "%s", broker_path(&b, "token"));
+	write_file(path, "  hunter2-token \nsecond line\n", 0600);
+	args[1] = path;
+	start(args);
+	c = client_tcp(b.port);
+	r = client_call(c, PING);
+	assert_error(r, -32005, "unauthorized");
+	json_object_put(r);
+	r = client_call(c, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":"
+	    "\"authenticate\",\"params\":{\"token\":\"hunter2-token\"}}");
+	ck_assert(json_object_get_boolean(jpath(r, "result.authenticated")));
+	json_object_put(r);
+	assert_pong(c);
+	client_close(c);
+	/* Unix-socket clients are trusted by the socket's permissions. */
+	u = client_unix(b.sock);
+	assert_pong(u);
+	client_close(u);
+	/* Three wrong tokens: the third answer, then the close. */
+	c = client_tcp(b.port);
+	for (i = 0; i < 3; i++) {
+		r = client_call(c, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":"
+		    "\"authenticate\",\"params\":{\"token\":\"guess\"}}");
+		assert_error(r, -32005, "unauthorized");
+		json_object_put(r);
+	}
+	ck_assert(client_eof(c));
+	client_close(c);
+	/* The token never reaches the log. */
+	ck_assert_int_eq(broker_log_count(&b, "guess"), 0);
+	ck_assert_int_eq(broker_log_count(&b, "hunter2"), 0);
+	ck_assert_int_ge(broker_log_count(&b, "wrong token"), 3);
+	c = client_tcp(b.port);
+	r = client_call(c, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":"
+	    "\"authenticate\",\"params\":{\"token\":\"hunter2-token\"}}");
+	ck_assert_ptr_nonnull(jpath(r, "result"));
+	json_object_put(r);
+	client_close(c);
+}
+END_TEST
+
+START_TEST(exit_statuses)
+{
+	const char	*bad_flag[] = { "--max-batch", "0", NULL };
+	const char	*bad_tools[] = { "--tools", NULL, "--state-dir", NULL,
+			    NULL };
+	const char	*open_token[] = { "--token-file", NULL, "--state-dir",
+			    NULL, NULL };
+	const char	*check[] = { "-n", "--state-dir", NULL, NULL };
+	const char	*file_dir[] = { "--state-dir", NULL, NULL };
+	char		 tools[256], token[256], state[256], file[256];
+
+	snprintf(tools, sizeof(tools), "%s", broker_path(&b, "tools.json"));
+	snprintf(token, sizeof(token), "%s", broker_path(&b, "token"));
+	snprintf(state, sizeof(state), "%s", broker_path(&b, "st"));
+	snprintf(file, sizeof(file), "%s", broker_path(&b, "afile"));
+	write_file(tools, "{\"tools\":[{\"name\":\"x\"}]}", 0600);
+	write_file(token, "t\n", 0644);
+	write_file(file, "", 0600);
+	bad_tools[1] = tools;
+	bad_tools[3] = state;
+	open_token[1] = token;
+	open_token[3] = state;
+	check[2] = state;
+	file_dir[1] = file;
+	ck_assert_int_eq(broker_run(&b, bad_flag), 64);
+	ck_assert_int_eq(broker_run(&b, bad_tools), 78);
+	ck_assert_int_ge(broker_log_count(&b, "tools.json: tool 'x'"), 1);
+	ck_assert_int_eq(broker_run(&b, open_token), 78);
+	ck_assert_int_ge(broker_log_count(&b, "lets group or others read"), 1);
+	ck_assert_int_eq(broker_run(&b, file_dir), 78);
+	ck_assert_int_eq(broker_run(&b, check), 0);
+	/* The state dir was made, private. */
+	{
+		struct stat st;
+
+		ck_assert_int_eq(stat(state, &st), 0);
+		ck_assert_int_eq(st.st_mode & 0777, 0700);
+	}
+}
+END_TEST
+
+START_TEST(address_in_use)
+{
+	struct broker	 b2;
+	const char	*args[] = { "--listen", NULL, "--state-dir", NULL, NULL };
+	char		 addr[64], state[256];
+
+	start(NULL);
+	broker_prepare(&b2);
+	snprintf(addr, sizeof(addr), "127.0.0.1:%d", b.port);
+	snprintf(state, sizeof(state), "%s", broker_path(&b2, "state"));
+	args[1] = addr;
+	args[3] = state;
+	ck_assert_int_eq(broker_run(&b2, args), 69);
+	broker_stop(&b2);
+	assert_serves();
+}
+END_TEST
+
+START_TEST(sighup_reload)
+{
+	const char	*args[] = { "--tools", NULL, NULL };
+	struct client	*c, *quiet;
+	json_object	*r;
+	char		 tools[256];
+
+	snprintf(tools, sizeof(tools), "%s", broker_path(&b, "tools.json"));
+	write_file(tools, "{\"tools\":[{\"name\":\"a\",\"exec\":[\"true\"]}]}",
+	    0600);
+	args[1] = tools;
+	start(args);
+	c = client_tcp(b.port);
+	quiet = client_unix(b.sock);
+	assert_pong(c);
+	assert_pong(quiet);
+	/* Same content: reloaded, nobody told. */
+	kill(b.pid, SIGHUP);
+	ck_assert_int_eq(broker_notified(&b, "RELOADING=1"), 0);
+	ck_assert_int_eq(broker_notified(&b, "READY=1"), 0);
+	/* Changed: every connection hears of it. */
+	write_file(tools, "{\"tools\":[{\"name\":\"b\",\"exec\":[\"true\"]}]}",
+	    0600);
+	kill(b.pid, SIGHUP);
+	r = client_wait_method(c, "notifications/tools/list_changed");
+	ck_assert_ptr_nonnull(r);
+	ck_assert_ptr_nonnull(jpath(r, "params.timestamp"));
+	json_object_put(r);
+	r = client_wait_method(quiet, "notifications/tools/list_changed");
+	ck_assert_ptr_nonnull(r);
+	json_object_put(r);
+	r = client_call(c, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":"
+	    "\"get_tool_details\",\"params\":{\"name\":\"b\"}}");
+	ck_assert_str_eq(json_object_get_string(jpath(r, "result.name")), "b");
+	json_object_put(r);
+	/* A bad table is refused and the old one stays. */
+	ck_assert_int_eq(broker_notified(&b, "READY=1"), 0);
+	write_file(tools, "{\"tools\":[{\"name\":\"c\"}]}", 0600);
+	kill(b.pid, SIGHUP);
+	ck_assert_int_eq(broker_notified(&b, "RELOADING=1"), 0);
+	ck_assert_int_eq(broker_notified(&b, "READY=1"), 0);
+	ck_assert_int_ge(broker_log_count(&b, "tool table refused, keeping "
+	    "the old one"), 1);
+	r = client_call(c, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":"
+	    "\"list_tools\"}");
+	ck_assert_int_eq(json_object_array_length(jpath(r, "result.tools")), 1);
+	ck_assert_str_eq(json_object_get_string(jpath(json_object_array_get_idx(
+	    jpath(r, "result.tools"), 0), "name")), "b");
+	json_object_put(r);
+	client_close(c);
+	client_close(quiet);
+}
+END_TEST
+
+START_TEST(sigterm_shutdown)
+{
+	struct client	*c;
+	json_object	*r;
+
+	start(NULL);
+	c = client_tcp(b.port);
+	assert_pong(c);
+	kill(b.pid, SIGTERM);
+	ck_assert_int_eq(broker_notified(&b, "STOPPING=1"), 0);
+	r = client_wait_method(c, "notifications/server/shutdown");
+	ck_assert_ptr_nonnull(r);
+	ck_assert_str_eq(json_object_get_string(jpath(r, "params.reason")),
+	    "stopping");
+	json_object_put(r);
+	ck_assert(client_eof(c));
+	client_close(c);
+	ck_assert_int_eq(broker_signal_wait(&b, 0), 0);
+	ck_assert_int_eq(access(b.sock, F_OK), -1);
+}
+END_TEST
+
+START_TEST(sigint_exits_zero)
+{
+	start(NULL);
+	ck_assert_int_eq(broker_signal_wait(&b, SIGINT), 0);
+}
+END_TEST
+
+START_TEST(editor_flags_follow_connection)
+{
+	struct client	*ed, *other;
+	json_object	*r;
+	int		 i, busy = 1;
+
+	start(NULL);
+	ed = client_tcp(b.port);
+	other = client_unix(b.sock);
+	r = client_call(ed, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":"
+	    "\"report_editor_state\",\"params\":{\"tests_running\":true}}");
+	ck_assert(json_object_get_boolean(jpath(r, "result.busy.tests_running")));
+	json_object_put(r);
+	r = client_call(other, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":"
+	    "\"report_editor_state\",\"params\":{}}");
+	ck_assert(json_object_get_boolean(jpath(r, "result.busy.tests_running")));
+	json_object_put(r);
+	client_close(ed);
+	/* The close is seen within a bounded number of round trips. */
+	for (i = 0; i < 10000 && busy; i++) {
+		r = client_call(other, "{\"jsonrpc\":\"2.0\",\"id\":1,"
+		    "\"method\":\"report_editor_state\"}");
+		busy = json_object_get_boolean(
+		    jpath(r, "result.busy.tests_running"));
+		json_object_put(r);
+	}
+	ck_assert_int_eq(busy, 0);
+	client_close(other);
+}
+END_TEST
+
+START_TEST(max_clients)
+{
+	const char	*args[] = { "--max-clients", "2", NULL };
+	struct client	*a, *c, *extra;
+
+	start(args);
+	a = client_tcp(b.port);
+	c = client_unix(b.sock);
+	assert_pong(a);
+	assert_pong(c);
+	extra = client_tcp(b.port);
+	ck_assert(client_eof(extra));
+	client_close(extra);
+	assert_pong(a);
+	client_close(c);
+	client_close(a);
+}
+END_TEST
+
+/* A client that never reads does not slow the others down. */
+START_TEST(non_reader_does_not_block)
+{
+	struct client	*lazy, *c;
+	char		*burst;
+	size_t		 i, n = 20000, len = strlen(PING) + 1;
+	int		 flags = MSG_NOSIGNAL | MSG_DONTWAIT;
+	size_t		 sent = 0;
+	ssize_t		 w;
+
+	start(NULL);
+	lazy = client_tcp(b.port);
+	burst = malloc(n * len);
+	for (i = 0; i < n; i++) {
+		memcpy(burst + i * len, PING, len - 1);
+		burst[i * len + len - 1] = '\n';
+	}
+	/* Push until the broker stops reading this client. */
+	for (i = 0; i < 50; i++) {
+		w = send(lazy->fd, burst, n * len, flags);
+		if (w <= 0)
+			break;
+		sent += (size_t)w;
+	}
+	free(burst);
+	ck_assert_uint_gt(sent, 0);
+	c = client_tcp(b.port);
+	for (i = 0; i < 100; i++)
+		assert_pong(c);
+	client_close(c);
+	client_close(lazy);
+	assert_serves();
+}
+END_TEST
+
+/* Out of descriptors: accepting pauses instead of spinning. */
+START_TEST(emfile_pauses_accept)
+{
+	struct client	*first, *more[40];
+	json_object	*r;
+	int		 i, n = 0;
+
+	ck_assert_int_eq(broker_start(&b, NULL, 32), 0);
+	first = client_tcp(b.port);
+	assert_pong(first);
+	for (i = 0; i < 40; i++)
+		more[n++] = client_tcp(b.port);	/* backlog takes them */
+	assert_pong(first);
+	/* Some connections are waiting in the backlog, unaccepted. */
+	ck_assert_int_ge(broker_log_count(&b, "pausing new connections"), 1);
+	ck_assert_int_le(broker_log_count(&b, "pausing new connections"), 3);
+	for (i = 0; i < n; i++)
+		client_close(more[i]);
+	/* Once descriptors are free, new clients are served again. */
+	r = client_call(first, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":"
+	    "\"server_status\"}");
+	ck_assert_ptr_nonnull(jpath(r, "result"));
+	json_object_put(r);
+	client_close(first);
+	assert_serves();
+}
+END_TEST
+
+START_TEST(batch_over_the_wire)
+{
+	struct client	*c;
+	json_object	*r;
+	char		*l;
+
+	start(NULL);
+	c = client_tcp(b.port);
+	r = client_call(c, "[{\"jsonrpc\":\"2.0\",\"id\":\"x\",\"method\":"
+	    "\"ping\"},{\"jsonrpc\":\"2.0\",\"method\":\"ping\"}]");
+	ck_assert(json_object_is_type(r, json_type_array));
+	ck_assert_int_eq(json_object_array_length(r), 1);
+	json_object_put(r);
+	/* All notifications: no answer at all; the next answer is the ping. */
+	client_send(c, "[{\"jsonrpc\":\"2.0\",\"method\":\"ping\"}]\n");
+	client_send(c, PING "\n");
+	l = client_line(c);
+	ck_assert_ptr_nonnull(strstr(l, "\"id\":1,\"result\""));
+	free(l);
+	client_close(c);
+}
+END_TEST
+
+START_TEST(mcp_handshake)
+{
+	struct client	*c;
+	json_object	*r;
+
+	start(NULL);
+	c = client_tcp(b.port);
+	r = client_call(c, "{\"jsonrpc\":\"2.0\",\"id\":0,\"method\":"
+	    "\"initialize\",\"params\":{\"protocolVersion\":\"2025-06-18\","
+	    "\"capabilities\":{},\"clientInfo\":{\"name\":\"t\","
+	    "\"version\":\"0\"}}}");
+	ck_assert_str_eq(json_object_get_string(
+	    jpath(r, "result.serverInfo.name")), "cmdgate");
+	json_object_put(r);
+	client_send(c, "{\"jsonrpc\":\"2.0\",\"method\":"
+	    "\"notifications/initialized\"}\n");
+	r = client_call(c, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":"
+	    "\"tools/list\"}");
+	ck_assert_int_ge(json_object_array_length(jpath(r, "result.tools")), 3);
+	json_object_put(r);
+	client_close(c);
+}
+END_TEST
+
+static Suite *
+integration_suite(void)
+{
+	Suite	*s = suite_create("integration");
+	TCase	*tc = tcase_create("broker");
+
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_set_timeout(tc, 60);
+	tcase_add_test(tc, tcp_and_unix);
+	tcase_add_test(tc, split_and_pipelined);
+	tcase_add_test(tc, bad_json_keeps_connection);
+	tcase_add_test(tc, oversize_line_closes);
+	tcase_add_test(tc, lsp_framing);
+	tcase_add_test(tc, auth_token);
+	tcase_add_test(tc, exit_statuses);
+	tcase_add_test(tc, address_in_use);
+	tcase_add_test(tc, sighup_reload);
+	tcase_add_test(tc, sigterm_shutdown);
+	tcase_add_test(tc, sigint_exits_zero);
+	tcase_add_test(tc, editor_flags_follow_connection);
+	tcase_add_test(tc, max_clients);
+	tcase_add_test(tc, non_reader_does_not_block);
+	tcase_add_test(tc, emfile_pauses_accept);
+	tcase_add_test(tc, batch_over_the_wire);
+	tcase_add_test(tc, mcp_handshake);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int
+main(void)
+{
+	SRunner	*sr = srunner_create(integration_suite());
+	int	 failed;
+
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed == 0 ? 0 : 1;
+}

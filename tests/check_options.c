@@ -1,1 +1,261 @@
-int main(void){return 0;}
+/* SPDX-License-Identifier: ISC */
+/* Flags: defaults, values, errors, --help, and the man page's list. */
+#include "config.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <check.h>
+
+#include "log.h"
+#include "options.h"
+
+static struct options	opt;
+static char		err[512];
+
+#define PARSE(...) parse((char *[]){ "cmdgated", __VA_ARGS__, NULL })
+
+static enum opt_result
+parse(char **argv)
+{
+	int	argc = 0;
+	FILE	*out = fopen("/dev/null", "w");
+	enum opt_result r;
+
+	while (argv[argc] != NULL)
+		argc++;
+	options_free(&opt);
+	err[0] = '\0';
+	r = options_parse(&opt, argc, argv, out, err, sizeof(err));
+	fclose(out);
+	return r;
+}
+
+static void
+setup(void)
+{
+	unsetenv("CMDGATE_PORT");
+	unsetenv("STATE_DIRECTORY");
+	memset(&opt, 0, sizeof(opt));
+}
+
+static void
+teardown(void)
+{
+	options_free(&opt);
+}
+
+START_TEST(defaults)
+{
+	ck_assert_int_eq(parse((char *[]){ "cmdgated", NULL }), OPT_RUN);
+	ck_assert_uint_eq(opt.nlisten, 1);
+	ck_assert_str_eq(opt.listen[0], "127.0.0.1:8700");
+	ck_assert_ptr_null(opt.socket_path);
+	ck_assert_ptr_null(opt.tools_file);
+	ck_assert_ptr_null(opt.token_file);
+	ck_assert_uint_eq(opt.max_message, 1048576);
+	ck_assert_uint_eq(opt.max_batch, 25);
+	ck_assert_uint_eq(opt.max_workers, 16);
+	ck_assert_uint_eq(opt.max_queued, 10000);
+	ck_assert_uint_eq(opt.result_ttl, 300);
+	ck_assert_uint_eq(opt.kill_grace, 5);
+	ck_assert_uint_eq(opt.output_cap, 65536);
+	ck_assert_uint_eq(opt.call_timeout, 60);
+	ck_assert_int_eq(opt.sync, SYNC_FULL);
+	ck_assert_int_eq(opt.log_level, LOG_LVL_INFO);
+	ck_assert_int_eq(opt.check_config, 0);
+	ck_assert_ptr_nonnull(opt.state_dir);
+	if (geteuid() == 0)
+		ck_assert_str_eq(opt.state_dir, "/var/lib/cmdgate");
+}
+END_TEST
+
+START_TEST(values)
+{
+	ck_assert_int_eq(PARSE("--listen", "127.0.0.1:1", "--listen",
+	    "[::1]:2", "--socket", "/tmp/s", "--state-dir", "/tmp/d",
+	    "--tools", "t.json", "--token-file", "tok", "--max-message",
+	    "2048", "--max-batch", "100", "--max-workers", "3",
+	    "--max-queued", "9", "--max-clients", "10", "--result-ttl", "1",
+	    "--kill-grace", "0", "--output-cap", "0", "--call-timeout", "7",
+	    "--sync", "group", "--map-size", "1048576", "--log-level",
+	    "debug", "-n"), OPT_RUN);
+	ck_assert_uint_eq(opt.nlisten, 2);
+	ck_assert_str_eq(opt.listen[1], "[::1]:2");
+	ck_assert_str_eq(opt.socket_path, "/tmp/s");
+	ck_assert_str_eq(opt.state_dir, "/tmp/d");
+	ck_assert_str_eq(opt.tools_file, "t.json");
+	ck_assert_str_eq(opt.token_file, "tok");
+	ck_assert_uint_eq(opt.max_message, 2048);
+	ck_assert_uint_eq(opt.max_batch, 100);
+	ck_assert_uint_eq(opt.max_workers, 3);
+	ck_assert_uint_eq(opt.max_queued, 9);
+	ck_assert_uint_eq(opt.max_clients, 10);
+	ck_assert_uint_eq(opt.result_ttl, 1);
+	ck_assert_uint_eq(opt.kill_grace, 0);
+	ck_assert_uint_eq(opt.output_cap, 0);
+	ck_assert_uint_eq(opt.call_timeout, 7);
+	ck_assert_int_eq(opt.sync, SYNC_GROUP);
+	ck_assert_uint_eq(opt.map_size, 1048576);
+	ck_assert_int_eq(opt.log_level, LOG_LVL_DEBUG);
+	ck_assert_int_eq(opt.check_config, 1);
+	ck_assert_int_eq(PARSE("--sync=none"), OPT_RUN);
+	ck_assert_int_eq(opt.sync, SYNC_NONE);
+}
+END_TEST
+
+static const struct {
+	const char	*flag;
+	const char	*value;
+	const char	*want;
+} bad_values[] = {
+	{ "--listen", "localhost", "--listen: 'localhost'" },
+	{ "--listen", "127.0.0.1:65536", "--listen" },
+	{ "--listen", "1.2.3:80", "--listen" },
+	{ "--listen", "[::1:80", "--listen" },
+	{ "--max-message", "12", "--max-message: '12'" },
+	{ "--max-message", "1k", "--max-message: '1k'" },
+	{ "--max-batch", "0", "--max-batch" },
+	{ "--max-batch", "101", "--max-batch" },
+	{ "--max-workers", "-1", "--max-workers" },
+	{ "--max-queued", "", "--max-queued" },
+	{ "--max-clients", "0", "--max-clients" },
+	{ "--result-ttl", "0", "--result-ttl" },
+	{ "--kill-grace", "3601", "--kill-grace" },
+	{ "--call-timeout", "0", "--call-timeout" },
+	{ "--output-cap", "99999999999", "--output-cap" },
+	{ "--map-size", "1024", "--map-size" },
+	{ "--sync", "sometimes", "--sync: 'sometimes'" },
+	{ "--log-level", "loud", "--log-level: 'loud'" },
+	{ "--state-dir", "", "--state-dir" },
+	{ "--socket", "", "--socket" },
+	{ "--max-batch", "18446744073709551616", "--max-batch" },
+};
+
+START_TEST(bad_value)
+{
+	ck_assert_int_eq(PARSE((char *)bad_values[_i].flag,
+	    (char *)bad_values[_i].value), OPT_USAGE);
+	ck_assert_msg(strstr(err, bad_values[_i].want) != NULL,
+	    "'%s' lacks '%s'", err, bad_values[_i].want);
+}
+END_TEST
+
+START_TEST(bad_usage)
+{
+	ck_assert_int_eq(PARSE("--frobnicate"), OPT_USAGE);
+	ck_assert_str_eq(err, "unknown flag '--frobnicate'");
+	ck_assert_int_eq(PARSE("--tools"), OPT_USAGE);
+	ck_assert_str_eq(err, "flag '--tools' needs a value");
+	ck_assert_int_eq(PARSE("extra"), OPT_USAGE);
+	ck_assert_str_eq(err, "unexpected argument 'extra'");
+	ck_assert_int_eq(PARSE("-x"), OPT_USAGE);
+}
+END_TEST
+
+START_TEST(port_env)
+{
+	setenv("CMDGATE_PORT", "9123", 1);
+	ck_assert_int_eq(parse((char *[]){ "cmdgated", NULL }), OPT_RUN);
+	ck_assert_str_eq(opt.listen[0], "127.0.0.1:9123");
+	/* --listen overrides the environment. */
+	ck_assert_int_eq(PARSE("--listen", "127.0.0.1:5"), OPT_RUN);
+	ck_assert_uint_eq(opt.nlisten, 1);
+	ck_assert_str_eq(opt.listen[0], "127.0.0.1:5");
+	setenv("CMDGATE_PORT", "0x10", 1);
+	ck_assert_int_eq(parse((char *[]){ "cmdgated", NULL }), OPT_USAGE);
+	ck_assert_ptr_nonnull(strstr(err, "CMDGATE_PORT"));
+}
+END_TEST
+
+START_TEST(state_dir_env)
+{
+	setenv("STATE_DIRECTORY", "/var/lib/a:/var/lib/b", 1);
+	ck_assert_int_eq(parse((char *[]){ "cmdgated", NULL }), OPT_RUN);
+	ck_assert_str_eq(opt.state_dir, "/var/lib/a");
+	ck_assert_int_eq(PARSE("--state-dir", "/x"), OPT_RUN);
+	ck_assert_str_eq(opt.state_dir, "/x");
+}
+END_TEST
+
+START_TEST(help_and_version)
+{
+	ck_assert_int_eq(PARSE("--help"), OPT_EXIT);
+	ck_assert_int_eq(PARSE("-V"), OPT_EXIT);
+	ck_assert_int_eq(PARSE("--version"), OPT_EXIT);
+}
+END_TEST
+
+/* Every flag --help lists is documented in cmdgated(8), and back. */
+START_TEST(man_page_lists_every_flag)
+{
+	const char	*src = getenv("CMDGATE_SRCDIR");
+	char		 path[1024], *help = NULL, *man, *p, *e, name[64];
+	char		 needle[96];
+	size_t		 hlen = 0, mlen;
+	FILE		*f;
+	int		 nflags = 0;
+
+	f = open_memstream(&help, &hlen);
+	options_usage(f);
+	fclose(f);
+	snprintf(path, sizeof(path), "%s/man/cmdgated.8", src ? src : ".");
+	ck_assert_msg((f = fopen(path, "r")) != NULL, "%s", path);
+	man = malloc(1 << 20);
+	mlen = fread(man, 1, (1 << 20) - 1, f);
+	man[mlen] = '\0';
+	fclose(f);
+	for (p = help; (p = strstr(p, "--")) != NULL; p = e) {
+		p += 2;
+		for (e = p; *e == '-' || (*e >= 'a' && *e <= 'z'); e++)
+			;
+		if (e == p || (size_t)(e - p) >= sizeof(name))
+			continue;
+		memcpy(name, p, (size_t)(e - p));
+		name[e - p] = '\0';
+		if (strcmp(name, "OPTION") == 0)
+			continue;
+		snprintf(needle, sizeof(needle), ".It Fl \\-%s", name);
+		ck_assert_msg(strstr(man, needle) != NULL,
+		    "cmdgated.8 lacks '%s'", needle);
+		nflags++;
+	}
+	ck_assert_int_ge(nflags, 20);
+	free(help);
+	free(man);
+}
+END_TEST
+
+static Suite *
+options_suite(void)
+{
+	Suite	*s = suite_create("options");
+	TCase	*tc = tcase_create("options");
+
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_test(tc, defaults);
+	tcase_add_test(tc, values);
+	tcase_add_loop_test(tc, bad_value, 0,
+	    sizeof(bad_values) / sizeof(bad_values[0]));
+	tcase_add_test(tc, bad_usage);
+	tcase_add_test(tc, port_env);
+	tcase_add_test(tc, state_dir_env);
+	tcase_add_test(tc, help_and_version);
+	tcase_add_test(tc, man_page_lists_every_flag);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int
+main(void)
+{
+	SRunner	*sr = srunner_create(options_suite());
+	int	 failed;
+
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed == 0 ? 0 : 1;
+}

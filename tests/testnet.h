@@ -1,0 +1,74 @@
+/* SPDX-License-Identifier: ISC */
+#ifndef CMDGATE_TESTNET_H
+#define CMDGATE_TESTNET_H
+
+#include <sys/types.h>
+
+#include <json-c/json.h>
+
+/*
+ * Integration helpers: start the real cmdgated on a free loopback port with
+ * a temporary state dir and a notify socket the test owns, and speak to it.
+ * Every wait is bounded by TN_TIMEOUT_MS.
+ */
+
+#define TN_TIMEOUT_MS	10000
+
+struct broker {
+	pid_t	 pid;
+	int	 pidfd;
+	int	 notify_fd;
+	int	 port;
+	char	 dir[64];		/* temp dir, removed by broker_stop */
+	char	 sock[128];		/* its Unix socket */
+	char	 log[128];		/* its stderr */
+	char	 status[512];		/* last STATUS= it sent */
+};
+
+struct client {
+	int	 fd;
+	char	 buf[1 << 16];
+	size_t	 len;
+};
+
+/* A fresh temp dir in b->dir (no broker yet). */
+void		 broker_prepare(struct broker *);
+/*
+ * Start cmdgated with --listen 127.0.0.1:0 --state-dir --socket and args
+ * (NULL-ended); wait for READY=1.  Returns 0, or its exit status when it
+ * exited instead.  nofile > 0 sets its RLIMIT_NOFILE.
+ */
+int		 broker_start(struct broker *, const char **args, int nofile);
+/* Run cmdgated with args to completion; its exit status. */
+int		 broker_run(struct broker *, const char **args);
+/* Wait for a notify datagram containing want; 0, or -1 on timeout. */
+int		 broker_notified(struct broker *, const char *want);
+/* Send sig and wait for the exit; the exit status (-1 if signalled). */
+int		 broker_signal_wait(struct broker *, int sig);
+/* Stop (SIGTERM) if running, remove the temp dir. */
+void		 broker_stop(struct broker *);
+/* Path of a file in the temp dir. Borrowed until the next call. */
+const char	*broker_path(struct broker *, const char *name);
+void		 write_file(const char *path, const char *text, int mode);
+/* How many times needle appears in the broker's log. */
+int		 broker_log_count(struct broker *, const char *needle);
+
+struct client	*client_tcp(int port);
+struct client	*client_unix(const char *path);
+void		 client_close(struct client *);
+void		 client_send(struct client *, const char *s);
+/* One line, or NULL at EOF or timeout.  Caller frees. */
+char		*client_line(struct client *);
+/* Send a line, read one answer line and parse it.  Caller puts. */
+json_object	*client_call(struct client *, const char *line);
+/* Read lines until one parses with "method" == method; caller puts. */
+json_object	*client_wait_method(struct client *, const char *method);
+/* 1 when the broker closed the connection (EOF within the timeout). */
+int		 client_eof(struct client *);
+/* Read exactly n bytes (LSP bodies); caller frees. */
+char		*client_read(struct client *, size_t n);
+
+/* Member at a dotted path, or NULL. */
+json_object	*jpath(json_object *, const char *);
+
+#endif
