@@ -1,0 +1,21 @@
+#!/bin/sh
+# The README's two set-up commands are where a newcomer starts: the test
+# command must be the one CI runs, verbatim, and both must be present.
+srcdir=${CMDGATE_SRCDIR:-.}
+run=$(grep -n '^apt-get update' "$srcdir/README" | wc -l)
+if [ "$run" -ne 2 ]; then
+	echo "FAIL: README should hold exactly two 'apt-get update ...' commands, has $run"
+	exit 1
+fi
+testcmd=$(grep '^apt-get update' "$srcdir/README" | grep 'make' | grep 'check' | head -n 1)
+if [ -z "$testcmd" ] || ! grep -qF "$testcmd" "$srcdir/.ci/run"; then
+	echo "FAIL: .ci/run does not run the README's test command verbatim:"
+	echo "  $testcmd"
+	exit 1
+fi
+startcmd=$(grep '^apt-get update' "$srcdir/README" | grep 'src/cmdgated' | head -n 1)
+if [ -z "$startcmd" ]; then
+	echo "FAIL: README lacks the command that starts the broker"
+	exit 1
+fi
+echo "README commands and .ci/run agree"
