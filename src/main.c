@@ -37,6 +37,8 @@ static void	raise_nofile(void);
 static void	on_sighup(evutil_socket_t, short, void *);
 static void	on_sigterm(evutil_socket_t, short, void *);
 static void	notify_status(struct server *);
+static int	configure(struct server *, struct options *);
+static int	serve(struct server *);
 
 /* mkdir -p, each new directory 0700; the last one is made 0700 too. */
 static int
@@ -139,16 +141,82 @@ on_sigterm(evutil_socket_t sig, short ev, void *arg)
 	listener_shutdown(srv);
 }
 
+/* Load what the flags name; 0, or an exit status with the cause logged. */
+static int
+configure(struct server *srv, struct options *opt)
+{
+	struct tooltab	*tab;
+	char		 err[1024];
+
+	if (opt->tools_file == NULL)
+		tab = tooltab_default();
+	else if (tooltab_load_file(opt->tools_file, &tab, err,
+	    sizeof(err)) == -1) {
+		log_warnx("%s", err);
+		return EXIT_CONFIG;
+	}
+	srv->tools = tab;
+	if ((opt->token_file != NULL && server_load_token(srv,
+	    opt->token_file, err, sizeof(err)) == -1) ||
+	    state_dir_prepare(opt->state_dir, err, sizeof(err)) == -1 ||
+	    spawn_find_worker(&srv->worker_path, err, sizeof(err)) == -1) {
+		log_warnx("%s", err);
+		return EXIT_CONFIG;
+	}
+	return 0;
+}
+
+/* Listen and run the loop until a signal stops it; the exit status. */
+static int
+serve(struct server *srv)
+{
+	static const int	 signals[] = { SIGHUP, SIGTERM, SIGINT };
+	struct event		*sig[3] = { NULL, NULL, NULL };
+	struct event_base	*base;
+	char			 err[1024];
+	size_t			 i;
+	int			 rc = 0;
+
+	raise_nofile();
+	signal(SIGPIPE, SIG_IGN);
+	log_route_libevent();
+	if ((base = event_base_new()) == NULL)
+		fatalx("event_base_new");
+	srv->base = base;
+	if (listener_open(srv, err, sizeof(err)) == -1) {
+		log_warnx("%s", err);
+		rc = EXIT_UNAVAIL;
+		goto out;
+	}
+	for (i = 0; i < 3; i++) {
+		sig[i] = evsignal_new(base, signals[i],
+		    signals[i] == SIGHUP ? on_sighup : on_sigterm, srv);
+		if (sig[i] == NULL || evsignal_add(sig[i], NULL) == -1)
+			fatalx("evsignal_add");
+	}
+	log_info("cmdgated %s ready: %zu tools from %s, state dir %s, "
+	    "worker %s", PACKAGE_VERSION, srv->tools->ntools,
+	    srv->tools->source, srv->opt->state_dir, srv->worker_path);
+	notify_status(srv);
+	if (event_base_dispatch(base) == -1)
+		fatalx("event_base_dispatch failed");
+	log_info("stopped");
+out:
+	for (i = 0; i < 3; i++)
+		if (sig[i] != NULL)
+			event_free(sig[i]);
+	listener_free(srv);
+	event_base_free(base);
+	return rc;
+}
+
 int
 main(int argc, char **argv)
 {
-	struct options		 opt;
-	struct server		 srv;
-	struct tooltab		*tab;
-	struct event_base	*base;
-	struct event		*sig[3];
-	char			 err[1024], *worker = NULL;
-	size_t			 i;
+	struct options	opt;
+	struct server	srv;
+	char		err[1024];
+	int		rc;
 
 	switch (options_parse(&opt, argc, argv, stdout, err, sizeof(err))) {
 	case OPT_EXIT:
@@ -162,58 +230,16 @@ main(int argc, char **argv)
 		break;
 	}
 	log_init(opt.log_level, "cmdgated");
-	if (opt.tools_file == NULL)
-		tab = tooltab_default();
-	else if (tooltab_load_file(opt.tools_file, &tab, err,
-	    sizeof(err)) == -1) {
-		log_warnx("%s", err);
-		return EXIT_CONFIG;
+	server_init(&srv, NULL, &opt, NULL);
+	if ((rc = configure(&srv, &opt)) == 0) {
+		if (opt.check_config)
+			printf("cmdgated: configuration OK: %zu tools from %s, "
+			    "state dir %s\n", srv.tools->ntools,
+			    srv.tools->source, opt.state_dir);
+		else
+			rc = serve(&srv);
 	}
-	server_init(&srv, NULL, &opt, tab);
-	if ((opt.token_file != NULL && server_load_token(&srv, opt.token_file,
-	    err, sizeof(err)) == -1) ||
-	    state_dir_prepare(opt.state_dir, err, sizeof(err)) == -1 ||
-	    spawn_find_worker(&worker, err, sizeof(err)) == -1) {
-		log_warnx("%s", err);
-		return EXIT_CONFIG;
-	}
-	srv.worker_path = worker;
-	if (opt.check_config) {
-		printf("cmdgated: configuration OK: %zu tools from %s, state "
-		    "dir %s\n", tab->ntools, tab->source, opt.state_dir);
-		server_free(&srv);
-		options_free(&opt);
-		return 0;
-	}
-	raise_nofile();
-	signal(SIGPIPE, SIG_IGN);
-	log_route_libevent();
-	if ((base = event_base_new()) == NULL)
-		fatalx("event_base_new");
-	srv.base = base;
-	if (listener_open(&srv, err, sizeof(err)) == -1) {
-		log_warnx("%s", err);
-		listener_free(&srv);
-		return EXIT_UNAVAIL;
-	}
-	sig[0] = evsignal_new(base, SIGHUP, on_sighup, &srv);
-	sig[1] = evsignal_new(base, SIGTERM, on_sigterm, &srv);
-	sig[2] = evsignal_new(base, SIGINT, on_sigterm, &srv);
-	for (i = 0; i < 3; i++)
-		if (sig[i] == NULL || evsignal_add(sig[i], NULL) == -1)
-			fatalx("evsignal_add");
-	log_info("cmdgated %s ready: %zu tools from %s, state dir %s, "
-	    "worker %s", PACKAGE_VERSION, tab->ntools, tab->source,
-	    opt.state_dir, worker);
-	notify_status(&srv);
-	if (event_base_dispatch(base) == -1)
-		fatalx("event_base_dispatch failed");
-	log_info("stopped");
-	for (i = 0; i < 3; i++)
-		event_free(sig[i]);
-	listener_free(&srv);
 	server_free(&srv);
-	event_base_free(base);
 	options_free(&opt);
-	return 0;
+	return rc;
 }
