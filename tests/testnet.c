@@ -204,17 +204,25 @@ broker_signal_wait(struct broker *b, int sig)
 	return rc;
 }
 
+/*
+ * A clean stop exits 0: under the sanitizers, an error or a leak found at
+ * exit changes the status and fails the test.
+ */
 void
 broker_stop(struct broker *b)
 {
-	if (b->pid > 0 && broker_reap(b, 0) == -2) {
+	int	rc = 0;
+
+	if (b->pid > 0 && (rc = broker_reap(b, 0)) == -2) {
 		kill(b->pid, SIGTERM);
-		if (broker_reap(b, TN_TIMEOUT_MS) == -2) {
+		if ((rc = broker_reap(b, TN_TIMEOUT_MS)) == -2) {
 			kill(b->pid, SIGKILL);
 			broker_reap(b, TN_TIMEOUT_MS);
 		}
 	}
 	close(b->notify_fd);
+	ck_assert_msg(rc == 0, "cmdgated exited with %d; its log is %s", rc,
+	    b->log);
 	nftw(b->dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
 }
 
