@@ -504,6 +504,28 @@ START_TEST(tools_changed_notification)
 }
 END_TEST
 
+/* A client whose unread output passes the bound is dropped, not grown. */
+START_TEST(unread_output_bound)
+{
+	json_object	*big;
+	char		*text = malloc(1 << 20);
+	int		 i;
+
+	memset(text, 'z', (1 << 20) - 1);
+	text[(1 << 20) - 1] = '\0';
+	big = json_object_new_string(text);
+	free(text);
+	for (i = 0; i < 63; i++)
+		server_broadcast(&srv, big);
+	ck_assert_int_eq(c->dead, 0);
+	for (i = 0; i < 3; i++)
+		server_broadcast(&srv, big);
+	ck_assert_int_eq(c->dead, 1);
+	ck_assert_uint_le(evbuffer_get_length(out), CONN_OUT_MAX + (2 << 20));
+	json_object_put(big);
+}
+END_TEST
+
 static Suite *
 rpc_suite(void)
 {
@@ -529,6 +551,7 @@ rpc_suite(void)
 	tcase_add_test(tc, mcp_tools_list);
 	tcase_add_test(tc, server_status);
 	tcase_add_test(tc, tools_changed_notification);
+	tcase_add_test(tc, unread_output_bound);
 	suite_add_tcase(s, tc);
 	return s;
 }
