@@ -1,0 +1,557 @@
+/* SPDX-License-Identifier: ISC */
+#include "config.h"
+
+#include <sys/stat.h>
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <lmdb.h>
+
+#include "store.h"
+#include "util.h"
+
+#define STORE_MAXDBS	8
+#define REC_HEADER	9	/* status byte, expiry time (8, big-endian) */
+
+struct store {
+	MDB_env		*env;
+	MDB_dbi		 meta, jobs, expire, idem, workers;
+	MDB_txn		*txn;		/* the open write transaction */
+	char		*path;
+	uint64_t	 next;		/* next ticket number, as committed */
+	uint64_t	 next_txn;	/* the same inside the transaction */
+	uint64_t	 map_size;
+};
+
+static void
+be64(unsigned char *p, uint64_t v)
+{
+	int	i;
+
+	for (i = 7; i >= 0; i--, v >>= 8)
+		p[i] = (unsigned char)v;
+}
+
+static uint64_t
+get_be64(const unsigned char *p)
+{
+	uint64_t	v = 0;
+	int		i;
+
+	for (i = 0; i < 8; i++)
+		v = v << 8 | p[i];
+	return v;
+}
+
+const char *
+store_strerror(int rc)
+{
+	switch (rc) {
+	case STORE_ENEWER:
+		return "the store was written by a newer cmdgated";
+	case STORE_ENOTFOUND:
+		return "not found";
+	case STORE_EBADRECORD:
+		return "a record in the store is malformed";
+	default:
+		return mdb_strerror(rc);
+	}
+}
+
+const char *
+store_path(const struct store *st)
+{
+	return st->path;
+}
+
+uint64_t
+store_next_ticket(const struct store *st)
+{
+	return st->next;
+}
+
+/* Run a read on the open write transaction, or on a new read-only one. */
+static int
+store_rtxn(struct store *st, MDB_txn **txn)
+{
+	if (st->txn != NULL) {
+		*txn = st->txn;
+		return 0;
+	}
+	return mdb_txn_begin(st->env, NULL, MDB_RDONLY, txn);
+}
+
+static void
+store_rdone(struct store *st, MDB_txn *txn)
+{
+	if (txn != st->txn)
+		mdb_txn_abort(txn);
+}
+
+static int
+store_init(struct store *st)
+{
+	MDB_txn		*txn;
+	MDB_val		 k, v;
+	unsigned char	 buf[8];
+	uint64_t	 schema;
+	int		 rc;
+
+	if ((rc = mdb_txn_begin(st->env, NULL, 0, &txn)) != 0)
+		return rc;
+	if ((rc = mdb_dbi_open(txn, "meta", MDB_CREATE, &st->meta)) != 0 ||
+	    (rc = mdb_dbi_open(txn, "jobs", MDB_CREATE, &st->jobs)) != 0 ||
+	    (rc = mdb_dbi_open(txn, "expire", MDB_CREATE, &st->expire)) != 0 ||
+	    (rc = mdb_dbi_open(txn, "idem", MDB_CREATE, &st->idem)) != 0 ||
+	    (rc = mdb_dbi_open(txn, "workers", MDB_CREATE, &st->workers)) != 0)
+		goto fail;
+	k.mv_data = "schema";
+	k.mv_size = 6;
+	rc = mdb_get(txn, st->meta, &k, &v);
+	if (rc == MDB_NOTFOUND) {
+		be64(buf, STORE_SCHEMA);
+		v.mv_data = buf;
+		v.mv_size = 8;
+		if ((rc = mdb_put(txn, st->meta, &k, &v, 0)) != 0)
+			goto fail;
+	} else if (rc != 0)
+		goto fail;
+	else if (v.mv_size != 8) {
+		rc = STORE_EBADRECORD;
+		goto fail;
+	} else if ((schema = get_be64(v.mv_data)) > STORE_SCHEMA) {
+		rc = STORE_ENEWER;
+		goto fail;
+	}
+	k.mv_data = "next_ticket";
+	k.mv_size = 11;
+	rc = mdb_get(txn, st->meta, &k, &v);
+	if (rc == 0 && v.mv_size == 8)
+		st->next = get_be64(v.mv_data);
+	else if (rc == MDB_NOTFOUND)
+		st->next = 0;
+	else {
+		rc = rc == 0 ? STORE_EBADRECORD : rc;
+		goto fail;
+	}
+	return mdb_txn_commit(txn);
+fail:
+	mdb_txn_abort(txn);
+	return rc;
+}
+
+static int
+store_try_open(struct store *st, enum sync_mode sync)
+{
+	unsigned int	flags = MDB_NOTLS;
+	int		rc;
+
+	if (sync != SYNC_FULL)
+		flags |= MDB_NOSYNC;
+	if ((rc = mdb_env_create(&st->env)) != 0)
+		return rc;
+	if ((rc = mdb_env_set_maxdbs(st->env, STORE_MAXDBS)) != 0 ||
+	    (rc = mdb_env_set_mapsize(st->env, st->map_size)) != 0 ||
+	    (rc = mdb_env_open(st->env, st->path, flags, 0600)) != 0 ||
+	    (rc = store_init(st)) != 0) {
+		mdb_env_close(st->env);
+		st->env = NULL;
+	}
+	return rc;
+}
+
+int
+store_open(struct store **out, const char *statedir, uint64_t map_size,
+    enum sync_mode sync, char **moved)
+{
+	struct store	*st = xcalloc(1, sizeof(*st));
+	char		*aside;
+	int		 rc;
+
+	*moved = NULL;
+	st->path = xasprintf("%s/store", statedir);
+	st->map_size = map_size;
+	if (mkdir(st->path, 0700) == -1 && errno != EEXIST) {
+		rc = errno;
+		goto fail;
+	}
+	rc = store_try_open(st, sync);
+	if (rc == STORE_ENEWER || rc == ENOMEM || rc == EACCES ||
+	    rc == ENOSPC || rc == EMFILE || rc == MDB_READERS_FULL) {
+		goto fail;	/* not the file's fault: leave it alone */
+	}
+	if (rc != 0) {
+		/* Unreadable: keep it for a post-mortem, start afresh. */
+		aside = xasprintf("%s.corrupt-%lld", st->path,
+		    (long long)time(NULL));
+		if (rename(st->path, aside) == -1) {
+			rc = errno;
+			free(aside);
+			goto fail;
+		}
+		*moved = aside;
+		if (mkdir(st->path, 0700) == -1) {
+			rc = errno;
+			goto fail;
+		}
+		if ((rc = store_try_open(st, sync)) != 0)
+			goto fail;
+	}
+	*out = st;
+	return 0;
+fail:
+	free(st->path);
+	free(st);
+	return rc;
+}
+
+void
+store_close(struct store *st)
+{
+	if (st == NULL)
+		return;
+	if (st->txn != NULL)
+		mdb_txn_abort(st->txn);
+	mdb_env_close(st->env);
+	free(st->path);
+	free(st);
+}
+
+int
+store_info(struct store *st, struct store_info *si)
+{
+	MDB_envinfo	ei;
+	MDB_stat	ms;
+	MDB_txn		*txn;
+	int		rc;
+
+	if ((rc = store_rtxn(st, &txn)) != 0)
+		return rc;
+	rc = mdb_stat(txn, st->jobs, &ms);
+	store_rdone(st, txn);
+	if (rc != 0 || (rc = mdb_env_info(st->env, &ei)) != 0)
+		return rc;
+	si->jobs = ms.ms_entries;
+	si->map_used = (uint64_t)(ei.me_last_pgno + 1) * ms.ms_psize;
+	si->map_size = ei.me_mapsize;
+	return 0;
+}
+
+int
+store_begin(struct store *st)
+{
+	int	rc;
+
+	if (st->txn != NULL)
+		return EBUSY;
+	if ((rc = mdb_txn_begin(st->env, NULL, 0, &st->txn)) != 0)
+		st->txn = NULL;
+	st->next_txn = st->next;
+	return rc;
+}
+
+int
+store_commit(struct store *st)
+{
+	int	rc = mdb_txn_commit(st->txn);
+
+	st->txn = NULL;
+	if (rc == 0)
+		st->next = st->next_txn;
+	return rc;
+}
+
+void
+store_abort(struct store *st)
+{
+	if (st->txn != NULL)
+		mdb_txn_abort(st->txn);
+	st->txn = NULL;
+}
+
+int
+store_sync(struct store *st)
+{
+	return mdb_env_sync(st->env, 1);
+}
+
+int
+store_take_ticket(struct store *st, uint64_t *num)
+{
+	MDB_val		k = { 11, "next_ticket" }, v;
+	unsigned char	buf[8];
+
+	*num = st->next_txn;
+	be64(buf, st->next_txn + 1);
+	v.mv_data = buf;
+	v.mv_size = 8;
+	st->next_txn++;
+	return mdb_put(st->txn, st->meta, &k, &v, 0);
+}
+
+static int
+expire_key_del(struct store *st, uint64_t num, const unsigned char *rec)
+{
+	unsigned char	key[16];
+	MDB_val		k = { 16, key };
+	int		rc;
+
+	memcpy(key, rec + 1, 8);
+	be64(key + 8, num);
+	if (get_be64(rec + 1) == 0)
+		return 0;
+	rc = mdb_del(st->txn, st->expire, &k, NULL);
+	return rc == MDB_NOTFOUND ? 0 : rc;
+}
+
+int
+store_job_put(struct store *st, uint64_t num, char status, int64_t expire_ms,
+    const char *json)
+{
+	unsigned char	 kb[8], key[16];
+	size_t		 len = strlen(json);
+	MDB_val		 k = { 8, kb }, v, ek = { 16, key }, ev = { 0, "" };
+	int		 rc;
+
+	be64(kb, num);
+	if ((rc = mdb_get(st->txn, st->jobs, &k, &v)) == 0) {
+		if (v.mv_size < REC_HEADER)
+			return STORE_EBADRECORD;
+		if ((rc = expire_key_del(st, num, v.mv_data)) != 0)
+			return rc;
+	} else if (rc != MDB_NOTFOUND)
+		return rc;
+	v.mv_size = REC_HEADER + len;
+	if ((rc = mdb_put(st->txn, st->jobs, &k, &v, MDB_RESERVE)) != 0)
+		return rc;
+	((unsigned char *)v.mv_data)[0] = (unsigned char)status;
+	be64((unsigned char *)v.mv_data + 1, (uint64_t)expire_ms);
+	memcpy((unsigned char *)v.mv_data + REC_HEADER, json, len);
+	if (expire_ms == 0)
+		return 0;
+	be64(key, (uint64_t)expire_ms);
+	be64(key + 8, num);
+	return mdb_put(st->txn, st->expire, &ek, &ev, 0);
+}
+
+int
+store_job_del(struct store *st, uint64_t num)
+{
+	unsigned char	kb[8];
+	MDB_val		k = { 8, kb }, v;
+	int		rc;
+
+	be64(kb, num);
+	if ((rc = mdb_get(st->txn, st->jobs, &k, &v)) != 0)
+		return rc == MDB_NOTFOUND ? STORE_ENOTFOUND : rc;
+	if (v.mv_size >= REC_HEADER &&
+	    (rc = expire_key_del(st, num, v.mv_data)) != 0)
+		return rc;
+	return mdb_del(st->txn, st->jobs, &k, NULL);
+}
+
+int
+store_job_get(struct store *st, uint64_t num, char *status, char **json)
+{
+	unsigned char	 kb[8];
+	MDB_val		 k = { 8, kb }, v;
+	MDB_txn		*txn;
+	int		 rc;
+
+	be64(kb, num);
+	if ((rc = store_rtxn(st, &txn)) != 0)
+		return rc;
+	rc = mdb_get(txn, st->jobs, &k, &v);
+	if (rc == 0 && v.mv_size < REC_HEADER)
+		rc = STORE_EBADRECORD;
+	if (rc == 0) {
+		*status = ((char *)v.mv_data)[0];
+		*json = xmalloc(v.mv_size - REC_HEADER + 1);
+		memcpy(*json, (char *)v.mv_data + REC_HEADER,
+		    v.mv_size - REC_HEADER);
+		(*json)[v.mv_size - REC_HEADER] = '\0';
+	}
+	store_rdone(st, txn);
+	return rc == MDB_NOTFOUND ? STORE_ENOTFOUND : rc;
+}
+
+int
+store_jobs_each(struct store *st, uint64_t after, store_job_fn fn, void *arg)
+{
+	unsigned char	 kb[8];
+	MDB_val		 k = { 8, kb }, v;
+	MDB_cursor	*cur;
+	MDB_txn		*txn;
+	MDB_cursor_op	 op = MDB_SET_RANGE;
+	char		*json;
+	int		 rc;
+
+	be64(kb, after);
+	if ((rc = store_rtxn(st, &txn)) != 0)
+		return rc;
+	if ((rc = mdb_cursor_open(txn, st->jobs, &cur)) != 0) {
+		store_rdone(st, txn);
+		return rc;
+	}
+	while ((rc = mdb_cursor_get(cur, &k, &v, op)) == 0) {
+		op = MDB_NEXT;
+		if (k.mv_size != 8 || v.mv_size < REC_HEADER) {
+			rc = STORE_EBADRECORD;
+			break;
+		}
+		json = strndup((char *)v.mv_data + REC_HEADER,
+		    v.mv_size - REC_HEADER);
+		if (json == NULL)
+			abort();
+		rc = fn(arg, get_be64(k.mv_data), ((char *)v.mv_data)[0], json);
+		free(json);
+		if (rc != 0)
+			break;
+	}
+	mdb_cursor_close(cur);
+	store_rdone(st, txn);
+	return rc == MDB_NOTFOUND ? 0 : rc;
+}
+
+int
+store_idem_put(struct store *st, const char *key, uint64_t num)
+{
+	unsigned char	buf[8];
+	MDB_val		k = { strlen(key), (void *)key }, v = { 8, buf };
+
+	be64(buf, num);
+	return mdb_put(st->txn, st->idem, &k, &v, 0);
+}
+
+int
+store_idem_del(struct store *st, const char *key)
+{
+	MDB_val	k = { strlen(key), (void *)key };
+	int	rc = mdb_del(st->txn, st->idem, &k, NULL);
+
+	return rc == MDB_NOTFOUND ? 0 : rc;
+}
+
+int
+store_idem_get(struct store *st, const char *key, uint64_t *num)
+{
+	MDB_val	 k = { strlen(key), (void *)key }, v;
+	MDB_txn	*txn;
+	int	 rc;
+
+	if ((rc = store_rtxn(st, &txn)) != 0)
+		return rc;
+	rc = mdb_get(txn, st->idem, &k, &v);
+	if (rc == 0 && v.mv_size == 8)
+		*num = get_be64(v.mv_data);
+	else if (rc == 0)
+		rc = STORE_EBADRECORD;
+	store_rdone(st, txn);
+	return rc == MDB_NOTFOUND ? STORE_ENOTFOUND : rc;
+}
+
+int
+store_worker_put(struct store *st, int pid, const char *json)
+{
+	unsigned char	kb[8];
+	MDB_val		k = { 8, kb }, v = { strlen(json), (void *)json };
+
+	be64(kb, (uint64_t)pid);
+	return mdb_put(st->txn, st->workers, &k, &v, 0);
+}
+
+int
+store_worker_del(struct store *st, int pid)
+{
+	unsigned char	kb[8];
+	MDB_val		k = { 8, kb };
+	int		rc;
+
+	be64(kb, (uint64_t)pid);
+	rc = mdb_del(st->txn, st->workers, &k, NULL);
+	return rc == MDB_NOTFOUND ? 0 : rc;
+}
+
+int
+store_workers_each(struct store *st, store_worker_fn fn, void *arg)
+{
+	MDB_val		 k, v;
+	MDB_cursor	*cur;
+	MDB_txn		*txn;
+	MDB_cursor_op	 op = MDB_FIRST;
+	char		*json;
+	int		 rc;
+
+	if ((rc = store_rtxn(st, &txn)) != 0)
+		return rc;
+	if ((rc = mdb_cursor_open(txn, st->workers, &cur)) != 0) {
+		store_rdone(st, txn);
+		return rc;
+	}
+	while ((rc = mdb_cursor_get(cur, &k, &v, op)) == 0) {
+		op = MDB_NEXT;
+		if (k.mv_size != 8) {
+			rc = STORE_EBADRECORD;
+			break;
+		}
+		json = strndup(v.mv_data, v.mv_size);
+		if (json == NULL)
+			abort();
+		rc = fn(arg, (int)get_be64(k.mv_data), json);
+		free(json);
+		if (rc != 0)
+			break;
+	}
+	mdb_cursor_close(cur);
+	store_rdone(st, txn);
+	return rc == MDB_NOTFOUND ? 0 : rc;
+}
+
+int64_t
+store_next_expiry(struct store *st)
+{
+	MDB_val		 k, v;
+	MDB_cursor	*cur;
+	MDB_txn		*txn;
+	int64_t		 t = 0;
+
+	if (store_rtxn(st, &txn) != 0)
+		return 0;
+	if (mdb_cursor_open(txn, st->expire, &cur) == 0) {
+		if (mdb_cursor_get(cur, &k, &v, MDB_FIRST) == 0 &&
+		    k.mv_size == 16)
+			t = (int64_t)get_be64(k.mv_data);
+		mdb_cursor_close(cur);
+	}
+	store_rdone(st, txn);
+	return t;
+}
+
+size_t
+store_expired(struct store *st, int64_t now, uint64_t *nums, size_t max)
+{
+	MDB_val		 k, v;
+	MDB_cursor	*cur;
+	MDB_txn		*txn;
+	MDB_cursor_op	 op = MDB_FIRST;
+	size_t		 n = 0;
+
+	if (store_rtxn(st, &txn) != 0)
+		return 0;
+	if (mdb_cursor_open(txn, st->expire, &cur) == 0) {
+		while (n < max && mdb_cursor_get(cur, &k, &v, op) == 0 &&
+		    k.mv_size == 16 &&
+		    (int64_t)get_be64(k.mv_data) <= now) {
+			nums[n++] = get_be64((unsigned char *)k.mv_data + 8);
+			op = MDB_NEXT;
+		}
+		mdb_cursor_close(cur);
+	}
+	store_rdone(st, txn);
+	return n;
+}
