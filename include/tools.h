@@ -91,6 +91,14 @@ enum tier		 tool_command_tier(const struct tool *, json_object *);
 int			 tool_command_reload(const struct tool *,
 			    json_object *);
 
+/*
+ * Expand the tool's exec templates with a command's params (NULL: absent):
+ * 0 and *argv (a JSON array of strings; caller puts), or -1 with err
+ * naming the parameter that has neither a value nor a default.
+ */
+int			 tool_expand_argv(const struct tool *, json_object *,
+			    json_object **argv, char *err, size_t errlen);
+
 /* get_tool_details shape; caller puts. */
 json_object		*tool_details(const struct tool *);
 /* The tool's parameter schema, {"type":"object"} when none; caller puts. */

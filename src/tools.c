@@ -630,3 +630,103 @@ tool_details(const struct tool *t)
 	json_object_object_add(d, "params", tool_input_schema(t));
 	return d;
 }
+
+/*
+ * The value of {name}: params.name, else the schema's default; 0 when
+ * neither.  *v is borrowed, and NULL for a JSON null.
+ */
+static int
+template_value(const struct tool *t, json_object *params, const char *name,
+    json_object **v)
+{
+	json_object	*props, *prop;
+
+	if (params != NULL && json_object_object_get_ex(params, name, v))
+		return 1;
+	return t->params != NULL &&
+	    json_object_object_get_ex(t->params, "properties", &props) &&
+	    json_object_object_get_ex(props, name, &prop) &&
+	    json_object_object_get_ex(prop, "default", v);
+}
+
+static int
+template_name_char(char c, int first)
+{
+	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_' ||
+	    (!first && c >= '0' && c <= '9');
+}
+
+/* Expand one element; NULL with err when a parameter is missing. */
+static char *
+template_expand(const struct tool *t, json_object *params, const char *s,
+    char *err, size_t errlen)
+{
+	char		*out, name[TOOL_NAME_MAX + 1];
+	const char	*p, *end, *val;
+	size_t		 len = 0, cap = strlen(s) + 1, n;
+	json_object	*v;
+
+	out = xmalloc(cap);
+	for (p = s; *p != '\0'; ) {
+		val = NULL;
+		n = 1;
+		if ((p[0] == '{' && p[1] == '{') || (p[0] == '}' && p[1] == '}'))
+			n = 2;
+		else if (p[0] == '{' && template_name_char(p[1], 1)) {
+			for (end = p + 1; template_name_char(*end, 0); end++)
+				;
+			if (*end == '}' && (size_t)(end - p - 1) <
+			    sizeof(name)) {
+				memcpy(name, p + 1, (size_t)(end - p - 1));
+				name[end - p - 1] = '\0';
+				if (!template_value(t, params, name, &v)) {
+					snprintf(err, errlen, "parameter \"%s\" "
+					    "has no value and no default", name);
+					free(out);
+					return NULL;
+				}
+				val = v == NULL ? "null" :
+				    json_object_is_type(v, json_type_string) ?
+				    json_object_get_string(v) :
+				    json_object_to_json_string_ext(v,
+				    JSON_C_TO_STRING_PLAIN);
+				n = (size_t)(end - p) + 1;
+			}
+		}
+		if (val == NULL)
+			val = n == 2 ? (p[0] == '{' ? "{" : "}") : NULL;
+		if (len + (val ? strlen(val) : 1) + 1 > cap) {
+			cap = (len + (val ? strlen(val) : 1) + 1) * 2;
+			out = xrealloc(out, cap);
+		}
+		if (val != NULL) {
+			memcpy(out + len, val, strlen(val));
+			len += strlen(val);
+		} else
+			out[len++] = *p;
+		p += n;
+	}
+	out[len] = '\0';
+	return out;
+}
+
+int
+tool_expand_argv(const struct tool *t, json_object *params,
+    json_object **argv, char *err, size_t errlen)
+{
+	json_object	*a = json_object_new_array();
+	char		*s;
+	size_t		 i;
+
+	for (i = 0; i < t->nexec; i++) {
+		if ((s = template_expand(t, params, t->exec[i], err,
+		    errlen)) == NULL) {
+			json_object_put(a);
+			return -1;
+		}
+		json_object_array_add(a, json_object_new_string(s));
+		free(s);
+	}
+	*argv = a;
+	return 0;
+}

@@ -369,6 +369,66 @@ START_TEST(details_shape)
 }
 END_TEST
 
+static const struct {
+	const char	*exec;		/* one element */
+	const char	*params;	/* NULL: absent */
+	const char	*want;		/* NULL: missing parameter */
+} templates[] = {
+	{ "{dir}", "{\"dir\":\"a b; rm -rf /\"}", "a b; rm -rf /" },
+	{ "-C{dir}/x", "{\"dir\":\"p\"}", "-Cp/x" },
+	{ "{n}:{b}:{z}", "{\"n\":3,\"b\":true,\"z\":null}", "3:true:null" },
+	{ "{o}", "{\"o\":{\"k\":[1,2]}}", "{\"k\":[1,2]}" },
+	{ "{{dir}}", "{}", "{dir}" },
+	{ "{ dir } {1x} {", "{}", "{ dir } {1x} {" },
+	{ "a}b", "{}", "a}b" },
+	{ "{dir}", NULL, "." },
+	{ "{dir}", "{}", "." },
+	{ "{missing}", "{}", NULL },
+	{ "$(echo {dir})", "{\"dir\":\"`id`\"}", "$(echo `id`)" },
+};
+
+START_TEST(argv_templates)
+{
+	char		 json[1024];
+	struct tooltab	*tab;
+	json_object	*p = templates[_i].params ? P(templates[_i].params) :
+			    NULL, *argv = NULL;
+	int		 rc;
+
+	/* The table text needs its quotes escaped once more. */
+	{
+		char esc[200], *o = esc;
+		const char *q = templates[_i].exec;
+
+		for (; *q; q++) {
+			if (*q == '"')
+				*o++ = '\\';
+			*o++ = *q;
+		}
+		*o = '\0';
+		snprintf(json, sizeof(json), "{\"tools\":[{\"name\":\"t\","
+		    "\"exec\":[\"prog\",\"%s\"],\"params\":{\"properties\":"
+		    "{\"dir\":{\"default\":\".\"}}}}]}", esc);
+	}
+	tab = load(json);
+	ck_assert_msg(tab != NULL, "%s", err);
+	rc = tool_expand_argv(&tab->tools[0], p, &argv, err, sizeof(err));
+	if (templates[_i].want == NULL) {
+		ck_assert_int_eq(rc, -1);
+		ck_assert_ptr_nonnull(strstr(err, "\"missing\""));
+	} else {
+		ck_assert_int_eq(rc, 0);
+		/* One element in, one argument out: never split. */
+		ck_assert_uint_eq(json_object_array_length(argv), 2);
+		ck_assert_str_eq(json_object_get_string(
+		    json_object_array_get_idx(argv, 1)), templates[_i].want);
+	}
+	json_object_put(argv);
+	json_object_put(p);
+	tooltab_free(tab);
+}
+END_TEST
+
 static Suite *
 tools_suite(void)
 {
@@ -387,6 +447,8 @@ tools_suite(void)
 	tcase_add_loop_test(tc, schema_validation, 0,
 	    sizeof(schema_cases) / sizeof(schema_cases[0]));
 	tcase_add_test(tc, details_shape);
+	tcase_add_loop_test(tc, argv_templates, 0,
+	    sizeof(templates) / sizeof(templates[0]));
 	suite_add_tcase(s, tc);
 	return s;
 }
