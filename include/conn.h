@@ -9,6 +9,7 @@
 #include <json-c/json.h>
 
 #include "frame.h"
+#include "rpc.h"
 
 /*
  * One client connection.  The listener owns the socket side; conn.c owns
@@ -47,6 +48,8 @@ struct conn {
 	char			*name;		/* client name or NULL */
 	struct editor_flags	 editor;
 	char			 peer[80];
+	struct rpc_pendings	 pending;	/* answers that wait */
+	struct evbuffer		*held;		/* answers held for a sync */
 };
 
 /* A new connection, linked into srv.  out: NULL to use bev's output. */
@@ -58,6 +61,8 @@ void		 conn_free(struct conn *);
 void		 conn_input(struct conn *, struct evbuffer *in);
 /* Frame and queue one message; msg borrowed. */
 void		 conn_send(struct conn *, json_object *msg);
+/* Send what conn_send held back while a sync was due. */
+void		 conn_release(struct conn *);
 /* Answer with one framing error and close after it is flushed. */
 void		 conn_fail(struct conn *, int code, const char *type,
 		    const char *reason);

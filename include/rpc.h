@@ -2,6 +2,8 @@
 #ifndef CMDGATE_RPC_H
 #define CMDGATE_RPC_H
 
+#include <sys/queue.h>
+
 #include <stddef.h>
 
 #include <json-c/json.h>
@@ -41,16 +43,36 @@ struct rpc_error {
 enum rpc_status {
 	RPC_OK,		/* *result set (may be NULL: answered with {}) */
 	RPC_ERROR,	/* err filled in */
+	RPC_DEFERRED,	/* rpc_defer() was called: answered later */
 };
+
+struct rpc_batch;
 
 /* One request while it is being answered. */
 struct rpc_req {
-	struct conn	*conn;
-	json_object	*id;		/* owned; NULL with id null */
-	int		 notification;	/* no id member: never answered */
-	const char	*method;	/* borrowed from the message */
-	json_object	*responses;	/* batch: where the answer goes */
+	struct conn		*conn;
+	json_object		*id;		/* borrowed; NULL with id null */
+	int			 notification;	/* no id member: no answer */
+	const char		*method;	/* borrowed from the message */
+	struct rpc_batch	*batch;		/* the batch it came in, or NULL */
 };
+
+/*
+ * A request whose answer waits (wait_job, a sync batch_execute,
+ * tools/call).  It belongs to its connection; when the connection closes
+ * first, cancel(arg) is called and the owner forgets it.
+ */
+struct rpc_pending {
+	TAILQ_ENTRY(rpc_pending)	 entry;
+	struct conn			*conn;
+	json_object			*id;
+	char				*method;
+	int				 notification;
+	struct rpc_batch		*batch;
+	void				(*cancel)(void *);
+	void				*arg;
+};
+TAILQ_HEAD(rpc_pendings, rpc_pending);
 
 typedef enum rpc_status (*rpc_handler)(struct rpc_req *, json_object *params,
     json_object **result, struct rpc_error *);
@@ -70,6 +92,18 @@ extern const struct rpc_method	rpc_methods[];
  * through conn_send.
  */
 void		 rpc_message(struct conn *c, const char *buf, size_t len);
+
+/*
+ * Keep req for a later answer: the handler returns RPC_DEFERRED and the
+ * owner later calls rpc_complete() exactly once, or is told by cancel().
+ */
+struct rpc_pending *rpc_defer(struct rpc_req *, void (*cancel)(void *),
+		    void *arg);
+/* Answer a deferred request (result taken, or err) and free it. */
+void		 rpc_complete(struct rpc_pending *, json_object *result,
+		    struct rpc_error *err);
+/* The connection is closing: cancel and free its deferred requests. */
+void		 rpc_cancel_all(struct conn *);
 
 /* Fill err; returns RPC_ERROR so handlers can "return rpc_fail(...)". */
 enum rpc_status	 rpc_fail(struct rpc_error *err, int code, const char *type,

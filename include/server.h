@@ -20,6 +20,7 @@
 struct event_base;
 struct tooltab;
 struct listener;
+struct jobs;
 struct event;
 
 #define SERVER_TOKEN_MAX	4096
@@ -42,6 +43,8 @@ struct server {
 	char			*store_path;
 	int			 stopping;
 	struct event		*reaper;	/* frees dead connections */
+	struct jobs		*jobs;		/* NULL until the store opens */
+	int			 hold_output;	/* --sync group: sync due */
 };
 
 void		 server_init(struct server *, struct event_base *,
@@ -54,6 +57,10 @@ int		 server_load_token(struct server *, const char *path,
 int		 server_token_ok(const struct server *, const char *, size_t);
 /* The broker-wide busy state: every connection's editor flags OR-ed. */
 void		 server_busy(const struct server *, struct editor_flags *);
+/* An editor flag or a connection holding one changed: reschedule. */
+void		 server_busy_changed(struct server *);
+/* Stopping, and the last worker is gone: leave once clients are too. */
+void		 server_jobs_stopped(struct server *);
 /* Send msg (borrowed) to every connection. */
 void		 server_broadcast(struct server *, json_object *msg);
 /* Replace the tool table, telling clients when it changed; tab taken. */

@@ -30,6 +30,7 @@ conn_new(struct server *srv, struct bufferevent *bev, struct evbuffer *out,
 	c->id = ++srv->next_conn_id;
 	snprintf(c->peer, sizeof(c->peer), "%s", peer);
 	frame_init(&c->fr, srv->opt->max_message);
+	TAILQ_INIT(&c->pending);
 	TAILQ_INSERT_TAIL(&srv->conns, c, entry);
 	srv->nconns++;
 	return c;
@@ -38,10 +39,20 @@ conn_new(struct server *srv, struct bufferevent *bev, struct evbuffer *out,
 void
 conn_free(struct conn *c)
 {
+	struct editor_flags	none = { 0, 0, 0 };
+	struct server		*srv = c->srv;
+	int			had_flags;
+
+	rpc_cancel_all(c);
+	had_flags = memcmp(&c->editor, &none, sizeof(none)) != 0;
 	TAILQ_REMOVE(&c->srv->conns, c, entry);
 	c->srv->nconns--;
+	if (c->held != NULL)
+		evbuffer_free(c->held);
 	free(c->name);
 	free(c);
+	if (had_flags)
+		server_busy_changed(srv);
 }
 
 int
@@ -83,6 +94,14 @@ conn_send(struct conn *c, json_object *msg)
 		return;
 	s = json_object_to_json_string_length(msg, JSON_C_TO_STRING_PLAIN |
 	    JSON_C_TO_STRING_NOSLASHESCAPE, &len);
+	/* With --sync group, nothing leaves before the changes are synced. */
+	if (c->srv->hold_output) {
+		if (c->held == NULL && (c->held = evbuffer_new()) == NULL)
+			fatalx("evbuffer_new");
+		if (frame_write(&c->fr, c->held, s, len) == -1)
+			fatalx("evbuffer_add: out of memory");
+		return;
+	}
 	if (frame_write(&c->fr, c->out, s, len) == -1)
 		fatalx("evbuffer_add: out of memory");
 	if (evbuffer_get_length(c->out) > conn_out_max(c)) {
@@ -91,6 +110,16 @@ conn_send(struct conn *c, json_object *msg)
 		    evbuffer_get_length(c->out));
 		conn_kill(c);
 	}
+}
+
+void
+conn_release(struct conn *c)
+{
+	if (c->held == NULL || evbuffer_get_length(c->held) == 0)
+		return;
+	evbuffer_add_buffer(c->out, c->held);
+	if (evbuffer_get_length(c->out) > conn_out_max(c))
+		conn_kill(c);
 }
 
 void

@@ -23,6 +23,7 @@
 #include <json-c/json.h>
 
 #include "conn.h"
+#include "jobs.h"
 #include "listener.h"
 #include "log.h"
 #include "options.h"
@@ -429,7 +430,7 @@ lst_reap(evutil_socket_t fd, short ev, void *arg)
 		conn_free(c);
 	}
 	lst_resume(l);
-	if (srv->stopping && srv->nconns == 0)
+	if (srv->stopping && srv->nconns == 0 && jobs_idle(srv->jobs))
 		event_base_loopexit(srv->base, NULL);
 }
 
@@ -441,8 +442,12 @@ lst_deadline(evutil_socket_t fd, short ev, void *arg)
 
 	(void)fd;
 	(void)ev;
-	log_info("%u clients did not read the shutdown notice in time",
-	    l->srv->nconns);
+	if (l->srv->nconns > 0)
+		log_info("%u clients did not read the shutdown notice in time",
+		    l->srv->nconns);
+	if (!jobs_idle(l->srv->jobs))
+		log_warnx("%zu workers still alive at exit; the next start "
+		    "stops them", l->srv->jobs->nworkers);
 	TAILQ_FOREACH(c, &l->srv->conns, entry)
 		conn_kill(c);
 	event_base_loopexit(l->srv->base, NULL);
@@ -454,6 +459,9 @@ listener_shutdown(struct server *srv)
 	struct listener	*l = srv->listener;
 	struct timeval	 tv = { SHUTDOWN_FLUSH_S, 0 };
 	struct conn	*c;
+
+	/* Workers get --kill-grace to stop before the deadline counts. */
+	tv.tv_sec += (time_t)srv->opt->kill_grace;
 	json_object	*p, *n;
 
 	srv->stopping = 1;

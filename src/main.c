@@ -18,12 +18,13 @@
 
 #include <event2/event.h>
 
+#include "jobs.h"
 #include "listener.h"
 #include "log.h"
 #include "options.h"
 #include "sdnotify.h"
 #include "server.h"
-#include "spawn.h"
+#include "launch.h"
 #include "tools.h"
 #include "util.h"
 
@@ -138,6 +139,9 @@ on_sigterm(evutil_socket_t sig, short ev, void *arg)
 		return;
 	log_info("%s: stopping", strsignal(sig));
 	sdnotify("STOPPING=1\nSTATUS=stopping");
+	srv->stopping = 1;
+	if (srv->jobs != NULL)
+		jobs_shutdown(srv->jobs);
 	listener_shutdown(srv);
 }
 
@@ -159,7 +163,7 @@ configure(struct server *srv, struct options *opt)
 	if ((opt->token_file != NULL && server_load_token(srv,
 	    opt->token_file, err, sizeof(err)) == -1) ||
 	    state_dir_prepare(opt->state_dir, err, sizeof(err)) == -1 ||
-	    spawn_find_worker(&srv->worker_path, err, sizeof(err)) == -1) {
+	    launch_find_worker(&srv->worker_path, err, sizeof(err)) == -1) {
 		log_warnx("%s", err);
 		return EXIT_CONFIG;
 	}
@@ -183,6 +187,8 @@ serve(struct server *srv)
 	if ((base = event_base_new()) == NULL)
 		fatalx("event_base_new");
 	srv->base = base;
+	if ((rc = jobs_open(srv)) != 0)
+		goto out;
 	if (listener_open(srv, err, sizeof(err)) == -1) {
 		log_warnx("%s", err);
 		rc = EXIT_UNAVAIL;
@@ -206,6 +212,8 @@ out:
 		if (sig[i] != NULL)
 			event_free(sig[i]);
 	listener_free(srv);
+	jobs_free(srv->jobs);
+	srv->jobs = NULL;
 	event_base_free(base);
 	return rc;
 }

@@ -9,10 +9,12 @@
 #include <json-c/json.h>
 
 #include "conn.h"
+#include "jobs.h"
 #include "log.h"
 #include "methods.h"
 #include "rpc.h"
 #include "server.h"
+#include "store.h"
 #include "tools.h"
 #include "util.h"
 
@@ -29,6 +31,13 @@ const struct rpc_method rpc_methods[] = {
 	{ "initialize", mcp_initialize, 0 },
 	{ "notifications/initialized", mcp_initialized, 0 },
 	{ "tools/list", mcp_tools_list, 0 },
+	{ "tools/call", mcp_tools_call, 0 },
+	{ "batch_execute", method_batch_execute, 0 },
+	{ "poll_job", method_poll_job, 0 },
+	{ "wait_job", method_wait_job, 0 },
+	{ "cancel_job", method_cancel_job, 0 },
+	{ "list_jobs", method_list_jobs, 0 },
+	{ "queue_status", method_queue_status, 0 },
 	{ NULL, NULL, 0 },
 };
 
@@ -158,16 +167,14 @@ method_authenticate(struct rpc_req *req, json_object *params,
 }
 
 static json_object *
-status_jobs_by_status(void)
+status_jobs_by_status(struct jobs *J)
 {
-	static const char *names[] = {
-		"queued", "running", "done", "failed", "cancelled",
-	};
 	json_object	*o = json_object_new_object();
-	size_t		 i;
+	int		 i;
 
-	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++)
-		json_object_object_add(o, names[i], json_object_new_int(0));
+	for (i = 0; i < JOB_NSTATUS; i++)
+		json_object_object_add(o, job_status_name(i),
+		    json_object_new_int64(J != NULL ? (int64_t)J->count[i] : 0));
 	return o;
 }
 
@@ -175,19 +182,24 @@ enum rpc_status
 method_server_status(struct rpc_req *req, json_object *params,
     json_object **result, struct rpc_error *err)
 {
-	struct server	*srv = req->conn->srv;
-	json_object	*r, *store;
+	struct server		*srv = req->conn->srv;
+	struct store_info	 si = { 0, 0, srv->opt->map_size };
+	json_object		*r, *store;
+	int			 rc;
 
 	(void)params;
-	(void)err;
+	if (srv->jobs != NULL && (rc = store_info(srv->jobs->st, &si)) != 0)
+		return rpc_fail(err, RPC_STORAGE_ERROR, "storage_error",
+		    "the store could not be read: %s", store_strerror(rc));
 	store = json_object_new_object();
 	json_object_object_add(store, "path",
 	    json_object_new_string(srv->store_path));
-	json_object_object_add(store, "jobs", json_object_new_int(0));
+	json_object_object_add(store, "jobs",
+	    json_object_new_uint64(si.jobs));
 	json_object_object_add(store, "map_used_bytes",
-	    json_object_new_int(0));
+	    json_object_new_uint64(si.map_used));
 	json_object_object_add(store, "map_size_bytes",
-	    json_object_new_uint64(srv->opt->map_size));
+	    json_object_new_uint64(si.map_size));
 	r = json_object_new_object();
 	json_object_object_add(r, "version",
 	    json_object_new_string(PACKAGE_VERSION));
@@ -198,8 +210,10 @@ method_server_status(struct rpc_req *req, json_object *params,
 	json_object_object_add(r, "clients",
 	    json_object_new_int((int)srv->nconns));
 	json_object_object_add(r, "store", store);
-	json_object_object_add(r, "workers_alive", json_object_new_int(0));
-	json_object_object_add(r, "jobs_by_status", status_jobs_by_status());
+	json_object_object_add(r, "workers_alive", json_object_new_int64(
+	    srv->jobs != NULL ? (int64_t)srv->jobs->nworkers : 0));
+	json_object_object_add(r, "jobs_by_status",
+	    status_jobs_by_status(srv->jobs));
 	json_object_object_add(r, "tools", json_object_new_string(
 	    srv->tools->source));
 	json_object_object_add(r, "worker", srv->worker_path != NULL ?
@@ -269,7 +283,10 @@ method_report_editor_state(struct rpc_req *req, json_object *params,
 	    param_bool(params, "compiling", &f.compiling, err) == -1 ||
 	    param_bool(params, "busy", &f.busy, err) == -1)
 		return RPC_ERROR;
-	c->editor = f;
+	if (memcmp(&c->editor, &f, sizeof(f)) != 0) {
+		c->editor = f;
+		server_busy_changed(c->srv);
+	}
 	server_busy(c->srv, &all);
 	*result = json_object_new_object();
 	json_object_object_add(*result, "busy", busy_json(&all));

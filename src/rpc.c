@@ -13,7 +13,16 @@
 #include "rpc.h"
 #include "util.h"
 
-static json_object	*rpc_call(struct conn *, json_object *);
+/* The answers of one batch, sent once every request has one. */
+struct rpc_batch {
+	struct conn	*conn;
+	json_object	*responses;
+	int		 waiting;	/* deferred answers still due */
+};
+
+static json_object	*rpc_call(struct conn *, json_object *,
+			    struct rpc_batch *);
+static void		 rpc_batch_done(struct rpc_batch *);
 static int		 rpc_check(json_object *, json_object **,
 			    const char **, int *, struct rpc_error *);
 static json_object	*rpc_answer(struct rpc_req *, enum rpc_status,
@@ -179,9 +188,9 @@ rpc_answer(struct rpc_req *req, enum rpc_status st, json_object *result,
 	return r;
 }
 
-/* Run one request; the response, or NULL when none is due.  Caller puts. */
+/* Run one request; the response, or NULL when none is due now. */
 static json_object *
-rpc_call(struct conn *c, json_object *msg)
+rpc_call(struct conn *c, json_object *msg, struct rpc_batch *batch)
 {
 	const struct rpc_method	*m;
 	struct rpc_req		 req;
@@ -192,6 +201,7 @@ rpc_call(struct conn *c, json_object *msg)
 	memset(&err, 0, sizeof(err));
 	memset(&req, 0, sizeof(req));
 	req.conn = c;
+	req.batch = batch;
 	if (rpc_check(msg, &req.id, &req.method, &req.notification,
 	    &err) == -1) {
 		req.notification = 0;
@@ -222,6 +232,8 @@ rpc_call(struct conn *c, json_object *msg)
 		json_object_get(params);
 	st = m->handler(&req, params, &result, &err);
 	json_object_put(params);
+	if (st == RPC_DEFERRED)
+		return NULL;
 	resp = rpc_answer(&req, st, result, &err);
 	free(err.command);
 	return resp;
@@ -231,7 +243,8 @@ void
 rpc_message(struct conn *c, const char *buf, size_t len)
 {
 	struct json_tokener	*tok;
-	json_object		*msg, *resp, *batch;
+	json_object		*msg, *resp;
+	struct rpc_batch	*batch;
 	enum json_tokener_error	 jerr;
 	size_t			 i, n;
 	char			 reason[128];
@@ -260,7 +273,7 @@ rpc_message(struct conn *c, const char *buf, size_t len)
 	}
 	json_tokener_free(tok);
 	if (!json_object_is_type(msg, json_type_array)) {
-		if ((resp = rpc_call(c, msg)) != NULL)
+		if ((resp = rpc_call(c, msg, NULL)) != NULL)
 			conn_send(c, resp);
 		json_object_put(resp);
 		json_object_put(msg);
@@ -275,13 +288,93 @@ rpc_message(struct conn *c, const char *buf, size_t len)
 		json_object_put(msg);
 		return;
 	}
-	batch = json_object_new_array();
+	batch = xcalloc(1, sizeof(*batch));
+	batch->conn = c;
+	batch->responses = json_object_new_array();
+	batch->waiting = 1;	/* this loop */
 	for (i = 0; i < n && !c->closing; i++)
-		if ((resp = rpc_call(c, json_object_array_get_idx(msg, i))) !=
-		    NULL)
-			json_object_array_add(batch, resp);
-	if (json_object_array_length(batch) > 0)
-		conn_send(c, batch);
-	json_object_put(batch);
+		if ((resp = rpc_call(c, json_object_array_get_idx(msg, i),
+		    batch)) != NULL)
+			json_object_array_add(batch->responses, resp);
 	json_object_put(msg);
+	rpc_batch_done(batch);
+}
+
+/* One answer of the batch is in; send them all with the last. */
+static void
+rpc_batch_done(struct rpc_batch *b)
+{
+	if (--b->waiting > 0)
+		return;
+	if (b->conn != NULL && json_object_array_length(b->responses) > 0)
+		conn_send(b->conn, b->responses);
+	json_object_put(b->responses);
+	free(b);
+}
+
+struct rpc_pending *
+rpc_defer(struct rpc_req *req, void (*cancel)(void *), void *arg)
+{
+	struct rpc_pending	*p = xcalloc(1, sizeof(*p));
+
+	p->conn = req->conn;
+	p->id = json_object_get(req->id);
+	p->method = xstrdup(req->method);
+	p->notification = req->notification;
+	p->batch = req->batch;
+	p->cancel = cancel;
+	p->arg = arg;
+	if (p->batch != NULL)
+		p->batch->waiting++;
+	TAILQ_INSERT_TAIL(&req->conn->pending, p, entry);
+	return p;
+}
+
+static void
+rpc_pending_free(struct rpc_pending *p)
+{
+	TAILQ_REMOVE(&p->conn->pending, p, entry);
+	json_object_put(p->id);
+	free(p->method);
+	free(p);
+}
+
+void
+rpc_complete(struct rpc_pending *p, json_object *result, struct rpc_error *err)
+{
+	struct rpc_req	 req;
+	json_object	*resp;
+
+	memset(&req, 0, sizeof(req));
+	req.conn = p->conn;
+	req.id = p->id;
+	req.method = p->method;
+	req.notification = p->notification;
+	resp = rpc_answer(&req, err != NULL ? RPC_ERROR : RPC_OK, result, err);
+	if (err != NULL)
+		free(err->command);
+	if (resp != NULL && p->batch != NULL)
+		json_object_array_add(p->batch->responses, resp);
+	else if (resp != NULL) {
+		conn_send(p->conn, resp);
+		json_object_put(resp);
+	}
+	if (p->batch != NULL)
+		rpc_batch_done(p->batch);
+	rpc_pending_free(p);
+}
+
+void
+rpc_cancel_all(struct conn *c)
+{
+	struct rpc_pending	*p;
+
+	while ((p = TAILQ_FIRST(&c->pending)) != NULL) {
+		p->cancel(p->arg);
+		if (p->batch != NULL) {
+			p->batch->conn = NULL;
+			rpc_batch_done(p->batch);
+		}
+		rpc_pending_free(p);
+	}
 }

@@ -10,9 +10,12 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <event2/event.h>
+
 #include <json-c/json.h>
 
 #include "conn.h"
+#include "jobs.h"
 #include "log.h"
 #include "rpc.h"
 #include "server.h"
@@ -40,6 +43,8 @@ server_free(struct server *srv)
 
 	while ((c = TAILQ_FIRST(&srv->conns)) != NULL)
 		conn_free(c);
+	jobs_free(srv->jobs);
+	srv->jobs = NULL;
 	tooltab_free(srv->tools);
 	json_object_put(srv->listen_addrs);
 	if (srv->token != NULL)
@@ -128,6 +133,20 @@ server_busy(const struct server *srv, struct editor_flags *b)
 		b->compiling |= c->editor.compiling;
 		b->busy |= c->editor.busy;
 	}
+}
+
+void
+server_busy_changed(struct server *srv)
+{
+	if (srv->jobs != NULL)
+		jobs_schedule(srv->jobs);
+}
+
+void
+server_jobs_stopped(struct server *srv)
+{
+	if (srv->stopping && srv->nconns == 0)
+		event_base_loopexit(srv->base, NULL);
 }
 
 void

@@ -6,7 +6,7 @@
 
 #include <check.h>
 
-#include "sched.h"
+#include "scheduler.h"
 
 #define I	{ TIER_INSTANT, 0 }
 #define S	{ TIER_SMOOTH, 0 }

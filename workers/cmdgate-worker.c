@@ -356,7 +356,21 @@ run_exec(const char *ticket, json_object *cmd, size_t index, size_t cap,
 	} else if (timed_out) {
 		json_object_object_add(r, "error", json_object_new_string(
 		    "timed out: the tool's process group was killed"));
-	} else if (!out.truncated && out.len > 0) {
+	} else if (WIFSIGNALED(status)) {
+		char msg[64];
+
+		snprintf(msg, sizeof(msg), "killed by signal %d (SIG%s)",
+		    WTERMSIG(status), sigabbrev_np(WTERMSIG(status)) ?
+		    sigabbrev_np(WTERMSIG(status)) : "?");
+		json_object_object_add(r, "error", json_object_new_string(msg));
+	} else if (WEXITSTATUS(status) != 0) {
+		char msg[64];
+
+		snprintf(msg, sizeof(msg), "exited with status %d",
+		    WEXITSTATUS(status));
+		json_object_object_add(r, "error", json_object_new_string(msg));
+	}
+	if (exec_errno == 0 && !timed_out && !out.truncated && out.len > 0) {
 		out.buf[out.len] = '\0';
 		parsed = json_tokener_parse(out.buf);
 		if (json_object_is_type(parsed, json_type_object) ||

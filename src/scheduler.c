@@ -3,7 +3,7 @@
 
 #include <stddef.h>
 
-#include "sched.h"
+#include "scheduler.h"
 
 const char *
 sched_guard(const struct sched_busy *b)

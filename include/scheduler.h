@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: ISC */
-#ifndef CMDGATE_SCHED_H
-#define CMDGATE_SCHED_H
+#ifndef CMDGATE_SCHEDULER_H
+#define CMDGATE_SCHEDULER_H
 
 #include <stddef.h>
 

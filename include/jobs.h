@@ -1,0 +1,143 @@
+/* SPDX-License-Identifier: ISC */
+#ifndef CMDGATE_JOBS_H
+#define CMDGATE_JOBS_H
+
+#include <sys/queue.h>
+#include <sys/types.h>
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <json-c/json.h>
+
+#include "rpc.h"
+#include "scheduler.h"
+#include "tools.h"
+
+/*
+ * Jobs: PROTOCOL.md section 4.  The store holds every job; queued and
+ * running ones are also kept here, with the workers that run them.  Every
+ * change is committed before anyone is told (jobs_commit()).
+ */
+
+struct server;
+struct store;
+struct event;
+struct bufferevent;
+
+enum job_status {
+	JOB_QUEUED,
+	JOB_RUNNING,
+	JOB_DONE,
+	JOB_FAILED,
+	JOB_CANCELLED,
+};
+#define JOB_NSTATUS	5
+
+#define BUSY_BIT(b)	(1u << (b))
+
+struct worker;
+
+struct job {
+	TAILQ_ENTRY(job)	 entry;		/* queued or running list */
+	uint64_t		 num;
+	char			 ticket[24];
+	enum job_status		 status;
+	enum tier		 tier;
+	int			 reload;
+	unsigned		 busy;		/* BUSY_BIT()s of its tools */
+	json_object		*rec;		/* the stored record */
+	size_t			 ncmds;
+	size_t			 completed;
+	uint64_t		 notify_conn;	/* 0: no notifications */
+	const char		*last_blocked;
+	struct worker		*worker;
+	int			 cancelling;
+};
+TAILQ_HEAD(joblist, job);
+
+struct jobs;
+
+struct worker {
+	TAILQ_ENTRY(worker)	 entry;
+	struct jobs		*jobs;
+	pid_t			 pid;
+	pid_t			 tool_pgid;	/* 0 until a tool runs */
+	unsigned		 busy;
+	struct job		*job;		/* NULL: left by a past run */
+	struct bufferevent	*events;	/* its JSON lines */
+	struct bufferevent	*spec;		/* the spec going in */
+	struct event		*kill_timer;
+	struct event		*exit_ev;	/* past runs' workers: pidfd */
+	int			 pidfd;
+	char			*garbled;	/* why it was killed */
+	long long		 starttime;	/* from /proc, clock ticks */
+};
+TAILQ_HEAD(workerlist, worker);
+
+struct waiter;
+TAILQ_HEAD(waiterlist, waiter);
+
+struct jobs {
+	struct server		*srv;
+	struct store		*st;
+	struct joblist		 queued;
+	struct joblist		 running;
+	struct workerlist	 workers;
+	struct waiterlist	 waiters;
+	size_t			 nqueued, nrunning, nworkers, norphans;
+	uint64_t		 count[JOB_NSTATUS];	/* in the store */
+	struct event		*expire_ev;
+	struct event		*sigchld_ev;
+	struct event		*sync_ev;
+	int			 scheduling, reschedule;
+};
+
+/* Open the store and recover (PROTOCOL.md 4.2); 0, or an exit status. */
+int		 jobs_open(struct server *);
+void		 jobs_free(struct jobs *);
+/* Stop: every running job's processes get SIGTERM, then SIGKILL. */
+void		 jobs_shutdown(struct jobs *);
+int		 jobs_idle(const struct jobs *);
+/* Editor flags or a holder changed. */
+void		 jobs_schedule(struct jobs *);
+
+const char	*job_status_name(enum job_status);
+/* "t-000042" -> 42; -1 when not a ticket. */
+int		 job_parse_ticket(const char *, uint64_t *);
+
+/* Methods (jobmethods.c). */
+enum rpc_status	 method_batch_execute(struct rpc_req *, json_object *,
+		    json_object **, struct rpc_error *);
+enum rpc_status	 method_poll_job(struct rpc_req *, json_object *,
+		    json_object **, struct rpc_error *);
+enum rpc_status	 method_wait_job(struct rpc_req *, json_object *,
+		    json_object **, struct rpc_error *);
+enum rpc_status	 method_cancel_job(struct rpc_req *, json_object *,
+		    json_object **, struct rpc_error *);
+enum rpc_status	 method_list_jobs(struct rpc_req *, json_object *,
+		    json_object **, struct rpc_error *);
+enum rpc_status	 method_queue_status(struct rpc_req *, json_object *,
+		    json_object **, struct rpc_error *);
+enum rpc_status	 mcp_tools_call(struct rpc_req *, json_object *,
+		    json_object **, struct rpc_error *);
+
+/* Used by the methods. */
+struct job	*jobs_find(struct jobs *, uint64_t num);
+/* The job object of PROTOCOL.md 5 (full) or its summary; caller puts. */
+json_object	*jobs_view(struct jobs *, uint64_t num, int full, int *found,
+		    struct rpc_error *);
+json_object	*job_view(struct jobs *, struct job *, int full);
+/* Submit a validated job record; 0, or -1 with err (storage_error...). */
+int		 jobs_submit(struct jobs *, json_object *rec, const char *idem,
+		    uint64_t notify_conn, struct job **, struct rpc_error *);
+int		 jobs_cancel(struct jobs *, uint64_t num, json_object **,
+		    struct rpc_error *);
+/* Answer p with the job once finished, or as it stands after timeout_s. */
+void		 jobs_wait(struct jobs *, uint64_t num, struct rpc_pending *p,
+		    uint64_t timeout_s, int mcp);
+void		 jobs_busy(struct jobs *, struct sched_busy *);
+json_object	*jobs_busy_json(struct jobs *);
+const char	*jobs_blocked_by(struct jobs *, const struct job *);
+
+#endif

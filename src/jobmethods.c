@@ -1,0 +1,596 @@
+/* SPDX-License-Identifier: ISC */
+/* The job methods of PROTOCOL.md section 5, and MCP tools/call. */
+#include "config.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <json-c/json.h>
+
+#include "conn.h"
+#include "jobs.h"
+#include "methods.h"
+#include "rpc.h"
+#include "schema.h"
+#include "server.h"
+#include "store.h"
+#include "tools.h"
+#include "util.h"
+
+#define WAIT_DEFAULT_S		30
+#define WAIT_MAX_S		3600
+#define SYNC_DEFAULT_S		300
+#define LABEL_MAX		256	/* bytes */
+#define IDEM_KEY_MAX		256	/* bytes */
+#define LIST_DEFAULT		100
+#define LIST_MAX		1000
+
+/* Options of a submitted job. */
+struct submit {
+	const char	*agent;
+	const char	*label;
+	const char	*idem;
+	int		 async, atomic, fail_fast, notify;
+	uint64_t	 timeout_s;
+};
+
+static struct jobs *
+req_jobs(struct rpc_req *req)
+{
+	return req->conn->srv->jobs;
+}
+
+static int
+param_uint(json_object *params, const char *key, uint64_t min, uint64_t max,
+    uint64_t *out, struct rpc_error *err)
+{
+	json_object	*v;
+
+	if (!json_object_object_get_ex(params, key, &v))
+		return 1;
+	if (!json_object_is_type(v, json_type_int) ||
+	    json_object_get_int64(v) < (int64_t)min ||
+	    (uint64_t)json_object_get_int64(v) > max) {
+		rpc_fail(err, RPC_INVALID_PARAMS, "invalid_params", "parameter "
+		    "\"%s\" must be a whole number from %llu to %llu", key,
+		    (unsigned long long)min, (unsigned long long)max);
+		return -1;
+	}
+	*out = (uint64_t)json_object_get_int64(v);
+	return 0;
+}
+
+/* The ticket parameter; -1 with err when missing or no job has it. */
+static int
+param_ticket(json_object *params, uint64_t *num, struct rpc_error *err)
+{
+	const char	*t;
+
+	if (param_string(params, "ticket", 1, &t, err) == -1)
+		return -1;
+	if (job_parse_ticket(t, num) == -1) {
+		rpc_fail(err, RPC_UNKNOWN_TICKET, "unknown_ticket", "'%s' is "
+		    "not a ticket (they look like t-000042)", t);
+		return -1;
+	}
+	return 0;
+}
+
+static void
+unknown_ticket(struct rpc_error *err, uint64_t num)
+{
+	if (err->code == 0)
+		rpc_fail(err, RPC_UNKNOWN_TICKET, "unknown_ticket", "no job "
+		    "t-%06llu: it never existed or has expired",
+		    (unsigned long long)num);
+}
+
+/* One command of a job: checked against the table, resolved.  Caller puts. */
+static json_object *
+build_command(struct server *srv, json_object *cmd, size_t i,
+    enum tier *tier, int *reload, struct rpc_error *err)
+{
+	const struct tool	*t;
+	json_object		*v, *params = NULL, *c, *argv, *empty;
+	const char		*name;
+	char			 msg[512];
+	int			 rc;
+
+	if (!json_object_is_type(cmd, json_type_object) ||
+	    !json_object_object_get_ex(cmd, "tool", &v) ||
+	    !json_object_is_type(v, json_type_string)) {
+		rpc_fail(err, RPC_INVALID_PARAMS, "invalid_params", "commands[%zu]"
+		    " must be {\"tool\": NAME, \"params\": {...}}", i);
+		return NULL;
+	}
+	name = json_object_get_string(v);
+	if ((t = tooltab_find(srv->tools, name)) == NULL) {
+		rpc_fail(err, RPC_INVALID_PARAMS, "unknown_tool", "commands[%zu]:"
+		    " no tool '%s' in the table; list_tools shows them", i, name);
+		err->command = xstrdup(name);
+		return NULL;
+	}
+	if (!t->enabled) {
+		rpc_fail(err, RPC_SECURITY_BLOCKED, "security_blocked",
+		    "commands[%zu]: tool '%s' is disabled in the tool table", i,
+		    name);
+		err->command = xstrdup(name);
+		return NULL;
+	}
+	json_object_object_get_ex(cmd, "params", &params);
+	if (params != NULL && !json_object_is_type(params, json_type_object)) {
+		rpc_fail(err, RPC_INVALID_PARAMS, "invalid_params", "commands[%zu]"
+		    ".params must be an object", i);
+		err->command = xstrdup(name);
+		return NULL;
+	}
+	empty = json_object_new_object();
+	rc = t->params != NULL ? schema_validate(t->params,
+	    params != NULL ? params : empty, msg, sizeof(msg)) : 0;
+	json_object_put(empty);
+	if (rc == -1) {
+		rpc_fail(err, RPC_INVALID_PARAMS, "invalid_params", "commands[%zu]"
+		    " (%s): %s", i, name, msg);
+		err->command = xstrdup(name);
+		return NULL;
+	}
+	c = json_object_new_object();
+	json_object_object_add(c, "tool", json_object_new_string(name));
+	*reload = tool_command_reload(t, params);
+	*tier = *reload ? TIER_HEAVY : tool_command_tier(t, params);
+	json_object_object_add(c, "tier", json_object_new_string(
+	    tier_name(*reload ? TIER_HEAVY : tool_command_tier(t, params))));
+	json_object_object_add(c, "causes_reload",
+	    json_object_new_boolean(*reload));
+	if (t->busy != BUSY_NONE)
+		json_object_object_add(c, "busy",
+		    json_object_new_string(busy_name(t->busy)));
+	if (t->exec != NULL) {
+		if (tool_expand_argv(t, params, &argv, msg, sizeof(msg)) == -1) {
+			json_object_put(c);
+			rpc_fail(err, RPC_INVALID_PARAMS, "invalid_params",
+			    "commands[%zu] (%s): %s", i, name, msg);
+			err->command = xstrdup(name);
+			return NULL;
+		}
+		json_object_object_add(c, "exec", argv);
+	} else
+		json_object_object_add(c, "forward",
+		    json_object_new_string(t->forward));
+	if (params != NULL)
+		json_object_object_add(c, "params", json_object_get(params));
+	json_object_object_add(c, "timeout_s",
+	    json_object_new_int64((int64_t)t->timeout_s));
+	return c;
+}
+
+/* The record of a new job; caller puts. */
+static json_object *
+build_job(struct server *srv, json_object *commands, const struct submit *o,
+    struct rpc_error *err)
+{
+	json_object	*rec, *list, *c;
+	enum tier	 tier, jt = TIER_INSTANT;
+	char		 ts[UTIL_TIMESTAMP_LEN];
+	size_t		 i, n;
+	int		 reload, jr = 0;
+
+	if (!json_object_is_type(commands, json_type_array) ||
+	    (n = json_object_array_length(commands)) == 0 ||
+	    n > srv->opt->max_batch) {
+		rpc_fail(err, RPC_INVALID_PARAMS, "invalid_params", "\"commands\""
+		    " must be a list of 1 to %llu commands (--max-batch)",
+		    (unsigned long long)srv->opt->max_batch);
+		return NULL;
+	}
+	list = json_object_new_array();
+	for (i = 0; i < n; i++) {
+		c = build_command(srv, json_object_array_get_idx(commands, i),
+		    i, &tier, &reload, err);
+		if (c == NULL) {
+			json_object_put(list);
+			return NULL;
+		}
+		json_object_array_add(list, c);
+		if (tier > jt)
+			jt = tier;
+		jr |= reload;
+	}
+	rec = json_object_new_object();
+	json_object_object_add(rec, "ticket", json_object_new_string(""));
+	json_object_object_add(rec, "status", json_object_new_string("queued"));
+	json_object_object_add(rec, "tier",
+	    json_object_new_string(tier_name(jr ? TIER_HEAVY : jt)));
+	json_object_object_add(rec, "causes_reload",
+	    json_object_new_boolean(jr));
+	json_object_object_add(rec, "agent", json_object_new_string(o->agent));
+	json_object_object_add(rec, "label", json_object_new_string(o->label));
+	json_object_object_add(rec, "atomic",
+	    json_object_new_boolean(o->atomic));
+	json_object_object_add(rec, "fail_fast",
+	    json_object_new_boolean(o->fail_fast));
+	if (o->idem != NULL)
+		json_object_object_add(rec, "idempotency_key",
+		    json_object_new_string(o->idem));
+	util_timestamp(ts, util_now_ms());
+	json_object_object_add(rec, "created_at", json_object_new_string(ts));
+	json_object_object_add(rec, "commands", list);
+	return rec;
+}
+
+static int
+submit_options(struct rpc_req *req, json_object *params, struct submit *o,
+    struct rpc_error *err)
+{
+	struct conn	*c = req->conn;
+
+	memset(o, 0, sizeof(*o));
+	o->agent = c->name != NULL ? c->name : "anonymous";
+	o->label = "";
+	o->timeout_s = SYNC_DEFAULT_S;
+	if (param_bool(params, "async", &o->async, err) == -1 ||
+	    param_bool(params, "atomic", &o->atomic, err) == -1 ||
+	    param_bool(params, "fail_fast", &o->fail_fast, err) == -1 ||
+	    param_bool(params, "notify", &o->notify, err) == -1 ||
+	    param_string(params, "agent", 0, &o->agent, err) == -1 ||
+	    param_string(params, "label", 0, &o->label, err) == -1 ||
+	    param_string(params, "idempotency_key", 0, &o->idem, err) == -1 ||
+	    param_uint(params, "timeout_s", 0, WAIT_MAX_S, &o->timeout_s,
+	    err) == -1)
+		return -1;
+	if (!client_name_ok(o->agent)) {
+		rpc_fail(err, RPC_INVALID_PARAMS, "invalid_params", "\"agent\" "
+		    "has 1 to %d printable characters", CONN_NAME_MAX);
+		return -1;
+	}
+	if (strlen(o->label) > LABEL_MAX || (o->idem != NULL &&
+	    (*o->idem == '\0' || strlen(o->idem) > IDEM_KEY_MAX))) {
+		rpc_fail(err, RPC_INVALID_PARAMS, "invalid_params", "\"label\" "
+		    "may hold %d bytes and \"idempotency_key\" 1 to %d",
+		    LABEL_MAX, IDEM_KEY_MAX);
+		return -1;
+	}
+	return 0;
+}
+
+/*
+ * Submit (or find the job of the same idempotency key) and answer: the
+ * summary at once, or the job when it ends.  mcp wraps it for tools/call.
+ */
+static enum rpc_status
+submit_and_answer(struct rpc_req *req, json_object *commands,
+    struct submit *o, int mcp, json_object **result, struct rpc_error *err)
+{
+	struct jobs	*J = req_jobs(req);
+	struct job	*j;
+	json_object	*rec, *v;
+	uint64_t	 num;
+	char		*key = NULL;
+	int		 found, dedup = 0, rc;
+
+	if ((rec = build_job(req->conn->srv, commands, o, err)) == NULL)
+		return RPC_ERROR;
+	if (o->idem != NULL) {
+		key = xasprintf("%s\n%s", o->agent, o->idem);
+		rc = store_idem_get(J->st, key, &num);
+		if (rc == 0)
+			dedup = 1;
+		else if (rc != STORE_ENOTFOUND) {
+			free(key);
+			json_object_put(rec);
+			return rpc_fail(err, RPC_STORAGE_ERROR, "storage_error",
+			    "the store could not be read: %s",
+			    store_strerror(rc));
+		}
+	}
+	if (!dedup) {
+		rc = jobs_submit(J, rec, key, o->notify ? req->conn->id : 0,
+		    &j, err);
+		free(key);
+		json_object_put(rec);
+		if (rc == -1)
+			return RPC_ERROR;
+		num = j->num;
+		jobs_schedule(J);
+	} else {
+		free(key);
+		json_object_put(rec);
+	}
+	if (!o->async) {
+		jobs_wait(J, num, rpc_defer(req, NULL, NULL), mcp ?
+		    req->conn->srv->opt->call_timeout : o->timeout_s, mcp);
+		return RPC_DEFERRED;
+	}
+	if ((v = jobs_view(J, num, 0, &found, err)) == NULL) {
+		unknown_ticket(err, num);
+		return RPC_ERROR;
+	}
+	json_object_object_add(v, "deduplicated",
+	    json_object_new_boolean(dedup));
+	*result = v;
+	return RPC_OK;
+}
+
+enum rpc_status
+method_batch_execute(struct rpc_req *req, json_object *params,
+    json_object **result, struct rpc_error *err)
+{
+	struct submit	 o;
+	json_object	*commands;
+
+	if (submit_options(req, params, &o, err) == -1)
+		return RPC_ERROR;
+	if (!json_object_object_get_ex(params, "commands", &commands))
+		return rpc_fail(err, RPC_INVALID_PARAMS, "invalid_params",
+		    "missing parameter \"commands\" (a list of {tool, params})");
+	return submit_and_answer(req, commands, &o, 0, result, err);
+}
+
+enum rpc_status
+method_poll_job(struct rpc_req *req, json_object *params,
+    json_object **result, struct rpc_error *err)
+{
+	uint64_t	num;
+	int		found;
+
+	if (param_ticket(params, &num, err) == -1)
+		return RPC_ERROR;
+	if ((*result = jobs_view(req_jobs(req), num, 1, &found, err)) == NULL) {
+		unknown_ticket(err, num);
+		return RPC_ERROR;
+	}
+	return RPC_OK;
+}
+
+static enum rpc_status
+wait_for(struct rpc_req *req, json_object *params, int mcp,
+    json_object **result, struct rpc_error *err)
+{
+	struct jobs	*J = req_jobs(req);
+	uint64_t	 num, timeout = WAIT_DEFAULT_S;
+	int		 found;
+
+	if (param_ticket(params, &num, err) == -1 ||
+	    param_uint(params, "timeout_s", 0, WAIT_MAX_S, &timeout, err) == -1)
+		return RPC_ERROR;
+	if (jobs_find(J, num) == NULL) {
+		if ((*result = jobs_view(J, num, 1, &found, err)) == NULL) {
+			unknown_ticket(err, num);
+			return RPC_ERROR;
+		}
+		return RPC_OK;
+	}
+	jobs_wait(J, num, rpc_defer(req, NULL, NULL), timeout, mcp);
+	return RPC_DEFERRED;
+}
+
+enum rpc_status
+method_wait_job(struct rpc_req *req, json_object *params,
+    json_object **result, struct rpc_error *err)
+{
+	return wait_for(req, params, 0, result, err);
+}
+
+enum rpc_status
+method_cancel_job(struct rpc_req *req, json_object *params,
+    json_object **result, struct rpc_error *err)
+{
+	uint64_t	num;
+
+	if (param_ticket(params, &num, err) == -1 ||
+	    jobs_cancel(req_jobs(req), num, result, err) == -1)
+		return RPC_ERROR;
+	return RPC_OK;
+}
+
+struct list_ctx {
+	struct jobs	*J;
+	unsigned	 statuses;	/* bit per status; 0: all */
+	const char	*agent;
+	uint64_t	 limit;
+	json_object	*jobs;
+	uint64_t	 last;
+	int		 more;
+};
+
+static int
+list_one(void *arg, uint64_t num, char status, const char *json)
+{
+	static const char	 chars[] = "qrdfc";
+	struct list_ctx		*lc = arg;
+	const char		*p = strchr(chars, status);
+	json_object		*rec, *v;
+	struct job		*j;
+	int			 found;
+	struct rpc_error	 err;
+
+	if (p == NULL || (lc->statuses != 0 &&
+	    !(lc->statuses & (1u << (p - chars)))))
+		return 0;
+	if ((rec = json_tokener_parse(json)) == NULL)
+		return 0;
+	v = json_object_object_get(rec, "agent");
+	if (lc->agent != NULL && strcmp(json_object_get_string(v),
+	    lc->agent) != 0) {
+		json_object_put(rec);
+		return 0;
+	}
+	json_object_put(rec);
+	if (json_object_array_length(lc->jobs) == lc->limit) {
+		lc->more = 1;
+		return 1;	/* stop: one more matched */
+	}
+	memset(&err, 0, sizeof(err));
+	j = jobs_find(lc->J, num);
+	v = j != NULL ? job_view(lc->J, j, 0) :
+	    jobs_view(lc->J, num, 0, &found, &err);
+	if (v != NULL)
+		json_object_array_add(lc->jobs, v);
+	lc->last = num;
+	return 0;
+}
+
+enum rpc_status
+method_list_jobs(struct rpc_req *req, json_object *params,
+    json_object **result, struct rpc_error *err)
+{
+	struct list_ctx	 lc;
+	json_object	*st, *e;
+	uint64_t	 after = 0;
+	size_t		 i;
+	int		 k, rc;
+
+	memset(&lc, 0, sizeof(lc));
+	lc.J = req_jobs(req);
+	lc.limit = LIST_DEFAULT;
+	if (param_string(params, "agent", 0, &lc.agent, err) == -1 ||
+	    param_uint(params, "limit", 1, LIST_MAX, &lc.limit, err) == -1)
+		return RPC_ERROR;
+	if (json_object_object_get_ex(params, "after", &e)) {
+		if (!json_object_is_type(e, json_type_string) ||
+		    job_parse_ticket(json_object_get_string(e), &after) == -1)
+			return rpc_fail(err, RPC_INVALID_PARAMS,
+			    "invalid_params", "\"after\" must be a ticket");
+		after++;
+	}
+	if (json_object_object_get_ex(params, "status", &st)) {
+		if (!json_object_is_type(st, json_type_array))
+			goto badstatus;
+		for (i = 0; i < json_object_array_length(st); i++) {
+			e = json_object_array_get_idx(st, i);
+			for (k = 0; k < JOB_NSTATUS; k++)
+				if (json_object_is_type(e, json_type_string) &&
+				    strcmp(json_object_get_string(e),
+				    job_status_name(k)) == 0)
+					break;
+			if (k == JOB_NSTATUS)
+				goto badstatus;
+			lc.statuses |= 1u << k;
+		}
+	}
+	lc.jobs = json_object_new_array();
+	if ((rc = store_jobs_each(lc.J->st, after, list_one, &lc)) != 0 &&
+	    rc != 1) {
+		json_object_put(lc.jobs);
+		return rpc_fail(err, RPC_STORAGE_ERROR, "storage_error",
+		    "the store could not be read: %s", store_strerror(rc));
+	}
+	*result = json_object_new_object();
+	json_object_object_add(*result, "jobs", lc.jobs);
+	if (lc.more) {
+		char t[24];
+
+		snprintf(t, sizeof(t), "t-%06llu", (unsigned long long)lc.last);
+		json_object_object_add(*result, "next",
+		    json_object_new_string(t));
+	}
+	return RPC_OK;
+badstatus:
+	return rpc_fail(err, RPC_INVALID_PARAMS, "invalid_params", "\"status\""
+	    " must be a list of queued, running, done, failed, cancelled");
+}
+
+enum rpc_status
+method_queue_status(struct rpc_req *req, json_object *params,
+    json_object **result, struct rpc_error *err)
+{
+	struct jobs	*J = req_jobs(req);
+	struct job	*j;
+	json_object	*r = json_object_new_object(), *heavy = NULL;
+	size_t		 smooth = 0;
+
+	(void)params;
+	(void)err;
+	TAILQ_FOREACH(j, &J->running, entry) {
+		if (j->tier == TIER_HEAVY)
+			heavy = json_object_new_string(j->ticket);
+		else if (j->tier == TIER_SMOOTH)
+			smooth++;
+	}
+	json_object_object_add(r, "queued",
+	    json_object_new_int64((int64_t)J->nqueued));
+	json_object_object_add(r, "running",
+	    json_object_new_int64((int64_t)J->nrunning));
+	json_object_object_add(r, "heavy_active", heavy);
+	json_object_object_add(r, "smooth_in_flight",
+	    json_object_new_int64((int64_t)smooth));
+	json_object_object_add(r, "workers_alive",
+	    json_object_new_int64((int64_t)J->nworkers));
+	json_object_object_add(r, "busy", jobs_busy_json(J));
+	*result = r;
+	return RPC_OK;
+}
+
+/* A job method called as an MCP tool: its result as the tool's. */
+static enum rpc_status
+mcp_job_method(struct rpc_req *req, const char *name, json_object *args,
+    json_object **result, struct rpc_error *err)
+{
+	json_object	*r = NULL, *res, *content, *t;
+	enum rpc_status	 st;
+
+	if (strcmp(name, "wait_job") == 0)
+		return wait_for(req, args, 1, result, err) == RPC_ERROR ?
+		    RPC_ERROR : RPC_DEFERRED;
+	if (strcmp(name, "poll_job") == 0)
+		st = method_poll_job(req, args, &r, err);
+	else if (strcmp(name, "cancel_job") == 0)
+		st = method_cancel_job(req, args, &r, err);
+	else
+		st = method_queue_status(req, args, &r, err);
+	if (st != RPC_OK)
+		return st;
+	t = json_object_new_object();
+	json_object_object_add(t, "type", json_object_new_string("text"));
+	json_object_object_add(t, "text", json_object_new_string(
+	    json_object_to_json_string_ext(r, JSON_C_TO_STRING_PLAIN)));
+	content = json_object_new_array();
+	json_object_array_add(content, t);
+	res = json_object_new_object();
+	json_object_object_add(res, "content", content);
+	json_object_object_add(res, "structuredContent", r);
+	json_object_object_add(res, "isError", json_object_new_boolean(0));
+	*result = res;
+	return RPC_OK;
+}
+
+enum rpc_status
+mcp_tools_call(struct rpc_req *req, json_object *params,
+    json_object **result, struct rpc_error *err)
+{
+	static const char *job_tools[] = { "poll_job", "wait_job",
+	    "cancel_job", "queue_status", NULL };
+	struct submit	 o;
+	json_object	*args = NULL, *cmds, *cmd, *empty;
+	const char	*name;
+	enum rpc_status	 st;
+	size_t		 i;
+
+	if (param_string(params, "name", 1, &name, err) == -1)
+		return RPC_ERROR;
+	json_object_object_get_ex(params, "arguments", &args);
+	if (args != NULL && !json_object_is_type(args, json_type_object))
+		return rpc_fail(err, RPC_INVALID_PARAMS, "invalid_params",
+		    "\"arguments\" must be an object");
+	for (i = 0; job_tools[i] != NULL; i++)
+		if (strcmp(name, job_tools[i]) == 0) {
+			empty = json_object_new_object();
+			st = mcp_job_method(req, name, args != NULL ? args :
+			    empty, result, err);
+			json_object_put(empty);
+			return st;
+		}
+	memset(&o, 0, sizeof(o));
+	o.agent = req->conn->name != NULL ? req->conn->name : "anonymous";
+	o.label = "";
+	cmd = json_object_new_object();
+	json_object_object_add(cmd, "tool", json_object_new_string(name));
+	json_object_object_add(cmd, "params", args != NULL ?
+	    json_object_get(args) : json_object_new_object());
+	cmds = json_object_new_array();
+	json_object_array_add(cmds, cmd);
+	st = submit_and_answer(req, cmds, &o, 1, result, err);
+	json_object_put(cmds);
+	return st;
+}

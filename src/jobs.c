@@ -1,0 +1,1455 @@
+/* SPDX-License-Identifier: ISC */
+/*
+ * Jobs: the queued and running jobs, their workers, and every change of
+ * state, each committed to the store before anyone hears of it.
+ */
+#include "config.h"
+
+#include <sys/pidfd.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <event2/buffer.h>
+#include <event2/bufferevent.h>
+#include <event2/event.h>
+
+#include <json-c/json.h>
+
+#include "conn.h"
+#include "jobs.h"
+#include "launch.h"
+#include "log.h"
+#include "rpc.h"
+#include "scheduler.h"
+#include "server.h"
+#include "store.h"
+#include "util.h"
+
+#define EXPIRE_BATCH	256	/* jobs deleted per expiry transaction */
+#define AHEAD_MAX	50	/* entries of "ahead" in a job object */
+#define EVENT_SLACK	(1024 * 1024)
+
+struct waiter {
+	TAILQ_ENTRY(waiter)	 entry;
+	struct jobs		*jobs;
+	uint64_t		 num;
+	struct rpc_pending	*pending;
+	struct event		*timer;
+	int			 mcp;
+};
+
+static const char *status_names[JOB_NSTATUS] = {
+	"queued", "running", "done", "failed", "cancelled",
+};
+static const char status_chars[JOB_NSTATUS] = { 'q', 'r', 'd', 'f', 'c' };
+
+static char	 **worker_env;
+
+static void	 jobs_fatal_store(const char *, int) __attribute__((noreturn));
+static int	 jobs_put(struct jobs *, struct job *);
+static void	 jobs_commit_or_die(struct jobs *, const char *);
+static void	 jobs_changed(struct jobs *, struct job *);
+static void	 jobs_finish(struct jobs *, struct job *, enum job_status,
+		    const char *);
+static void	 jobs_start(struct jobs *, struct job *);
+static void	 jobs_expire_arm(struct jobs *);
+static void	 jobs_waiters_done(struct jobs *, struct job *);
+static void	 worker_free(struct jobs *, struct worker *);
+static void	 worker_kill(struct jobs *, struct worker *, int);
+static void	 worker_reaped(struct jobs *, struct worker *, int);
+static void	 on_events(struct bufferevent *, void *);
+static void	 on_events_error(struct bufferevent *, short, void *);
+static void	 on_spec_written(struct bufferevent *, void *);
+static void	 on_spec_error(struct bufferevent *, short, void *);
+static void	 on_sigchld(evutil_socket_t, short, void *);
+static void	 on_kill_timer(evutil_socket_t, short, void *);
+static void	 on_orphan_exit(evutil_socket_t, short, void *);
+static void	 on_expire(evutil_socket_t, short, void *);
+static void	 on_sync(evutil_socket_t, short, void *);
+static void	 on_wait_timeout(evutil_socket_t, short, void *);
+
+const char *
+job_status_name(enum job_status s)
+{
+	return status_names[s];
+}
+
+static int
+status_from_char(char c)
+{
+	int	i;
+
+	for (i = 0; i < JOB_NSTATUS; i++)
+		if (status_chars[i] == c)
+			return i;
+	return -1;
+}
+
+int
+job_parse_ticket(const char *s, uint64_t *num)
+{
+	if (strncmp(s, "t-", 2) != 0 || strlen(s) < 8)
+		return -1;
+	return util_parse_u64(s + 2, 0, UINT64_MAX - 1, num);
+}
+
+static void
+ticket_format(char *buf, size_t len, uint64_t num)
+{
+	snprintf(buf, len, "t-%06llu", (unsigned long long)num);
+}
+
+static void
+now_stamp(char buf[UTIL_TIMESTAMP_LEN])
+{
+	util_timestamp(buf, util_now_ms());
+}
+
+static json_object *
+rec_get(json_object *rec, const char *key)
+{
+	json_object	*v = NULL;
+
+	json_object_object_get_ex(rec, key, &v);
+	return v;
+}
+
+static void
+rec_set_string(json_object *rec, const char *key, const char *val)
+{
+	json_object_object_add(rec, key, json_object_new_string(val));
+}
+
+/* ---- the store ------------------------------------------------------ */
+
+static void
+jobs_fatal_store(const char *what, int rc)
+{
+	/*
+	 * A change the broker cannot record must not be reported either:
+	 * stop, and let the restart recover from what the store holds.
+	 */
+	fatalx("store: cannot record %s: %s; stopping so that nothing is "
+	    "reported that is not stored", what, store_strerror(rc));
+}
+
+/* Write j's record in the open transaction. */
+static int
+jobs_put(struct jobs *J, struct job *j)
+{
+	int64_t	expire = 0;
+
+	if (j->status >= JOB_DONE)
+		expire = util_now_ms() +
+		    (int64_t)J->srv->opt->result_ttl * 1000;
+	return store_job_put(J->st, j->num, status_chars[j->status], expire,
+	    json_object_to_json_string_ext(j->rec, JSON_C_TO_STRING_PLAIN));
+}
+
+/* Commit; with --sync group, hold every answer until the sync. */
+static int
+jobs_commit(struct jobs *J)
+{
+	int	rc;
+
+	if ((rc = store_commit(J->st)) != 0)
+		return rc;
+	if (J->srv->opt->sync == SYNC_GROUP && !J->srv->hold_output) {
+		J->srv->hold_output = 1;
+		event_active(J->sync_ev, EV_TIMEOUT, 0);
+	}
+	return 0;
+}
+
+static void
+jobs_commit_or_die(struct jobs *J, const char *what)
+{
+	int	rc;
+
+	if ((rc = jobs_commit(J)) != 0)
+		jobs_fatal_store(what, rc);
+}
+
+static void
+on_sync(evutil_socket_t fd, short ev, void *arg)
+{
+	struct jobs	*J = arg;
+	struct conn	*c;
+	int		 rc;
+
+	(void)fd;
+	(void)ev;
+	if ((rc = store_sync(J->st)) != 0)
+		fatalx("store: sync failed: %s; stopping before any answer "
+		    "claims it", store_strerror(rc));
+	J->srv->hold_output = 0;
+	TAILQ_FOREACH(c, &J->srv->conns, entry)
+		conn_release(c);
+}
+
+/* ---- views ---------------------------------------------------------- */
+
+static unsigned
+jobs_busy_bits(struct jobs *J)
+{
+	struct worker	*w;
+	unsigned	 b = 0;
+
+	TAILQ_FOREACH(w, &J->workers, entry)
+		b |= w->busy;
+	return b;
+}
+
+void
+jobs_busy(struct jobs *J, struct sched_busy *b)
+{
+	struct editor_flags	e;
+	unsigned		bits = jobs_busy_bits(J);
+
+	server_busy(J->srv, &e);
+	b->tests_running = e.tests_running ||
+	    (bits & BUSY_BIT(BUSY_TESTS_RUNNING)) != 0;
+	b->compiling = e.compiling || (bits & BUSY_BIT(BUSY_COMPILING)) != 0;
+	b->editor_busy = e.busy;
+}
+
+json_object *
+jobs_busy_json(struct jobs *J)
+{
+	struct sched_busy	 b;
+	json_object		*o = json_object_new_object();
+
+	jobs_busy(J, &b);
+	json_object_object_add(o, "tests_running",
+	    json_object_new_boolean(b.tests_running));
+	json_object_object_add(o, "compiling",
+	    json_object_new_boolean(b.compiling));
+	json_object_object_add(o, "editor_busy",
+	    json_object_new_boolean(b.editor_busy));
+	return o;
+}
+
+const char *
+jobs_blocked_by(struct jobs *J, const struct job *j)
+{
+	struct sched_busy	b;
+
+	if (!j->reload || j->status != JOB_QUEUED)
+		return NULL;
+	jobs_busy(J, &b);
+	return sched_guard(&b);
+}
+
+struct job *
+jobs_find(struct jobs *J, uint64_t num)
+{
+	struct job	*j;
+
+	TAILQ_FOREACH(j, &J->queued, entry)
+		if (j->num == num)
+			return j;
+	TAILQ_FOREACH(j, &J->running, entry)
+		if (j->num == num)
+			return j;
+	return NULL;
+}
+
+static void
+copy_member(json_object *to, json_object *rec, const char *key)
+{
+	json_object	*v;
+
+	if (json_object_object_get_ex(rec, key, &v))
+		json_object_object_add(to, key, json_object_get(v));
+}
+
+static json_object *
+ahead_entry(json_object *rec)
+{
+	json_object	*a = json_object_new_object();
+
+	copy_member(a, rec, "ticket");
+	copy_member(a, rec, "agent");
+	copy_member(a, rec, "label");
+	copy_member(a, rec, "tier");
+	copy_member(a, rec, "status");
+	return a;
+}
+
+/* position and ahead of a queued job. */
+static void
+view_queue_place(struct jobs *J, struct job *j, json_object *o, int full)
+{
+	struct job	*k;
+	json_object	*ahead = json_object_new_array();
+	int		 pos = 0;
+
+	TAILQ_FOREACH(k, &J->running, entry)
+		if (k->tier == TIER_HEAVY)
+			json_object_array_add(ahead, ahead_entry(k->rec));
+	TAILQ_FOREACH(k, &J->queued, entry) {
+		if (k == j)
+			break;
+		pos++;
+		if (json_object_array_length(ahead) < AHEAD_MAX)
+			json_object_array_add(ahead, ahead_entry(k->rec));
+	}
+	json_object_object_add(o, "position", json_object_new_int(pos));
+	if (full)
+		json_object_object_add(o, "ahead", ahead);
+	else
+		json_object_put(ahead);
+}
+
+/* A view of rec; j is its live job (NULL when finished).  Caller puts. */
+static json_object *
+view(struct jobs *J, json_object *rec, struct job *j, int full)
+{
+	static const char *summary[] = { "ticket", "status", "tier",
+	    "causes_reload", "agent", "label", "created_at", NULL };
+	static const char *more[] = { "atomic", "started_at", "finished_at",
+	    "results", "error", "failed_at_command", "rolled_back", NULL };
+	json_object	*o = json_object_new_object(), *cmds, *c, *list, *p;
+	const char	*status = json_object_get_string(rec_get(rec, "status"));
+	const char	*bb = j != NULL ? jobs_blocked_by(J, j) : NULL;
+	size_t		 i, n;
+
+	for (i = 0; summary[i] != NULL; i++)
+		copy_member(o, rec, summary[i]);
+	if (j != NULL && j->status == JOB_QUEUED)
+		view_queue_place(J, j, o, full);
+	json_object_object_add(o, "blocked_by", bb != NULL ?
+	    json_object_new_string(bb) : NULL);
+	if (!full)
+		return o;
+	for (i = 0; more[i] != NULL; i++)
+		copy_member(o, rec, more[i]);
+	cmds = rec_get(rec, "commands");
+	n = json_object_array_length(cmds);
+	list = json_object_new_array();
+	for (i = 0; i < n; i++) {
+		c = json_object_new_object();
+		copy_member(c, json_object_array_get_idx(cmds, i), "tool");
+		copy_member(c, json_object_array_get_idx(cmds, i), "tier");
+		copy_member(c, json_object_array_get_idx(cmds, i),
+		    "causes_reload");
+		json_object_array_add(list, c);
+	}
+	json_object_object_add(o, "commands", list);
+	p = json_object_new_object();
+	json_object_object_add(p, "completed", json_object_new_int64((int64_t)
+	    json_object_array_length(rec_get(rec, "results"))));
+	json_object_object_add(p, "total", json_object_new_int64((int64_t)n));
+	json_object_object_add(o, "progress", p);
+	if (strcmp(status, "queued") == 0)
+		json_object_object_add(o, "poll_interval_s",
+		    json_object_new_int(2));
+	else if (strcmp(status, "running") == 0)
+		json_object_object_add(o, "poll_interval_s",
+		    json_object_new_int(1));
+	return o;
+}
+
+json_object *
+job_view(struct jobs *J, struct job *j, int full)
+{
+	return view(J, j->rec, j, full);
+}
+
+json_object *
+jobs_view(struct jobs *J, uint64_t num, int full, int *found,
+    struct rpc_error *err)
+{
+	struct job	*j;
+	json_object	*rec, *o;
+	char		*json, status;
+	int		 rc;
+
+	*found = 0;
+	if ((j = jobs_find(J, num)) != NULL) {
+		*found = 1;
+		return job_view(J, j, full);
+	}
+	if ((rc = store_job_get(J->st, num, &status, &json)) ==
+	    STORE_ENOTFOUND)
+		return NULL;
+	if (rc != 0) {
+		rpc_fail(err, RPC_STORAGE_ERROR, "storage_error", "the store "
+		    "could not be read: %s", store_strerror(rc));
+		return NULL;
+	}
+	rec = json_tokener_parse(json);
+	free(json);
+	if (rec == NULL) {
+		rpc_fail(err, RPC_INTERNAL_ERROR, "internal_error", "the "
+		    "stored record of this job is not JSON");
+		return NULL;
+	}
+	*found = 1;
+	o = view(J, rec, NULL, full);
+	json_object_put(rec);
+	return o;
+}
+
+/* ---- notifications and waiters -------------------------------------- */
+
+static struct conn *
+conn_by_id(struct server *srv, uint64_t id)
+{
+	struct conn	*c;
+
+	TAILQ_FOREACH(c, &srv->conns, entry)
+		if (c->id == id && !c->closing)
+			return c;
+	return NULL;
+}
+
+/* Tell the submitter (notify: true) that j changed. */
+static void
+jobs_notify(struct jobs *J, struct job *j)
+{
+	struct conn	*c;
+	json_object	*p, *v, *n;
+	const char	*bb;
+
+	if (j->notify_conn == 0 ||
+	    (c = conn_by_id(J->srv, j->notify_conn)) == NULL)
+		return;
+	bb = jobs_blocked_by(J, j);
+	j->last_blocked = bb;
+	v = view(J, j->rec, j, 1);
+	p = json_object_new_object();
+	copy_member(p, v, "ticket");
+	copy_member(p, v, "status");
+	json_object_object_add(p, "blocked_by", bb != NULL ?
+	    json_object_new_string(bb) : NULL);
+	copy_member(p, v, "progress");
+	json_object_put(v);
+	n = rpc_notification("notifications/job", p);
+	conn_send(c, n);
+	json_object_put(n);
+}
+
+static void
+jobs_changed(struct jobs *J, struct job *j)
+{
+	jobs_notify(J, j);
+}
+
+static void
+waiter_free(struct waiter *w)
+{
+	TAILQ_REMOVE(&w->jobs->waiters, w, entry);
+	event_free(w->timer);
+	free(w);
+}
+
+static void
+waiter_cancel(void *arg)
+{
+	waiter_free(arg);
+}
+
+/* The MCP tool result that carries a job object (taken). */
+static json_object *
+mcp_job_result(json_object *job)
+{
+	json_object	*r = json_object_new_object(), *content, *t;
+	const char	*st = json_object_get_string(rec_get(job, "status"));
+
+	t = json_object_new_object();
+	json_object_object_add(t, "type", json_object_new_string("text"));
+	json_object_object_add(t, "text", json_object_new_string(
+	    json_object_to_json_string_ext(job, JSON_C_TO_STRING_PLAIN)));
+	content = json_object_new_array();
+	json_object_array_add(content, t);
+	json_object_object_add(r, "content", content);
+	json_object_object_add(r, "isError", json_object_new_boolean(
+	    strcmp(st, "failed") == 0 || strcmp(st, "cancelled") == 0));
+	json_object_object_add(r, "structuredContent", job);
+	return r;
+}
+
+static void
+waiter_answer(struct waiter *w)
+{
+	struct rpc_error	 err;
+	json_object		*o;
+	int			 found;
+
+	memset(&err, 0, sizeof(err));
+	o = jobs_view(w->jobs, w->num, 1, &found, &err);
+	if (o == NULL && !found && err.code == 0)
+		rpc_fail(&err, RPC_UNKNOWN_TICKET, "unknown_ticket", "the job "
+		    "expired while it was waited for");
+	if (o != NULL && w->mcp)
+		o = mcp_job_result(o);
+	rpc_complete(w->pending, o, o != NULL ? NULL : &err);
+	waiter_free(w);
+}
+
+static void
+on_wait_timeout(evutil_socket_t fd, short ev, void *arg)
+{
+	(void)fd;
+	(void)ev;
+	waiter_answer(arg);
+}
+
+static void
+jobs_waiters_done(struct jobs *J, struct job *j)
+{
+	struct waiter	*w, *next;
+
+	for (w = TAILQ_FIRST(&J->waiters); w != NULL; w = next) {
+		next = TAILQ_NEXT(w, entry);
+		if (w->num == j->num)
+			waiter_answer(w);
+	}
+}
+
+void
+jobs_wait(struct jobs *J, uint64_t num, struct rpc_pending *p,
+    uint64_t timeout_s, int mcp)
+{
+	struct waiter	*w = xcalloc(1, sizeof(*w));
+	struct timeval	 tv = { (time_t)timeout_s, 0 };
+
+	w->jobs = J;
+	w->num = num;
+	w->pending = p;
+	w->mcp = mcp;
+	p->cancel = waiter_cancel;
+	p->arg = w;
+	TAILQ_INSERT_TAIL(&J->waiters, w, entry);
+	if ((w->timer = evtimer_new(J->srv->base, on_wait_timeout, w)) == NULL)
+		fatalx("evtimer_new");
+	if (jobs_find(J, num) == NULL) {
+		waiter_answer(w);	/* already finished */
+		return;
+	}
+	evtimer_add(w->timer, &tv);
+}
+
+/* ---- submit, cancel, finish ----------------------------------------- */
+
+static struct job *
+job_new(json_object *rec, uint64_t num)
+{
+	struct job	*j = xcalloc(1, sizeof(*j));
+	json_object	*cmds = rec_get(rec, "commands"), *c, *b;
+	size_t		 i;
+
+	j->num = num;
+	ticket_format(j->ticket, sizeof(j->ticket), num);
+	j->rec = rec;
+	j->status = JOB_QUEUED;
+	j->tier = strcmp(json_object_get_string(rec_get(rec, "tier")),
+	    "heavy") == 0 ? TIER_HEAVY : strcmp(json_object_get_string(
+	    rec_get(rec, "tier")), "smooth") == 0 ? TIER_SMOOTH : TIER_INSTANT;
+	j->reload = json_object_get_boolean(rec_get(rec, "causes_reload"));
+	j->ncmds = json_object_array_length(cmds);
+	for (i = 0; i < j->ncmds; i++) {
+		c = json_object_array_get_idx(cmds, i);
+		if ((b = rec_get(c, "busy")) == NULL)
+			continue;
+		if (strcmp(json_object_get_string(b), "tests_running") == 0)
+			j->busy |= BUSY_BIT(BUSY_TESTS_RUNNING);
+		else
+			j->busy |= BUSY_BIT(BUSY_COMPILING);
+	}
+	j->completed = json_object_array_length(rec_get(rec, "results"));
+	return j;
+}
+
+static void
+job_free(struct job *j)
+{
+	json_object_put(j->rec);
+	free(j);
+}
+
+int
+jobs_submit(struct jobs *J, json_object *rec, const char *idem,
+    uint64_t notify_conn, struct job **out, struct rpc_error *err)
+{
+	struct job	*j;
+	uint64_t	 num;
+	char		 ticket[24];
+	int		 rc;
+
+	if (J->nqueued >= J->srv->opt->max_queued) {
+		rpc_fail(err, RPC_QUEUE_FULL, "queue_full", "%llu jobs are "
+		    "already waiting (--max-queued); try again later",
+		    (unsigned long long)J->srv->opt->max_queued);
+		return -1;
+	}
+	if ((rc = store_begin(J->st)) != 0)
+		goto fail;
+	if ((rc = store_take_ticket(J->st, &num)) != 0)
+		goto abort;
+	ticket_format(ticket, sizeof(ticket), num);
+	rec_set_string(rec, "ticket", ticket);
+	rec_set_string(rec, "status", "queued");
+	json_object_object_add(rec, "results", json_object_new_array());
+	j = job_new(json_object_get(rec), num);
+	if ((rc = jobs_put(J, j)) != 0 ||
+	    (idem != NULL && (rc = store_idem_put(J->st, idem, num)) != 0) ||
+	    (rc = jobs_commit(J)) != 0) {
+		job_free(j);
+		goto abort;
+	}
+	j->notify_conn = notify_conn;
+	TAILQ_INSERT_TAIL(&J->queued, j, entry);
+	J->nqueued++;
+	J->count[JOB_QUEUED]++;
+	log_debug("%s queued: %s, %zu commands", j->ticket,
+	    tier_name(j->tier), j->ncmds);
+	*out = j;
+	return 0;
+abort:
+	store_abort(J->st);
+fail:
+	rpc_fail(err, RPC_STORAGE_ERROR, "storage_error", "the job could not "
+	    "be stored and was not queued: %s", store_strerror(rc));
+	return -1;
+}
+
+static void
+job_set_status(struct jobs *J, struct job *j, enum job_status s)
+{
+	J->count[j->status]--;
+	J->count[s]++;
+	j->status = s;
+	rec_set_string(j->rec, "status", status_names[s]);
+}
+
+/*
+ * The job ends: record it (a finished job carries its expiry), tell its
+ * waiters and submitter, forget it here.
+ */
+static void
+jobs_finish(struct jobs *J, struct job *j, enum job_status s,
+    const char *error)
+{
+	char	ts[UTIL_TIMESTAMP_LEN];
+	int	rc;
+
+	if (j->status == JOB_RUNNING) {
+		TAILQ_REMOVE(&J->running, j, entry);
+		J->nrunning--;
+	} else {
+		TAILQ_REMOVE(&J->queued, j, entry);
+		J->nqueued--;
+	}
+	job_set_status(J, j, s);
+	now_stamp(ts);
+	rec_set_string(j->rec, "finished_at", ts);
+	if (error != NULL)
+		rec_set_string(j->rec, "error", error);
+	if ((rc = store_begin(J->st)) != 0 || (rc = jobs_put(J, j)) != 0 ||
+	    (j->worker != NULL &&
+	    (rc = store_worker_del(J->st, j->worker->pid)) != 0))
+		jobs_fatal_store(j->ticket, rc);
+	jobs_commit_or_die(J, j->ticket);
+	log_info("%s %s%s%s", j->ticket, status_names[s],
+	    error != NULL ? ": " : "", error != NULL ? error : "");
+	jobs_changed(J, j);
+	jobs_waiters_done(J, j);
+	jobs_expire_arm(J);
+	if (j->worker != NULL)
+		j->worker->job = NULL;
+	job_free(j);
+}
+
+int
+jobs_cancel(struct jobs *J, uint64_t num, json_object **result,
+    struct rpc_error *err)
+{
+	struct job	*j = jobs_find(J, num);
+	json_object	*v, *r;
+	int		 found, cancelled = 0, rc;
+	char		 ticket[24];
+
+	ticket_format(ticket, sizeof(ticket), num);
+	if (j != NULL && j->status == JOB_QUEUED) {
+		/* Check first that the store takes it: no half cancel. */
+		if ((rc = store_begin(J->st)) != 0) {
+			rpc_fail(err, RPC_STORAGE_ERROR, "storage_error",
+			    "the cancel could not be stored: %s",
+			    store_strerror(rc));
+			return -1;
+		}
+		store_abort(J->st);
+		jobs_finish(J, j, JOB_CANCELLED, "cancelled");
+		cancelled = 1;
+	} else if (j != NULL) {
+		if (!j->cancelling) {
+			j->cancelling = 1;
+			log_info("%s: cancelling; its processes get SIGTERM",
+			    j->ticket);
+			worker_kill(J, j->worker, SIGTERM);
+		}
+		cancelled = 1;
+	}
+	if ((v = jobs_view(J, num, 0, &found, err)) == NULL) {
+		if (!found && err->code == 0)
+			rpc_fail(err, RPC_UNKNOWN_TICKET, "unknown_ticket",
+			    "no job %s: it never existed or has expired",
+			    ticket);
+		return -1;
+	}
+	r = json_object_new_object();
+	json_object_object_add(r, "ticket", json_object_new_string(ticket));
+	json_object_object_add(r, "cancelled",
+	    json_object_new_boolean(cancelled));
+	copy_member(r, v, "status");
+	json_object_put(v);
+	*result = r;
+	if (cancelled)
+		jobs_schedule(J);
+	return 0;
+}
+
+/* ---- workers --------------------------------------------------------- */
+
+static json_object *
+worker_spec(struct jobs *J, struct job *j)
+{
+	static const char *keep[] = { "tool", "exec", "forward", "params",
+	    "timeout_s", NULL };
+	json_object	*spec = json_object_new_object(), *cmds, *c, *src;
+	size_t		 i, k;
+
+	json_object_object_add(spec, "ticket",
+	    json_object_new_string(j->ticket));
+	json_object_object_add(spec, "fail_fast", json_object_new_boolean(
+	    json_object_get_boolean(rec_get(j->rec, "fail_fast")) ||
+	    json_object_get_boolean(rec_get(j->rec, "atomic"))));
+	json_object_object_add(spec, "output_cap",
+	    json_object_new_int64((int64_t)J->srv->opt->output_cap));
+	cmds = json_object_new_array();
+	for (i = 0; i < j->ncmds; i++) {
+		src = json_object_array_get_idx(rec_get(j->rec, "commands"), i);
+		c = json_object_new_object();
+		for (k = 0; keep[k] != NULL; k++)
+			copy_member(c, src, keep[k]);
+		json_object_array_add(cmds, c);
+	}
+	json_object_object_add(spec, "commands", cmds);
+	return spec;
+}
+
+static json_object *
+worker_record(struct worker *w, const char *ticket)
+{
+	json_object	*o = json_object_new_object();
+
+	json_object_object_add(o, "pid", json_object_new_int(w->pid));
+	json_object_object_add(o, "pgid", json_object_new_int(w->pid));
+	json_object_object_add(o, "tool_pgid",
+	    json_object_new_int(w->tool_pgid));
+	json_object_object_add(o, "starttime",
+	    json_object_new_int64(w->starttime));
+	json_object_object_add(o, "busy", json_object_new_int((int)w->busy));
+	if (ticket != NULL)
+		json_object_object_add(o, "ticket",
+		    json_object_new_string(ticket));
+	return o;
+}
+
+static int
+worker_store(struct jobs *J, struct worker *w)
+{
+	json_object	*rec = worker_record(w, w->job ? w->job->ticket : NULL);
+	int		 rc;
+
+	rc = store_worker_put(J->st, w->pid, json_object_to_json_string_ext(
+	    rec, JSON_C_TO_STRING_PLAIN));
+	json_object_put(rec);
+	return rc;
+}
+
+static struct worker *
+worker_new(struct jobs *J, pid_t pid)
+{
+	struct worker	*w = xcalloc(1, sizeof(*w));
+
+	w->jobs = J;
+	w->pid = pid;
+	w->pidfd = -1;
+	w->kill_timer = evtimer_new(J->srv->base, on_kill_timer, w);
+	if (w->kill_timer == NULL)
+		fatalx("evtimer_new");
+	TAILQ_INSERT_TAIL(&J->workers, w, entry);
+	J->nworkers++;
+	return w;
+}
+
+static void
+worker_free(struct jobs *J, struct worker *w)
+{
+	TAILQ_REMOVE(&J->workers, w, entry);
+	J->nworkers--;
+	if (w->events != NULL)
+		bufferevent_free(w->events);
+	if (w->spec != NULL)
+		bufferevent_free(w->spec);
+	event_free(w->kill_timer);
+	if (w->exit_ev != NULL)
+		event_free(w->exit_ev);
+	if (w->pidfd != -1)
+		close(w->pidfd);
+	free(w->garbled);
+	free(w);
+}
+
+/* Signal the worker; SIGKILL reaches the tool's process group too. */
+static void
+worker_kill(struct jobs *J, struct worker *w, int sig)
+{
+	struct timeval	tv = { (time_t)J->srv->opt->kill_grace, 0 };
+
+	if (sig == SIGKILL) {
+		kill(-w->pid, SIGKILL);
+		if (w->tool_pgid > 0)
+			kill(-w->tool_pgid, SIGKILL);
+		return;
+	}
+	kill(w->pid, sig);
+	if (w->exit_ev != NULL && w->tool_pgid > 0)
+		kill(-w->tool_pgid, sig);	/* a past run's: nobody relays */
+	if (!evtimer_pending(w->kill_timer, NULL))
+		evtimer_add(w->kill_timer, &tv);
+}
+
+static void
+on_kill_timer(evutil_socket_t fd, short ev, void *arg)
+{
+	struct worker	*w = arg;
+
+	(void)fd;
+	(void)ev;
+	log_info("worker %d still alive after --kill-grace: SIGKILL",
+	    (int)w->pid);
+	kill(-w->pid, SIGKILL);
+	if (w->tool_pgid > 0)
+		kill(-w->tool_pgid, SIGKILL);
+}
+
+static void
+worker_garbled(struct jobs *J, struct worker *w, const char *why)
+{
+	if (w->garbled != NULL)
+		return;
+	log_warnx("worker %d: %s; killed", (int)w->pid, why);
+	w->garbled = xstrdup(why);
+	worker_kill(J, w, SIGKILL);
+	bufferevent_disable(w->events, EV_READ);
+}
+
+/* One event line from a worker. */
+static void
+worker_event(struct jobs *J, struct worker *w, const char *line, size_t len)
+{
+	struct job	*j = w->job;
+	json_object	*ev, *v, *res;
+	const char	*kind;
+	int		 rc;
+
+	ev = json_tokener_parse(line);
+	if (ev == NULL || len == 0 || j == NULL ||
+	    (kind = json_object_get_string(rec_get(ev, "event"))) == NULL ||
+	    (v = rec_get(ev, "index")) == NULL ||
+	    json_object_get_int64(v) != (int64_t)j->completed) {
+		json_object_put(ev);
+		worker_garbled(J, w, "garbled message from the worker");
+		return;
+	}
+	if (strcmp(kind, "start") == 0) {
+		w->tool_pgid = json_object_get_int(rec_get(ev, "pgid"));
+		if (w->tool_pgid > 0) {
+			if ((rc = store_begin(J->st)) != 0 ||
+			    (rc = worker_store(J, w)) != 0)
+				jobs_fatal_store("a worker", rc);
+			jobs_commit_or_die(J, "a worker");
+		}
+	} else if (strcmp(kind, "result") == 0 &&
+	    json_object_is_type(res = rec_get(ev, "result"),
+	    json_type_object)) {
+		json_object_array_add(rec_get(j->rec, "results"),
+		    json_object_get(res));
+		j->completed++;
+		if ((rc = store_begin(J->st)) != 0 ||
+		    (rc = jobs_put(J, j)) != 0)
+			jobs_fatal_store(j->ticket, rc);
+		jobs_commit_or_die(J, j->ticket);
+		jobs_changed(J, j);
+	} else
+		worker_garbled(J, w, "unknown message from the worker");
+	json_object_put(ev);
+}
+
+static void
+worker_read(struct jobs *J, struct worker *w)
+{
+	struct evbuffer	*in = bufferevent_get_input(w->events);
+	char		*line;
+	size_t		 len, max = 12 * J->srv->opt->output_cap + EVENT_SLACK;
+
+	while (w->garbled == NULL &&
+	    (line = evbuffer_readln(in, &len, EVBUFFER_EOL_LF)) != NULL) {
+		worker_event(J, w, line, len);
+		free(line);
+	}
+	if (w->garbled == NULL && evbuffer_get_length(in) > max)
+		worker_garbled(J, w, "a message from the worker is too long");
+}
+
+static void
+on_events(struct bufferevent *bev, void *arg)
+{
+	struct worker	*w = arg;
+
+	(void)bev;
+	worker_read(w->jobs, w);
+}
+
+static void
+on_events_error(struct bufferevent *bev, short what, void *arg)
+{
+	struct worker	*w = arg;
+
+	(void)what;
+	/* End of file: the worker is exiting; SIGCHLD finishes the job. */
+	bufferevent_disable(bev, EV_READ);
+	worker_read(w->jobs, w);
+}
+
+static void
+on_spec_written(struct bufferevent *bev, void *arg)
+{
+	struct worker	*w = arg;
+
+	if (evbuffer_get_length(bufferevent_get_output(bev)) == 0) {
+		bufferevent_free(bev);	/* closes the pipe: end of spec */
+		w->spec = NULL;
+	}
+}
+
+static void
+on_spec_error(struct bufferevent *bev, short what, void *arg)
+{
+	struct worker	*w = arg;
+
+	(void)what;
+	/* The worker is gone before reading its spec; SIGCHLD says why. */
+	log_warnx("worker %d: its job spec could not be written",
+	    (int)w->pid);
+	bufferevent_free(bev);
+	w->spec = NULL;
+}
+
+/* Start j's worker; the job is running once that is committed. */
+static void
+jobs_start(struct jobs *J, struct job *j)
+{
+	struct worker	*w;
+	json_object	*spec;
+	const char	*s;
+	char		 ts[UTIL_TIMESTAMP_LEN], why[256];
+	size_t		 len;
+	pid_t		 pid;
+	int		 sfd, efd, rc;
+
+	rc = launch_worker(J->srv->worker_path, worker_env, &pid, &sfd, &efd);
+	if (rc != 0) {
+		snprintf(why, sizeof(why), "cannot start a worker: %s",
+		    strerror(rc));
+		log_warnx("%s: %s", j->ticket, why);
+		jobs_finish(J, j, JOB_FAILED, why);
+		return;
+	}
+	w = worker_new(J, pid);
+	w->job = j;
+	w->busy = j->busy;
+	w->starttime = launch_starttime(pid);
+	j->worker = w;
+	TAILQ_REMOVE(&J->queued, j, entry);
+	J->nqueued--;
+	TAILQ_INSERT_TAIL(&J->running, j, entry);
+	J->nrunning++;
+	job_set_status(J, j, JOB_RUNNING);
+	now_stamp(ts);
+	rec_set_string(j->rec, "started_at", ts);
+	if ((rc = store_begin(J->st)) != 0 || (rc = jobs_put(J, j)) != 0 ||
+	    (rc = worker_store(J, w)) != 0)
+		jobs_fatal_store(j->ticket, rc);
+	jobs_commit_or_die(J, j->ticket);
+	w->events = bufferevent_socket_new(J->srv->base, efd,
+	    BEV_OPT_CLOSE_ON_FREE);
+	w->spec = bufferevent_socket_new(J->srv->base, sfd,
+	    BEV_OPT_CLOSE_ON_FREE);
+	if (w->events == NULL || w->spec == NULL)
+		fatalx("bufferevent_socket_new");
+	bufferevent_setcb(w->events, on_events, NULL, on_events_error, w);
+	bufferevent_enable(w->events, EV_READ);
+	spec = worker_spec(J, j);
+	s = json_object_to_json_string_length(spec, JSON_C_TO_STRING_PLAIN,
+	    &len);
+	bufferevent_write(w->spec, s, len);
+	json_object_put(spec);
+	bufferevent_setcb(w->spec, NULL, on_spec_written, on_spec_error, w);
+	bufferevent_enable(w->spec, EV_WRITE);
+	log_info("%s running: worker %d", j->ticket, (int)pid);
+	jobs_changed(J, j);
+}
+
+/* How a reaped worker's job ended. */
+static enum job_status
+worker_outcome(struct job *j, struct worker *w, int status, char *why,
+    size_t len)
+{
+	json_object	*res = rec_get(j->rec, "results"), *r, *e;
+	size_t		 i, n = json_object_array_length(res);
+	int		 ff;
+
+	if (j->cancelling) {
+		snprintf(why, len, "cancelled");
+		return JOB_CANCELLED;
+	}
+	if (w->garbled != NULL) {
+		snprintf(why, len, "%s; the worker was killed", w->garbled);
+		return JOB_FAILED;
+	}
+	if (WIFSIGNALED(status)) {
+		snprintf(why, len, "the worker was killed by signal %d (SIG%s)",
+		    WTERMSIG(status), sigabbrev_np(WTERMSIG(status)) ?
+		    sigabbrev_np(WTERMSIG(status)) : "?");
+		return JOB_FAILED;
+	}
+	if (WEXITSTATUS(status) != 0) {
+		snprintf(why, len, "the worker exited with status %d",
+		    WEXITSTATUS(status));
+		return JOB_FAILED;
+	}
+	for (i = 0; i < n; i++) {
+		r = json_object_array_get_idx(res, i);
+		if (json_object_get_boolean(rec_get(r, "ok")))
+			continue;
+		json_object_object_add(j->rec, "failed_at_command",
+		    json_object_new_int64((int64_t)i));
+		json_object_object_add(j->rec, "rolled_back",
+		    json_object_new_boolean(0));
+		e = rec_get(r, "error");
+		snprintf(why, len, "command %zu (%s) failed%s%s", i,
+		    json_object_get_string(rec_get(r, "tool")), e ? ": " : "",
+		    e ? json_object_get_string(e) : "");
+		return JOB_FAILED;
+	}
+	ff = json_object_get_boolean(rec_get(j->rec, "fail_fast"));
+	if (n < j->ncmds && !ff) {
+		snprintf(why, len, "the worker stopped after %zu of %zu "
+		    "commands", n, j->ncmds);
+		return JOB_FAILED;
+	}
+	why[0] = '\0';
+	return JOB_DONE;
+}
+
+static void
+worker_reaped(struct jobs *J, struct worker *w, int status)
+{
+	struct job	*j = w->job;
+	enum job_status	 s;
+	char		 why[512];
+	int		 rc;
+
+	if (w->events != NULL) {
+		/* What it wrote before exiting is all in the pipe now. */
+		while (w->garbled == NULL && evbuffer_read(
+		    bufferevent_get_input(w->events),
+		    bufferevent_getfd(w->events), -1) > 0)
+			;
+		worker_read(J, w);
+	}
+	if (j != NULL) {
+		s = worker_outcome(j, w, status, why, sizeof(why));
+		jobs_finish(J, j, s, why[0] != '\0' ? why : NULL);
+	} else {
+		if ((rc = store_begin(J->st)) != 0 ||
+		    (rc = store_worker_del(J->st, w->pid)) != 0)
+			jobs_fatal_store("a worker's exit", rc);
+		jobs_commit_or_die(J, "a worker's exit");
+	}
+	worker_free(J, w);
+}
+
+static void
+on_sigchld(evutil_socket_t fd, short ev, void *arg)
+{
+	struct jobs	*J = arg;
+	struct worker	*w;
+	pid_t		 pid;
+	int		 status;
+
+	(void)fd;
+	(void)ev;
+	while ((pid = waitpid(-1, &status, WNOHANG)) > 0) {
+		TAILQ_FOREACH(w, &J->workers, entry)
+			if (w->pid == pid && w->exit_ev == NULL)
+				break;
+		if (w == NULL) {
+			log_warnx("reaped unknown child %d", (int)pid);
+			continue;
+		}
+		if (WIFSIGNALED(status))
+			log_warnx("worker %d lost: killed by signal %d",
+			    (int)pid, WTERMSIG(status));
+		else
+			log_debug("worker %d exited with status %d",
+			    (int)pid, WEXITSTATUS(status));
+		worker_reaped(J, w, status);
+	}
+	jobs_schedule(J);
+	if (J->srv->stopping && J->nworkers == 0)
+		server_jobs_stopped(J->srv);
+}
+
+/* A worker left by an earlier run (not our child) is gone. */
+static void
+on_orphan_exit(evutil_socket_t fd, short ev, void *arg)
+{
+	struct worker	*w = arg;
+	struct jobs	*J = w->jobs;
+
+	(void)fd;
+	(void)ev;
+	log_info("worker %d of an earlier run is gone", (int)w->pid);
+	J->norphans--;
+	worker_reaped(J, w, 0);
+	jobs_schedule(J);
+	if (J->srv->stopping && J->nworkers == 0)
+		server_jobs_stopped(J->srv);
+}
+
+/* ---- scheduling ----------------------------------------------------- */
+
+void
+jobs_schedule(struct jobs *J)
+{
+	struct sched_job	*sj;
+	struct sched_state	 s;
+	struct sched_busy	 b;
+	struct job		*j, **qj;
+	size_t			 i, n, *start;
+
+	if (J->scheduling) {
+		J->reschedule = 1;
+		return;
+	}
+	J->scheduling = 1;
+	do {
+		J->reschedule = 0;
+		/* Nothing new while a past run's worker is being stopped. */
+		if (J->srv->stopping || J->norphans > 0 || J->nqueued == 0)
+			break;
+		memset(&s, 0, sizeof(s));
+		TAILQ_FOREACH(j, &J->running, entry) {
+			if (j->tier == TIER_HEAVY)
+				s.heavy_running = 1;
+			else if (j->tier == TIER_SMOOTH)
+				s.smooth_running++;
+		}
+		s.workers = J->nworkers;
+		s.max_workers = J->srv->opt->max_workers;
+		jobs_busy(J, &b);
+		s.guard = sched_guard(&b);
+		sj = xcalloc(J->nqueued, sizeof(*sj));
+		qj = xcalloc(J->nqueued, sizeof(*qj));
+		start = xcalloc(J->nqueued, sizeof(*start));
+		n = 0;
+		TAILQ_FOREACH(j, &J->queued, entry) {
+			sj[n].tier = j->tier;
+			sj[n].reload = j->reload;
+			qj[n++] = j;
+		}
+		n = sched_decide(sj, n, &s, start);
+		for (i = 0; i < n; i++)
+			jobs_start(J, qj[start[i]]);
+		free(sj);
+		free(qj);
+		free(start);
+	} while (J->reschedule);
+	J->scheduling = 0;
+	/* Submitters asked to hear when a held reload's holder changes. */
+	TAILQ_FOREACH(j, &J->queued, entry)
+		if (j->notify_conn != 0 && j->reload &&
+		    jobs_blocked_by(J, j) != j->last_blocked)
+			jobs_notify(J, j);
+}
+
+/* ---- expiry --------------------------------------------------------- */
+
+static void
+jobs_expire_arm(struct jobs *J)
+{
+	int64_t		next = store_next_expiry(J->st), wait;
+	struct timeval	tv;
+
+	evtimer_del(J->expire_ev);
+	if (next == 0)
+		return;
+	wait = next - util_now_ms();
+	if (wait < 0)
+		wait = 0;
+	tv.tv_sec = wait / 1000;
+	tv.tv_usec = (wait % 1000) * 1000;
+	evtimer_add(J->expire_ev, &tv);
+}
+
+static void
+on_expire(evutil_socket_t fd, short ev, void *arg)
+{
+	struct jobs	*J = arg;
+	uint64_t	 nums[EXPIRE_BATCH];
+	json_object	*rec, *k, *a;
+	char		*json, status, *key;
+	size_t		 i, n;
+	int		 rc, st;
+
+	(void)fd;
+	(void)ev;
+	n = store_expired(J->st, util_now_ms(), nums, EXPIRE_BATCH);
+	if (n == 0 || (rc = store_begin(J->st)) != 0) {
+		jobs_expire_arm(J);
+		return;
+	}
+	for (i = 0; i < n; i++) {
+		if ((rc = store_job_get(J->st, nums[i], &status, &json)) != 0)
+			break;
+		rec = json_tokener_parse(json);
+		free(json);
+		if ((k = rec_get(rec, "idempotency_key")) != NULL &&
+		    (a = rec_get(rec, "agent")) != NULL) {
+			key = xasprintf("%s\n%s", json_object_get_string(a),
+			    json_object_get_string(k));
+			rc = store_idem_del(J->st, key);
+			free(key);
+		}
+		json_object_put(rec);
+		if (rc != 0 || (rc = store_job_del(J->st, nums[i])) != 0)
+			break;
+		if ((st = status_from_char(status)) >= 0)
+			J->count[st]--;
+	}
+	if (rc != 0)
+		jobs_fatal_store("expired jobs", rc);
+	jobs_commit_or_die(J, "expired jobs");
+	log_debug("%zu finished jobs expired", n);
+	jobs_expire_arm(J);
+}
+
+/* ---- start-up and shutdown ------------------------------------------ */
+
+struct load_ctx {
+	struct jobs	*J;
+	int		 rc;
+	size_t		 interrupted;
+};
+
+static int
+load_job(void *arg, uint64_t num, char status, const char *json)
+{
+	struct load_ctx	*lc = arg;
+	struct jobs	*J = lc->J;
+	struct job	*j;
+	json_object	*rec;
+	int		 st = status_from_char(status);
+	char		 ts[UTIL_TIMESTAMP_LEN];
+
+	if (st < 0)
+		return STORE_EBADRECORD;
+	J->count[st]++;
+	if (st >= JOB_DONE)
+		return 0;
+	if ((rec = json_tokener_parse(json)) == NULL)
+		return STORE_EBADRECORD;
+	j = job_new(rec, num);
+	j->status = st;
+	if (st == JOB_QUEUED) {
+		TAILQ_INSERT_TAIL(&J->queued, j, entry);
+		J->nqueued++;
+		return 0;
+	}
+	/* It ran when the broker stopped: it is over, and failed. */
+	job_set_status(J, j, JOB_FAILED);
+	now_stamp(ts);
+	rec_set_string(j->rec, "finished_at", ts);
+	rec_set_string(j->rec, "error", "interrupted by broker restart: the "
+	    "broker stopped while this job ran");
+	lc->interrupted++;
+	lc->rc = jobs_put(J, j);
+	job_free(j);
+	return lc->rc;
+}
+
+static int
+load_worker(void *arg, int pid, const char *json)
+{
+	struct load_ctx	*lc = arg;
+	struct jobs	*J = lc->J;
+	struct worker	*w;
+	json_object	*rec = json_tokener_parse(json);
+	long long	 start = launch_starttime(pid);
+	int		 fd;
+
+	if (rec == NULL || start < 0 || start !=
+	    json_object_get_int64(rec_get(rec, "starttime")) ||
+	    (fd = pidfd_open(pid, 0)) == -1) {
+		json_object_put(rec);
+		return store_worker_del(J->st, pid);	/* long gone */
+	}
+	w = worker_new(J, pid);
+	w->pidfd = fd;
+	w->starttime = start;
+	w->busy = (unsigned)json_object_get_int(rec_get(rec, "busy"));
+	w->tool_pgid = json_object_get_int(rec_get(rec, "tool_pgid"));
+	json_object_put(rec);
+	w->exit_ev = event_new(J->srv->base, fd, EV_READ, on_orphan_exit, w);
+	if (w->exit_ev == NULL || event_add(w->exit_ev, NULL) == -1)
+		fatalx("event_add");
+	J->norphans++;
+	log_warnx("worker %d of an earlier run is still alive: SIGTERM, "
+	    "SIGKILL after %llus", pid,
+	    (unsigned long long)J->srv->opt->kill_grace);
+	worker_kill(J, w, SIGTERM);
+	return 0;
+}
+
+int
+jobs_open(struct server *srv)
+{
+	struct jobs	*J = xcalloc(1, sizeof(*J));
+	struct load_ctx	 lc = { J, 0, 0 };
+	char		*moved = NULL;
+	int		 rc;
+
+	J->srv = srv;
+	TAILQ_INIT(&J->queued);
+	TAILQ_INIT(&J->running);
+	TAILQ_INIT(&J->workers);
+	TAILQ_INIT(&J->waiters);
+	rc = store_open(&J->st, srv->opt->state_dir, srv->opt->map_size,
+	    srv->opt->sync, &moved);
+	if (moved != NULL) {
+		log_warnx("THE STORE COULD NOT BE READ: it was moved to %s "
+		    "and a new, empty one started", moved);
+		free(moved);
+	}
+	if (rc != 0) {
+		log_warnx("store %s/store: %s", srv->opt->state_dir,
+		    store_strerror(rc));
+		free(J);
+		return 78;
+	}
+	srv->jobs = J;
+	if (worker_env == NULL)
+		worker_env = launch_env();
+	J->expire_ev = evtimer_new(srv->base, on_expire, J);
+	J->sync_ev = event_new(srv->base, -1, 0, on_sync, J);
+	J->sigchld_ev = evsignal_new(srv->base, SIGCHLD, on_sigchld, J);
+	if (J->expire_ev == NULL || J->sync_ev == NULL ||
+	    J->sigchld_ev == NULL || evsignal_add(J->sigchld_ev, NULL) == -1)
+		fatalx("event_new");
+	if ((rc = store_begin(J->st)) != 0 ||
+	    (rc = store_jobs_each(J->st, 0, load_job, &lc)) != 0 ||
+	    (rc = store_workers_each(J->st, load_worker, &lc)) != 0 ||
+	    (rc = store_commit(J->st)) != 0) {
+		log_warnx("store: recovery failed: %s", store_strerror(rc));
+		return 78;
+	}
+	log_info("store %s: %zu queued, %zu interrupted by the restart, "
+	    "next ticket t-%06llu", store_path(J->st), J->nqueued,
+	    lc.interrupted, (unsigned long long)store_next_ticket(J->st));
+	jobs_expire_arm(J);
+	jobs_schedule(J);
+	return 0;
+}
+
+void
+jobs_shutdown(struct jobs *J)
+{
+	struct job	*j;
+	struct worker	*w;
+	char		 ts[UTIL_TIMESTAMP_LEN];
+	int		 rc;
+
+	if (J->nrunning > 0) {
+		if ((rc = store_begin(J->st)) != 0)
+			jobs_fatal_store("the shutdown", rc);
+		now_stamp(ts);
+		TAILQ_FOREACH(j, &J->running, entry) {
+			job_set_status(J, j, JOB_FAILED);
+			rec_set_string(j->rec, "finished_at", ts);
+			rec_set_string(j->rec, "error", "interrupted by broker "
+			    "shutdown");
+			if ((rc = jobs_put(J, j)) != 0)
+				jobs_fatal_store(j->ticket, rc);
+		}
+		jobs_commit_or_die(J, "the shutdown");
+		while ((j = TAILQ_FIRST(&J->running)) != NULL) {
+			TAILQ_REMOVE(&J->running, j, entry);
+			J->nrunning--;
+			jobs_changed(J, j);
+			jobs_waiters_done(J, j);
+			j->worker->job = NULL;
+			job_free(j);
+		}
+	}
+	TAILQ_FOREACH(w, &J->workers, entry)
+		worker_kill(J, w, SIGTERM);
+}
+
+int
+jobs_idle(const struct jobs *J)
+{
+	return J == NULL || J->nworkers == 0;
+}
+
+void
+jobs_free(struct jobs *J)
+{
+	struct job	*j;
+	struct worker	*w;
+	struct waiter	*wt;
+
+	if (J == NULL)
+		return;
+	while ((wt = TAILQ_FIRST(&J->waiters)) != NULL)
+		waiter_free(wt);
+	while ((j = TAILQ_FIRST(&J->queued)) != NULL) {
+		TAILQ_REMOVE(&J->queued, j, entry);
+		job_free(j);
+	}
+	while ((j = TAILQ_FIRST(&J->running)) != NULL) {
+		TAILQ_REMOVE(&J->running, j, entry);
+		job_free(j);
+	}
+	while ((w = TAILQ_FIRST(&J->workers)) != NULL)
+		worker_free(J, w);
+	event_free(J->expire_ev);
+	event_free(J->sync_ev);
+	event_free(J->sigchld_ev);
+	store_close(J->st);
+	launch_env_free(worker_env);
+	worker_env = NULL;
+	free(J);
+}

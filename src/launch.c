@@ -1,0 +1,150 @@
+/* SPDX-License-Identifier: ISC */
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <spawn.h>
+#include <limits.h>
+#include <libgen.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "launch.h"
+#include "util.h"
+
+#define WORKER_NAME	"cmdgate-worker"
+
+int
+launch_find_worker(char **path, char *err, size_t errlen)
+{
+	char	exe[PATH_MAX], cand[PATH_MAX + 64], *dir;
+	ssize_t	n;
+
+	/* Built but not installed: src/cmdgated finds workers/. */
+	if ((n = readlink("/proc/self/exe", exe, sizeof(exe) - 1)) > 0) {
+		exe[n] = '\0';
+		dir = dirname(exe);
+		snprintf(cand, sizeof(cand), "%s/../workers/%s", dir,
+		    WORKER_NAME);
+		if (access(cand, X_OK) == 0 &&
+		    realpath(cand, exe) != NULL) {
+			*path = xstrdup(exe);
+			return 0;
+		}
+	}
+	snprintf(cand, sizeof(cand), "%s/%s", LIBEXECDIR, WORKER_NAME);
+	if (access(cand, X_OK) == 0) {
+		*path = xstrdup(cand);
+		return 0;
+	}
+	snprintf(err, errlen, "worker program %s: %s (is cmdgate installed?)",
+	    cand, strerror(errno));
+	return -1;
+}
+
+static const char *env_keep[] = {
+	"HOME", "USER", "LOGNAME", "LANG", "LC_ALL", "TZ", "TMPDIR", NULL,
+};
+
+char **
+launch_env(void)
+{
+	char		**env = xcalloc(16, sizeof(char *));
+	const char	 *v;
+	size_t		  i, n = 0;
+
+	v = getenv("PATH");
+	env[n++] = xasprintf("PATH=%s", v != NULL && *v != '\0' ? v :
+	    "/usr/local/bin:/usr/bin:/bin");
+	for (i = 0; env_keep[i] != NULL; i++)
+		if ((v = getenv(env_keep[i])) != NULL)
+			env[n++] = xasprintf("%s=%s", env_keep[i], v);
+	return env;
+}
+
+void
+launch_env_free(char **env)
+{
+	size_t	i;
+
+	for (i = 0; env != NULL && env[i] != NULL; i++)
+		free(env[i]);
+	free(env);
+}
+
+/*
+ * posix_spawn, not fork: glibc starts the child with CLONE_VM|CLONE_VFORK,
+ * so the cost does not grow with the broker's heap.
+ */
+int
+launch_worker(const char *path, char **env, pid_t *pid, int *spec,
+    int *events)
+{
+	posix_spawn_file_actions_t	 fa;
+	posix_spawnattr_t		 attr;
+	sigset_t			 all, none;
+	char				*argv[] = { (char *)path, NULL };
+	int				 sp[2], ev[2], rc;
+
+	if (pipe2(sp, O_CLOEXEC) == -1)
+		return errno;
+	if (pipe2(ev, O_CLOEXEC) == -1) {
+		rc = errno;
+		close(sp[0]);
+		close(sp[1]);
+		return rc;
+	}
+	posix_spawn_file_actions_init(&fa);
+	posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+	posix_spawn_file_actions_adddup2(&fa, ev[1], 1);
+	posix_spawn_file_actions_adddup2(&fa, sp[0], 3);
+	posix_spawnattr_init(&attr);
+	sigfillset(&all);
+	sigemptyset(&none);
+	posix_spawnattr_setsigdefault(&attr, &all);
+	posix_spawnattr_setsigmask(&attr, &none);
+	posix_spawnattr_setpgroup(&attr, 0);
+	posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP |
+	    POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK);
+	rc = posix_spawn(pid, path, &fa, &attr, argv, env);
+	posix_spawn_file_actions_destroy(&fa);
+	posix_spawnattr_destroy(&attr);
+	close(sp[0]);
+	close(ev[1]);
+	if (rc != 0) {
+		close(sp[1]);
+		close(ev[0]);
+		return rc;
+	}
+	fcntl(sp[1], F_SETFL, O_NONBLOCK);
+	fcntl(ev[0], F_SETFL, O_NONBLOCK);
+	*spec = sp[1];
+	*events = ev[0];
+	return 0;
+}
+
+long long
+launch_starttime(pid_t pid)
+{
+	char		 path[64], buf[1024], *p;
+	long long	 t = -1;
+	FILE		*f;
+	int		 i;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	if ((f = fopen(path, "r")) == NULL)
+		return -1;
+	if (fgets(buf, sizeof(buf), f) != NULL &&
+	    (p = strrchr(buf, ')')) != NULL) {
+		/* Field 22; p is at the end of field 2. */
+		for (i = 2; i < 22 && p != NULL; i++)
+			p = strchr(p + 1, ' ');
+		if (p != NULL)
+			t = strtoll(p + 1, NULL, 10);
+	}
+	fclose(f);
+	return t;
+}
