@@ -55,10 +55,12 @@ static char	 **worker_env;
 static void	 jobs_fatal_store(const char *, int) __attribute__((noreturn));
 static int	 jobs_put(struct jobs *, struct job *);
 static void	 jobs_commit_or_die(struct jobs *, const char *);
+static int	 worker_store(struct jobs *, struct worker *);
 static void	 jobs_changed(struct jobs *, struct job *);
 static void	 jobs_finish(struct jobs *, struct job *, enum job_status,
 		    const char *);
 static void	 jobs_start(struct jobs *, struct job *);
+static void	 job_set_status(struct jobs *, struct job *, enum job_status);
 static void	 jobs_expire_arm(struct jobs *);
 static void	 jobs_waiters_done(struct jobs *, struct job *);
 static void	 worker_free(struct jobs *, struct worker *);
@@ -166,6 +168,55 @@ jobs_commit(struct jobs *J)
 		event_active(J->sync_ev, EV_TIMEOUT, 0);
 	}
 	return 0;
+}
+
+/*
+ * Record j in one transaction, with its worker's record put (put_worker)
+ * or deleted (del_pid > 0).  0, or the error with nothing applied.
+ */
+static int
+jobs_save(struct jobs *J, struct job *j, int put_worker, pid_t del_pid)
+{
+	int	rc;
+
+	if ((rc = store_begin(J->st)) != 0)
+		return rc;
+	if ((rc = jobs_put(J, j)) != 0 ||
+	    (put_worker && (rc = worker_store(J, j->worker)) != 0) ||
+	    (del_pid > 0 && (rc = store_worker_del(J->st, del_pid)) != 0)) {
+		store_abort(J->st);
+		return rc;
+	}
+	return jobs_commit(J);
+}
+
+/*
+ * The store cannot take j's state (it is full, say): j becomes failed,
+ * its results and parameters dropped, so that what is stored is small and
+ * still true.
+ */
+static void
+jobs_shrink(struct jobs *J, struct job *j, int rc)
+{
+	json_object	*cmds = rec_get(j->rec, "commands"), *c;
+	char		 why[512];
+	size_t		 i;
+
+	log_warnx("%s: the store cannot record this job (%s): it fails, its "
+	    "results dropped", j->ticket, store_strerror(rc));
+	if (j->status != JOB_FAILED)
+		job_set_status(J, j, JOB_FAILED);
+	snprintf(why, sizeof(why), "storage_error: the store could not "
+	    "record this job (%s); its results were dropped",
+	    store_strerror(rc));
+	rec_set_string(j->rec, "error", why);
+	json_object_object_add(j->rec, "results", json_object_new_array());
+	json_object_object_del(j->rec, "failed_at_command");
+	for (i = 0; i < json_object_array_length(cmds); i++) {
+		c = json_object_array_get_idx(cmds, i);
+		json_object_object_del(c, "params");
+		json_object_object_del(c, "exec");
+	}
 }
 
 static void
@@ -640,6 +691,7 @@ jobs_finish(struct jobs *J, struct job *j, enum job_status s,
     const char *error)
 {
 	char	ts[UTIL_TIMESTAMP_LEN];
+	pid_t	del;
 	int	rc;
 
 	if (j->status == JOB_RUNNING) {
@@ -654,11 +706,15 @@ jobs_finish(struct jobs *J, struct job *j, enum job_status s,
 	rec_set_string(j->rec, "finished_at", ts);
 	if (error != NULL)
 		rec_set_string(j->rec, "error", error);
-	if ((rc = store_begin(J->st)) != 0 || (rc = jobs_put(J, j)) != 0 ||
-	    (j->worker != NULL &&
-	    (rc = store_worker_del(J->st, j->worker->pid)) != 0))
-		jobs_fatal_store(j->ticket, rc);
-	jobs_commit_or_die(J, j->ticket);
+	del = j->worker != NULL && j->worker->events == NULL ?
+	    j->worker->pid : 0;
+	if ((rc = jobs_save(J, j, 0, del)) != 0) {
+		jobs_shrink(J, j, rc);
+		s = JOB_FAILED;
+		error = json_object_get_string(rec_get(j->rec, "error"));
+		if ((rc = jobs_save(J, j, 0, del)) != 0)
+			jobs_fatal_store(j->ticket, rc);
+	}
 	log_info("%s %s%s%s", j->ticket, status_names[s],
 	    error != NULL ? ": " : "", error != NULL ? error : "");
 	jobs_changed(J, j);
@@ -855,6 +911,17 @@ worker_garbled(struct jobs *J, struct worker *w, const char *why)
 	bufferevent_disable(w->events, EV_READ);
 }
 
+/* Progress that cannot be stored stops the job: see jobs_shrink(). */
+static void
+worker_store_failed(struct jobs *J, struct worker *w, int rc)
+{
+	char	why[256];
+
+	snprintf(why, sizeof(why), "storage_error: its progress could not be "
+	    "recorded (%s)", store_strerror(rc));
+	worker_garbled(J, w, why);
+}
+
 /* One event line from a worker. */
 static void
 worker_event(struct jobs *J, struct worker *w, const char *line, size_t len)
@@ -875,32 +942,26 @@ worker_event(struct jobs *J, struct worker *w, const char *line, size_t len)
 	}
 	if (strcmp(kind, "start") == 0) {
 		w->tool_pgid = json_object_get_int(rec_get(ev, "pgid"));
-		if (w->tool_pgid > 0) {
-			if ((rc = store_begin(J->st)) != 0 ||
-			    (rc = worker_store(J, w)) != 0)
-				jobs_fatal_store("a worker", rc);
-			jobs_commit_or_die(J, "a worker");
-		}
+		if (w->tool_pgid > 0 && (rc = jobs_save(J, j, 1, 0)) != 0)
+			worker_store_failed(J, w, rc);
 	} else if (strcmp(kind, "result") == 0 &&
 	    json_object_is_type(res = rec_get(ev, "result"),
 	    json_type_object)) {
 		json_object_array_add(rec_get(j->rec, "results"),
 		    json_object_get(res));
 		j->completed++;
-		if ((rc = store_begin(J->st)) != 0 ||
-		    (rc = jobs_put(J, j)) != 0)
-			jobs_fatal_store(j->ticket, rc);
-		jobs_commit_or_die(J, j->ticket);
-		jobs_changed(J, j);
+		if ((rc = jobs_save(J, j, 0, 0)) != 0)
+			worker_store_failed(J, w, rc);
+		else
+			jobs_changed(J, j);
 	} else
 		worker_garbled(J, w, "unknown message from the worker");
 	json_object_put(ev);
 }
 
 static void
-worker_read(struct jobs *J, struct worker *w)
+worker_read(struct jobs *J, struct worker *w, struct evbuffer *in)
 {
-	struct evbuffer	*in = bufferevent_get_input(w->events);
 	char		*line;
 	size_t		 len, max = 12 * J->srv->opt->output_cap + EVENT_SLACK;
 
@@ -919,7 +980,7 @@ on_events(struct bufferevent *bev, void *arg)
 	struct worker	*w = arg;
 
 	(void)bev;
-	worker_read(w->jobs, w);
+	worker_read(w->jobs, w, bufferevent_get_input(bev));
 }
 
 static void
@@ -930,7 +991,7 @@ on_events_error(struct bufferevent *bev, short what, void *arg)
 	(void)what;
 	/* End of file: the worker is exiting; SIGCHLD finishes the job. */
 	bufferevent_disable(bev, EV_READ);
-	worker_read(w->jobs, w);
+	worker_read(w->jobs, w, bufferevent_get_input(bev));
 }
 
 static void
@@ -989,10 +1050,20 @@ jobs_start(struct jobs *J, struct job *j)
 	job_set_status(J, j, JOB_RUNNING);
 	now_stamp(ts);
 	rec_set_string(j->rec, "started_at", ts);
-	if ((rc = store_begin(J->st)) != 0 || (rc = jobs_put(J, j)) != 0 ||
-	    (rc = worker_store(J, w)) != 0)
-		jobs_fatal_store(j->ticket, rc);
-	jobs_commit_or_die(J, j->ticket);
+	if ((rc = jobs_save(J, j, 1, 0)) != 0) {
+		snprintf(why, sizeof(why), "storage_error: the start could "
+		    "not be recorded: %s", store_strerror(rc));
+		log_warnx("%s: %s", j->ticket, why);
+		kill(-pid, SIGKILL);
+		w->job = NULL;
+		j->worker = NULL;
+		w->spec = NULL;
+		close(sfd);
+		w->events = NULL;
+		close(efd);
+		jobs_finish(J, j, JOB_FAILED, why);
+		return;
+	}
 	w->events = bufferevent_socket_new(J->srv->base, efd,
 	    BEV_OPT_CLOSE_ON_FREE);
 	w->spec = bufferevent_socket_new(J->srv->base, sfd,
@@ -1073,12 +1144,21 @@ worker_reaped(struct jobs *J, struct worker *w, int status)
 	int		 rc;
 
 	if (w->events != NULL) {
-		/* What it wrote before exiting is all in the pipe now. */
-		while (w->garbled == NULL && evbuffer_read(
-		    bufferevent_get_input(w->events),
-		    bufferevent_getfd(w->events), -1) > 0)
+		/*
+		 * What it wrote before exiting is all in the pipe now.  (A
+		 * bufferevent's input takes data only from the bufferevent,
+		 * so the rest is read into a buffer of our own.)
+		 */
+		struct evbuffer	*rest = evbuffer_new();
+
+		if (rest == NULL)
+			fatalx("evbuffer_new");
+		evbuffer_prepend_buffer(rest, bufferevent_get_input(w->events));
+		while (evbuffer_read(rest, bufferevent_getfd(w->events),
+		    -1) > 0)
 			;
-		worker_read(J, w);
+		worker_read(J, w, rest);
+		evbuffer_free(rest);
 	}
 	if (j != NULL) {
 		s = worker_outcome(j, w, status, why, sizeof(why));

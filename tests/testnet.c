@@ -251,6 +251,8 @@ client_new(int fd)
 	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
 	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
 	c->fd = fd;
+	c->buf = malloc(TN_BUF);
+	c->notes = json_object_new_array();
 	return c;
 }
 
@@ -289,6 +291,8 @@ client_close(struct client *c)
 	if (c == NULL)
 		return;
 	close(c->fd);
+	free(c->buf);
+	json_object_put(c->notes);
 	free(c);
 }
 
@@ -311,9 +315,9 @@ client_fill(struct client *c)
 {
 	ssize_t	n;
 
-	if (c->len == sizeof(c->buf))
+	if (c->len == TN_BUF)
 		return 0;
-	n = recv(c->fd, c->buf + c->len, sizeof(c->buf) - c->len, 0);
+	n = recv(c->fd, c->buf + c->len, TN_BUF - c->len, 0);
 	if (n <= 0)
 		return 0;
 	c->len += (size_t)n;
@@ -358,12 +362,17 @@ client_call(struct client *c, const char *line)
 
 	client_send(c, line);
 	client_send(c, "\n");
-	s = client_line(c);
-	ck_assert_msg(s != NULL, "no answer to %s", line);
-	r = json_tokener_parse(s);
-	ck_assert_msg(r != NULL, "answer is not JSON: %s", s);
-	free(s);
-	return r;
+	for (;;) {
+		s = client_line(c);
+		ck_assert_msg(s != NULL, "no answer to %.200s", line);
+		r = json_tokener_parse(s);
+		ck_assert_msg(r != NULL, "answer is not JSON: %.200s", s);
+		free(s);
+		if (json_object_is_type(r, json_type_array) ||
+		    json_object_object_get_ex(r, "id", NULL))
+			return r;
+		json_object_array_add(c->notes, r);
+	}
 }
 
 json_object *
@@ -372,6 +381,14 @@ client_wait_method(struct client *c, const char *method)
 	json_object	*r, *m;
 	char		*s;
 
+	while (json_object_array_length(c->notes) > 0) {
+		r = json_object_get(json_object_array_get_idx(c->notes, 0));
+		json_object_array_del_idx(c->notes, 0, 1);
+		if (json_object_object_get_ex(r, "method", &m) &&
+		    strcmp(json_object_get_string(m), method) == 0)
+			return r;
+		json_object_put(r);
+	}
 	while ((s = client_line(c)) != NULL) {
 		r = json_tokener_parse(s);
 		free(s);
@@ -403,8 +420,14 @@ jpath(json_object *o, const char *path)
 
 	snprintf(buf, sizeof(buf), "%s", path);
 	for (tok = strtok_r(buf, ".", &save); tok != NULL;
-	    tok = strtok_r(NULL, ".", &save))
-		if (!json_object_object_get_ex(v, tok, &v))
+	    tok = strtok_r(NULL, ".", &save)) {
+		if (json_object_is_type(v, json_type_array)) {
+			if (*tok < '0' || *tok > '9' || (size_t)atoi(tok) >=
+			    json_object_array_length(v))
+				return NULL;
+			v = json_object_array_get_idx(v, (size_t)atoi(tok));
+		} else if (!json_object_object_get_ex(v, tok, &v))
 			return NULL;
+	}
 	return v;
 }

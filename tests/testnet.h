@@ -25,10 +25,13 @@ struct broker {
 	char	 status[512];		/* last STATUS= it sent */
 };
 
+#define TN_BUF	(8 * 1024 * 1024)
+
 struct client {
-	int	 fd;
-	char	 buf[1 << 16];
-	size_t	 len;
+	int		 fd;
+	char		*buf;		/* TN_BUF bytes */
+	size_t		 len;
+	json_object	*notes;		/* notifications read early */
 };
 
 /* A fresh temp dir in b->dir (no broker yet). */
@@ -59,7 +62,10 @@ void		 client_close(struct client *);
 void		 client_send(struct client *, const char *s);
 /* One line, or NULL at EOF or timeout.  Caller frees. */
 char		*client_line(struct client *);
-/* Send a line, read one answer line and parse it.  Caller puts. */
+/*
+ * Send a line and return the answer (parsed; caller puts).  Notifications
+ * that come first are kept for client_wait_method().
+ */
 json_object	*client_call(struct client *, const char *line);
 /* Read lines until one parses with "method" == method; caller puts. */
 json_object	*client_wait_method(struct client *, const char *method);
@@ -68,7 +74,7 @@ int		 client_eof(struct client *);
 /* Read exactly n bytes (LSP bodies); caller frees. */
 char		*client_read(struct client *, size_t n);
 
-/* Member at a dotted path, or NULL. */
+/* Member at a dotted path (numbers index arrays), or NULL. */
 json_object	*jpath(json_object *, const char *);
 
 #endif
