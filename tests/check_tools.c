@@ -273,6 +273,12 @@ START_TEST(classify_make)
 	ck_assert(tool_command_reload(t, NULL));
 	ck_assert(!tooltab_find(tab, "shell")->enabled);
 	tooltab_free(tab);
+	/* The README's walk-through table. */
+	tab = load_example("demo.json");
+	ck_assert_int_eq(tooltab_find(tab, "run_tests")->busy,
+	    BUSY_TESTS_RUNNING);
+	ck_assert(tool_command_reload(tooltab_find(tab, "rebuild"), NULL));
+	tooltab_free(tab);
 }
 END_TEST
 
