@@ -1160,6 +1160,9 @@ worker_reaped(struct jobs *J, struct worker *w, int status)
 		worker_read(J, w, rest);
 		evbuffer_free(rest);
 	}
+	/* A worker that died on a signal left its tool: stop it too. */
+	if ((WIFSIGNALED(status) || w->garbled != NULL) && w->tool_pgid > 0)
+		kill(-w->tool_pgid, SIGKILL);
 	if (j != NULL) {
 		s = worker_outcome(j, w, status, why, sizeof(why));
 		jobs_finish(J, j, s, why[0] != '\0' ? why : NULL);

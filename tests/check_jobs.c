@@ -458,6 +458,55 @@ start_upstream(void)
 	}
 }
 
+/* The broker's one child process: the worker of the running job. */
+static pid_t
+worker_pid(void)
+{
+	char	path[64], buf[64];
+	FILE	*f;
+	int	pid = -1;
+
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/children", b.pid,
+	    b.pid);
+	if ((f = fopen(path, "r")) != NULL) {
+		if (fgets(buf, sizeof(buf), f) != NULL)
+			pid = atoi(buf);
+		fclose(f);
+	}
+	return pid;
+}
+
+START_TEST(worker_killed_by_signal)
+{
+	char		 t[32];
+	json_object	*r;
+	pid_t		 pid;
+	struct timespec	 ts = { 0, 10 * 1000000 };
+	int		 i, fd = 0;
+
+	start_with("heavy", NULL);
+	submit(t, "[{\"tool\":\"run_tests\"}]", "\"notify\":true");
+	await_status(t, "running");
+	ck_assert_int_gt(pid = worker_pid(), 0);
+	kill(pid, SIGSEGV);
+	r = wait_done(t);
+	ck_assert_str_eq(str(r, "status"), "failed");
+	ck_assert_ptr_nonnull(strstr(str(r, "error"), "SIGSEGV"));
+	json_object_put(r);
+	/* Its tool was killed with it: soon nobody reads the FIFO. */
+	for (i = 0; i < 200 && (fd = open(fifo, O_WRONLY | O_NONBLOCK)) != -1;
+	    i++) {
+		close(fd);
+		nanosleep(&ts, NULL);
+	}
+	ck_assert_int_eq(fd, -1);
+	ck_assert_int_eq(errno, ENXIO);
+	r = callf("{\"jsonrpc\":\"2.0\",\"id\":9,\"method\":\"ping\"}");
+	ck_assert_ptr_nonnull(jpath(r, "result"));
+	json_object_put(r);
+}
+END_TEST
+
 START_TEST(forward_tools)
 {
 	char		 t[32];
@@ -869,6 +918,7 @@ main(void)
 	tcase_add_test(tc, cancel_stubborn_worker);
 	tcase_add_test(tc, cancel_queued);
 	tcase_add_test(tc, failures_and_results);
+	tcase_add_test(tc, worker_killed_by_signal);
 	tcase_add_test(tc, forward_tools);
 	tcase_add_test(tc, validation_errors);
 	tcase_add_test(tc, queue_full);
