@@ -43,6 +43,7 @@ struct conn {
 	int			 authenticated;
 	int			 strikes;	/* wrong tokens so far */
 	int			 closing;	/* close once out is flushed */
+	int			 eof;		/* half-closed by the client */
 	int			 dead;		/* to be freed by the reaper */
 	int			 throttled;	/* reading paused: out is full */
 	char			*name;		/* client name or NULL */

@@ -354,6 +354,9 @@ conn_after_io(struct conn *c)
 
 	if (c->dead)
 		return;
+	/* A half-closed client still gets the answers it waits for. */
+	if (c->eof && !c->closing && TAILQ_EMPTY(&c->pending))
+		c->closing = 1;
 	if (c->closing) {
 		bufferevent_disable(c->bev, EV_READ);
 		if (pending == 0)
@@ -383,7 +386,8 @@ conn_writecb(struct bufferevent *bev, void *arg)
 	if (c->throttled && !c->closing &&
 	    evbuffer_get_length(c->out) <= CONN_OUT_LOW) {
 		c->throttled = 0;
-		bufferevent_enable(bev, EV_READ);
+		if (!c->eof)
+			bufferevent_enable(bev, EV_READ);
 		/* What was read before the pause is still waiting. */
 		if (evbuffer_get_length(bufferevent_get_input(bev)) > 0) {
 			conn_readcb(bev, c);
@@ -405,8 +409,8 @@ conn_eventcb(struct bufferevent *bev, short what, void *arg)
 		    EVUTIL_SOCKET_ERROR()));
 		conn_kill(c);
 	} else if (what & BEV_EVENT_EOF) {
-		/* A half-closed client still gets what it asked for. */
-		c->closing = 1;
+		c->eof = 1;
+		bufferevent_disable(bev, EV_READ);
 		conn_after_io(c);
 	}
 }

@@ -1,0 +1,58 @@
+/* SPDX-License-Identifier: ISC */
+#ifndef CMDGATE_CLIENT_H
+#define CMDGATE_CLIENT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <json-c/json.h>
+
+/*
+ * The client side of the protocol, for cmdgate(1): one connection, one
+ * request at a time, answers matched by id, notifications skipped.
+ */
+
+/* Exit statuses of cmdgate(1), from sysexits(3) where they fit. */
+#define CX_DONE		0
+#define CX_FAILED	1
+#define CX_CANCELLED	2
+#define CX_RUNNING	3
+#define CX_USAGE	64
+#define CX_UNAVAILABLE	69
+#define CX_NOPERM	77
+
+struct cg_client {
+	int	 fd;
+	char	*buf;
+	size_t	 len, cap;
+	int64_t	 next_id;
+	char	 err[512];	/* why the last call failed */
+};
+
+struct cg_target {
+	const char	*host;
+	const char	*port;
+	const char	*socket;	/* wins over host and port */
+	const char	*token_file;
+};
+
+/* Connect (and authenticate); 0, or an exit status with c->err set. */
+int		 cg_connect(struct cg_client *, const struct cg_target *);
+void		 cg_close(struct cg_client *);
+/*
+ * Call method with params (taken; NULL for none).  Returns the result
+ * (caller puts), or NULL with *error the error object (caller puts) or,
+ * when the connection failed, *error NULL and c->err set.
+ */
+json_object	*cg_call(struct cg_client *, const char *method,
+		    json_object *params, json_object **error);
+/* Send one raw line; 0 or -1. */
+int		 cg_send_line(struct cg_client *, const char *, size_t);
+/* Read one line; NULL at end of file or error.  Caller frees. */
+char		*cg_read_line(struct cg_client *, int timeout_ms);
+/* The exit status that fits a JSON-RPC error object. */
+int		 cg_error_status(json_object *error);
+/* Read the token file's first line, trimmed.  Caller frees; NULL + err. */
+char		*cg_read_token(const char *path, char *err, size_t errlen);
+
+#endif

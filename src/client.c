@@ -1,0 +1,263 @@
+/* SPDX-License-Identifier: ISC */
+#include "config.h"
+
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <netdb.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <json-c/json.h>
+
+#include "client.h"
+#include "rpc.h"
+#include "util.h"
+
+#define CG_LINE_MAX	(256 * 1024 * 1024)
+#define CG_READ		65536
+
+char *
+cg_read_token(const char *path, char *err, size_t errlen)
+{
+	char	 buf[4100], *s, *e;
+	FILE	*f;
+
+	if ((f = fopen(path, "r")) == NULL) {
+		snprintf(err, errlen, "token file %s: %s", path,
+		    strerror(errno));
+		return NULL;
+	}
+	if (fgets(buf, sizeof(buf), f) == NULL)
+		buf[0] = '\0';
+	fclose(f);
+	for (s = buf; *s == ' ' || *s == '\t'; s++)
+		;
+	e = s + strcspn(s, "\r\n");
+	while (e > s && (e[-1] == ' ' || e[-1] == '\t'))
+		e--;
+	*e = '\0';
+	if (*s == '\0') {
+		snprintf(err, errlen, "token file %s: the first line is empty",
+		    path);
+		return NULL;
+	}
+	return xstrdup(s);
+}
+
+static int
+cg_dial(struct cg_client *c, const struct cg_target *t)
+{
+	struct addrinfo	 hints, *ai, *p;
+	int		 rc, fd = -1;
+
+	if (t->socket != NULL) {
+		struct sockaddr_un sun;
+
+		memset(&sun, 0, sizeof(sun));
+		sun.sun_family = AF_UNIX;
+		if (strlen(t->socket) >= sizeof(sun.sun_path)) {
+			snprintf(c->err, sizeof(c->err), "socket path too "
+			    "long: %s", t->socket);
+			return -1;
+		}
+		strcpy(sun.sun_path, t->socket);
+		fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+		if (fd == -1 || connect(fd, (struct sockaddr *)&sun,
+		    sizeof(sun)) == -1) {
+			snprintf(c->err, sizeof(c->err), "cannot connect to "
+			    "%s: %s", t->socket, strerror(errno));
+			if (fd != -1)
+				close(fd);
+			return -1;
+		}
+		return fd;
+	}
+	memset(&hints, 0, sizeof(hints));
+	hints.ai_socktype = SOCK_STREAM;
+	if ((rc = getaddrinfo(t->host, t->port, &hints, &ai)) != 0) {
+		snprintf(c->err, sizeof(c->err), "%s:%s: %s", t->host, t->port,
+		    gai_strerror(rc));
+		return -1;
+	}
+	for (p = ai; p != NULL; p = p->ai_next) {
+		fd = socket(p->ai_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+		if (fd != -1 && connect(fd, p->ai_addr, p->ai_addrlen) == 0)
+			break;
+		snprintf(c->err, sizeof(c->err), "cannot connect to %s:%s: %s "
+		    "(is cmdgated running?)", t->host, t->port,
+		    strerror(errno));
+		if (fd != -1)
+			close(fd);
+		fd = -1;
+	}
+	freeaddrinfo(ai);
+	return fd;
+}
+
+int
+cg_connect(struct cg_client *c, const struct cg_target *t)
+{
+	json_object	*p, *r, *e = NULL;
+	char		*tok;
+
+	memset(c, 0, sizeof(*c));
+	c->next_id = 1;
+	if ((c->fd = cg_dial(c, t)) == -1)
+		return CX_UNAVAILABLE;
+	if (t->token_file == NULL || t->socket != NULL)
+		return 0;
+	if ((tok = cg_read_token(t->token_file, c->err,
+	    sizeof(c->err))) == NULL)
+		return CX_NOPERM;
+	p = json_object_new_object();
+	json_object_object_add(p, "token", json_object_new_string(tok));
+	explicit_bzero(tok, strlen(tok));
+	free(tok);
+	if ((r = cg_call(c, "authenticate", p, &e)) == NULL) {
+		if (e != NULL)
+			snprintf(c->err, sizeof(c->err), "not authorized: %s",
+			    json_object_get_string(json_object_object_get(
+			    json_object_object_get(e, "data"), "reason")));
+		json_object_put(e);
+		return e != NULL ? CX_NOPERM : CX_UNAVAILABLE;
+	}
+	json_object_put(r);
+	return 0;
+}
+
+void
+cg_close(struct cg_client *c)
+{
+	if (c->fd != -1)
+		close(c->fd);
+	c->fd = -1;
+	free(c->buf);
+	c->buf = NULL;
+}
+
+int
+cg_send_line(struct cg_client *c, const char *s, size_t n)
+{
+	size_t	off = 0;
+	ssize_t	w;
+
+	while (off < n) {
+		w = send(c->fd, s + off, n - off, MSG_NOSIGNAL);
+		if (w == -1 && errno == EINTR)
+			continue;
+		if (w == -1) {
+			snprintf(c->err, sizeof(c->err), "send: %s",
+			    strerror(errno));
+			return -1;
+		}
+		off += (size_t)w;
+	}
+	return 0;
+}
+
+char *
+cg_read_line(struct cg_client *c, int timeout_ms)
+{
+	struct pollfd	 pfd = { c->fd, POLLIN, 0 };
+	char		*nl, *line;
+	size_t		 n;
+	ssize_t		 got;
+
+	while ((nl = c->len > 0 ? memchr(c->buf, '\n', c->len) : NULL) ==
+	    NULL) {
+		if (c->len + CG_READ > c->cap) {
+			if (c->cap > CG_LINE_MAX) {
+				snprintf(c->err, sizeof(c->err), "an answer "
+				    "longer than 256 MiB");
+				return NULL;
+			}
+			c->cap = (c->len + CG_READ) * 2;
+			c->buf = xrealloc(c->buf, c->cap);
+		}
+		if (timeout_ms >= 0 && poll(&pfd, 1, timeout_ms) == 0) {
+			snprintf(c->err, sizeof(c->err), "no answer in time");
+			return NULL;
+		}
+		got = recv(c->fd, c->buf + c->len, c->cap - c->len, 0);
+		if (got == -1 && errno == EINTR)
+			continue;
+		if (got <= 0) {
+			snprintf(c->err, sizeof(c->err), "the broker closed "
+			    "the connection%s%s", got == 0 ? "" : ": ",
+			    got == 0 ? "" : strerror(errno));
+			return NULL;
+		}
+		c->len += (size_t)got;
+	}
+	n = (size_t)(nl - c->buf);
+	line = xmalloc(n + 1);
+	memcpy(line, c->buf, n);
+	line[n] = '\0';
+	memmove(c->buf, nl + 1, c->len - n - 1);
+	c->len -= n + 1;
+	return line;
+}
+
+json_object *
+cg_call(struct cg_client *c, const char *method, json_object *params,
+    json_object **error)
+{
+	json_object	*req = json_object_new_object(), *resp, *v, *r;
+	const char	*s;
+	char		*line;
+	size_t		 n;
+	int64_t		 id = c->next_id++;
+
+	*error = NULL;
+	json_object_object_add(req, "jsonrpc", json_object_new_string("2.0"));
+	json_object_object_add(req, "id", json_object_new_int64(id));
+	json_object_object_add(req, "method", json_object_new_string(method));
+	json_object_object_add(req, "params", params != NULL ? params :
+	    json_object_new_object());
+	s = json_object_to_json_string_length(req, JSON_C_TO_STRING_PLAIN, &n);
+	if (cg_send_line(c, s, n) == -1 || cg_send_line(c, "\n", 1) == -1) {
+		json_object_put(req);
+		return NULL;
+	}
+	json_object_put(req);
+	for (;;) {
+		if ((line = cg_read_line(c, -1)) == NULL)
+			return NULL;
+		resp = json_tokener_parse(line);
+		free(line);
+		if (resp != NULL && json_object_object_get_ex(resp, "id", &v) &&
+		    json_object_get_int64(v) == id)
+			break;
+		json_object_put(resp);	/* a notification */
+	}
+	if (json_object_object_get_ex(resp, "error", &v)) {
+		*error = json_object_get(v);
+		json_object_put(resp);
+		return NULL;
+	}
+	r = json_object_get(json_object_object_get(resp, "result"));
+	json_object_put(resp);
+	return r;
+}
+
+int
+cg_error_status(json_object *error)
+{
+	switch (json_object_get_int(json_object_object_get(error, "code"))) {
+	case RPC_UNAUTHORIZED:
+	case RPC_SECURITY_BLOCKED:
+		return CX_NOPERM;
+	case RPC_STORAGE_ERROR:
+	case RPC_QUEUE_FULL:
+	case RPC_INTERNAL_ERROR:
+		return CX_UNAVAILABLE;
+	default:
+		return CX_USAGE;
+	}
+}
