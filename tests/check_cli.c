@@ -1,0 +1,427 @@
+/* SPDX-License-Identifier: ISC */
+/* cmdgate(1): every subcommand and every exit status, against the broker. */
+#include "config.h"
+
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <netinet/in.h>
+#include <arpa/inet.h>
+
+#include <fcntl.h>
+#include <poll.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <check.h>
+#include <json-c/json.h>
+
+#include "testnet.h"
+
+#define OUT_MAX	(1024 * 1024)
+
+static struct broker	b;
+static char		tools[256], fifo[256], port[16];
+static char		out[OUT_MAX], err[OUT_MAX];
+
+static void
+setup(void)
+{
+	broker_prepare(&b);
+	snprintf(tools, sizeof(tools), "%s", broker_path(&b, "tools.json"));
+	snprintf(fifo, sizeof(fifo), "%s", broker_path(&b, "release"));
+	ck_assert_int_eq(mkfifo(fifo, 0600), 0);
+}
+
+static void
+teardown(void)
+{
+	broker_stop(&b);
+}
+
+static void
+start(const char **extra)
+{
+	const char	*args[16] = { "--tools", tools };
+	char		 json[2048];
+	int		 n = 2;
+
+	snprintf(json, sizeof(json), "{\"tools\":["
+	    "{\"name\":\"echo\",\"tier\":\"instant\",\"exec\":[\"echo\","
+	    "\"{text}\"],\"params\":{\"type\":\"object\",\"properties\":"
+	    "{\"text\":{\"type\":\"string\",\"default\":\"\"},\"n\":"
+	    "{\"type\":\"integer\"}}}},"
+	    "{\"name\":\"count\",\"exec\":[\"echo\",\"{n}\"],\"params\":"
+	    "{\"type\":\"object\",\"properties\":{\"n\":{\"type\":"
+	    "\"integer\"}},\"required\":[\"n\"]}},"
+	    "{\"name\":\"fail\",\"exec\":[\"sh\",\"-c\",\"exit 3\"]},"
+	    "{\"name\":\"block\",\"busy\":\"tests_running\",\"exec\":[\"sh\","
+	    "\"-c\",\"cat %s >/dev/null\"]},"
+	    "{\"name\":\"locked\",\"enabled\":false,\"exec\":[\"true\"]}"
+	    "]}", fifo);
+	write_file(tools, json, 0600);
+	while (extra != NULL && *extra != NULL)
+		args[n++] = *extra++;
+	args[n] = NULL;
+	ck_assert_int_eq(broker_start(&b, args, 0), 0);
+	snprintf(port, sizeof(port), "%d", b.port);
+}
+
+/* Drain fd into buf until EOF. */
+static void
+slurp(int fd, char *buf)
+{
+	size_t	n = 0;
+	ssize_t	r;
+
+	while (n < OUT_MAX - 1 && (r = read(fd, buf + n, OUT_MAX - 1 - n)) > 0)
+		n += (size_t)r;
+	buf[n] = '\0';
+	close(fd);
+}
+
+/*
+ * Run cmdgate with args (NULL-ended) and input on stdin; its exit status,
+ * stdout in out, stderr in err.
+ */
+static int
+run(const char *input, const char *first, ...)
+{
+	const char	*argv[64];
+	const char	*bin = getenv("CMDGATE");
+	va_list		 ap;
+	int		 n = 0, in[2], o[2], e[2], status;
+	pid_t		 pid;
+
+	ck_assert_ptr_nonnull(bin);
+	argv[n++] = bin;
+	va_start(ap, first);
+	for (argv[n] = first; argv[n] != NULL && n < 62;
+	    argv[++n] = va_arg(ap, const char *))
+		;
+	va_end(ap);
+	ck_assert_int_eq(pipe(in), 0);
+	ck_assert_int_eq(pipe(o), 0);
+	ck_assert_int_eq(pipe(e), 0);
+	if ((pid = fork()) == 0) {
+		dup2(in[0], 0);
+		dup2(o[1], 1);
+		dup2(e[1], 2);
+		close(in[1]);
+		close(o[0]);
+		close(e[0]);
+		setenv("CMDGATE_PORT", port, 1);
+		unsetenv("CMDGATE_SOCKET");
+		unsetenv("CMDGATE_TOKEN_FILE");
+		execv(bin, (char **)argv);
+		_exit(127);
+	}
+	close(in[0]);
+	close(o[1]);
+	close(e[1]);
+	if (input != NULL)
+		ck_assert_int_eq(write(in[1], input, strlen(input)),
+		    (ssize_t)strlen(input));
+	close(in[1]);
+	slurp(o[0], out);
+	slurp(e[0], err);
+	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+	ck_assert(WIFEXITED(status));
+	return WEXITSTATUS(status);
+}
+
+static json_object *
+out_json(void)
+{
+	json_object	*o = json_tokener_parse(out);
+
+	ck_assert_msg(o != NULL, "not JSON: %.300s", out);
+	return o;
+}
+
+START_TEST(ping_and_unreachable)
+{
+	struct sockaddr_in	sin;
+	socklen_t		len = sizeof(sin);
+	int			fd;
+
+	start(NULL);
+	ck_assert_int_eq(run(NULL, "ping", NULL), 0);
+	ck_assert_ptr_nonnull(strstr(out, "pong"));
+	ck_assert_int_eq(run(NULL, "--json", "ping", NULL), 0);
+	ck_assert_str_eq(out, "{}\n");
+	/* A port nobody listens on: 69, and it says so. */
+	fd = socket(AF_INET, SOCK_STREAM, 0);
+	memset(&sin, 0, sizeof(sin));
+	sin.sin_family = AF_INET;
+	sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	bind(fd, (struct sockaddr *)&sin, sizeof(sin));
+	getsockname(fd, (struct sockaddr *)&sin, &len);
+	snprintf(port, sizeof(port), "%d", ntohs(sin.sin_port));
+	close(fd);
+	ck_assert_int_eq(run(NULL, "ping", NULL), 69);
+	ck_assert_ptr_nonnull(strstr(err, "cannot connect"));
+	/* The Unix socket. */
+	ck_assert_int_eq(run(NULL, "--socket", b.sock, "ping", NULL), 0);
+}
+END_TEST
+
+START_TEST(usage_errors)
+{
+	start(NULL);
+	ck_assert_int_eq(run(NULL, NULL), 64);
+	ck_assert_int_eq(run(NULL, "frobnicate", NULL), 64);
+	ck_assert_ptr_nonnull(strstr(err, "unknown command 'frobnicate'"));
+	ck_assert_int_eq(run(NULL, "--bogus", "ping", NULL), 64);
+	ck_assert_int_eq(run(NULL, "submit", NULL), 64);
+	ck_assert_int_eq(run(NULL, "submit", "echo", "novalue", NULL), 64);
+	ck_assert_int_eq(run(NULL, "submit", "count", "n=x", NULL), 64);
+	ck_assert_int_eq(run(NULL, "poll", NULL), 64);
+	ck_assert_int_eq(run(NULL, "--port", "0", "ping", NULL), 64);
+	ck_assert_int_eq(run(NULL, "--help", NULL), 0);
+	ck_assert_ptr_nonnull(strstr(out, "editor-state"));
+	ck_assert_int_eq(run(NULL, "--version", NULL), 0);
+	ck_assert_ptr_nonnull(strstr(out, PACKAGE_VERSION));
+}
+END_TEST
+
+START_TEST(token_auth)
+{
+	const char	*args[] = { "--token-file", NULL, NULL };
+	char		 good[256], bad[256];
+
+	snprintf(good, sizeof(good), "%s", broker_path(&b, "token"));
+	snprintf(bad, sizeof(bad), "%s", broker_path(&b, "wrong"));
+	write_file(good, "sesame\n", 0600);
+	write_file(bad, "open\n", 0600);
+	args[1] = good;
+	start(args);
+	ck_assert_int_eq(run(NULL, "ping", NULL), 77);
+	ck_assert_int_eq(run(NULL, "--token-file", bad, "ping", NULL), 77);
+	ck_assert_ptr_nonnull(strstr(err, "not authorized"));
+	ck_assert_int_eq(run(NULL, "--token-file", good, "ping", NULL), 0);
+	ck_assert_int_eq(run(NULL, "--token-file", "/nonexistent", "ping",
+	    NULL), 77);
+}
+END_TEST
+
+START_TEST(tools_and_status)
+{
+	json_object	*o;
+
+	start(NULL);
+	ck_assert_int_eq(run(NULL, "tools", NULL), 0);
+	ck_assert_ptr_nonnull(strstr(out, "NAME"));
+	ck_assert_ptr_nonnull(strstr(out, "\nlocked "));
+	ck_assert_int_eq(run(NULL, "--json", "tools", NULL), 0);
+	o = out_json();
+	ck_assert_int_eq(json_object_array_length(jpath(o, "tools")), 5);
+	json_object_put(o);
+	ck_assert_int_eq(run(NULL, "tool", "block", NULL), 0);
+	ck_assert_ptr_nonnull(strstr(out, "busy tests_running"));
+	ck_assert_int_eq(run(NULL, "tool", "nope", NULL), 64);
+	ck_assert_ptr_nonnull(strstr(err, "unknown_tool"));
+	ck_assert_int_eq(run(NULL, "status", NULL), 0);
+	ck_assert_ptr_nonnull(strstr(out, "holding reloads: nothing"));
+	ck_assert_int_eq(run(NULL, "--json", "status", NULL), 0);
+	o = out_json();
+	ck_assert_ptr_nonnull(jpath(o, "server.version"));
+	ck_assert_ptr_nonnull(jpath(o, "queue.busy"));
+	json_object_put(o);
+}
+END_TEST
+
+START_TEST(submit_statuses)
+{
+	json_object	*o;
+	char		 ticket[32];
+	int		 fd;
+
+	start(NULL);
+	ck_assert_int_eq(run(NULL, "submit", "echo", "text=hello world",
+	    NULL), 0);
+	ck_assert_ptr_nonnull(strstr(out, "hello world"));
+	/* Converted by the schema: n is an integer. */
+	ck_assert_int_eq(run(NULL, "--json", "submit", "count", "n=42", NULL),
+	    0);
+	o = out_json();
+	ck_assert_str_eq(json_object_get_string(jpath(o, "results.0.stdout")),
+	    "42\n");
+	json_object_put(o);
+	ck_assert_int_eq(run(NULL, "submit", "fail", NULL), 1);
+	ck_assert_ptr_nonnull(strstr(out, "FAILED"));
+	ck_assert_int_eq(run(NULL, "submit", "nope", NULL), 64);
+	ck_assert_int_eq(run(NULL, "submit", "locked", NULL), 77);
+	/* Still running when --timeout passes: 3. */
+	ck_assert_int_eq(run(NULL, "submit", "block", "--timeout", "1", NULL),
+	    3);
+	ck_assert_int_eq(run(NULL, "--json", "submit", "block", "--async",
+	    NULL), 0);
+	o = out_json();
+	snprintf(ticket, sizeof(ticket), "%s",
+	    json_object_get_string(jpath(o, "ticket")));
+	json_object_put(o);
+	ck_assert_int_eq(run(NULL, "poll", ticket, NULL), 3);
+	ck_assert_int_eq(run(NULL, "cancel", ticket, NULL), 0);
+	ck_assert_ptr_nonnull(strstr(out, "cancelled"));
+	ck_assert_int_eq(run(NULL, "wait", ticket, NULL), 2);
+	ck_assert_int_eq(run(NULL, "cancel", ticket, NULL), 1);
+	ck_assert_int_eq(run(NULL, "poll", "t-999999", NULL), 64);
+	ck_assert_ptr_nonnull(strstr(err, "unknown_ticket"));
+	/* The first blocked job still reads the FIFO. */
+	fd = open(fifo, O_WRONLY);
+	close(fd);
+	ck_assert_int_eq(run(NULL, "wait", "t-000003", "--timeout", "20",
+	    NULL), 0);
+}
+END_TEST
+
+START_TEST(multi_and_stdin)
+{
+	json_object	*o;
+
+	start(NULL);
+	ck_assert_int_eq(run(NULL, "--json", "submit", "echo", "text=one",
+	    "--then", "count", "n:=2", "--label", "two", "--agent", "cli",
+	    NULL), 0);
+	o = out_json();
+	ck_assert_int_eq(json_object_array_length(jpath(o, "results")), 2);
+	ck_assert_str_eq(json_object_get_string(jpath(o, "results.1.stdout")),
+	    "2\n");
+	ck_assert_str_eq(json_object_get_string(jpath(o, "label")), "two");
+	ck_assert_str_eq(json_object_get_string(jpath(o, "agent")), "cli");
+	json_object_put(o);
+	ck_assert_int_eq(run("[{\"tool\":\"echo\",\"params\":{\"text\":"
+	    "\"piped\"}},{\"tool\":\"fail\"}]", "--json", "submit", "-",
+	    "--fail-fast", NULL), 1);
+	o = out_json();
+	ck_assert_int_eq(json_object_get_int(jpath(o, "failed_at_command")),
+	    1);
+	json_object_put(o);
+	ck_assert_int_eq(run("not json", "submit", "-", NULL), 64);
+	ck_assert_int_eq(run(NULL, "jobs", "--status", "failed", NULL), 0);
+	ck_assert_ptr_nonnull(strstr(out, "t-000001"));
+	ck_assert_ptr_null(strstr(out, "t-000000"));
+	ck_assert_int_eq(run(NULL, "--json", "jobs", "--agent", "cli", NULL),
+	    0);
+	o = out_json();
+	ck_assert_int_eq(json_object_array_length(jpath(o, "jobs")), 1);
+	json_object_put(o);
+	ck_assert_int_eq(run(NULL, "jobs", "--status", NULL), 64);
+}
+END_TEST
+
+START_TEST(editor_state_wraps)
+{
+	char		 cmd[512];
+	json_object	*o;
+
+	start(NULL);
+	snprintf(cmd, sizeof(cmd), "%s --json status; exit 5",
+	    getenv("CMDGATE"));
+	ck_assert_int_eq(run(NULL, "editor-state", "--tests-running", "--",
+	    "sh", "-c", cmd, NULL), 5);
+	o = out_json();
+	ck_assert(json_object_get_boolean(jpath(o,
+	    "queue.busy.tests_running")));
+	json_object_put(o);
+	/* Afterwards nothing holds. */
+	ck_assert_int_eq(run(NULL, "--json", "status", NULL), 0);
+	o = out_json();
+	ck_assert(!json_object_get_boolean(jpath(o,
+	    "queue.busy.tests_running")));
+	json_object_put(o);
+	ck_assert_int_eq(run(NULL, "editor-state", "--tests-running", NULL),
+	    64);
+	ck_assert_int_eq(run(NULL, "editor-state", "--", "/nonexistent",
+	    NULL), 127);
+}
+END_TEST
+
+START_TEST(mcp_bridge)
+{
+	char	*l1, *l2;
+
+	start(NULL);
+	ck_assert_int_eq(run("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":"
+	    "\"initialize\",\"params\":{\"protocolVersion\":\"2025-06-18\","
+	    "\"capabilities\":{},\"clientInfo\":{\"name\":\"t\",\"version\":"
+	    "\"1\"}}}\n{\"jsonrpc\":\"2.0\",\"method\":"
+	    "\"notifications/initialized\"}\n{\"jsonrpc\":\"2.0\",\"id\":2,"
+	    "\"method\":\"tools/call\",\"params\":{\"name\":\"echo\","
+	    "\"arguments\":{\"text\":\"bridged\"}}}\n", "mcp", NULL), 0);
+	l1 = out;
+	l2 = strchr(out, '\n');
+	ck_assert_ptr_nonnull(l2);
+	*l2++ = '\0';
+	ck_assert_ptr_nonnull(strstr(l1, "\"serverInfo\""));
+	ck_assert_ptr_nonnull(strstr(l2, "\"id\":2"));
+	ck_assert_ptr_nonnull(strstr(l2, "bridged"));
+	ck_assert_ptr_nonnull(strstr(l2, "\"isError\":false"));
+}
+END_TEST
+
+START_TEST(mcp_config)
+{
+	json_object	*o;
+
+	snprintf(port, sizeof(port), "8700");
+	ck_assert_int_eq(run(NULL, "mcp-config", "--client", "claude", NULL),
+	    0);
+	o = out_json();
+	ck_assert_ptr_nonnull(strstr(json_object_get_string(jpath(o,
+	    "mcpServers.cmdgate.command")), "cmdgate"));
+	ck_assert_str_eq(json_object_get_string(jpath(o,
+	    "mcpServers.cmdgate.args.2")), "mcp");
+	json_object_put(o);
+	ck_assert_int_eq(run(NULL, "mcp-config", "--client", "cursor", NULL),
+	    0);
+	o = out_json();
+	ck_assert_ptr_nonnull(jpath(o, "mcpServers.cmdgate"));
+	json_object_put(o);
+	ck_assert_int_eq(run(NULL, "mcp-config", "--client", "vscode", NULL),
+	    0);
+	o = out_json();
+	ck_assert_str_eq(json_object_get_string(jpath(o,
+	    "servers.cmdgate.type")), "stdio");
+	json_object_put(o);
+	ck_assert_int_eq(run(NULL, "--socket", "/run/x.sock", "mcp-config",
+	    NULL), 0);
+	o = out_json();
+	ck_assert_str_eq(json_object_get_string(jpath(o, "args.1")),
+	    "/run/x.sock");
+	json_object_put(o);
+	ck_assert_int_eq(run(NULL, "mcp-config", "--client", "emacs", NULL),
+	    64);
+}
+END_TEST
+
+int
+main(void)
+{
+	Suite	*s = suite_create("cli");
+	TCase	*tc = tcase_create("cli");
+	SRunner	*sr;
+	int	 failed;
+
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_set_timeout(tc, 60);
+	tcase_add_test(tc, ping_and_unreachable);
+	tcase_add_test(tc, usage_errors);
+	tcase_add_test(tc, token_auth);
+	tcase_add_test(tc, tools_and_status);
+	tcase_add_test(tc, submit_statuses);
+	tcase_add_test(tc, multi_and_stdin);
+	tcase_add_test(tc, editor_state_wraps);
+	tcase_add_test(tc, mcp_bridge);
+	tcase_add_test(tc, mcp_config);
+	suite_add_tcase(s, tc);
+	sr = srunner_create(s);
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed == 0 ? 0 : 1;
+}

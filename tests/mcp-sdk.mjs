@@ -1,0 +1,37 @@
+// An MCP client nobody here wrote: the official TypeScript SDK lists the
+// tools and calls one through "cmdgate mcp".  Run by tests/mcp-sdk.sh.
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+
+const [cmdgate, port] = process.argv.slice(2);
+const fail = (msg) => { console.error("FAIL: " + msg); process.exit(1); };
+
+const transport = new StdioClientTransport({
+  command: cmdgate, args: ["--port", port, "mcp"], stderr: "inherit",
+});
+const client = new Client({ name: "cmdgate-sdk-test", version: "1.0.0" });
+await client.connect(transport);
+
+const info = client.getServerVersion();
+if (info?.name !== "cmdgate") fail("serverInfo.name is " + info?.name);
+
+const { tools } = await client.listTools();
+const names = tools.map((t) => t.name);
+for (const want of ["echo", "run_tests", "poll_job", "wait_job", "cancel_job", "queue_status"])
+  if (!names.includes(want)) fail("tools/list lacks " + want + ": " + names);
+
+const res = await client.callTool({ name: "echo", arguments: { text: "from the sdk" } });
+if (res.isError) fail("echo failed: " + JSON.stringify(res));
+if (res.structuredContent?.status !== "done") fail("job not done: " + JSON.stringify(res));
+if (!res.content?.[0]?.text?.includes("from the sdk")) fail("no output: " + JSON.stringify(res));
+
+const q = await client.callTool({ name: "queue_status", arguments: {} });
+if (q.isError || typeof q.structuredContent?.queued !== "number") fail("queue_status: " + JSON.stringify(q));
+
+let rejected = false;
+try { await client.callTool({ name: "no_such_tool", arguments: {} }); }
+catch (e) { rejected = true; }
+if (!rejected) fail("an unknown tool was not a JSON-RPC error");
+
+await client.close();
+console.log("MCP SDK client: " + names.length + " tools listed, echo called through cmdgate mcp");
