@@ -241,6 +241,18 @@ print_job(struct cli *cl, json_object *job)
 	}
 }
 
+/* Print a job (taken); the exit status its state calls for. */
+static int
+show_job(struct cli *cl, json_object *job)
+{
+	int	rc;
+
+	print_job(cl, job);
+	rc = job_status_exit(job);
+	json_object_put(job);
+	return rc;
+}
+
 /* ---- commands ---------------------------------------------------------- */
 
 static int
@@ -655,10 +667,7 @@ cmd_submit(struct cli *cl, int argc, char **argv)
 	json_object_put(r);
 	if ((job = wait_job(cl, ticket, o.timeout, &rc)) == NULL)
 		return rc;
-	print_job(cl, job);
-	rc = job_status_exit(job);
-	json_object_put(job);
-	return rc;
+	return show_job(cl, job);
 }
 
 static json_object *
@@ -680,10 +689,7 @@ cmd_poll(struct cli *cl, int argc, char **argv)
 		return die_usage("poll needs a TICKET%s", "");
 	if ((job = call(cl, "poll_job", ticket_params(argv[1]), &rc)) == NULL)
 		return rc;
-	print_job(cl, job);
-	rc = job_status_exit(job);
-	json_object_put(job);
-	return rc;
+	return show_job(cl, job);
 }
 
 static int
@@ -701,10 +707,7 @@ cmd_wait(struct cli *cl, int argc, char **argv)
 		return die_usage("wait needs a TICKET [--timeout S]%s", "");
 	if ((job = wait_job(cl, argv[1], (int64_t)t, &rc)) == NULL)
 		return rc;
-	print_job(cl, job);
-	rc = job_status_exit(job);
-	json_object_put(job);
-	return rc;
+	return show_job(cl, job);
 }
 
 static int

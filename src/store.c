@@ -380,42 +380,69 @@ store_job_get(struct store *st, uint64_t num, char *status, char **json)
 	return rc == MDB_NOTFOUND ? STORE_ENOTFOUND : rc;
 }
 
-int
-store_jobs_each(struct store *st, uint64_t after, store_job_fn fn, void *arg)
+/* Walk dbi from key start (NULL: the first) calling fn until it says stop. */
+typedef int	(*store_walk_fn)(void *, MDB_val *, MDB_val *);
+
+static int
+store_walk(struct store *st, MDB_dbi dbi, MDB_val *start, store_walk_fn fn,
+    void *arg)
 {
-	unsigned char	 kb[8];
-	MDB_val		 k = { 8, kb }, v;
+	MDB_val		 k, v;
 	MDB_cursor	*cur;
 	MDB_txn		*txn;
-	MDB_cursor_op	 op = MDB_SET_RANGE;
-	char		*json;
+	MDB_cursor_op	 op = start != NULL ? MDB_SET_RANGE : MDB_FIRST;
 	int		 rc;
 
-	be64(kb, after);
+	if (start != NULL)
+		k = *start;
 	if ((rc = store_rtxn(st, &txn)) != 0)
 		return rc;
-	if ((rc = mdb_cursor_open(txn, st->jobs, &cur)) != 0) {
+	if ((rc = mdb_cursor_open(txn, dbi, &cur)) != 0) {
 		store_rdone(st, txn);
 		return rc;
 	}
 	while ((rc = mdb_cursor_get(cur, &k, &v, op)) == 0) {
 		op = MDB_NEXT;
-		if (k.mv_size != 8 || v.mv_size < REC_HEADER) {
-			rc = STORE_EBADRECORD;
-			break;
-		}
-		json = strndup((char *)v.mv_data + REC_HEADER,
-		    v.mv_size - REC_HEADER);
-		if (json == NULL)
-			abort();
-		rc = fn(arg, get_be64(k.mv_data), ((char *)v.mv_data)[0], json);
-		free(json);
-		if (rc != 0)
+		if ((rc = fn(arg, &k, &v)) != 0)
 			break;
 	}
 	mdb_cursor_close(cur);
 	store_rdone(st, txn);
 	return rc == MDB_NOTFOUND ? 0 : rc;
+}
+
+struct walk_jobs {
+	store_job_fn	 fn;
+	void		*arg;
+};
+
+static int
+walk_job(void *arg, MDB_val *k, MDB_val *v)
+{
+	struct walk_jobs	*w = arg;
+	char			*json;
+	int			 rc;
+
+	if (k->mv_size != 8 || v->mv_size < REC_HEADER)
+		return STORE_EBADRECORD;
+	json = xmalloc(v->mv_size - REC_HEADER + 1);
+	memcpy(json, (char *)v->mv_data + REC_HEADER, v->mv_size - REC_HEADER);
+	json[v->mv_size - REC_HEADER] = '\0';
+	rc = w->fn(w->arg, get_be64(k->mv_data), ((char *)v->mv_data)[0],
+	    json);
+	free(json);
+	return rc;
+}
+
+int
+store_jobs_each(struct store *st, uint64_t after, store_job_fn fn, void *arg)
+{
+	struct walk_jobs	w = { fn, arg };
+	unsigned char		kb[8];
+	MDB_val			k = { 8, kb };
+
+	be64(kb, after);
+	return store_walk(st, st->jobs, &k, walk_job, &w);
 }
 
 int
@@ -477,39 +504,34 @@ store_worker_del(struct store *st, int pid)
 	return rc == MDB_NOTFOUND ? 0 : rc;
 }
 
+struct walk_workers {
+	store_worker_fn	 fn;
+	void		*arg;
+};
+
+static int
+walk_worker(void *arg, MDB_val *k, MDB_val *v)
+{
+	struct walk_workers	*w = arg;
+	char			*json;
+	int			 rc;
+
+	if (k->mv_size != 8)
+		return STORE_EBADRECORD;
+	json = xmalloc(v->mv_size + 1);
+	memcpy(json, v->mv_data, v->mv_size);
+	json[v->mv_size] = '\0';
+	rc = w->fn(w->arg, (int)get_be64(k->mv_data), json);
+	free(json);
+	return rc;
+}
+
 int
 store_workers_each(struct store *st, store_worker_fn fn, void *arg)
 {
-	MDB_val		 k, v;
-	MDB_cursor	*cur;
-	MDB_txn		*txn;
-	MDB_cursor_op	 op = MDB_FIRST;
-	char		*json;
-	int		 rc;
+	struct walk_workers	w = { fn, arg };
 
-	if ((rc = store_rtxn(st, &txn)) != 0)
-		return rc;
-	if ((rc = mdb_cursor_open(txn, st->workers, &cur)) != 0) {
-		store_rdone(st, txn);
-		return rc;
-	}
-	while ((rc = mdb_cursor_get(cur, &k, &v, op)) == 0) {
-		op = MDB_NEXT;
-		if (k.mv_size != 8) {
-			rc = STORE_EBADRECORD;
-			break;
-		}
-		json = strndup(v.mv_data, v.mv_size);
-		if (json == NULL)
-			abort();
-		rc = fn(arg, (int)get_be64(k.mv_data), json);
-		free(json);
-		if (rc != 0)
-			break;
-	}
-	mdb_cursor_close(cur);
-	store_rdone(st, txn);
-	return rc == MDB_NOTFOUND ? 0 : rc;
+	return store_walk(st, st->workers, NULL, walk_worker, &w);
 }
 
 int64_t

@@ -20,6 +20,7 @@
 #include <json-c/json.h>
 
 #include "testnet.h"
+#include "ckrun.h"
 
 #define OUT_MAX	(1024 * 1024)
 
@@ -404,8 +405,6 @@ main(void)
 {
 	Suite	*s = suite_create("cli");
 	TCase	*tc = tcase_create("cli");
-	SRunner	*sr;
-	int	 failed;
 
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_set_timeout(tc, 60);
@@ -419,9 +418,5 @@ main(void)
 	tcase_add_test(tc, mcp_bridge);
 	tcase_add_test(tc, mcp_config);
 	suite_add_tcase(s, tc);
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed == 0 ? 0 : 1;
+	return ck_run(s);
 }

@@ -9,6 +9,7 @@
 #include <event2/buffer.h>
 
 #include "frame.h"
+#include "ckrun.h"
 
 static struct framer	 fr;
 static struct evbuffer	*in;
@@ -265,11 +266,5 @@ frame_suite(void)
 int
 main(void)
 {
-	SRunner	*sr = srunner_create(frame_suite());
-	int	 failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed == 0 ? 0 : 1;
+	return ck_run(frame_suite());
 }

@@ -20,6 +20,7 @@
 #include <json-c/json.h>
 
 #include "testnet.h"
+#include "ckrun.h"
 
 #define PING	"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}"
 
@@ -611,11 +612,5 @@ integration_suite(void)
 int
 main(void)
 {
-	SRunner	*sr = srunner_create(integration_suite());
-	int	 failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed == 0 ? 0 : 1;
+	return ck_run(integration_suite());
 }

@@ -26,6 +26,7 @@
 #include <json-c/json.h>
 
 #include "testnet.h"
+#include "ckrun.h"
 
 static struct broker	 b;
 static struct client	*c;
@@ -905,8 +906,6 @@ main(void)
 {
 	Suite	*s = suite_create("jobs");
 	TCase	*tc = tcase_create("jobs");
-	SRunner	*sr;
-	int	 failed;
 
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_set_timeout(tc, 60);
@@ -932,9 +931,5 @@ main(void)
 	tcase_add_test(tc, results_expire);
 	tcase_add_test(tc, sync_group);
 	suite_add_tcase(s, tc);
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed == 0 ? 0 : 1;
+	return ck_run(s);
 }

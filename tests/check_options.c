@@ -11,6 +11,7 @@
 
 #include "log.h"
 #include "options.h"
+#include "ckrun.h"
 
 static struct options	opt;
 static char		err[512];
@@ -251,11 +252,5 @@ options_suite(void)
 int
 main(void)
 {
-	SRunner	*sr = srunner_create(options_suite());
-	int	 failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed == 0 ? 0 : 1;
+	return ck_run(options_suite());
 }

@@ -15,6 +15,7 @@
 #include "rpc.h"
 #include "server.h"
 #include "tools.h"
+#include "ckrun.h"
 
 static struct options	 opt;
 static struct server	 srv;
@@ -559,11 +560,5 @@ rpc_suite(void)
 int
 main(void)
 {
-	SRunner	*sr = srunner_create(rpc_suite());
-	int	 failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed == 0 ? 0 : 1;
+	return ck_run(rpc_suite());
 }

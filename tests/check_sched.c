@@ -7,6 +7,7 @@
 #include <check.h>
 
 #include "scheduler.h"
+#include "ckrun.h"
 
 #define I	{ TIER_INSTANT, 0 }
 #define S	{ TIER_SMOOTH, 0 }
@@ -87,15 +88,9 @@ main(void)
 {
 	Suite	*s = suite_create("sched");
 	TCase	*tc = tcase_create("sched");
-	SRunner	*sr;
-	int	 failed;
 
 	tcase_add_loop_test(tc, decide, 0, sizeof(cases) / sizeof(cases[0]));
 	tcase_add_test(tc, guard_order);
 	suite_add_tcase(s, tc);
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed == 0 ? 0 : 1;
+	return ck_run(s);
 }

@@ -16,6 +16,7 @@
 #include <lmdb.h>
 
 #include "store.h"
+#include "ckrun.h"
 
 static char	dir[64];
 
@@ -261,8 +262,6 @@ main(void)
 {
 	Suite	*s = suite_create("store");
 	TCase	*tc = tcase_create("store");
-	SRunner	*sr;
-	int	 failed;
 
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, round_trip_and_counter);
@@ -272,9 +271,5 @@ main(void)
 	tcase_add_test(tc, corrupt_moved_aside);
 	tcase_add_test(tc, newer_schema_refused);
 	suite_add_tcase(s, tc);
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed == 0 ? 0 : 1;
+	return ck_run(s);
 }

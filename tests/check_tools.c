@@ -11,6 +11,7 @@
 
 #include "schema.h"
 #include "tools.h"
+#include "ckrun.h"
 
 static char	err[1024];
 
@@ -462,11 +463,5 @@ tools_suite(void)
 int
 main(void)
 {
-	SRunner	*sr = srunner_create(tools_suite());
-	int	 failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed == 0 ? 0 : 1;
+	return ck_run(tools_suite());
 }
