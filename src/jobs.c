@@ -686,14 +686,10 @@ job_set_status(struct jobs *J, struct job *j, enum job_status s)
  * The job ends: record it (a finished job carries its expiry), tell its
  * waiters and submitter, forget it here.
  */
+/* Take j off the queued or running list. */
 static void
-jobs_finish(struct jobs *J, struct job *j, enum job_status s,
-    const char *error)
+jobs_unlist(struct jobs *J, struct job *j)
 {
-	char	ts[UTIL_TIMESTAMP_LEN];
-	pid_t	del;
-	int	rc;
-
 	if (j->status == JOB_RUNNING) {
 		TAILQ_REMOVE(&J->running, j, entry);
 		J->nrunning--;
@@ -701,21 +697,28 @@ jobs_finish(struct jobs *J, struct job *j, enum job_status s,
 		TAILQ_REMOVE(&J->queued, j, entry);
 		J->nqueued--;
 	}
-	job_set_status(J, j, s);
+}
+
+/* Mark rec finished with status s at the current time. */
+static void
+rec_finish(json_object *rec, enum job_status s, const char *error)
+{
+	char	ts[UTIL_TIMESTAMP_LEN];
+
+	rec_set_string(rec, "status", status_names[s]);
 	now_stamp(ts);
-	rec_set_string(j->rec, "finished_at", ts);
+	rec_set_string(rec, "finished_at", ts);
 	if (error != NULL)
-		rec_set_string(j->rec, "error", error);
-	del = j->worker != NULL && j->worker->events == NULL ?
-	    j->worker->pid : 0;
-	if ((rc = jobs_save(J, j, 0, del)) != 0) {
-		jobs_shrink(J, j, rc);
-		s = JOB_FAILED;
-		error = json_object_get_string(rec_get(j->rec, "error"));
-		if ((rc = jobs_save(J, j, 0, del)) != 0)
-			jobs_fatal_store(j->ticket, rc);
-	}
-	log_info("%s %s%s%s", j->ticket, status_names[s],
+		rec_set_string(rec, "error", error);
+}
+
+/* j is over and stored: tell whoever waits, forget it here. */
+static void
+jobs_forget(struct jobs *J, struct job *j)
+{
+	const char	*error = json_object_get_string(rec_get(j->rec, "error"));
+
+	log_info("%s %s%s%s", j->ticket, status_names[j->status],
 	    error != NULL ? ": " : "", error != NULL ? error : "");
 	jobs_changed(J, j);
 	jobs_waiters_done(J, j);
@@ -725,26 +728,71 @@ jobs_finish(struct jobs *J, struct job *j, enum job_status s,
 	job_free(j);
 }
 
+/*
+ * The job ends: record it (a finished job carries its expiry, and its
+ * reaped worker's record goes), then jobs_forget().
+ */
+static void
+jobs_finish(struct jobs *J, struct job *j, enum job_status s,
+    const char *error)
+{
+	pid_t	del = j->worker != NULL ? j->worker->pid : 0;
+	int	rc;
+
+	jobs_unlist(J, j);
+	job_set_status(J, j, s);
+	rec_finish(j->rec, s, error);
+	if ((rc = jobs_save(J, j, 0, del)) != 0) {
+		jobs_shrink(J, j, rc);
+		if ((rc = jobs_save(J, j, 0, del)) != 0)
+			jobs_fatal_store(j->ticket, rc);
+	}
+	jobs_forget(J, j);
+}
+
+/* Cancel a queued job; -1 with err, and nothing changed, if not stored. */
+static int
+jobs_cancel_queued(struct jobs *J, struct job *j, struct rpc_error *err)
+{
+	json_object	*rec = NULL;
+	int		 rc;
+
+	if (json_object_deep_copy(j->rec, &rec, NULL) != 0)
+		fatalx("json_object_deep_copy");
+	rec_finish(rec, JOB_CANCELLED, "cancelled");
+	if ((rc = store_begin(J->st)) != 0 ||
+	    (rc = store_job_put(J->st, j->num, status_chars[JOB_CANCELLED],
+	    util_now_ms() + (int64_t)J->srv->opt->result_ttl * 1000,
+	    json_object_to_json_string_ext(rec, JSON_C_TO_STRING_PLAIN))) != 0 ||
+	    (rc = jobs_commit(J)) != 0) {
+		store_abort(J->st);
+		json_object_put(rec);
+		rpc_fail(err, RPC_STORAGE_ERROR, "storage_error", "the cancel "
+		    "could not be stored, so the job stays queued: %s",
+		    store_strerror(rc));
+		return -1;
+	}
+	jobs_unlist(J, j);
+	job_set_status(J, j, JOB_CANCELLED);
+	json_object_put(j->rec);
+	j->rec = rec;
+	jobs_forget(J, j);
+	return 0;
+}
+
 int
 jobs_cancel(struct jobs *J, uint64_t num, json_object **result,
     struct rpc_error *err)
 {
 	struct job	*j = jobs_find(J, num);
 	json_object	*v, *r;
-	int		 found, cancelled = 0, rc;
+	int		 found, cancelled = 0;
 	char		 ticket[24];
 
 	ticket_format(ticket, sizeof(ticket), num);
 	if (j != NULL && j->status == JOB_QUEUED) {
-		/* Check first that the store takes it: no half cancel. */
-		if ((rc = store_begin(J->st)) != 0) {
-			rpc_fail(err, RPC_STORAGE_ERROR, "storage_error",
-			    "the cancel could not be stored: %s",
-			    store_strerror(rc));
+		if (jobs_cancel_queued(J, j, err) == -1)
 			return -1;
-		}
-		store_abort(J->st);
-		jobs_finish(J, j, JOB_CANCELLED, "cancelled");
 		cancelled = 1;
 	} else if (j != NULL) {
 		if (!j->cancelling) {
