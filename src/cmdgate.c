@@ -28,7 +28,7 @@
 #include "util.h"
 
 #define DEFAULT_PORT	"8700"
-#define WAIT_STEP_S	1	/* how often a TTY wait redraws */
+#define WAIT_STEP_S	1	/* how often a wait shows a change */
 #define SUBMIT_TIMEOUT	300
 
 struct cli {
@@ -485,7 +485,7 @@ wait_job(struct cli *cl, const char *ticket, int64_t timeout_s, int *rc)
 		json_object_object_add(p, "ticket",
 		    json_object_new_string(ticket));
 		json_object_object_add(p, "timeout_s", json_object_new_int64(
-		    tty && left > WAIT_STEP_S ? WAIT_STEP_S : left));
+		    left > WAIT_STEP_S ? WAIT_STEP_S : left));
 		json_object_put(job);
 		if ((job = call(cl, "wait_job", p, rc)) == NULL)
 			return NULL;

@@ -266,6 +266,10 @@ START_TEST(submit_statuses)
 	    json_object_get_string(jpath(o, "ticket")));
 	json_object_put(o);
 	ck_assert_int_eq(run(NULL, "poll", ticket, NULL), 3);
+	/* Not on a terminal: each change is a line, then the job. */
+	ck_assert_int_eq(run(NULL, "submit", "--async", "reload", NULL), 64);
+	ck_assert_int_eq(run(NULL, "wait", ticket, "--timeout", "2", NULL), 3);
+	ck_assert_ptr_nonnull(strstr(out, " running, 0 of 1 commands\n"));
 	ck_assert_int_eq(run(NULL, "cancel", ticket, NULL), 0);
 	ck_assert_ptr_nonnull(strstr(out, "cancelled"));
 	ck_assert_int_eq(run(NULL, "wait", ticket, NULL), 2);

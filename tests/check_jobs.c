@@ -85,6 +85,8 @@ write_tools(const char *test_tier)
 	    "{\"name\":\"flood\",\"exec\":[\"head\",\"-c\",\"100000000\","
 	    "\"/dev/zero\"]},"
 	    "{\"name\":\"slow\",\"timeout_s\":1,\"exec\":[\"sleep\",\"30\"]},"
+	    "{\"name\":\"garble\",\"exec\":[\"sh\",\"-c\",\"echo '{not json' "
+	    ">/proc/$PPID/fd/1; sleep 30\"]},"
 	    "{\"name\":\"locked\",\"enabled\":false,\"exec\":[\"true\"]},"
 	    "{\"name\":\"answer\",\"forward\":\"127.0.0.1:%d\"},"
 	    "{\"name\":\"oops\",\"forward\":\"127.0.0.1:%d\"},"
@@ -508,6 +510,25 @@ START_TEST(worker_killed_by_signal)
 }
 END_TEST
 
+/* A tool that writes into its worker's event pipe garbles it. */
+START_TEST(garbled_worker_message)
+{
+	char		 t[32];
+	json_object	*r;
+
+	start_with("heavy", NULL);
+	submit(t, "[{\"tool\":\"garble\"}]", NULL);
+	r = wait_done(t);
+	ck_assert_str_eq(str(r, "status"), "failed");
+	ck_assert_ptr_nonnull(strstr(str(r, "error"), "garbled"));
+	json_object_put(r);
+	submit(t, "[{\"tool\":\"echo\",\"params\":{\"text\":\"on\"}}]", NULL);
+	r = wait_done(t);
+	ck_assert_str_eq(str(r, "status"), "done");
+	json_object_put(r);
+}
+END_TEST
+
 START_TEST(forward_tools)
 {
 	char		 t[32];
@@ -918,6 +939,7 @@ main(void)
 	tcase_add_test(tc, cancel_queued);
 	tcase_add_test(tc, failures_and_results);
 	tcase_add_test(tc, worker_killed_by_signal);
+	tcase_add_test(tc, garbled_worker_message);
 	tcase_add_test(tc, forward_tools);
 	tcase_add_test(tc, validation_errors);
 	tcase_add_test(tc, queue_full);
