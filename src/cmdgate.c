@@ -548,15 +548,19 @@ submit_commands(struct cli *cl, int argc, char **argv,
     struct submit_opts *o, json_object *cmds)
 {
 	json_object	*cmd = NULL, *params = NULL, *schema = NULL, *v;
-	int		 i, rc;
+	int		 i, rc = 0;
 
-	for (i = 1; i < argc; i++) {
+	for (i = 1; i < argc && rc == 0; i++) {
 		if (cmd == NULL || strcmp(argv[i], "--then") == 0) {
-			if (cmd != NULL && ++i >= argc)
-				return die_usage("--then needs a TOOL%s", "");
-			if (argv[i][0] == '-')
-				return die_usage("expected a TOOL, not '%s'",
+			if (cmd != NULL && ++i >= argc) {
+				rc = die_usage("--then needs a TOOL%s", "");
+				break;
+			}
+			if (argv[i][0] == '-') {
+				rc = die_usage("expected a TOOL, not '%s'",
 				    argv[i]);
+				break;
+			}
 			json_object_put(schema);
 			schema = tool_schema(cl, argv[i]);
 			cmd = json_object_new_object();
@@ -567,23 +571,24 @@ submit_commands(struct cli *cl, int argc, char **argv,
 			json_object_array_add(cmds, cmd);
 		} else if (strcmp(argv[i], "--params") == 0) {
 			if (++i >= argc || (v = json_tokener_parse(argv[i])) ==
-			    NULL || !json_object_is_type(v, json_type_object))
-				return die_usage("--params needs a JSON "
+			    NULL || !json_object_is_type(v, json_type_object)) {
+				rc = die_usage("--params needs a JSON "
 				    "object%s", "");
+				break;
+			}
 			json_object_object_foreach(v, key, val)
 				json_object_object_add(params, key,
 				    json_object_get(val));
 			json_object_put(v);
-		} else if (argv[i][0] == '-' && argv[i][1] == '-') {
-			if ((rc = submit_flag(o, argc, argv, &i)) != 0)
-				return rc;
-		} else if ((rc = add_param(cl, params, schema, argv[i])) != 0)
-			return rc;
+		} else if (argv[i][0] == '-' && argv[i][1] == '-')
+			rc = submit_flag(o, argc, argv, &i);
+		else
+			rc = add_param(cl, params, schema, argv[i]);
 	}
 	json_object_put(schema);
-	if (cmd == NULL)
-		return die_usage("submit needs a TOOL%s", "");
-	return 0;
+	if (rc == 0 && cmd == NULL)
+		rc = die_usage("submit needs a TOOL%s", "");
+	return rc;
 }
 
 /* A batch on stdin: a list of commands, or {commands, ...options}. */
