@@ -85,6 +85,7 @@ write_tools(const char *test_tier)
 	    "{\"name\":\"flood\",\"exec\":[\"head\",\"-c\",\"100000000\","
 	    "\"/dev/zero\"]},"
 	    "{\"name\":\"slow\",\"timeout_s\":1,\"exec\":[\"sleep\",\"30\"]},"
+	    "{\"name\":\"env\",\"exec\":[\"env\"]},"
 	    "{\"name\":\"garble\",\"exec\":[\"sh\",\"-c\",\"echo '{not json' "
 	    ">/proc/$PPID/fd/1; sleep 30\"]},"
 	    "{\"name\":\"locked\",\"enabled\":false,\"exec\":[\"true\"]},"
@@ -506,6 +507,49 @@ START_TEST(worker_killed_by_signal)
 	ck_assert_int_eq(errno, ENXIO);
 	r = callf("{\"jsonrpc\":\"2.0\",\"id\":9,\"method\":\"ping\"}");
 	ck_assert_ptr_nonnull(jpath(r, "result"));
+	json_object_put(r);
+}
+END_TEST
+
+/* Whatever a parameter holds, it stays one argument: no shell. */
+START_TEST(no_shell_in_templates)
+{
+	char		 t[32], marker[128], params[2048];
+	json_object	*r;
+
+	snprintf(marker, sizeof(marker), "%.100s", broker_path(&b, "pwned"));
+	start_with("heavy", NULL);
+	snprintf(params, sizeof(params), "[{\"tool\":\"echo\",\"params\":"
+	    "{\"text\":\"$(touch %s); `touch %s` | touch %s > %s\"}}]",
+	    marker, marker, marker, marker);
+	submit(t, params, NULL);
+	r = wait_done(t);
+	ck_assert_str_eq(str(r, "status"), "done");
+	ck_assert_ptr_nonnull(strstr(str(r, "results.0.stdout"), "$(touch "));
+	json_object_put(r);
+	ck_assert_int_eq(access(marker, F_OK), -1);
+}
+END_TEST
+
+/* Tools see the documented environment, not the broker's. */
+START_TEST(scrubbed_environment)
+{
+	char		 t[32];
+	const char	*env;
+	json_object	*r;
+
+	setenv("CMDGATE_TEST_SECRET", "hunter2", 1);
+	start_with("heavy", NULL);
+	unsetenv("CMDGATE_TEST_SECRET");
+	submit(t, "[{\"tool\":\"env\"}]", NULL);
+	r = wait_done(t);
+	env = str(r, "results.0.stdout");
+	ck_assert_ptr_null(strstr(env, "CMDGATE_TEST_SECRET"));
+	ck_assert_ptr_null(strstr(env, "NOTIFY_SOCKET"));
+	ck_assert_ptr_nonnull(strstr(env, "PATH="));
+	ck_assert_ptr_nonnull(strstr(env, "CMDGATE_TICKET=t-000000\n"));
+	ck_assert_ptr_nonnull(strstr(env, "CMDGATE_TOOL=env\n"));
+	ck_assert_ptr_nonnull(strstr(env, "CMDGATE_PARAMS={}\n"));
 	json_object_put(r);
 }
 END_TEST
@@ -940,6 +984,8 @@ main(void)
 	tcase_add_test(tc, failures_and_results);
 	tcase_add_test(tc, worker_killed_by_signal);
 	tcase_add_test(tc, garbled_worker_message);
+	tcase_add_test(tc, no_shell_in_templates);
+	tcase_add_test(tc, scrubbed_environment);
 	tcase_add_test(tc, forward_tools);
 	tcase_add_test(tc, validation_errors);
 	tcase_add_test(tc, queue_full);
