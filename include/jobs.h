@@ -83,6 +83,7 @@ struct jobs {
 	struct store		*st;
 	struct joblist		 queued;
 	struct joblist		 running;
+	struct joblist		 unstored;	/* ended, end not yet stored */
 	struct workerlist	 workers;
 	struct waiterlist	 waiters;
 	size_t			 nqueued, nrunning, nworkers, norphans;
@@ -90,6 +91,8 @@ struct jobs {
 	struct event		*expire_ev;
 	struct event		*sigchld_ev;
 	struct event		*sync_ev;
+	struct event		*retry_ev;	/* the store refused a change */
+	int			 store_blocked;	/* start nothing until it takes */
 	int			 scheduling, reschedule;
 };
 
@@ -124,6 +127,8 @@ enum rpc_status	 mcp_tools_call(struct rpc_req *, json_object *,
 
 /* Used by the methods. */
 struct job	*jobs_find(struct jobs *, uint64_t num);
+/* Not over yet, or over with its end not yet stored. */
+int		 jobs_pending(struct jobs *, uint64_t num);
 /* The job object of PROTOCOL.md 5 (full) or its summary; caller puts. */
 json_object	*jobs_view(struct jobs *, uint64_t num, int full, int *found,
 		    struct rpc_error *);

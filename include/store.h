@@ -24,6 +24,7 @@
 #define STORE_ENEWER		(-1001)	/* written by a newer cmdgated */
 #define STORE_ENOTFOUND		(-1002)
 #define STORE_EBADRECORD	(-1003)
+#define STORE_EFAILED		(-1004)	/* a sync failed earlier: fail-stop */
 
 struct store;
 

@@ -354,7 +354,7 @@ wait_for(struct rpc_req *req, json_object *params, int mcp,
 	if (param_ticket(params, &num, err) == -1 ||
 	    param_uint(params, "timeout_s", 0, WAIT_MAX_S, &timeout, err) == -1)
 		return RPC_ERROR;
-	if (jobs_find(J, num) == NULL) {
+	if (!jobs_pending(J, num)) {
 		if ((*result = jobs_view(J, num, 1, &found, err)) == NULL) {
 			unknown_ticket(err, num);
 			return RPC_ERROR;

@@ -35,6 +35,7 @@
 #define EXPIRE_BATCH	256	/* jobs deleted per expiry transaction */
 #define AHEAD_MAX	50	/* entries of "ahead" in a job object */
 #define EVENT_SLACK	(1024 * 1024)
+#define STORE_RETRY_S	1	/* after the store refused a change */
 
 struct waiter {
 	TAILQ_ENTRY(waiter)	 entry;
@@ -60,6 +61,8 @@ static void	 jobs_changed(struct jobs *, struct job *);
 static void	 jobs_finish(struct jobs *, struct job *, enum job_status,
 		    const char *);
 static void	 jobs_start(struct jobs *, struct job *);
+static void	 jobs_store_blocked(struct jobs *, const char *, int);
+static void	 on_store_retry(evutil_socket_t, short, void *);
 static void	 job_set_status(struct jobs *, struct job *, enum job_status);
 static void	 jobs_expire_arm(struct jobs *);
 static void	 jobs_waiters_done(struct jobs *, struct job *);
@@ -310,6 +313,19 @@ jobs_find(struct jobs *J, uint64_t num)
 		if (j->num == num)
 			return j;
 	return NULL;
+}
+
+int
+jobs_pending(struct jobs *J, uint64_t num)
+{
+	struct job	*j;
+
+	if (jobs_find(J, num) != NULL)
+		return 1;
+	TAILQ_FOREACH(j, &J->unstored, entry)
+		if (j->num == num)
+			return 1;
+	return 0;
 }
 
 static void
@@ -582,7 +598,7 @@ jobs_wait(struct jobs *J, uint64_t num, struct rpc_pending *p,
 	TAILQ_INSERT_TAIL(&J->waiters, w, entry);
 	if ((w->timer = evtimer_new(J->srv->base, on_wait_timeout, w)) == NULL)
 		fatalx("evtimer_new");
-	if (jobs_find(J, num) == NULL) {
+	if (!jobs_pending(J, num)) {
 		waiter_answer(w);	/* already finished */
 		return;
 	}
@@ -744,10 +760,59 @@ jobs_finish(struct jobs *J, struct job *j, enum job_status s,
 	rec_finish(j->rec, s, error);
 	if ((rc = jobs_save(J, j, 0, del)) != 0) {
 		jobs_shrink(J, j, rc);
-		if ((rc = jobs_save(J, j, 0, del)) != 0)
-			jobs_fatal_store(j->ticket, rc);
+		if ((rc = jobs_save(J, j, 0, del)) != 0) {
+			/* Nobody hears of an end that is not stored. */
+			if (rc == STORE_EFAILED)
+				jobs_fatal_store(j->ticket, rc);
+			if (j->worker != NULL)
+				j->worker->job = NULL;
+			j->worker = NULL;
+			TAILQ_INSERT_TAIL(&J->unstored, j, entry);
+			jobs_store_blocked(J, j->ticket, rc);
+			return;
+		}
 	}
 	jobs_forget(J, j);
+}
+
+/*
+ * The store refused a change (it is full): start nothing new, and try
+ * again in a while to record the ends that wait in J->unstored.
+ */
+static void
+jobs_store_blocked(struct jobs *J, const char *what, int rc)
+{
+	struct timeval	tv = { STORE_RETRY_S, 0 };
+
+	if (rc == STORE_EFAILED)
+		jobs_fatal_store(what, rc);
+	log_warnx("%s: the store refused the change (%s); retrying in %ds",
+	    what, store_strerror(rc), STORE_RETRY_S);
+	J->store_blocked = 1;
+	if (!evtimer_pending(J->retry_ev, NULL))
+		evtimer_add(J->retry_ev, &tv);
+}
+
+static void
+on_store_retry(evutil_socket_t fd, short ev, void *arg)
+{
+	struct jobs	*J = arg;
+	struct job	*j;
+	int		 rc;
+
+	(void)fd;
+	(void)ev;
+	while ((j = TAILQ_FIRST(&J->unstored)) != NULL) {
+		if ((rc = jobs_save(J, j, 0, 0)) != 0) {
+			jobs_store_blocked(J, j->ticket, rc);
+			return;
+		}
+		TAILQ_REMOVE(&J->unstored, j, entry);
+		jobs_forget(J, j);
+	}
+	J->store_blocked = 0;
+	log_info("the store takes changes again");
+	jobs_schedule(J);
 }
 
 /* Cancel a queued job; -1 with err, and nothing changed, if not stored. */
@@ -1071,7 +1136,7 @@ static void
 jobs_start(struct jobs *J, struct job *j)
 {
 	struct worker	*w;
-	json_object	*spec;
+	json_object	*spec, *run = NULL;
 	const char	*s;
 	char		 ts[UTIL_TIMESTAMP_LEN], why[256];
 	size_t		 len;
@@ -1088,30 +1153,36 @@ jobs_start(struct jobs *J, struct job *j)
 	}
 	w = worker_new(J, pid);
 	w->job = j;
-	w->busy = j->busy;
 	w->starttime = launch_starttime(pid);
+	/* Stored as running first; only then does anything change here. */
+	if (json_object_deep_copy(j->rec, &run, NULL) != 0)
+		fatalx("json_object_deep_copy");
+	rec_set_string(run, "status", status_names[JOB_RUNNING]);
+	now_stamp(ts);
+	rec_set_string(run, "started_at", ts);
+	if ((rc = store_begin(J->st)) != 0 ||
+	    (rc = store_job_put(J->st, j->num, status_chars[JOB_RUNNING], 0,
+	    json_object_to_json_string_ext(run, JSON_C_TO_STRING_PLAIN))) != 0 ||
+	    (rc = worker_store(J, w)) != 0 || (rc = jobs_commit(J)) != 0) {
+		store_abort(J->st);
+		json_object_put(run);
+		/* The worker has not read its spec: it never ran anything. */
+		kill(-pid, SIGKILL);
+		w->job = NULL;
+		close(sfd);
+		close(efd);
+		jobs_store_blocked(J, j->ticket, rc);
+		return;
+	}
+	json_object_put(j->rec);
+	j->rec = run;
+	w->busy = j->busy;
 	j->worker = w;
 	TAILQ_REMOVE(&J->queued, j, entry);
 	J->nqueued--;
 	TAILQ_INSERT_TAIL(&J->running, j, entry);
 	J->nrunning++;
 	job_set_status(J, j, JOB_RUNNING);
-	now_stamp(ts);
-	rec_set_string(j->rec, "started_at", ts);
-	if ((rc = jobs_save(J, j, 1, 0)) != 0) {
-		snprintf(why, sizeof(why), "storage_error: the start could "
-		    "not be recorded: %s", store_strerror(rc));
-		log_warnx("%s: %s", j->ticket, why);
-		kill(-pid, SIGKILL);
-		w->job = NULL;
-		j->worker = NULL;
-		w->spec = NULL;
-		close(sfd);
-		w->events = NULL;
-		close(efd);
-		jobs_finish(J, j, JOB_FAILED, why);
-		return;
-	}
 	w->events = bufferevent_socket_new(J->srv->base, efd,
 	    BEV_OPT_CLOSE_ON_FREE);
 	w->spec = bufferevent_socket_new(J->srv->base, sfd,
@@ -1214,11 +1285,13 @@ worker_reaped(struct jobs *J, struct worker *w, int status)
 	if (j != NULL) {
 		s = worker_outcome(j, w, status, why, sizeof(why));
 		jobs_finish(J, j, s, why[0] != '\0' ? why : NULL);
-	} else {
-		if ((rc = store_begin(J->st)) != 0 ||
-		    (rc = store_worker_del(J->st, w->pid)) != 0)
-			jobs_fatal_store("a worker's exit", rc);
-		jobs_commit_or_die(J, "a worker's exit");
+	} else if ((rc = store_begin(J->st)) != 0 ||
+	    (rc = store_worker_del(J->st, w->pid)) != 0 ||
+	    (rc = jobs_commit(J)) != 0) {
+		/* A stale record is harmless: a restart checks its pid. */
+		store_abort(J->st);
+		log_warnx("worker %d: its record stays in the store: %s",
+		    (int)w->pid, store_strerror(rc));
 	}
 	worker_free(J, w);
 }
@@ -1290,7 +1363,8 @@ jobs_schedule(struct jobs *J)
 	do {
 		J->reschedule = 0;
 		/* Nothing new while a past run's worker is being stopped. */
-		if (J->srv->stopping || J->norphans > 0 || J->nqueued == 0)
+		if (J->srv->stopping || J->norphans > 0 || J->nqueued == 0 ||
+		    J->store_blocked)
 			break;
 		memset(&s, 0, sizeof(s));
 		TAILQ_FOREACH(j, &J->running, entry) {
@@ -1354,7 +1428,7 @@ on_expire(evutil_socket_t fd, short ev, void *arg)
 	json_object	*rec, *k, *a;
 	char		*json, status, *key;
 	size_t		 i, n;
-	int		 rc, st;
+	int		 rc = 0, st_of[EXPIRE_BATCH];
 
 	(void)fd;
 	(void)ev;
@@ -1378,12 +1452,20 @@ on_expire(evutil_socket_t fd, short ev, void *arg)
 		json_object_put(rec);
 		if (rc != 0 || (rc = store_job_del(J->st, nums[i])) != 0)
 			break;
-		if ((st = status_from_char(status)) >= 0)
-			J->count[st]--;
+		st_of[i] = status_from_char(status);
 	}
-	if (rc != 0)
-		jobs_fatal_store("expired jobs", rc);
-	jobs_commit_or_die(J, "expired jobs");
+	if (rc != 0 || (rc = jobs_commit(J)) != 0) {
+		struct timeval tv = { STORE_RETRY_S, 0 };
+
+		store_abort(J->st);
+		log_warnx("expired jobs could not be removed: %s; retrying",
+		    store_strerror(rc));
+		evtimer_add(J->expire_ev, &tv);
+		return;
+	}
+	for (i = 0; i < n; i++)
+		if (st_of[i] >= 0)
+			J->count[st_of[i]]--;
 	log_debug("%zu finished jobs expired", n);
 	jobs_expire_arm(J);
 }
@@ -1478,6 +1560,7 @@ jobs_open(struct server *srv)
 	TAILQ_INIT(&J->running);
 	TAILQ_INIT(&J->workers);
 	TAILQ_INIT(&J->waiters);
+	TAILQ_INIT(&J->unstored);
 	rc = store_open(&J->st, srv->opt->state_dir, srv->opt->map_size,
 	    srv->opt->sync, &moved);
 	if (moved != NULL) {
@@ -1495,9 +1578,10 @@ jobs_open(struct server *srv)
 	if (worker_env == NULL)
 		worker_env = launch_env();
 	J->expire_ev = evtimer_new(srv->base, on_expire, J);
+	J->retry_ev = evtimer_new(srv->base, on_store_retry, J);
 	J->sync_ev = event_new(srv->base, -1, 0, on_sync, J);
 	J->sigchld_ev = evsignal_new(srv->base, SIGCHLD, on_sigchld, J);
-	if (J->expire_ev == NULL || J->sync_ev == NULL ||
+	if (J->expire_ev == NULL || J->sync_ev == NULL || J->retry_ev == NULL ||
 	    J->sigchld_ev == NULL || evsignal_add(J->sigchld_ev, NULL) == -1)
 		fatalx("event_new");
 	if ((rc = store_begin(J->st)) != 0 ||
@@ -1574,9 +1658,14 @@ jobs_free(struct jobs *J)
 		TAILQ_REMOVE(&J->running, j, entry);
 		job_free(j);
 	}
+	while ((j = TAILQ_FIRST(&J->unstored)) != NULL) {
+		TAILQ_REMOVE(&J->unstored, j, entry);
+		job_free(j);
+	}
 	while ((w = TAILQ_FIRST(&J->workers)) != NULL)
 		worker_free(J, w);
 	event_free(J->expire_ev);
+	event_free(J->retry_ev);
 	event_free(J->sync_ev);
 	event_free(J->sigchld_ev);
 	store_close(J->st);

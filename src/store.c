@@ -26,6 +26,7 @@ struct store {
 	uint64_t	 next;		/* next ticket number, as committed */
 	uint64_t	 next_txn;	/* the same inside the transaction */
 	uint64_t	 map_size;
+	int		 failed;	/* a sync failed: no more writes */
 };
 
 static void
@@ -58,6 +59,9 @@ store_strerror(int rc)
 		return "not found";
 	case STORE_EBADRECORD:
 		return "a record in the store is malformed";
+	case STORE_EFAILED:
+		return "an earlier sync to disk failed, so the store takes no "
+		    "more writes; restart cmdgated once the disk is sound";
 	default:
 		return mdb_strerror(rc);
 	}
@@ -247,6 +251,8 @@ store_begin(struct store *st)
 {
 	int	rc;
 
+	if (st->failed)
+		return STORE_EFAILED;
 	if (st->txn != NULL)
 		return EBUSY;
 	if ((rc = mdb_txn_begin(st->env, NULL, 0, &st->txn)) != 0)
@@ -255,6 +261,11 @@ store_begin(struct store *st)
 	return rc;
 }
 
+/*
+ * After a failed sync the kernel may have dropped what it could not write
+ * and report the next sync as a success: nothing written afterwards could
+ * be trusted, so the store takes no more writes (fail-stop).
+ */
 int
 store_commit(struct store *st)
 {
@@ -263,6 +274,8 @@ store_commit(struct store *st)
 	st->txn = NULL;
 	if (rc == 0)
 		st->next = st->next_txn;
+	else if (rc == EIO)
+		st->failed = 1;
 	return rc;
 }
 
@@ -277,7 +290,13 @@ store_abort(struct store *st)
 int
 store_sync(struct store *st)
 {
-	return mdb_env_sync(st->env, 1);
+	int	rc;
+
+	if (st->failed)
+		return STORE_EFAILED;
+	if ((rc = mdb_env_sync(st->env, 1)) == EIO)
+		st->failed = 1;
+	return rc;
 }
 
 int

@@ -1,0 +1,210 @@
+/* SPDX-License-Identifier: ISC */
+/*
+ * Faults injected under the real broker with a preload shim (tests/fault.c):
+ * a full disk and a failed sync at commit.  The caller gets storage_error,
+ * nothing is half-applied, the broker keeps serving.
+ */
+#include "config.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <check.h>
+#include <json-c/json.h>
+
+#include "ckrun.h"
+#include "testnet.h"
+
+#define SUBMIT	"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"batch_execute\"," \
+		"\"params\":{\"async\":true,\"commands\":[{\"tool\":\"echo\"," \
+		"\"params\":{\"text\":\"x\"}}]}}"
+
+static struct broker	 b;
+static struct client	*c;
+
+static void
+setup(void)
+{
+	const char	*shim = getenv("CMDGATE_FAULT_SHIM");
+	const char	*asan = getenv("ASAN_OPTIONS");
+	char		 opts[512];
+
+	ck_assert_msg(shim != NULL, "CMDGATE_FAULT_SHIM is not set");
+	broker_prepare(&b);
+	/* The broker inherits these; the test itself is already loaded. */
+	setenv("LD_PRELOAD", shim, 1);
+	setenv("CMDGATE_FAULT_DIR", b.dir, 1);
+	snprintf(opts, sizeof(opts), "%s%sverify_asan_link_order=0",
+	    asan ? asan : "", asan ? ":" : "");
+	setenv("ASAN_OPTIONS", opts, 1);
+	ck_assert_int_eq(broker_start(&b, NULL, 0), 0);
+	unsetenv("LD_PRELOAD");
+	c = client_tcp(b.port);
+}
+
+static void
+teardown(void)
+{
+	client_close(c);
+	broker_stop(&b);
+}
+
+static void
+arm(const char *fault, int on)
+{
+	const char	*path = broker_path(&b, fault);
+
+	if (on)
+		write_file(path, "", 0600);
+	else
+		ck_assert_int_eq(unlink(path), 0);
+}
+
+static const char *
+submit_ticket(json_object **r)
+{
+	*r = client_call(c, SUBMIT);
+	ck_assert_msg(jpath(*r, "result.ticket") != NULL, "%.300s",
+	    json_object_to_json_string(*r));
+	return json_object_get_string(jpath(*r, "result.ticket"));
+}
+
+static void
+assert_storage_error(json_object *r, const char *why)
+{
+	ck_assert_int_eq(json_object_get_int(jpath(r, "error.code")), -32004);
+	ck_assert_str_eq(json_object_get_string(jpath(r, "error.data.type")),
+	    "storage_error");
+	ck_assert_msg(strstr(json_object_get_string(jpath(r,
+	    "error.data.reason")), why) != NULL, "reason: %s",
+	    json_object_get_string(jpath(r, "error.data.reason")));
+}
+
+static void
+assert_serving(void)
+{
+	json_object	*r = client_call(c, "{\"jsonrpc\":\"2.0\",\"id\":9,"
+	    "\"method\":\"server_status\"}");
+
+	ck_assert_ptr_nonnull(jpath(r, "result.store"));
+	json_object_put(r);
+}
+
+static void
+wait_done(const char *ticket)
+{
+	char		 line[256];
+	json_object	*r;
+
+	snprintf(line, sizeof(line), "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":"
+	    "\"wait_job\",\"params\":{\"ticket\":\"%s\",\"timeout_s\":20}}",
+	    ticket);
+	r = client_call(c, line);
+	ck_assert_str_eq(json_object_get_string(jpath(r, "result.status")),
+	    "done");
+	json_object_put(r);
+}
+
+START_TEST(disk_full_at_commit)
+{
+	json_object	*r, *r2;
+
+	ck_assert_str_eq(submit_ticket(&r), "t-000000");
+	json_object_put(r);
+	wait_done("t-000000");
+	arm("enospc", 1);
+	r = client_call(c, SUBMIT);
+	assert_storage_error(r, "No space left on device");
+	json_object_put(r);
+	assert_serving();
+	arm("enospc", 0);
+	/* Nothing of the failed submit remains: the counter did not move. */
+	ck_assert_str_eq(submit_ticket(&r2), "t-000001");
+	json_object_put(r2);
+}
+END_TEST
+
+START_TEST(sync_failure_is_fail_stop)
+{
+	json_object	*r;
+
+	arm("eio", 1);
+	r = client_call(c, SUBMIT);
+	assert_storage_error(r, "Input/output error");
+	json_object_put(r);
+	arm("eio", 0);
+	/* The disk claims to be fine again; the broker no longer believes. */
+	r = client_call(c, SUBMIT);
+	assert_storage_error(r, "an earlier sync to disk failed");
+	json_object_put(r);
+	assert_serving();
+	r = client_call(c, "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":"
+	    "\"poll_job\",\"params\":{\"ticket\":\"t-000000\"}}");
+	ck_assert_int_eq(json_object_get_int(jpath(r, "error.code")), -32002);
+	json_object_put(r);
+}
+END_TEST
+
+/*
+ * The disk fills while a job runs: its end cannot be stored, so nobody
+ * hears of it, nothing new starts, and the broker keeps serving; once the
+ * disk has room the end is stored and told.
+ */
+START_TEST(disk_full_while_running)
+{
+	json_object	*r;
+	char		 t[32], line[256];
+
+	r = client_call(c, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":"
+	    "\"batch_execute\",\"params\":{\"async\":true,\"commands\":"
+	    "[{\"tool\":\"sleep\",\"params\":{\"seconds\":1}}]}}");
+	snprintf(t, sizeof(t), "%s", json_object_get_string(jpath(r,
+	    "result.ticket")));
+	ck_assert_str_eq(json_object_get_string(jpath(r, "result.status")),
+	    "running");
+	json_object_put(r);
+	arm("enospc", 1);
+	snprintf(line, sizeof(line), "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":"
+	    "\"wait_job\",\"params\":{\"ticket\":\"%s\",\"timeout_s\":3}}",
+	    t);
+	r = client_call(c, line);
+	/* As stored: still running, though its worker is gone. */
+	ck_assert_str_eq(json_object_get_string(jpath(r, "result.status")),
+	    "running");
+	json_object_put(r);
+	assert_serving();
+	arm("enospc", 0);
+	snprintf(line, sizeof(line), "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":"
+	    "\"wait_job\",\"params\":{\"ticket\":\"%s\",\"timeout_s\":20}}",
+	    t);
+	r = client_call(c, line);
+	ck_assert_str_ne(json_object_get_string(jpath(r, "result.status")),
+	    "running");
+	json_object_put(r);
+	ck_assert_int_ge(broker_log_count(&b, "the store takes changes again"),
+	    1);
+}
+END_TEST
+
+static Suite *
+faults_suite(void)
+{
+	Suite	*s = suite_create("faults");
+	TCase	*tc = tcase_create("faults");
+
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_set_timeout(tc, 60);
+	tcase_add_test(tc, disk_full_at_commit);
+	tcase_add_test(tc, sync_failure_is_fail_stop);
+	tcase_add_test(tc, disk_full_while_running);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int
+main(void)
+{
+	return ck_run(faults_suite());
+}

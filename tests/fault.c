@@ -1,0 +1,101 @@
+/* SPDX-License-Identifier: ISC */
+/*
+ * A preload shim for fault injection (tests/check_faults.c): while the file
+ * $CMDGATE_FAULT_DIR/<fault> exists, calls on the store's data file fail:
+ *
+ *	enospc	pwrite and writev fail with ENOSPC (the disk is full)
+ *	eio	fdatasync and fsync fail with EIO (the disk lost the write)
+ */
+#define _GNU_SOURCE
+#include <sys/types.h>
+#include <sys/uio.h>
+
+#include <dlfcn.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static int
+armed(const char *fault)
+{
+	const char	*dir = getenv("CMDGATE_FAULT_DIR");
+	char		 path[512];
+
+	if (dir == NULL)
+		return 0;
+	snprintf(path, sizeof(path), "%s/%s", dir, fault);
+	return access(path, F_OK) == 0;
+}
+
+static int
+is_store(int fd)
+{
+	char	link[64], target[512];
+	ssize_t	n;
+
+	snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
+	if ((n = readlink(link, target, sizeof(target) - 1)) <= 0)
+		return 0;
+	target[n] = '\0';
+	return n > 9 && strcmp(target + n - 9, "/data.mdb") == 0;
+}
+
+ssize_t
+pwrite(int fd, const void *buf, size_t n, off_t off)
+{
+	static ssize_t (*real)(int, const void *, size_t, off_t);
+
+	if (real == NULL)
+		real = (ssize_t (*)(int, const void *, size_t, off_t))
+		    dlsym(RTLD_NEXT, "pwrite");
+	if (is_store(fd) && armed("enospc")) {
+		errno = ENOSPC;
+		return -1;
+	}
+	return real(fd, buf, n, off);
+}
+
+ssize_t
+writev(int fd, const struct iovec *iov, int n)
+{
+	static ssize_t (*real)(int, const struct iovec *, int);
+
+	if (real == NULL)
+		real = (ssize_t (*)(int, const struct iovec *, int))
+		    dlsym(RTLD_NEXT, "writev");
+	if (is_store(fd) && armed("enospc")) {
+		errno = ENOSPC;
+		return -1;
+	}
+	return real(fd, iov, n);
+}
+
+int
+fdatasync(int fd)
+{
+	static int (*real)(int);
+
+	if (real == NULL)
+		real = (int (*)(int))dlsym(RTLD_NEXT, "fdatasync");
+	if (is_store(fd) && armed("eio")) {
+		errno = EIO;
+		return -1;
+	}
+	return real(fd);
+}
+
+int
+fsync(int fd)
+{
+	static int (*real)(int);
+
+	if (real == NULL)
+		real = (int (*)(int))dlsym(RTLD_NEXT, "fsync");
+	if (is_store(fd) && armed("eio")) {
+		errno = EIO;
+		return -1;
+	}
+	return real(fd);
+}
