@@ -41,6 +41,17 @@ req_jobs(struct rpc_req *req)
 	return req->conn->srv->jobs;
 }
 
+/* Without a store (unit tests, fuzzing) job methods say so, not crash. */
+static int
+no_store(struct rpc_req *req, struct rpc_error *err)
+{
+	if (req_jobs(req) != NULL)
+		return 0;
+	rpc_fail(err, RPC_INTERNAL_ERROR, "internal_error", "this broker "
+	    "has no job store open");
+	return 1;
+}
+
 static int
 param_uint(json_object *params, const char *key, uint64_t min, uint64_t max,
     uint64_t *out, struct rpc_error *err)
@@ -319,6 +330,8 @@ method_batch_execute(struct rpc_req *req, json_object *params,
 	struct submit	 o;
 	json_object	*commands;
 
+	if (no_store(req, err))
+		return RPC_ERROR;
 	if (submit_options(req, params, &o, err) == -1)
 		return RPC_ERROR;
 	if (!json_object_object_get_ex(params, "commands", &commands))
@@ -334,6 +347,8 @@ method_poll_job(struct rpc_req *req, json_object *params,
 	uint64_t	num;
 	int		found;
 
+	if (no_store(req, err))
+		return RPC_ERROR;
 	if (param_ticket(params, &num, err) == -1)
 		return RPC_ERROR;
 	if ((*result = jobs_view(req_jobs(req), num, 1, &found, err)) == NULL) {
@@ -369,6 +384,8 @@ enum rpc_status
 method_wait_job(struct rpc_req *req, json_object *params,
     json_object **result, struct rpc_error *err)
 {
+	if (no_store(req, err))
+		return RPC_ERROR;
 	return wait_for(req, params, 0, result, err);
 }
 
@@ -378,6 +395,8 @@ method_cancel_job(struct rpc_req *req, json_object *params,
 {
 	uint64_t	num;
 
+	if (no_store(req, err))
+		return RPC_ERROR;
 	if (param_ticket(params, &num, err) == -1 ||
 	    jobs_cancel(req_jobs(req), num, result, err) == -1)
 		return RPC_ERROR;
@@ -441,6 +460,8 @@ method_list_jobs(struct rpc_req *req, json_object *params,
 	size_t		 i;
 	int		 k, rc;
 
+	if (no_store(req, err))
+		return RPC_ERROR;
 	memset(&lc, 0, sizeof(lc));
 	lc.J = req_jobs(req);
 	lc.limit = LIST_DEFAULT;
@@ -497,9 +518,12 @@ method_queue_status(struct rpc_req *req, json_object *params,
 {
 	struct jobs	*J = req_jobs(req);
 	struct job	*j;
-	json_object	*r = json_object_new_object(), *heavy = NULL;
+	json_object	*r, *heavy = NULL;
 	size_t		 smooth = 0;
 
+	if (no_store(req, err))
+		return RPC_ERROR;
+	r = json_object_new_object();
 	(void)params;
 	(void)err;
 	TAILQ_FOREACH(j, &J->running, entry) {
@@ -567,6 +591,8 @@ mcp_tools_call(struct rpc_req *req, json_object *params,
 	enum rpc_status	 st;
 	size_t		 i;
 
+	if (no_store(req, err))
+		return RPC_ERROR;
 	if (param_string(params, "name", 1, &name, err) == -1)
 		return RPC_ERROR;
 	json_object_object_get_ex(params, "arguments", &args);

@@ -1,0 +1,68 @@
+/* SPDX-License-Identifier: ISC */
+/*
+ * libFuzzer harness: one message through the JSON-RPC path (parse, checks,
+ * dispatch, the methods, the answer), on a connection with no socket and a
+ * broker with no store.  Whatever comes in, one line goes out at most per
+ * request, and it is JSON.
+ */
+#include "config.h"
+
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <event2/buffer.h>
+#include <json-c/json.h>
+
+#include "conn.h"
+#include "log.h"
+#include "options.h"
+#include "rpc.h"
+#include "server.h"
+#include "tools.h"
+
+static struct options	opt;
+static struct server	srv;
+
+int
+LLVMFuzzerInitialize(int *argc, char ***argv)
+{
+	char	*a[] = { "cmdgated", "--state-dir", "/nonexistent", NULL };
+	char	 err[256];
+
+	(void)argc;
+	(void)argv;
+	log_init(LOG_LVL_ERROR, "fuzz");
+	if (options_parse(&opt, 3, a, stdout, err, sizeof(err)) != OPT_RUN)
+		abort();
+	server_init(&srv, NULL, &opt, tooltab_default());
+	srv.token = strdup("tok");
+	srv.tokenlen = 3;
+	return 0;
+}
+
+int
+LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	struct evbuffer	*out = evbuffer_new();
+	struct conn	*c = conn_new(&srv, NULL, out, size > 0 &&
+			    (data[0] & 1), "fuzz");
+	char		*msg = malloc(size + 1), *line;
+	size_t		 n;
+	json_object	*o;
+
+	memcpy(msg, data, size);
+	msg[size] = '\0';
+	rpc_message(c, msg, size);
+	while ((line = evbuffer_readln(out, &n, EVBUFFER_EOL_LF)) != NULL) {
+		if ((o = json_tokener_parse(line)) == NULL)
+			abort();	/* every answer is JSON */
+		json_object_put(o);
+		free(line);
+	}
+	free(msg);
+	conn_free(c);
+	evbuffer_free(out);
+	return 0;
+}
