@@ -904,6 +904,8 @@ worker_spec(struct jobs *J, struct job *j)
 	    json_object_get_boolean(rec_get(j->rec, "atomic"))));
 	json_object_object_add(spec, "output_cap",
 	    json_object_new_int64((int64_t)J->srv->opt->output_cap));
+	json_object_object_add(spec, "kill_grace",
+	    json_object_new_int64((int64_t)J->srv->opt->kill_grace));
 	cmds = json_object_new_array();
 	for (i = 0; i < j->ncmds; i++) {
 		src = json_object_array_get_idx(rec_get(j->rec, "commands"), i);
@@ -1045,18 +1047,22 @@ worker_event(struct jobs *J, struct worker *w, const char *line, size_t len)
 	int		 rc;
 
 	ev = json_tokener_parse(line);
-	if (ev == NULL || len == 0 || j == NULL ||
+	if (ev == NULL || len == 0 ||
 	    (kind = json_object_get_string(rec_get(ev, "event"))) == NULL ||
 	    (v = rec_get(ev, "index")) == NULL ||
-	    json_object_get_int64(v) != (int64_t)j->completed) {
+	    (j != NULL && json_object_get_int64(v) != (int64_t)j->completed)) {
 		json_object_put(ev);
 		worker_garbled(J, w, "garbled message from the worker");
 		return;
 	}
 	if (strcmp(kind, "start") == 0) {
+		/* Known even when the job is gone (shutdown): kills reach it. */
 		w->tool_pgid = json_object_get_int(rec_get(ev, "pgid"));
-		if (w->tool_pgid > 0 && (rc = jobs_save(J, j, 1, 0)) != 0)
+		if (j != NULL && w->tool_pgid > 0 &&
+		    (rc = jobs_save(J, j, 1, 0)) != 0)
 			worker_store_failed(J, w, rc);
+	} else if (j == NULL) {
+		/* Its job was recorded as interrupted: nothing to add. */
 	} else if (strcmp(kind, "result") == 0 &&
 	    json_object_is_type(res = rec_get(ev, "result"),
 	    json_type_object)) {

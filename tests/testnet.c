@@ -10,6 +10,7 @@
 #include <sys/un.h>
 #include <sys/wait.h>
 #include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <arpa/inet.h>
 
 #include <errno.h>
@@ -247,9 +248,11 @@ client_new(int fd)
 {
 	struct client	*c = calloc(1, sizeof(*c));
 	struct timeval	 tv = { TN_TIMEOUT_MS / 1000, 0 };
+	int		 one = 1;
 
 	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
 	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
+	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
 	c->fd = fd;
 	c->buf = malloc(TN_BUF);
 	c->notes = json_object_new_array();
@@ -357,11 +360,14 @@ client_read(struct client *c, size_t n)
 json_object *
 client_call(struct client *c, const char *line)
 {
-	char		*s;
+	char		*s, *msg;
 	json_object	*r;
 
-	client_send(c, line);
-	client_send(c, "\n");
+	/* One write: a second small one would wait out delayed ACKs. */
+	if (asprintf(&msg, "%s\n", line) == -1)
+		ck_abort_msg("asprintf");
+	client_send(c, msg);
+	free(msg);
 	for (;;) {
 		s = client_line(c);
 		ck_assert_msg(s != NULL, "no answer to %.200s", line);

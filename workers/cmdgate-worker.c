@@ -11,7 +11,10 @@
  * tools run with no shell in a process group of their own; forward tools
  * are one JSON-RPC request to an upstream.  On SIGTERM it passes the
  * signal to the running tool's process group, waits for the tool to end,
- * and starts nothing more.  See cmdgated(8), WORKERS.
+ * and starts nothing more; if the tool outlives the spec's kill_grace, its
+ * group gets SIGKILL.  The same happens when the broker is gone (a write
+ * to it fails), so that no tool is left running that nobody tracks.
+ * See cmdgated(8), Workers.
  */
 #include "config.h"
 
@@ -46,6 +49,7 @@ struct tail {
 };
 
 static volatile sig_atomic_t	got_term, got_chld;
+static int64_t			kill_grace_ms = 5000;
 extern char			**environ;
 
 static void
@@ -144,11 +148,17 @@ emit(json_object *ev)
 		if ((w = write(1, s + off, len - off)) == -1) {
 			if (errno == EINTR)
 				continue;
-			_exit(1);	/* the broker is gone */
+			/*
+			 * The broker is gone: nobody will hear of this job.
+			 * Stop as for SIGTERM, so that no tool is left behind.
+			 */
+			if (got_term == 0)
+				got_term = 1;
+			break;
 		}
 		off += (size_t)w;
 	}
-	while (write(1, "\n", 1) == -1 && errno == EINTR)
+	while (off == len && write(1, "\n", 1) == -1 && errno == EINTR)
 		;
 	json_object_put(ev);
 }
@@ -235,8 +245,8 @@ run_exec(const char *ticket, json_object *cmd, size_t index, size_t cap,
 	struct pollfd	 pfd[2];
 	struct timespec	 ts;
 	int		 po[2], pe[2], px[2], status = 0, timed_out = 0;
-	int		 exec_errno = 0, reaped = 0;
-	int64_t		 t0 = now_ms(), deadline, left;
+	int		 exec_errno = 0, reaped = 0, killed = 0;
+	int64_t		 t0 = now_ms(), deadline, left, term_at = 0;
 	size_t		 i, argc;
 	pid_t		 pid;
 
@@ -290,9 +300,18 @@ run_exec(const char *ticket, json_object *cmd, size_t index, size_t cap,
 		if (got_term == 1) {
 			kill(-pid, SIGTERM);
 			got_term = 2;
+			term_at = now_ms();
+		}
+		if (term_at > 0 && now_ms() - term_at >= kill_grace_ms &&
+		    !killed) {
+			kill(-pid, SIGKILL);	/* it ignored SIGTERM */
+			killed = 1;
 		}
 		left = deadline - now_ms();
-		if (left <= 0 && !timed_out) {
+		if (term_at > 0 && !killed &&
+		    term_at + kill_grace_ms - now_ms() < left)
+			left = term_at + kill_grace_ms - now_ms();
+		if (deadline - now_ms() <= 0 && !timed_out) {
 			kill(-pid, SIGKILL);
 			timed_out = 1;
 		}
@@ -617,6 +636,7 @@ main(int argc, char **argv)
 	sa.sa_handler = on_signal;
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGCHLD, &sa, NULL);
+	signal(SIGPIPE, SIG_IGN);	/* a write to a gone broker fails */
 	sigemptyset(&block);
 	sigaddset(&block, SIGTERM);
 	sigaddset(&block, SIGCHLD);
@@ -633,6 +653,8 @@ main(int argc, char **argv)
 	    "fail_fast"));
 	cap = (size_t)json_object_get_int64(json_object_object_get(spec,
 	    "output_cap"));
+	if (json_object_object_get_ex(spec, "kill_grace", &v))
+		kill_grace_ms = json_object_get_int64(v) * 1000;
 	n = json_object_array_length(cmds);
 	for (i = 0; i < n && !got_term; i++) {
 		cmd = json_object_array_get_idx(cmds, i);
