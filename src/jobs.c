@@ -36,6 +36,7 @@
 #define AHEAD_MAX	50	/* entries of "ahead" in a job object */
 #define EVENT_SLACK	(1024 * 1024)
 #define STORE_RETRY_S	1	/* after the store refused a change */
+#define ORPHAN_POLL_MS	100	/* without a pidfd: how often to look */
 
 struct waiter {
 	TAILQ_ENTRY(waiter)	 entry;
@@ -76,6 +77,7 @@ static void	 on_spec_error(struct bufferevent *, short, void *);
 static void	 on_sigchld(evutil_socket_t, short, void *);
 static void	 on_kill_timer(evutil_socket_t, short, void *);
 static void	 on_orphan_exit(evutil_socket_t, short, void *);
+static void	 on_orphan_poll(evutil_socket_t, short, void *);
 static void	 on_expire(evutil_socket_t, short, void *);
 static void	 on_sync(evutil_socket_t, short, void *);
 static void	 on_wait_timeout(evutil_socket_t, short, void *);
@@ -1350,6 +1352,15 @@ on_orphan_exit(evutil_socket_t fd, short ev, void *arg)
 		server_jobs_stopped(J->srv);
 }
 
+static void
+on_orphan_poll(evutil_socket_t fd, short ev, void *arg)
+{
+	struct worker	*w = arg;
+
+	if (launch_starttime(w->pid) != w->starttime)
+		on_orphan_exit(fd, ev, arg);
+}
+
 /* ---- scheduling ----------------------------------------------------- */
 
 void
@@ -1528,23 +1539,35 @@ load_worker(void *arg, int pid, const char *json)
 	struct worker	*w;
 	json_object	*rec = json_tokener_parse(json);
 	long long	 start = launch_starttime(pid);
+	struct timeval	 poll = { 0, ORPHAN_POLL_MS * 1000 };
 	int		 fd;
 
 	if (rec == NULL || start < 0 || start !=
-	    json_object_get_int64(rec_get(rec, "starttime")) ||
-	    (fd = pidfd_open(pid, 0)) == -1) {
+	    json_object_get_int64(rec_get(rec, "starttime"))) {
 		json_object_put(rec);
 		return store_worker_del(J->st, pid);	/* long gone */
 	}
 	w = worker_new(J, pid);
-	w->pidfd = fd;
 	w->starttime = start;
 	w->busy = (unsigned)json_object_get_int(rec_get(rec, "busy"));
 	w->tool_pgid = json_object_get_int(rec_get(rec, "tool_pgid"));
 	json_object_put(rec);
-	w->exit_ev = event_new(J->srv->base, fd, EV_READ, on_orphan_exit, w);
-	if (w->exit_ev == NULL || event_add(w->exit_ev, NULL) == -1)
-		fatalx("event_add");
+	/*
+	 * Not our child: a pidfd says when it is gone.  Where there is none
+	 * (old kernels, valgrind), look at /proc on a timer instead.
+	 */
+	if ((fd = pidfd_open(pid, 0)) != -1) {
+		w->pidfd = fd;
+		w->exit_ev = event_new(J->srv->base, fd, EV_READ,
+		    on_orphan_exit, w);
+		if (w->exit_ev == NULL || event_add(w->exit_ev, NULL) == -1)
+			fatalx("event_add");
+	} else {
+		w->exit_ev = event_new(J->srv->base, -1, EV_PERSIST,
+		    on_orphan_poll, w);
+		if (w->exit_ev == NULL || event_add(w->exit_ev, &poll) == -1)
+			fatalx("event_add");
+	}
 	J->norphans++;
 	log_warnx("worker %d of an earlier run is still alive: SIGTERM, "
 	    "SIGKILL after %llus", pid,

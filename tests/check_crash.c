@@ -149,7 +149,6 @@ all_jobs(struct client *c)
 		ck_assert_ptr_nonnull(list);
 		for (i = 0; i < json_object_array_length(list); i++) {
 			j = json_object_array_get_idx(list, i);
-			e = json_object_new_array();
 			if (json_object_object_get_ex(all, json_object_get_string(
 			    jpath(j, "label")), &e))
 				json_object_array_add(e, json_object_get(j));

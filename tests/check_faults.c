@@ -188,6 +188,64 @@ START_TEST(disk_full_while_running)
 }
 END_TEST
 
+static json_object *
+submit_wait(void)
+{
+	json_object	*r;
+	char		 t[32], line[256];
+
+	r = client_call(c, SUBMIT);
+	snprintf(t, sizeof(t), "%s", json_object_get_string(jpath(r,
+	    "result.ticket")));
+	json_object_put(r);
+	snprintf(line, sizeof(line), "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":"
+	    "\"wait_job\",\"params\":{\"ticket\":\"%s\",\"timeout_s\":20}}",
+	    t);
+	return client_call(c, line);
+}
+
+/* No process can be started: the job fails saying so; later ones run. */
+START_TEST(spawn_fails)
+{
+	json_object	*r;
+
+	arm("eagain", 1);
+	r = submit_wait();
+	ck_assert_str_eq(json_object_get_string(jpath(r, "result.status")),
+	    "failed");
+	ck_assert_ptr_nonnull(strstr(json_object_get_string(jpath(r,
+	    "result.error")), "cannot start a worker: Resource temporarily"));
+	json_object_put(r);
+	arm("eagain", 0);
+	r = submit_wait();
+	ck_assert_str_eq(json_object_get_string(jpath(r, "result.status")),
+	    "done");
+	json_object_put(r);
+}
+END_TEST
+
+/* The spec cannot reach the worker: the job fails, the broker goes on. */
+START_TEST(spec_pipe_fails)
+{
+	json_object	*r;
+
+	arm("epipe", 1);
+	r = submit_wait();
+	ck_assert_str_eq(json_object_get_string(jpath(r, "result.status")),
+	    "failed");
+	ck_assert_ptr_nonnull(strstr(json_object_get_string(jpath(r,
+	    "result.error")), "worker exited with status 64"));
+	json_object_put(r);
+	ck_assert_int_ge(broker_log_count(&b, "its job spec could not be "
+	    "written"), 1);
+	arm("epipe", 0);
+	r = submit_wait();
+	ck_assert_str_eq(json_object_get_string(jpath(r, "result.status")),
+	    "done");
+	json_object_put(r);
+}
+END_TEST
+
 static Suite *
 faults_suite(void)
 {
@@ -199,6 +257,8 @@ faults_suite(void)
 	tcase_add_test(tc, disk_full_at_commit);
 	tcase_add_test(tc, sync_failure_is_fail_stop);
 	tcase_add_test(tc, disk_full_while_running);
+	tcase_add_test(tc, spawn_fails);
+	tcase_add_test(tc, spec_pipe_fails);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -82,7 +82,7 @@ write_tools(const char *test_tier)
 	    "\"n\":{\"type\":\"integer\"}}}},"
 	    "{\"name\":\"fail\",\"exec\":[\"sh\",\"-c\",\"exit 3\"]},"
 	    "{\"name\":\"crash\",\"exec\":[\"sh\",\"-c\",\"kill -SEGV $$\"]},"
-	    "{\"name\":\"flood\",\"exec\":[\"head\",\"-c\",\"100000000\","
+	    "{\"name\":\"flood\",\"exec\":[\"head\",\"-c\",\"1073741824\","
 	    "\"/dev/zero\"]},"
 	    "{\"name\":\"slow\",\"timeout_s\":1,\"exec\":[\"sleep\",\"30\"]},"
 	    "{\"name\":\"env\",\"exec\":[\"env\"]},"

@@ -5,13 +5,20 @@
  *
  *	enospc	pwrite and writev fail with ENOSPC (the disk is full)
  *	eio	fdatasync and fsync fail with EIO (the disk lost the write)
+ *	eagain	posix_spawn fails with EAGAIN (no more processes)
+ *	epipe	writev to a pipe (the job spec going to a worker) fails
+ *		with EPIPE; plain write is left alone, since libevent's
+ *		signal pipe uses it
  */
 #define _GNU_SOURCE
 #include <sys/types.h>
 #include <sys/uio.h>
 
+#include <sys/stat.h>
+
 #include <dlfcn.h>
 #include <errno.h>
+#include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -57,6 +64,14 @@ pwrite(int fd, const void *buf, size_t n, off_t off)
 	return real(fd, buf, n, off);
 }
 
+static int
+is_pipe(int fd)
+{
+	struct stat	st;
+
+	return fstat(fd, &st) == 0 && S_ISFIFO(st.st_mode);
+}
+
 ssize_t
 writev(int fd, const struct iovec *iov, int n)
 {
@@ -69,7 +84,30 @@ writev(int fd, const struct iovec *iov, int n)
 		errno = ENOSPC;
 		return -1;
 	}
+	if (is_pipe(fd) && armed("epipe")) {
+		errno = EPIPE;
+		return -1;
+	}
 	return real(fd, iov, n);
+}
+
+int
+posix_spawn(pid_t *pid, const char *path,
+    const posix_spawn_file_actions_t *fa, const posix_spawnattr_t *attr,
+    char *const argv[], char *const envp[])
+{
+	static int (*real)(pid_t *, const char *,
+	    const posix_spawn_file_actions_t *, const posix_spawnattr_t *,
+	    char *const[], char *const[]);
+
+	if (real == NULL)
+		real = (int (*)(pid_t *, const char *,
+		    const posix_spawn_file_actions_t *,
+		    const posix_spawnattr_t *, char *const[], char *const[]))
+		    dlsym(RTLD_NEXT, "posix_spawn");
+	if (armed("eagain"))
+		return EAGAIN;
+	return real(pid, path, fa, attr, argv, envp);
 }
 
 int
