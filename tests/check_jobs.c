@@ -68,7 +68,7 @@ write_tools(const char *test_tier)
 	    " \"exec\":[\"sh\",\"-c\",\"cat %s >/dev/null\"]},"
 	    "{\"name\":\"stubborn\",\"tier\":\"smooth\",\"busy\":"
 	    "\"tests_running\",\"exec\":[\"sh\",\"-c\",\"trap '' TERM; "
-	    "echo started; cat %s >/dev/null\"]},"
+	    "touch %s.started; cat %s >/dev/null\"]},"
 	    "{\"name\":\"refresh\",\"tier\":\"heavy\",\"busy\":\"compiling\","
 	    " \"reload\":{\"param\":\"compile\",\"not_in\":[\"none\"]},"
 	    " \"tier_rules\":[{\"param\":\"compile\",\"in\":[\"none\"],"
@@ -94,7 +94,7 @@ write_tools(const char *test_tier)
 	    "{\"name\":\"hangup\",\"forward\":\"127.0.0.1:%d\"},"
 	    "{\"name\":\"silent\",\"timeout_s\":1,\"forward\":\"127.0.0.1:%d\"},"
 	    "{\"name\":\"refused\",\"forward\":\"127.0.0.1:1\"}"
-	    "]}", test_tier, fifo, fifo, upstream_port, upstream_port,
+	    "]}", test_tier, fifo, fifo, fifo, upstream_port, upstream_port,
 	    upstream_port, upstream_port);
 	write_file(tools, json, 0600);
 }
@@ -316,12 +316,15 @@ END_TEST
 
 START_TEST(cancel_stubborn_worker)
 {
-	char		 tests[32], reload[32];
+	char		 tests[32], reload[32], marker[300];
 	json_object	*r;
 
 	start_with("heavy", NULL);
 	submit(tests, "[{\"tool\":\"stubborn\"}]", "\"notify\":true");
 	await_status(tests, "running");
+	/* Its tool runs (and ignores SIGTERM) before the cancel comes. */
+	snprintf(marker, sizeof(marker), "%s.started", fifo);
+	ck_assert_int_eq(wait_for_file(marker), 0);
 	submit(reload, "[{\"tool\":\"refresh\",\"params\":{}},{\"tool\":\"echo\","
 	    "\"params\":{\"text\":\"after\"}}]", "\"label\":\"rebuild\"");
 	r = callf("{\"jsonrpc\":\"2.0\",\"id\":4,\"method\":\"cancel_job\","

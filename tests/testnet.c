@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: ISC */
 #include "config.h"
 
+#include <sys/inotify.h>
 #include <sys/pidfd.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
@@ -225,6 +226,34 @@ broker_stop(struct broker *b)
 	ck_assert_msg(rc == 0, "cmdgated exited with %d; its log is %s", rc,
 	    b->log);
 	nftw(b->dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+int
+wait_for_file(const char *path)
+{
+	char		 dir[512], buf[4096], *slash;
+	struct pollfd	 pfd;
+	int		 fd, rc = -1;
+
+	snprintf(dir, sizeof(dir), "%s", path);
+	if ((slash = strrchr(dir, '/')) == NULL)
+		return -1;
+	*slash = '\0';
+	if ((fd = inotify_init1(IN_CLOEXEC)) == -1 ||
+	    inotify_add_watch(fd, dir, IN_CREATE | IN_MOVED_TO) == -1)
+		return -1;
+	pfd.fd = fd;
+	pfd.events = POLLIN;
+	/* Watch first, then look: a file made in between is not missed. */
+	while (access(path, F_OK) != 0) {
+		if (poll(&pfd, 1, TN_TIMEOUT_MS) != 1)
+			goto out;
+		(void)!read(fd, buf, sizeof(buf));
+	}
+	rc = 0;
+out:
+	close(fd);
+	return rc;
 }
 
 int

@@ -53,6 +53,8 @@ void		 broker_stop(struct broker *);
 /* Path of a file in the temp dir. Borrowed until the next call. */
 const char	*broker_path(struct broker *, const char *name);
 void		 write_file(const char *path, const char *text, int mode);
+/* Wait (inotify, bounded) until path exists; 0, or -1 on timeout. */
+int		 wait_for_file(const char *path);
 /* How many times needle appears in the broker's log. */
 int		 broker_log_count(struct broker *, const char *needle);
 
