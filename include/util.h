@@ -1,4 +1,5 @@
-/* cmdgate: checked allocators and small helpers for daemon glue. */
+/* SPDX-License-Identifier: ISC */
+/* Checked allocators and small helpers for daemon glue. */
 #ifndef CMDGATE_UTIL_H
 #define CMDGATE_UTIL_H
 

@@ -1,4 +1,5 @@
-/* cmdgate: logging to stderr, journald-aware. */
+/* SPDX-License-Identifier: ISC */
+/* Logging to stderr, journald-aware. */
 #include "config.h"
 
 #include <errno.h>

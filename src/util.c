@@ -1,4 +1,5 @@
-/* cmdgate: checked allocators and small helpers. */
+/* SPDX-License-Identifier: ISC */
+/* Checked allocators and small helpers. */
 #include "config.h"
 
 #include <errno.h>
