@@ -304,7 +304,13 @@ START_TEST(exit_statuses)
 	file_dir[1] = file;
 	ck_assert_int_eq(broker_run(&b, bad_flag), 64);
 	ck_assert_int_eq(broker_run(&b, bad_tools), 78);
+	ck_assert_int_ge(broker_log_count(&b, "cmdgated: "), 1);
 	ck_assert_int_ge(broker_log_count(&b, "tools.json: tool 'x'"), 1);
+	/* Under systemd (JOURNAL_STREAM set) lines carry a <N> priority. */
+	setenv("JOURNAL_STREAM", "8:1234", 1);
+	ck_assert_int_eq(broker_run(&b, bad_tools), 78);
+	unsetenv("JOURNAL_STREAM");
+	ck_assert_int_ge(broker_log_count(&b, "<4>"), 1);
 	ck_assert_int_eq(broker_run(&b, open_token), 78);
 	ck_assert_int_ge(broker_log_count(&b, "lets group or others read"), 1);
 	ck_assert_int_eq(broker_run(&b, file_dir), 78);
