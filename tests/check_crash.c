@@ -70,7 +70,6 @@ static void
 client_loop(int id, const char *ackpath)
 {
 	FILE			*acks = fopen(ackpath, "w");
-	struct sockaddr_in	 sin;
 	char			 req[256], buf[4096], *t;
 	int			 fd = -1, seq = 0, port;
 	ssize_t			 n;
@@ -84,17 +83,9 @@ client_loop(int id, const char *ackpath)
 				port = 0;
 			if (pf != NULL)
 				fclose(pf);
-			memset(&sin, 0, sizeof(sin));
-			sin.sin_family = AF_INET;
-			sin.sin_port = htons((uint16_t)port);
-			sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-			fd = socket(AF_INET, SOCK_STREAM, 0);
-			if (connect(fd, (struct sockaddr *)&sin,
-			    sizeof(sin)) == -1) {
+			if ((fd = tcp_dial(port)) == -1) {
 				struct timespec ts = { 0, 5 * 1000000 };
 
-				close(fd);
-				fd = -1;
 				nanosleep(&ts, NULL);	/* the broker restarts */
 				continue;
 			}

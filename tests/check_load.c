@@ -118,24 +118,6 @@ ping_latency(struct client *c, int n, double *median, double *max)
 	free(t);
 }
 
-static int
-dial(int port)
-{
-	struct sockaddr_in	sin;
-	int			fd = socket(AF_INET, SOCK_STREAM, 0);
-
-	memset(&sin, 0, sizeof(sin));
-	sin.sin_family = AF_INET;
-	sin.sin_port = htons((uint16_t)port);
-	sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	if (fd == -1 || connect(fd, (struct sockaddr *)&sin, sizeof(sin))) {
-		if (fd != -1)
-			close(fd);
-		return -1;
-	}
-	return fd;
-}
-
 START_TEST(load)
 {
 	const char	*env = getenv("LOAD_CONNS");
@@ -173,7 +155,7 @@ START_TEST(load)
 	/* Idle connections. */
 	fds = calloc((size_t)nconns, sizeof(int));
 	for (i = 0; i < nconns; i++)
-		ck_assert_msg((fds[i] = dial(b.port)) != -1, "connection %d: %s",
+		ck_assert_msg((fds[i] = tcp_dial(b.port)) != -1, "connection %d: %s",
 		    i, strerror(errno));
 	r = client_call(c, "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":"
 	    "\"server_status\"}");
@@ -184,7 +166,7 @@ START_TEST(load)
 	ping_latency(c, 200, &med1, &max1);
 
 	/* A client that never reads, and one that sends a byte at a time. */
-	lazy = dial(b.port);
+	lazy = tcp_dial(b.port);
 	burst = malloc(blen);
 	for (i = 0; i < 20000; i++) {
 		memcpy(burst + (size_t)i * (strlen(PING) + 1), PING,
@@ -194,7 +176,7 @@ START_TEST(load)
 	fcntl(lazy, F_SETFL, O_NONBLOCK);
 	(void)!send(lazy, burst, blen, MSG_NOSIGNAL);
 	free(burst);
-	slow = dial(b.port);
+	slow = tcp_dial(b.port);
 	(void)!send(slow, "{\"jsonrpc\":\"2.0\",", 17, MSG_NOSIGNAL);
 
 	/* A long queue behind a job that holds it, polled by many. */

@@ -288,8 +288,8 @@ client_new(int fd)
 	return c;
 }
 
-struct client *
-client_tcp(int port)
+int
+tcp_dial(int port)
 {
 	struct sockaddr_in	sin;
 	int			fd = socket(AF_INET, SOCK_STREAM, 0);
@@ -298,8 +298,21 @@ client_tcp(int port)
 	sin.sin_family = AF_INET;
 	sin.sin_port = htons((uint16_t)port);
 	sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	ck_assert_msg(connect(fd, (struct sockaddr *)&sin, sizeof(sin)) == 0,
-	    "connect 127.0.0.1:%d: %s", port, strerror(errno));
+	if (fd != -1 && connect(fd, (struct sockaddr *)&sin,
+	    sizeof(sin)) == -1) {
+		close(fd);
+		fd = -1;
+	}
+	return fd;
+}
+
+struct client *
+client_tcp(int port)
+{
+	int	fd = tcp_dial(port);
+
+	ck_assert_msg(fd != -1, "connect 127.0.0.1:%d: %s", port,
+	    strerror(errno));
 	return client_new(fd);
 }
 

@@ -58,6 +58,8 @@ int		 wait_for_file(const char *path);
 /* How many times needle appears in the broker's log. */
 int		 broker_log_count(struct broker *, const char *needle);
 
+/* A TCP connection to 127.0.0.1:port, or -1 (errno set). */
+int		 tcp_dial(int port);
 struct client	*client_tcp(int port);
 struct client	*client_unix(const char *path);
 void		 client_close(struct client *);
