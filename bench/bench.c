@@ -1,0 +1,905 @@
+/* SPDX-License-Identifier: ISC */
+/*
+ * cmdgate-bench: cmdgate side by side with a loopback floor, beanstalkd,
+ * task-spooler and nq, on this machine, in one run.  Each figure is the
+ * median of ROUNDS rounds (A and B alternating), with min-max; ratios are
+ * of medians from the same run.  See bench/README.
+ */
+#include "config.h"
+
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <arpa/inet.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <spawn.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <json-c/json.h>
+
+#include "store.h"
+
+#define ROUNDS		5
+#define RTT_N		2000
+#define PIPE_N		200000
+#define PIPE_DEPTH	64
+#define SUBMIT_N	400
+#define CLIENTS	16
+#define TRUE_N		500
+
+extern char	**environ;
+static char	  tmpdir[] = "/tmp/cmdgate-bench-XXXXXX";
+static const char *cmdgated;
+
+/* ---- small helpers -------------------------------------------------- */
+
+static double
+now(void)
+{
+	struct timespec	ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static int
+cmpd(const void *a, const void *b)
+{
+	double	x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+struct stat3 {
+	double	med, min, max;
+};
+
+static struct stat3
+summarize(double *v, int n)
+{
+	struct stat3	s;
+
+	qsort(v, (size_t)n, sizeof(double), cmpd);
+	s.med = v[n / 2];
+	s.min = v[0];
+	s.max = v[n - 1];
+	return s;
+}
+
+static void
+report(const char *what, const char *unit, struct stat3 s)
+{
+	printf("  %-44s %10.1f %s  [%.1f-%.1f]\n", what, s.med, unit, s.min,
+	    s.max);
+}
+
+static void
+ratio(const char *what, double r, const char *target)
+{
+	printf("  %-44s %10.2fx  (target %s)\n", what, r, target);
+}
+
+static void
+die(const char *fmt, ...)
+{
+	va_list	ap;
+
+	va_start(ap, fmt);
+	fprintf(stderr, "cmdgate-bench: ");
+	vfprintf(stderr, fmt, ap);
+	fprintf(stderr, "\n");
+	va_end(ap);
+	exit(1);
+}
+
+static int
+dial(int port)
+{
+	struct sockaddr_in	sin;
+	int			fd, one = 1;
+
+	memset(&sin, 0, sizeof(sin));
+	sin.sin_family = AF_INET;
+	sin.sin_port = htons((uint16_t)port);
+	sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	if ((fd = socket(AF_INET, SOCK_STREAM, 0)) == -1)
+		return -1;
+	if (connect(fd, (struct sockaddr *)&sin, sizeof(sin)) == -1) {
+		close(fd);
+		return -1;
+	}
+	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+	return fd;
+}
+
+static int
+free_port(void)
+{
+	struct sockaddr_in	sin;
+	socklen_t		len = sizeof(sin);
+	int			fd = socket(AF_INET, SOCK_STREAM, 0), port;
+
+	memset(&sin, 0, sizeof(sin));
+	sin.sin_family = AF_INET;
+	sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	bind(fd, (struct sockaddr *)&sin, sizeof(sin));
+	getsockname(fd, (struct sockaddr *)&sin, &len);
+	port = ntohs(sin.sin_port);
+	close(fd);
+	return port;
+}
+
+/* Wait (bounded) until something accepts on port. */
+static void
+await_port(int port)
+{
+	struct timespec	ts = { 0, 2000000 };
+	int		i, fd;
+
+	for (i = 0; i < 5000; i++) {
+		if ((fd = dial(port)) != -1) {
+			close(fd);
+			return;
+		}
+		nanosleep(&ts, NULL);
+	}
+	die("nothing listens on port %d", port);
+}
+
+static pid_t
+spawn(char *const argv[], char *const envp[])
+{
+	posix_spawn_file_actions_t	fa;
+	pid_t				pid;
+
+	/* Their chatter (tsp prints job ids) would bury the figures. */
+	posix_spawn_file_actions_init(&fa);
+	posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
+	if (posix_spawnp(&pid, argv[0], &fa, NULL, argv,
+	    envp ? envp : environ) != 0)
+		die("cannot run %s", argv[0]);
+	posix_spawn_file_actions_destroy(&fa);
+	return pid;
+}
+
+static int
+run_wait(char *const argv[], char *const envp[])
+{
+	int	st;
+
+	waitpid(spawn(argv, envp), &st, 0);
+	return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+static void
+stop(pid_t pid)
+{
+	kill(pid, SIGTERM);
+	waitpid(pid, NULL, 0);
+}
+
+static long
+rss_kib(pid_t pid)
+{
+	char	 path[64], line[256];
+	long	 kib = -1;
+	FILE	*f;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	if ((f = fopen(path, "r")) == NULL)
+		return -1;
+	while (fgets(line, sizeof(line), f) != NULL)
+		if (sscanf(line, "VmRSS: %ld kB", &kib) == 1)
+			break;
+	fclose(f);
+	return kib;
+}
+
+/* Send s, read until n newline-ended lines arrived. */
+static void
+xfer(int fd, const char *s, size_t len, int lines)
+{
+	char	buf[65536];
+	ssize_t	r;
+	int	seen = 0;
+
+	if (len > 0 && send(fd, s, len, MSG_NOSIGNAL) != (ssize_t)len)
+		die("send: %s", strerror(errno));
+	while (seen < lines) {
+		if ((r = recv(fd, buf, sizeof(buf), 0)) <= 0)
+			die("recv: connection closed");
+		for (ssize_t i = 0; i < r; i++)
+			seen += buf[i] == '\n';
+	}
+}
+
+/* One request, one answer line, returned parsed. */
+static json_object *
+rpc(int fd, const char *line)
+{
+	char		buf[1 << 16];
+	size_t		n = 0;
+	ssize_t		r;
+	json_object	*o;
+
+	if (send(fd, line, strlen(line), MSG_NOSIGNAL) <= 0)
+		die("send");
+	for (;;) {
+		if ((r = recv(fd, buf + n, sizeof(buf) - 1 - n, 0)) <= 0)
+			die("recv");
+		n += (size_t)r;
+		buf[n] = '\0';
+		if (memchr(buf, '\n', n) != NULL)
+			break;
+	}
+	*strchr(buf, '\n') = '\0';
+	o = json_tokener_parse(buf);
+	if (o == NULL)
+		die("not JSON: %.200s", buf);
+	return o;
+}
+
+/* ---- the programs under test ----------------------------------------- */
+
+struct broker {
+	pid_t	pid;
+	int	port;
+	char	dir[256];
+};
+
+static void
+broker_start(struct broker *b, const char *tools, const char *sync,
+    const char *state)
+{
+	char	port[16], listen[32], *argv[16];
+	int	n = 0;
+
+	b->port = free_port();
+	snprintf(port, sizeof(port), "%d", b->port);
+	snprintf(listen, sizeof(listen), "127.0.0.1:%d", b->port);
+	snprintf(b->dir, sizeof(b->dir), "%s", state);
+	argv[n++] = (char *)cmdgated;
+	argv[n++] = "--listen";
+	argv[n++] = listen;
+	argv[n++] = "--state-dir";
+	argv[n++] = b->dir;
+	argv[n++] = "--sync";
+	argv[n++] = (char *)sync;
+	argv[n++] = "--log-level";
+	argv[n++] = "error";
+	argv[n++] = "--max-queued";
+	argv[n++] = "1000000";
+	argv[n++] = "--max-clients";
+	argv[n++] = "100000";
+	if (tools != NULL) {
+		argv[n++] = "--tools";
+		argv[n++] = (char *)tools;
+	}
+	argv[n] = NULL;
+	b->pid = spawn(argv, NULL);
+	await_port(b->port);
+}
+
+static void
+rmtree(const char *path)
+{
+	char	*argv[] = { "rm", "-rf", (char *)path, NULL };
+
+	run_wait(argv, NULL);
+}
+
+static const char *
+tmp(const char *name)
+{
+	static char	buf[8][512];
+	static int	k;
+
+	k = (k + 1) % 8;
+	snprintf(buf[k], sizeof(buf[k]), "%s/%s", tmpdir, name);
+	return buf[k];
+}
+
+static void
+write_text(const char *path, const char *text)
+{
+	FILE	*f = fopen(path, "w");
+
+	if (f == NULL)
+		die("%s: %s", path, strerror(errno));
+	fputs(text, f);
+	fclose(f);
+}
+
+/* A loopback line echo server: the floor of a request/response. */
+static pid_t
+floor_start(int *port)
+{
+	struct sockaddr_in	sin;
+	socklen_t		len = sizeof(sin);
+	int			lfd = socket(AF_INET, SOCK_STREAM, 0), fd, one = 1;
+	char			buf[65536];
+	ssize_t			r;
+	pid_t			pid;
+
+	memset(&sin, 0, sizeof(sin));
+	sin.sin_family = AF_INET;
+	sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	bind(lfd, (struct sockaddr *)&sin, sizeof(sin));
+	listen(lfd, 64);
+	getsockname(lfd, (struct sockaddr *)&sin, &len);
+	*port = ntohs(sin.sin_port);
+	if ((pid = fork()) != 0) {
+		close(lfd);
+		return pid;
+	}
+	for (;;) {
+		if ((fd = accept(lfd, NULL, NULL)) == -1)
+			_exit(0);
+		setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+		while ((r = recv(fd, buf, sizeof(buf), 0)) > 0)
+			if (send(fd, buf, (size_t)r, MSG_NOSIGNAL) != r)
+				break;
+		close(fd);
+	}
+}
+
+static pid_t
+beanstalkd_start(int *port, const char *binlog)
+{
+	char	p[16], *argv[8];
+	int	n = 0;
+
+	*port = free_port();
+	snprintf(p, sizeof(p), "%d", *port);
+	argv[n++] = "beanstalkd";
+	argv[n++] = "-l";
+	argv[n++] = "127.0.0.1";
+	argv[n++] = "-p";
+	argv[n++] = p;
+	if (binlog != NULL) {
+		argv[n++] = "-b";
+		argv[n++] = (char *)binlog;
+		argv[n++] = "-f0";
+	}
+	argv[n] = NULL;
+	{
+		pid_t pid = spawn(argv, NULL);
+
+		await_port(*port);
+		return pid;
+	}
+}
+
+/* ---- measurements ------------------------------------------------------ */
+
+/* Median round trip of n sequential requests, in microseconds. */
+static double
+rtt_us(int port, const char *req, int n)
+{
+	double	*t = calloc((size_t)n, sizeof(double)), t0, med;
+	int	 fd = dial(port), i;
+
+	if (fd == -1)
+		die("dial %d", port);
+	for (i = 0; i < n; i++) {
+		t0 = now();
+		xfer(fd, req, strlen(req), 1);
+		t[i] = (now() - t0) * 1e6;
+	}
+	close(fd);
+	med = summarize(t, n).med;
+	free(t);
+	return med;
+}
+
+/* Requests per second with depth requests in flight. */
+static double
+pipelined(int port, const char *req, int total, int depth)
+{
+	size_t	len = strlen(req);
+	char	*batch = malloc(len * (size_t)depth);
+	int	 fd = dial(port), i, done = 0;
+	double	 t0;
+
+	for (i = 0; i < depth; i++)
+		memcpy(batch + len * (size_t)i, req, len);
+	t0 = now();
+	/* Keep depth in flight: send a window, read it, repeat. */
+	while (done < total) {
+		xfer(fd, batch, len * (size_t)depth, depth);
+		done += depth;
+	}
+	close(fd);
+	free(batch);
+	return total / (now() - t0);
+}
+
+/* clients processes, each n sequential requests; operations per second. */
+static double
+concurrent(int port, const char *req, int lines, int clients, int n)
+{
+	int	go[2], i, k, st;
+	pid_t	pids[64];
+	char	c;
+	double	t0;
+
+	if (pipe(go) == -1)
+		die("pipe");
+	for (i = 0; i < clients; i++) {
+		if ((pids[i] = fork()) == 0) {
+			int fd = dial(port);
+
+			close(go[1]);
+			if (read(go[0], &c, 1) < 0 || fd == -1)
+				_exit(1);
+			for (k = 0; k < n; k++)
+				xfer(fd, req, strlen(req), lines);
+			_exit(0);
+		}
+	}
+	close(go[0]);
+	t0 = now();
+	close(go[1]);		/* everyone starts */
+	for (i = 0; i < clients; i++) {
+		waitpid(pids[i], &st, 0);
+		if (!WIFEXITED(st) || WEXITSTATUS(st) != 0)
+			die("a client failed");
+	}
+	return (double)clients * n / (now() - t0);
+}
+
+#define PING	"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}\n"
+#define BPUT	"put 0 0 60 1\r\nx\r\n"
+#define SUBMIT	"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"batch_execute\"," \
+		"\"params\":{\"async\":true,\"commands\":[{\"tool\":\"queued\"}]}}\n"
+
+static const char *hold_tools =
+    "{\"tools\":[{\"name\":\"hold\",\"tier\":\"heavy\",\"exec\":[\"sleep\","
+    "\"3600\"]},{\"name\":\"queued\",\"tier\":\"heavy\",\"exec\":"
+    "[\"true\"]}]}";
+
+static void
+bench_rtt(void)
+{
+	struct broker	b;
+	double		f[ROUNDS], c[ROUNDS], q[ROUNDS], p[ROUNDS];
+	pid_t		fl, bs;
+	int		fport, bport, r;
+
+	printf("\n1. Request round trip (%d sequential, median per round)\n",
+	    RTT_N);
+	fl = floor_start(&fport);
+	bs = beanstalkd_start(&bport, NULL);
+	broker_start(&b, NULL, "full", tmp("rtt-state"));
+	for (r = 0; r < ROUNDS; r++) {
+		f[r] = rtt_us(fport, PING, RTT_N);
+		c[r] = rtt_us(b.port, PING, RTT_N);
+		q[r] = rtt_us(bport, BPUT, RTT_N);
+	}
+	for (r = 0; r < ROUNDS; r++)
+		p[r] = pipelined(b.port, PING, PIPE_N, PIPE_DEPTH);
+	report("loopback ping-pong floor", "us", summarize(f, ROUNDS));
+	report("cmdgate ping", "us", summarize(c, ROUNDS));
+	report("beanstalkd put (no binlog)", "us", summarize(q, ROUNDS));
+	ratio("cmdgate ping / floor", summarize(c, ROUNDS).med /
+	    summarize(f, ROUNDS).med, "<= 1.3x");
+	ratio("cmdgate ping / beanstalkd put", summarize(c, ROUNDS).med /
+	    summarize(q, ROUNDS).med, "none");
+	report("cmdgate pipelined ping, 64 in flight", "req/s",
+	    summarize(p, ROUNDS));
+	printf("  %-44s %10s     (target >= 300000 req/s)\n", "", "");
+	stop(b.pid);
+	stop(bs);
+	stop(fl);
+}
+
+static void
+bench_submits(const char *sync, const char *binlog)
+{
+	struct broker	b;
+	double		c1[ROUNDS], c16[ROUNDS], q1[ROUNDS], q16[ROUNDS];
+	char		state[64], label[128];
+	int		r, fd, bport;
+	pid_t		bs;
+	json_object	*o;
+
+	printf("\n2. Durable submits per second, --sync %s vs beanstalkd %s\n",
+	    sync, binlog ? "-b DIR -f0" : "without binlog");
+	write_text(tmp("hold.json"), hold_tools);
+	for (r = 0; r < ROUNDS; r++) {
+		snprintf(state, sizeof(state), "sub-%s-%d", sync, r);
+		broker_start(&b, tmp("hold.json"), sync, tmp(state));
+		/* A held heavy job: every submit then only queues. */
+		fd = dial(b.port);
+		o = rpc(fd, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":"
+		    "\"batch_execute\",\"params\":{\"async\":true,\"commands\":"
+		    "[{\"tool\":\"hold\"}]}}\n");
+		json_object_put(o);
+		close(fd);
+		c1[r] = concurrent(b.port, SUBMIT, 1, 1, SUBMIT_N);
+		c16[r] = concurrent(b.port, SUBMIT, 1, CLIENTS,
+		    SUBMIT_N / 4);
+		stop(b.pid);
+		rmtree(tmp(state));
+		if (binlog != NULL) {
+			rmtree(binlog);
+			mkdir(binlog, 0700);
+		}
+		bs = beanstalkd_start(&bport, binlog);
+		q1[r] = concurrent(bport, BPUT, 1, 1, SUBMIT_N);
+		q16[r] = concurrent(bport, BPUT, 1, CLIENTS, SUBMIT_N / 4);
+		stop(bs);
+	}
+	snprintf(label, sizeof(label), "cmdgate, 1 client");
+	report(label, "/s", summarize(c1, ROUNDS));
+	report("cmdgate, 16 clients", "/s", summarize(c16, ROUNDS));
+	report("beanstalkd put, 1 client", "/s", summarize(q1, ROUNDS));
+	report("beanstalkd put, 16 clients", "/s", summarize(q16, ROUNDS));
+	ratio("cmdgate / beanstalkd, 1 client", summarize(c1, ROUNDS).med /
+	    summarize(q1, ROUNDS).med, "none");
+	ratio("cmdgate / beanstalkd, 16 clients", summarize(c16, ROUNDS).med /
+	    summarize(q16, ROUNDS).med, binlog ? ">= 3x" : "none");
+}
+
+/* 500 /bin/true jobs through cmdgate: submit all, wait for all. */
+static double
+cmdgate_true(const char *tier)
+{
+	struct broker	 b;
+	char		 json[512], state[64], line[256];
+	char		(*tickets)[32] = calloc(TRUE_N, 32);
+	json_object	*o;
+	double		 t0, t;
+	int		 fd, i;
+
+	snprintf(json, sizeof(json), "{\"tools\":[{\"name\":\"true\","
+	    "\"tier\":\"%s\",\"exec\":[\"/bin/true\"]}]}", tier);
+	write_text(tmp("true.json"), json);
+	snprintf(state, sizeof(state), "true-%s", tier);
+	broker_start(&b, tmp("true.json"), "full", tmp(state));
+	fd = dial(b.port);
+	t0 = now();
+	for (i = 0; i < TRUE_N; i++) {
+		o = rpc(fd, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":"
+		    "\"batch_execute\",\"params\":{\"async\":true,\"commands\":"
+		    "[{\"tool\":\"true\"}]}}\n");
+		snprintf(tickets[i], 32, "%s", json_object_get_string(
+		    json_object_object_get(json_object_object_get(o,
+		    "result"), "ticket")));
+		json_object_put(o);
+	}
+	for (i = 0; i < TRUE_N; i++) {
+		snprintf(line, sizeof(line), "{\"jsonrpc\":\"2.0\",\"id\":2,"
+		    "\"method\":\"wait_job\",\"params\":{\"ticket\":\"%s\","
+		    "\"timeout_s\":600}}\n", tickets[i]);
+		o = rpc(fd, line);
+		if (strcmp(json_object_get_string(json_object_object_get(
+		    json_object_object_get(o, "result"), "status")), "done"))
+			die("%s did not finish", tickets[i]);
+		json_object_put(o);
+	}
+	t = now() - t0;
+	close(fd);
+	stop(b.pid);
+	rmtree(tmp(state));
+	free(tickets);
+	return TRUE_N / t;
+}
+
+static double
+tsp_true(const char *slots)
+{
+	char	 sock[300], env0[400], *envp[] = { env0, "PATH=/usr/bin:/bin",
+		    NULL };
+	char	*set[] = { "tsp", "-S", (char *)slots, NULL };
+	char	*add[] = { "tsp", "/bin/true", NULL };
+	char	*wait[] = { "tsp", "-w", NULL };
+	char	*kill_[] = { "tsp", "-K", NULL };
+	double	 t0, t;
+	int	 i;
+
+	snprintf(sock, sizeof(sock), "%s", tmp("tsp.sock"));
+	snprintf(env0, sizeof(env0), "TS_SOCKET=%s", sock);
+	run_wait(set, envp);
+	t0 = now();
+	for (i = 0; i < TRUE_N; i++)
+		run_wait(add, envp);
+	run_wait(wait, envp);	/* the last job */
+	if (strcmp(slots, "1") != 0)
+		run_wait(wait, envp);
+	t = now() - t0;
+	run_wait(kill_, envp);
+	return TRUE_N / t;
+}
+
+static double
+nq_true(void)
+{
+	char	 env0[400], *envp[] = { env0, "PATH=/usr/bin:/bin", NULL };
+	char	*add[] = { "nq", "-q", "/bin/true", NULL };
+	char	*wait[] = { "nq", "-q", "-w", NULL };
+	double	 t0, t;
+	int	 i;
+
+	rmtree(tmp("nq"));
+	mkdir(tmp("nq"), 0700);
+	snprintf(env0, sizeof(env0), "NQDIR=%s", tmp("nq"));
+	t0 = now();
+	for (i = 0; i < TRUE_N; i++)
+		run_wait(add, envp);
+	run_wait(wait, envp);
+	t = now() - t0;
+	return TRUE_N / t;
+}
+
+static double
+spawn_true(void)
+{
+	char	*argv[] = { "/bin/true", NULL };
+	double	 t0 = now();
+	int	 i;
+
+	for (i = 0; i < TRUE_N; i++)
+		run_wait(argv, NULL);
+	return TRUE_N / (now() - t0);
+}
+
+static void
+bench_true(void)
+{
+	double	h[ROUNDS], s[ROUNDS], t1[ROUNDS], t2[ROUNDS], n[ROUNDS];
+	double	f[ROUNDS];
+	int	r;
+
+	printf("\n3. %d jobs of /bin/true, submit to done (jobs/s)\n", TRUE_N);
+	for (r = 0; r < ROUNDS; r++) {
+		h[r] = cmdgate_true("heavy");
+		t1[r] = tsp_true("1");
+		s[r] = cmdgate_true("smooth");
+		t2[r] = tsp_true("2");
+		n[r] = nq_true();
+		f[r] = spawn_true();
+	}
+	report("cmdgate heavy (serial)", "/s", summarize(h, ROUNDS));
+	report("cmdgate smooth (parallel)", "/s", summarize(s, ROUNDS));
+	report("task-spooler, 1 slot", "/s", summarize(t1, ROUNDS));
+	report("task-spooler, 2 slots", "/s", summarize(t2, ROUNDS));
+	report("nq", "/s", summarize(n, ROUNDS));
+	report("posix_spawn loop (floor)", "/s", summarize(f, ROUNDS));
+	ratio("cmdgate heavy / task-spooler 1 slot", summarize(h, ROUNDS).med /
+	    summarize(t1, ROUNDS).med, ">= 2x");
+	ratio("cmdgate heavy / nq", summarize(h, ROUNDS).med /
+	    summarize(n, ROUNDS).med, ">= 4x");
+	ratio("cmdgate smooth / task-spooler 2 slots",
+	    summarize(s, ROUNDS).med / summarize(t2, ROUNDS).med, "none");
+}
+
+/* A store with nfinished finished and nqueued queued jobs, written
+ * directly through the store's own functions. */
+static void
+prefill(const char *state, int nfinished, int nqueued)
+{
+	struct store	*st;
+	char		*moved, json[1024];
+	uint64_t	 num;
+	int		 i, rc;
+	int64_t		 expire = (int64_t)time(NULL) * 1000 + 86400000;
+
+	mkdir(state, 0700);
+	if ((rc = store_open(&st, state, 1ULL << 32, SYNC_NONE, &moved)))
+		die("store: %s", store_strerror(rc));
+	for (i = 0; i < nfinished + nqueued; i++) {
+		int fin = i < nfinished;
+
+		if (i % 1000 == 0 && (rc = store_begin(st)) != 0)
+			die("store: %s", store_strerror(rc));
+		store_take_ticket(st, &num);
+		snprintf(json, sizeof(json), "{\"ticket\":\"t-%06llu\","
+		    "\"status\":\"%s\",\"tier\":\"heavy\",\"causes_reload\":"
+		    "false,\"agent\":\"bench\",\"label\":\"\",\"atomic\":false,"
+		    "\"fail_fast\":false,\"created_at\":\"2026-01-01T00:00:00."
+		    "000Z\",\"commands\":[{\"tool\":\"hold\",\"tier\":\"heavy\","
+		    "\"causes_reload\":false,\"exec\":[\"sleep\",\"3600\"],"
+		    "\"timeout_s\":600}],\"results\":[%s]}",
+		    (unsigned long long)num, fin ? "done" : "queued",
+		    fin ? "{\"tool\":\"hold\",\"ok\":true,\"duration_ms\":1,"
+		    "\"exit_code\":0,\"stdout\":\"\",\"stderr\":\"\"}" : "");
+		if ((rc = store_job_put(st, num, fin ? 'd' : 'q',
+		    fin ? expire : 0, json)) != 0)
+			die("store: %s", store_strerror(rc));
+		if ((i % 1000 == 999 || i == nfinished + nqueued - 1) &&
+		    (rc = store_commit(st)) != 0)
+			die("store: %s", store_strerror(rc));
+	}
+	store_close(st);
+}
+
+/* Seconds from exec to the first poll_job answered. */
+static double
+restart_time(const char *state)
+{
+	char		 listen[32], *argv[12];
+	int		 port = free_port(), fd = -1;
+	double		 t0, t;
+	pid_t		 pid;
+	struct timespec	 ts = { 0, 200000 };
+	json_object	*o;
+
+	snprintf(listen, sizeof(listen), "127.0.0.1:%d", port);
+	argv[0] = (char *)cmdgated;
+	argv[1] = "--listen";
+	argv[2] = listen;
+	argv[3] = "--state-dir";
+	argv[4] = (char *)state;
+	argv[5] = "--log-level";
+	argv[6] = "error";
+	argv[7] = "--map-size";
+	argv[8] = "4294967296";
+	argv[9] = "--max-queued";
+	argv[10] = "1000000";
+	argv[11] = NULL;
+	t0 = now();
+	pid = spawn(argv, NULL);
+	while ((fd = dial(port)) == -1)
+		nanosleep(&ts, NULL);
+	o = rpc(fd, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"poll_job\","
+	    "\"params\":{\"ticket\":\"t-000000\"}}\n");
+	t = now() - t0;
+	if (json_object_object_get(o, "result") == NULL)
+		die("poll_job after restart failed");
+	json_object_put(o);
+	close(fd);
+	stop(pid);
+	return t;
+}
+
+static void
+bench_restart(void)
+{
+	double	t[ROUNDS];
+	int	r;
+
+	printf("\n4. Restart with 100,000 finished and 1,000 queued jobs\n");
+	prefill(tmp("restart"), 100000, 1000);
+	for (r = 0; r < ROUNDS; r++)
+		t[r] = restart_time(tmp("restart")) * 1e3;
+	report("exec to first poll_job answered", "ms", summarize(t, ROUNDS));
+	printf("  %-44s %10s     (target <= 200 ms)\n", "", "");
+}
+
+static int64_t
+stdout_ns(json_object *job)
+{
+	json_object	*r = json_object_array_get_idx(json_object_object_get(
+			    job, "results"), 0);
+
+	return strtoll(json_object_get_string(json_object_object_get(r,
+	    "stdout")), NULL, 10);
+}
+
+static void
+bench_guard(void)
+{
+	struct broker	 b;
+	double		 lat[20];
+	json_object	*t, *rl;
+	char		 line[256], tt[32], rt[32];
+	int		 fd, i;
+
+	printf("\n5. Guard latency: the last test worker's exit to the held "
+	    "reload's start\n");
+	write_text(tmp("guard.json"), "{\"tools\":[{\"name\":\"tests\","
+	    "\"busy\":\"tests_running\",\"exec\":[\"sh\",\"-c\",\"sleep 0.05;"
+	    " exec date +%s%N\"]},{\"name\":\"reload\",\"reload\":true,"
+	    "\"exec\":[\"date\",\"+%s%N\"]}]}");
+	broker_start(&b, tmp("guard.json"), "full", tmp("guard-state"));
+	fd = dial(b.port);
+	for (i = 0; i < 20; i++) {
+		t = rpc(fd, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":"
+		    "\"batch_execute\",\"params\":{\"async\":true,\"commands\":"
+		    "[{\"tool\":\"tests\"}]}}\n");
+		rl = rpc(fd, "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":"
+		    "\"batch_execute\",\"params\":{\"async\":true,\"commands\":"
+		    "[{\"tool\":\"reload\"}]}}\n");
+		snprintf(tt, sizeof(tt), "%s", json_object_get_string(
+		    json_object_object_get(json_object_object_get(t,
+		    "result"), "ticket")));
+		snprintf(rt, sizeof(rt), "%s", json_object_get_string(
+		    json_object_object_get(json_object_object_get(rl,
+		    "result"), "ticket")));
+		json_object_put(t);
+		json_object_put(rl);
+		snprintf(line, sizeof(line), "{\"jsonrpc\":\"2.0\",\"id\":3,"
+		    "\"method\":\"wait_job\",\"params\":{\"ticket\":\"%s\"}}\n",
+		    rt);
+		rl = rpc(fd, line);
+		snprintf(line, sizeof(line), "{\"jsonrpc\":\"2.0\",\"id\":4,"
+		    "\"method\":\"poll_job\",\"params\":{\"ticket\":\"%s\"}}\n",
+		    tt);
+		t = rpc(fd, line);
+		lat[i] = (stdout_ns(json_object_object_get(rl, "result")) -
+		    stdout_ns(json_object_object_get(t, "result"))) / 1e6;
+		json_object_put(t);
+		json_object_put(rl);
+	}
+	close(fd);
+	stop(b.pid);
+	report("median of 20 (includes the tools' own exit and exec)",
+	    "ms", summarize(lat, 20));
+	printf("  %-44s %10s     (target <= 5 ms median)\n", "", "");
+}
+
+static void
+bench_memory(void)
+{
+	struct broker	 b;
+	long		 idle, conns, jobs;
+	int		*fds = calloc(1000, sizeof(int)), i;
+	struct timespec	 ts = { 0, 100000000 };
+
+	printf("\n6. Memory (RSS)\n");
+	broker_start(&b, NULL, "full", tmp("mem-state"));
+	nanosleep(&ts, NULL);
+	idle = rss_kib(b.pid);
+	for (i = 0; i < 1000; i++)
+		fds[i] = dial(b.port);
+	json_object_put(rpc(fds[999], PING));	/* all accepted by now */
+	conns = rss_kib(b.pid);
+	for (i = 0; i < 1000; i++)
+		close(fds[i]);
+	stop(b.pid);
+	prefill(tmp("mem-jobs"), 10000, 0);
+	broker_start(&b, NULL, "full", tmp("mem-jobs"));
+	nanosleep(&ts, NULL);
+	jobs = rss_kib(b.pid);
+	stop(b.pid);
+	printf("  %-44s %10ld KiB   (target <= 8192 KiB)\n", "idle", idle);
+	printf("  %-44s %10.2f KiB   (target <= 4 KiB)\n",
+	    "per idle connection (1,000 open)", (conns - idle) / 1000.0);
+	printf("  %-44s %10ld KiB\n", "per 10,000 stored finished jobs",
+	    jobs - idle);
+	free(fds);
+}
+
+int
+main(int argc, char **argv)
+{
+	struct rlimit	rl;
+	char		host[256];
+
+	(void)argc;
+	(void)argv;
+	if ((cmdgated = getenv("CMDGATED")) == NULL)
+		die("set CMDGATED to the broker to measure");
+	if (mkdtemp(tmpdir) == NULL)
+		die("mkdtemp");
+	signal(SIGPIPE, SIG_IGN);
+	getrlimit(RLIMIT_NOFILE, &rl);
+	rl.rlim_cur = rl.rlim_max;
+	setrlimit(RLIMIT_NOFILE, &rl);
+	gethostname(host, sizeof(host));
+	printf("cmdgate-bench: %s, %ld cores, %d rounds each, medians "
+	    "[min-max]\n", host, sysconf(_SC_NPROCESSORS_ONLN), ROUNDS);
+	bench_rtt();
+	bench_submits("full", tmp("binlog"));
+	bench_submits("none", NULL);
+	bench_true();
+	bench_restart();
+	bench_guard();
+	bench_memory();
+	rmtree(tmpdir);
+	return 0;
+}
