@@ -133,6 +133,9 @@ int		 jobs_pending(struct jobs *, uint64_t num);
 json_object	*jobs_view(struct jobs *, uint64_t num, int full, int *found,
 		    struct rpc_error *);
 json_object	*job_view(struct jobs *, struct job *, int full);
+/* The summary of job num from its stored record rec (borrowed); a live
+ * job's own state wins.  Caller puts. */
+json_object	*jobs_view_record(struct jobs *, uint64_t num, json_object *rec);
 /* Submit a validated job record; 0, or -1 with err (storage_error...). */
 int		 jobs_submit(struct jobs *, json_object *rec, const char *idem,
 		    uint64_t notify_conn, struct job **, struct rpc_error *);

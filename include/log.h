@@ -22,6 +22,8 @@ enum log_level log_getlevel(void);
 int	log_parselevel(const char *name);
 void	log_route_libevent(void);
 
+/* An error the broker stops for (logged at every --log-level). */
+void	log_errx(const char *, ...) __attribute__((format(printf, 1, 2)));
 void	log_warn(const char *, ...) __attribute__((format(printf, 1, 2)));
 void	log_warnx(const char *, ...) __attribute__((format(printf, 1, 2)));
 void	log_info(const char *, ...) __attribute__((format(printf, 1, 2)));

@@ -420,9 +420,6 @@ list_one(void *arg, uint64_t num, char status, const char *json)
 	struct list_ctx		*lc = arg;
 	const char		*p = strchr(chars, status);
 	json_object		*rec, *v;
-	struct job		*j;
-	int			 found;
-	struct rpc_error	 err;
 
 	if (p == NULL || (lc->statuses != 0 &&
 	    !(lc->statuses & (1u << (p - chars)))))
@@ -435,17 +432,14 @@ list_one(void *arg, uint64_t num, char status, const char *json)
 		json_object_put(rec);
 		return 0;
 	}
-	json_object_put(rec);
 	if (json_object_array_length(lc->jobs) == lc->limit) {
+		json_object_put(rec);
 		lc->more = 1;
 		return 1;	/* stop: one more matched */
 	}
-	memset(&err, 0, sizeof(err));
-	j = jobs_find(lc->J, num);
-	v = j != NULL ? job_view(lc->J, j, 0) :
-	    jobs_view(lc->J, num, 0, &found, &err);
-	if (v != NULL)
-		json_object_array_add(lc->jobs, v);
+	/* The record at hand makes the summary: no second read. */
+	json_object_array_add(lc->jobs, jobs_view_record(lc->J, num, rec));
+	json_object_put(rec);
 	lc->last = num;
 	return 0;
 }

@@ -433,6 +433,14 @@ job_view(struct jobs *J, struct job *j, int full)
 }
 
 json_object *
+jobs_view_record(struct jobs *J, uint64_t num, json_object *rec)
+{
+	struct job	*j = jobs_find(J, num);
+
+	return j != NULL ? job_view(J, j, 0) : view(J, rec, NULL, 0);
+}
+
+json_object *
 jobs_view(struct jobs *J, uint64_t num, int full, int *found,
     struct rpc_error *err)
 {
@@ -1598,7 +1606,7 @@ jobs_open(struct server *srv)
 		free(moved);
 	}
 	if (rc != 0) {
-		log_warnx("store %s/store: %s", srv->opt->state_dir,
+		log_errx("store %s/store: %s", srv->opt->state_dir,
 		    store_strerror(rc));
 		free(J);
 		return 78;
@@ -1617,7 +1625,7 @@ jobs_open(struct server *srv)
 	    (rc = store_jobs_each(J->st, 0, load_job, &lc)) != 0 ||
 	    (rc = store_workers_each(J->st, load_worker, &lc)) != 0 ||
 	    (rc = store_commit(J->st)) != 0) {
-		log_warnx("store: recovery failed: %s", store_strerror(rc));
+		log_errx("store: recovery failed: %s", store_strerror(rc));
 		return 78;
 	}
 	log_info("store %s: %zu queued, %zu interrupted by the restart, "

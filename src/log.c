@@ -86,6 +86,16 @@ log_vwrite(enum log_level level, const char *fmt, va_list ap, int err)
 }
 
 void
+log_errx(const char *fmt, ...)
+{
+	va_list	ap;
+
+	va_start(ap, fmt);
+	log_vwrite(LOG_LVL_ERROR, fmt, ap, 0);
+	va_end(ap);
+}
+
+void
 log_warn(const char *fmt, ...)
 {
 	va_list	ap;

@@ -156,7 +156,7 @@ configure(struct server *srv, struct options *opt)
 		tab = tooltab_default();
 	else if (tooltab_load_file(opt->tools_file, &tab, err,
 	    sizeof(err)) == -1) {
-		log_warnx("%s", err);
+		log_errx("%s", err);
 		return EXIT_CONFIG;
 	}
 	srv->tools = tab;
@@ -164,7 +164,7 @@ configure(struct server *srv, struct options *opt)
 	    opt->token_file, err, sizeof(err)) == -1) ||
 	    state_dir_prepare(opt->state_dir, err, sizeof(err)) == -1 ||
 	    launch_find_worker(&srv->worker_path, err, sizeof(err)) == -1) {
-		log_warnx("%s", err);
+		log_errx("%s", err);
 		return EXIT_CONFIG;
 	}
 	return 0;
@@ -190,7 +190,7 @@ serve(struct server *srv)
 	if ((rc = jobs_open(srv)) != 0)
 		goto out;
 	if (listener_open(srv, err, sizeof(err)) == -1) {
-		log_warnx("%s", err);
+		log_errx("%s", err);
 		rc = EXIT_UNAVAIL;
 		goto out;
 	}
