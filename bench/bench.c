@@ -359,7 +359,8 @@ floor_start(int *port)
 static pid_t
 beanstalkd_start(int *port, const char *binlog)
 {
-	char	p[16], *argv[8];
+	char	p[16], *argv[10];
+	pid_t	pid;
 	int	n = 0;
 
 	*port = free_port();
@@ -375,12 +376,9 @@ beanstalkd_start(int *port, const char *binlog)
 		argv[n++] = "-f0";
 	}
 	argv[n] = NULL;
-	{
-		pid_t pid = spawn(argv, NULL);
-
-		await_port(*port);
-		return pid;
-	}
+	pid = spawn(argv, NULL);
+	await_port(*port);
+	return pid;
 }
 
 /* ---- measurements ------------------------------------------------------ */
@@ -507,15 +505,21 @@ bench_rtt(void)
 }
 
 static void
-bench_submits(const char *sync, const char *binlog)
+bench_submits(const char *sync, int durable)
 {
 	struct broker	b;
 	double		c1[ROUNDS], c16[ROUNDS], q1[ROUNDS], q16[ROUNDS];
-	char		state[64], label[128];
+	char		state[64], label[128], binlogdir[512];
+	const char	*binlog = NULL;
 	int		r, fd, bport;
 	pid_t		bs;
 	json_object	*o;
 
+	/* tmp() rotates its buffers: keep a copy that outlives the loop. */
+	if (durable) {
+		snprintf(binlogdir, sizeof(binlogdir), "%s", tmp("binlog"));
+		binlog = binlogdir;
+	}
 	printf("\n2. Durable submits per second, --sync %s vs beanstalkd %s\n",
 	    sync, binlog ? "-b DIR -f0" : "without binlog");
 	write_text(tmp("hold.json"), hold_tools);
@@ -874,14 +878,26 @@ bench_memory(void)
 	free(fds);
 }
 
+/* With no arguments every section runs; else the numbered ones. */
+static int
+want(int argc, char **argv, int section)
+{
+	int	i;
+
+	if (argc < 2)
+		return 1;
+	for (i = 1; i < argc; i++)
+		if (atoi(argv[i]) == section)
+			return 1;
+	return 0;
+}
+
 int
 main(int argc, char **argv)
 {
 	struct rlimit	rl;
 	char		host[256];
 
-	(void)argc;
-	(void)argv;
 	if ((cmdgated = getenv("CMDGATED")) == NULL)
 		die("set CMDGATED to the broker to measure");
 	if (mkdtemp(tmpdir) == NULL)
@@ -893,13 +909,20 @@ main(int argc, char **argv)
 	gethostname(host, sizeof(host));
 	printf("cmdgate-bench: %s, %ld cores, %d rounds each, medians "
 	    "[min-max]\n", host, sysconf(_SC_NPROCESSORS_ONLN), ROUNDS);
-	bench_rtt();
-	bench_submits("full", tmp("binlog"));
-	bench_submits("none", NULL);
-	bench_true();
-	bench_restart();
-	bench_guard();
-	bench_memory();
+	if (want(argc, argv, 1))
+		bench_rtt();
+	if (want(argc, argv, 2)) {
+		bench_submits("full", 1);
+		bench_submits("none", 0);
+	}
+	if (want(argc, argv, 3))
+		bench_true();
+	if (want(argc, argv, 4))
+		bench_restart();
+	if (want(argc, argv, 5))
+		bench_guard();
+	if (want(argc, argv, 6))
+		bench_memory();
 	rmtree(tmpdir);
 	return 0;
 }
