@@ -34,9 +34,12 @@ struct editor_flags {
 
 struct conn {
 	TAILQ_ENTRY(conn)	 entry;
+	TAILQ_ENTRY(conn)	 flush_entry;	/* on srv->flushq */
 	struct server		*srv;
 	struct bufferevent	*bev;		/* NULL in unit tests */
 	struct evbuffer		*out;		/* answers are framed here */
+	struct evbuffer		*sock;		/* bev's output; NULL in tests */
+	int			 flush_queued;
 	struct framer		 fr;
 	uint64_t		 id;
 	int			 is_unix;
@@ -60,10 +63,17 @@ struct conn	*conn_new(struct server *, struct bufferevent *,
 void		 conn_free(struct conn *);
 /* Cut messages out of in and answer them. */
 void		 conn_input(struct conn *, struct evbuffer *in);
-/* Frame and queue one message; msg borrowed. */
+/*
+ * Frame and queue one message; msg borrowed.  What is queued in a loop
+ * turn goes out at the end of the turn (listener_flush), in one write.
+ */
 void		 conn_send(struct conn *, json_object *msg);
+/* Bytes answered but not yet taken by the socket. */
+size_t		 conn_unsent(const struct conn *);
 /* Send what conn_send held back while a sync was due. */
 void		 conn_release(struct conn *);
+/* Take c off srv->flushq and hand its output to the socket. */
+void		 conn_flush(struct conn *);
 /* Answer with one framing error and close after it is flushed. */
 void		 conn_fail(struct conn *, int code, const char *type,
 		    const char *reason);

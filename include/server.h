@@ -43,6 +43,8 @@ struct server {
 	char			*store_path;
 	int			 stopping;
 	struct event		*reaper;	/* frees dead connections */
+	struct event		*flusher;	/* writes what flushq holds */
+	struct connlist		 flushq;	/* connections with output */
 	struct jobs		*jobs;		/* NULL until the store opens */
 	int			 hold_output;	/* --sync group: sync due */
 };

@@ -25,7 +25,12 @@ conn_new(struct server *srv, struct bufferevent *bev, struct evbuffer *out,
 
 	c->srv = srv;
 	c->bev = bev;
-	c->out = out != NULL ? out : bufferevent_get_output(bev);
+	if (bev != NULL) {
+		if ((c->out = evbuffer_new()) == NULL)
+			fatalx("evbuffer_new");
+		c->sock = bufferevent_get_output(bev);
+	} else
+		c->out = out;
 	c->is_unix = is_unix;
 	c->id = ++srv->next_conn_id;
 	snprintf(c->peer, sizeof(c->peer), "%s", peer);
@@ -47,6 +52,10 @@ conn_free(struct conn *c)
 	had_flags = memcmp(&c->editor, &none, sizeof(none)) != 0;
 	TAILQ_REMOVE(&c->srv->conns, c, entry);
 	c->srv->nconns--;
+	if (c->flush_queued)
+		TAILQ_REMOVE(&c->srv->flushq, c, flush_entry);
+	if (c->sock != NULL)
+		evbuffer_free(c->out);
 	if (c->held != NULL)
 		evbuffer_free(c->held);
 	free(c->name);
@@ -84,6 +93,45 @@ conn_out_max(const struct conn *c)
 	return m > CONN_OUT_MAX ? m : CONN_OUT_MAX;
 }
 
+size_t
+conn_unsent(const struct conn *c)
+{
+	return evbuffer_get_length(c->out) +
+	    (c->sock != NULL ? evbuffer_get_length(c->sock) : 0);
+}
+
+/*
+ * Answers are written once per loop turn, after everything the turn
+ * produced: a pipelined client gets one write for many answers, and a
+ * lone request is answered without waiting for the socket to be polled
+ * for writing first.
+ */
+static void
+conn_queue_flush(struct conn *c)
+{
+	if (c->sock == NULL || c->flush_queued || c->dead)
+		return;
+	c->flush_queued = 1;
+	TAILQ_INSERT_TAIL(&c->srv->flushq, c, flush_entry);
+	if (c->srv->flusher != NULL)
+		event_active(c->srv->flusher, EV_TIMEOUT, 0);
+}
+
+/* Out of the flush queue: write what the socket takes, queue the rest. */
+void
+conn_flush(struct conn *c)
+{
+	TAILQ_REMOVE(&c->srv->flushq, c, flush_entry);
+	c->flush_queued = 0;
+	if (c->dead || evbuffer_get_length(c->out) == 0)
+		return;
+	/* An error is the bufferevent's to see when it writes the rest. */
+	if (evbuffer_get_length(c->sock) == 0)
+		(void)evbuffer_write(c->out, bufferevent_getfd(c->bev));
+	if (evbuffer_get_length(c->out) > 0)
+		evbuffer_add_buffer(c->sock, c->out);
+}
+
 void
 conn_send(struct conn *c, json_object *msg)
 {
@@ -104,12 +152,13 @@ conn_send(struct conn *c, json_object *msg)
 	}
 	if (frame_write(&c->fr, c->out, s, len) == -1)
 		fatalx("evbuffer_add: out of memory");
-	if (evbuffer_get_length(c->out) > conn_out_max(c)) {
+	if (conn_unsent(c) > conn_out_max(c)) {
 		log_warnx("client %llu (%s): %zu bytes unread, dropped",
-		    (unsigned long long)c->id, c->peer,
-		    evbuffer_get_length(c->out));
+		    (unsigned long long)c->id, c->peer, conn_unsent(c));
 		conn_kill(c);
+		return;
 	}
+	conn_queue_flush(c);
 }
 
 void
@@ -118,8 +167,10 @@ conn_release(struct conn *c)
 	if (c->held == NULL || evbuffer_get_length(c->held) == 0)
 		return;
 	evbuffer_add_buffer(c->out, c->held);
-	if (evbuffer_get_length(c->out) > conn_out_max(c))
+	if (conn_unsent(c) > conn_out_max(c))
 		conn_kill(c);
+	else
+		conn_queue_flush(c);
 }
 
 void

@@ -53,6 +53,7 @@ static void	lst_pause(struct listener *);
 static void	lst_resume(struct listener *);
 static void	lst_retry(evutil_socket_t, short, void *);
 static void	lst_reap(evutil_socket_t, short, void *);
+static void	lst_flush(evutil_socket_t, short, void *);
 static void	lst_deadline(evutil_socket_t, short, void *);
 static void	conn_readcb(struct bufferevent *, void *);
 static void	conn_writecb(struct bufferevent *, void *);
@@ -205,7 +206,9 @@ listener_open(struct server *srv, char *err, size_t errlen)
 	l->retry = evtimer_new(srv->base, lst_retry, l);
 	l->deadline = evtimer_new(srv->base, lst_deadline, l);
 	srv->reaper = event_new(srv->base, -1, 0, lst_reap, l);
-	if (l->retry == NULL || l->deadline == NULL || srv->reaper == NULL)
+	srv->flusher = event_new(srv->base, -1, 0, lst_flush, l);
+	if (l->retry == NULL || l->deadline == NULL || srv->reaper == NULL ||
+	    srv->flusher == NULL)
 		fatalx("event_new");
 	for (i = 0; i < srv->opt->nlisten; i++)
 		if (lst_bind_tcp(l, srv->opt->listen[i], err, errlen) == -1)
@@ -350,7 +353,7 @@ lst_accept(struct evconnlistener *lev, evutil_socket_t fd,
 static void
 conn_after_io(struct conn *c)
 {
-	size_t	pending = evbuffer_get_length(c->out);
+	size_t	pending = conn_unsent(c);
 
 	if (c->dead)
 		return;
@@ -384,7 +387,7 @@ conn_writecb(struct bufferevent *bev, void *arg)
 	struct conn	*c = arg;
 
 	if (c->throttled && !c->closing &&
-	    evbuffer_get_length(c->out) <= CONN_OUT_LOW) {
+	    conn_unsent(c) <= CONN_OUT_LOW) {
 		c->throttled = 0;
 		if (!c->eof)
 			bufferevent_enable(bev, EV_READ);
@@ -436,6 +439,21 @@ lst_reap(evutil_socket_t fd, short ev, void *arg)
 	lst_resume(l);
 	if (srv->stopping && srv->nconns == 0 && jobs_idle(srv->jobs))
 		event_base_loopexit(srv->base, NULL);
+}
+
+/* The end of a loop turn: write every answer the turn produced. */
+static void
+lst_flush(evutil_socket_t fd, short ev, void *arg)
+{
+	struct listener	*l = arg;
+	struct conn	*c;
+
+	(void)fd;
+	(void)ev;
+	while ((c = TAILQ_FIRST(&l->srv->flushq)) != NULL) {
+		conn_flush(c);
+		conn_after_io(c);
+	}
 }
 
 static void
@@ -496,6 +514,9 @@ listener_free(struct server *srv)
 	if (srv->reaper != NULL)
 		event_free(srv->reaper);
 	srv->reaper = NULL;
+	if (srv->flusher != NULL)
+		event_free(srv->flusher);
+	srv->flusher = NULL;
 	if (srv->listener != NULL)
 		lst_free(srv->listener);
 	srv->listener = NULL;

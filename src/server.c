@@ -32,6 +32,7 @@ server_init(struct server *srv, struct event_base *base, struct options *opt,
 	srv->tools = tools;
 	srv->started_ms = util_monotonic_ms();
 	TAILQ_INIT(&srv->conns);
+	TAILQ_INIT(&srv->flushq);
 	srv->listen_addrs = json_object_new_array();
 	srv->store_path = xasprintf("%s/store", opt->state_dir);
 }
