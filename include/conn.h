@@ -49,6 +49,7 @@ struct conn {
 	int			 eof;		/* half-closed by the client */
 	int			 dead;		/* to be freed by the reaper */
 	int			 throttled;	/* reading paused: out is full */
+	int			 committing;	/* submits awaiting their commit */
 	char			*name;		/* client name or NULL */
 	struct editor_flags	 editor;
 	char			 peer[80];

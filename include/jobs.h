@@ -77,6 +77,8 @@ TAILQ_HEAD(workerlist, worker);
 
 struct waiter;
 TAILQ_HEAD(waiterlist, waiter);
+struct submission;
+TAILQ_HEAD(submissionlist, submission);
 
 struct jobs {
 	struct server		*srv;
@@ -86,11 +88,15 @@ struct jobs {
 	struct joblist		 unstored;	/* ended, end not yet stored */
 	struct workerlist	 workers;
 	struct waiterlist	 waiters;
+	struct submissionlist	 submits;	/* for this turn's commit */
 	size_t			 nqueued, nrunning, nworkers, norphans;
+	size_t			 nqueued_beside_heavy;	/* instant, no reload */
+	size_t			 nqueued_watched;	/* notify and reload */
 	uint64_t		 count[JOB_NSTATUS];	/* in the store */
 	struct event		*expire_ev;
 	struct event		*sigchld_ev;
 	struct event		*sync_ev;
+	struct event		*group_ev;	/* commits this turn's submits */
 	struct event		*retry_ev;	/* the store refused a change */
 	int			 store_blocked;	/* start nothing until it takes */
 	int			 scheduling, reschedule;
@@ -136,9 +142,23 @@ json_object	*job_view(struct jobs *, struct job *, int full);
 /* The summary of job num from its stored record rec (borrowed); a live
  * job's own state wins.  Caller puts. */
 json_object	*jobs_view_record(struct jobs *, uint64_t num, json_object *rec);
-/* Submit a validated job record; 0, or -1 with err (storage_error...). */
-int		 jobs_submit(struct jobs *, json_object *rec, const char *idem,
-		    uint64_t notify_conn, struct job **, struct rpc_error *);
+/*
+ * Submit a validated job record (taken) under idempotency key idem (taken;
+ * NULL for none), answering req later.  The submits of one loop turn are
+ * stored in one commit (group commit) at its end, each in a nested
+ * transaction so that one that cannot be stored fails alone; then they
+ * are queued and answered: async with the summary, else like wait_job.
+ * Until then the connection reads no further request, so that answers
+ * keep their order.
+ */
+struct submit_how {
+	uint64_t	 notify_conn;	/* 0: no notifications */
+	uint64_t	 timeout_s;	/* when not async */
+	int		 async;
+	int		 mcp;		/* tools/call: answer as MCP */
+};
+void		 jobs_submit(struct jobs *, struct rpc_req *, json_object *rec,
+		    char *idem, const struct submit_how *);
 int		 jobs_cancel(struct jobs *, uint64_t num, json_object **,
 		    struct rpc_error *);
 /* Answer p with the job once finished, or as it stands after timeout_s. */

@@ -60,7 +60,7 @@ struct rpc_req {
 /*
  * A request whose answer waits (wait_job, a sync batch_execute,
  * tools/call).  It belongs to its connection; when the connection closes
- * first, cancel(arg) is called and the owner forgets it.
+ * first, cancel(arg) is called (unless NULL) and the owner forgets it.
  */
 struct rpc_pending {
 	TAILQ_ENTRY(rpc_pending)	 entry;

@@ -47,7 +47,11 @@ const char	*store_path(const struct store *);
 uint64_t	 store_next_ticket(const struct store *);
 int		 store_info(struct store *, struct store_info *);
 
-/* One write transaction at a time: begin, changes, commit (or abort). */
+/*
+ * One write transaction at a time: begin, changes, commit (or abort).
+ * Inside it, one nested transaction at a time: its commit joins the
+ * parent, its abort (or failed commit) undoes only its own changes.
+ */
 int		 store_begin(struct store *);
 int		 store_commit(struct store *);
 void		 store_abort(struct store *);

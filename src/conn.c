@@ -191,7 +191,8 @@ conn_input(struct conn *c, struct evbuffer *in)
 	char			*msg, reason[128];
 	size_t			 len;
 
-	while (!c->closing) {
+	/* A submit's answer comes after its commit, and before the next. */
+	while (!c->closing && c->committing == 0) {
 		st = frame_next(&c->fr, in, &msg, &len);
 		switch (st) {
 		case FRAME_MORE:

@@ -267,60 +267,26 @@ submit_options(struct rpc_req *req, json_object *params, struct submit *o,
 
 /*
  * Submit (or find the job of the same idempotency key) and answer: the
- * summary at once, or the job when it ends.  mcp wraps it for tools/call.
+ * summary once stored, or the job when it ends.  mcp wraps it for
+ * tools/call.
  */
 static enum rpc_status
 submit_and_answer(struct rpc_req *req, json_object *commands,
-    struct submit *o, int mcp, json_object **result, struct rpc_error *err)
+    struct submit *o, int mcp, struct rpc_error *err)
 {
-	struct jobs	*J = req_jobs(req);
-	struct job	*j;
-	json_object	*rec, *v;
-	uint64_t	 num;
-	char		*key = NULL;
-	int		 found, dedup = 0, rc;
+	struct submit_how	 how;
+	json_object		*rec;
 
 	if ((rec = build_job(req->conn->srv, commands, o, err)) == NULL)
 		return RPC_ERROR;
-	if (o->idem != NULL) {
-		key = xasprintf("%s\n%s", o->agent, o->idem);
-		rc = store_idem_get(J->st, key, &num);
-		if (rc == 0)
-			dedup = 1;
-		else if (rc != STORE_ENOTFOUND) {
-			free(key);
-			json_object_put(rec);
-			return rpc_fail(err, RPC_STORAGE_ERROR, "storage_error",
-			    "the store could not be read: %s",
-			    store_strerror(rc));
-		}
-	}
-	if (!dedup) {
-		rc = jobs_submit(J, rec, key, o->notify ? req->conn->id : 0,
-		    &j, err);
-		free(key);
-		json_object_put(rec);
-		if (rc == -1)
-			return RPC_ERROR;
-		num = j->num;
-		jobs_schedule(J);
-	} else {
-		free(key);
-		json_object_put(rec);
-	}
-	if (!o->async) {
-		jobs_wait(J, num, rpc_defer(req, NULL, NULL), mcp ?
-		    req->conn->srv->opt->call_timeout : o->timeout_s, mcp);
-		return RPC_DEFERRED;
-	}
-	if ((v = jobs_view(J, num, 0, &found, err)) == NULL) {
-		unknown_ticket(err, num);
-		return RPC_ERROR;
-	}
-	json_object_object_add(v, "deduplicated",
-	    json_object_new_boolean(dedup));
-	*result = v;
-	return RPC_OK;
+	memset(&how, 0, sizeof(how));
+	how.notify_conn = o->notify ? req->conn->id : 0;
+	how.timeout_s = o->timeout_s;
+	how.async = o->async;
+	how.mcp = mcp;
+	jobs_submit(req_jobs(req), req, rec, o->idem != NULL ?
+	    xasprintf("%s\n%s", o->agent, o->idem) : NULL, &how);
+	return RPC_DEFERRED;
 }
 
 enum rpc_status
@@ -337,7 +303,8 @@ method_batch_execute(struct rpc_req *req, json_object *params,
 	if (!json_object_object_get_ex(params, "commands", &commands))
 		return rpc_fail(err, RPC_INVALID_PARAMS, "invalid_params",
 		    "missing parameter \"commands\" (a list of {tool, params})");
-	return submit_and_answer(req, commands, &o, 0, result, err);
+	(void)result;
+	return submit_and_answer(req, commands, &o, 0, err);
 }
 
 enum rpc_status
@@ -610,7 +577,7 @@ mcp_tools_call(struct rpc_req *req, json_object *params,
 	    json_object_get(args) : json_object_new_object());
 	cmds = json_object_new_array();
 	json_object_array_add(cmds, cmd);
-	st = submit_and_answer(req, cmds, &o, 1, result, err);
+	st = submit_and_answer(req, cmds, &o, 1, err);
 	json_object_put(cmds);
 	return st;
 }

@@ -25,6 +25,7 @@
 #include "conn.h"
 #include "jobs.h"
 #include "launch.h"
+#include "listener.h"
 #include "log.h"
 #include "rpc.h"
 #include "scheduler.h"
@@ -80,6 +81,7 @@ static void	 on_orphan_exit(evutil_socket_t, short, void *);
 static void	 on_orphan_poll(evutil_socket_t, short, void *);
 static void	 on_expire(evutil_socket_t, short, void *);
 static void	 on_sync(evutil_socket_t, short, void *);
+static void	 on_group(evutil_socket_t, short, void *);
 static void	 on_wait_timeout(evutil_socket_t, short, void *);
 
 const char *
@@ -132,6 +134,60 @@ static void
 rec_set_string(json_object *rec, const char *key, const char *val)
 {
 	json_object_object_add(rec, key, json_object_new_string(val));
+}
+
+/* ---- the queue ------------------------------------------------------ */
+
+/* Whether j may start while a heavy job runs (PROTOCOL.md 4.1). */
+static int
+beside_heavy(const struct job *j)
+{
+	return j->tier == TIER_INSTANT && !j->reload;
+}
+
+/* A held reload whose submitter hears when its holder changes. */
+static int
+watched(const struct job *j)
+{
+	return j->notify_conn != 0 && j->reload;
+}
+
+/* Jobs join the queue in ticket order, so it stays sorted by ticket. */
+static void
+queue_add(struct jobs *J, struct job *j)
+{
+	TAILQ_INSERT_TAIL(&J->queued, j, entry);
+	J->nqueued++;
+	J->nqueued_beside_heavy += beside_heavy(j);
+	J->nqueued_watched += watched(j);
+}
+
+static void
+queue_remove(struct jobs *J, struct job *j)
+{
+	TAILQ_REMOVE(&J->queued, j, entry);
+	J->nqueued--;
+	J->nqueued_beside_heavy -= beside_heavy(j);
+	J->nqueued_watched -= watched(j);
+}
+
+/*
+ * How many jobs are queued ahead of j: walk toward both ends at once, so
+ * that the jobs just submitted (at the tail) cost as little as the next
+ * to start.
+ */
+static size_t
+queue_position(struct jobs *J, struct job *j)
+{
+	struct job	*back = j, *fwd = j;
+	size_t		 i;
+
+	for (i = 0;; i++) {
+		if ((back = TAILQ_PREV(back, joblist, entry)) == NULL)
+			return i;
+		if ((fwd = TAILQ_NEXT(fwd, entry)) == NULL)
+			return J->nqueued - 1 - i;
+	}
 }
 
 /* ---- the store ------------------------------------------------------ */
@@ -306,14 +362,24 @@ jobs_blocked_by(struct jobs *J, const struct job *j)
 struct job *
 jobs_find(struct jobs *J, uint64_t num)
 {
-	struct job	*j;
+	struct job	*j, *head = TAILQ_FIRST(&J->queued);
+	struct job	*tail = TAILQ_LAST(&J->queued, joblist);
 
-	TAILQ_FOREACH(j, &J->queued, entry)
-		if (j->num == num)
-			return j;
 	TAILQ_FOREACH(j, &J->running, entry)
 		if (j->num == num)
 			return j;
+	if (head == NULL || num < head->num || num > tail->num)
+		return NULL;
+	/* The queue is in ticket order: start from the nearer end. */
+	if (num - head->num <= tail->num - num) {
+		TAILQ_FOREACH(j, &J->queued, entry)
+			if (j->num >= num)
+				return j->num == num ? j : NULL;
+	} else {
+		TAILQ_FOREACH_REVERSE(j, &J->queued, joblist, entry)
+			if (j->num <= num)
+				return j->num == num ? j : NULL;
+	}
 	return NULL;
 }
 
@@ -357,24 +423,22 @@ static void
 view_queue_place(struct jobs *J, struct job *j, json_object *o, int full)
 {
 	struct job	*k;
-	json_object	*ahead = json_object_new_array();
-	int		 pos = 0;
+	json_object	*ahead;
 
+	json_object_object_add(o, "position",
+	    json_object_new_int64((int64_t)queue_position(J, j)));
+	if (!full)
+		return;
+	ahead = json_object_new_array();
 	TAILQ_FOREACH(k, &J->running, entry)
 		if (k->tier == TIER_HEAVY)
 			json_object_array_add(ahead, ahead_entry(k->rec));
 	TAILQ_FOREACH(k, &J->queued, entry) {
-		if (k == j)
+		if (k == j || json_object_array_length(ahead) >= AHEAD_MAX)
 			break;
-		pos++;
-		if (json_object_array_length(ahead) < AHEAD_MAX)
-			json_object_array_add(ahead, ahead_entry(k->rec));
+		json_object_array_add(ahead, ahead_entry(k->rec));
 	}
-	json_object_object_add(o, "position", json_object_new_int(pos));
-	if (full)
-		json_object_object_add(o, "ahead", ahead);
-	else
-		json_object_put(ahead);
+	json_object_object_add(o, "ahead", ahead);
 }
 
 /* A view of rec; j is its live job (NULL when finished).  Caller puts. */
@@ -653,50 +717,238 @@ job_free(struct job *j)
 	free(j);
 }
 
-int
-jobs_submit(struct jobs *J, json_object *rec, const char *idem,
-    uint64_t notify_conn, struct job **out, struct rpc_error *err)
+/* A submit waiting for the end of the loop turn (group commit). */
+struct submission {
+	TAILQ_ENTRY(submission)	 entry;
+	struct rpc_pending	*p;	/* NULL: its client left */
+	struct conn		*conn;	/* valid while p is */
+	json_object		*rec;
+	char			*idem;
+	struct submit_how	 how;
+	struct job		*job;	/* stored as new */
+	uint64_t		 num;
+	int			 dedup;
+	struct rpc_error	 err;	/* code 0: none */
+};
+
+static void
+submission_cancel(void *arg)
 {
-	struct job	*j;
-	uint64_t	 num;
+	struct submission	*s = arg;
+
+	s->p = NULL;
+	s->conn = NULL;
+}
+
+static void
+submission_free(struct submission *s)
+{
+	json_object_put(s->rec);
+	free(s->idem);
+	free(s);
+}
+
+void
+jobs_submit(struct jobs *J, struct rpc_req *req, json_object *rec,
+    char *idem, const struct submit_how *how)
+{
+	struct submission	*s = xcalloc(1, sizeof(*s));
+
+	s->rec = rec;
+	s->idem = idem;
+	s->how = *how;
+	s->conn = req->conn;
+	s->p = rpc_defer(req, submission_cancel, s);
+	s->conn->committing++;
+	if (TAILQ_EMPTY(&J->submits))
+		event_active(J->group_ev, EV_TIMEOUT, 0);
+	TAILQ_INSERT_TAIL(&J->submits, s, entry);
+}
+
+/*
+ * Store s in the open transaction: found by its idempotency key, or new
+ * (s->job), or refused (s->err).  0, or -1 when the store failed it.
+ * With nested, s has a nested transaction of its own, so that its failure
+ * leaves the others' changes; without, a failure spoils the transaction.
+ */
+static int
+submission_store(struct jobs *J, struct submission *s, int nested,
+    size_t *added)
+{
+	json_object	*rec = s->rec;
 	char		 ticket[24];
 	int		 rc;
 
-	if (J->nqueued >= J->srv->opt->max_queued) {
-		rpc_fail(err, RPC_QUEUE_FULL, "queue_full", "%llu jobs are "
+	if (s->idem != NULL) {
+		rc = store_idem_get(J->st, s->idem, &s->num);
+		if (rc == 0) {
+			s->dedup = 1;
+			return 0;
+		}
+		if (rc != STORE_ENOTFOUND) {
+			rpc_fail(&s->err, RPC_STORAGE_ERROR, "storage_error",
+			    "the store could not be read: %s",
+			    store_strerror(rc));
+			return -1;
+		}
+	}
+	if (J->nqueued + *added >= J->srv->opt->max_queued) {
+		rpc_fail(&s->err, RPC_QUEUE_FULL, "queue_full", "%llu jobs are "
 		    "already waiting (--max-queued); try again later",
 		    (unsigned long long)J->srv->opt->max_queued);
-		return -1;
+		return 0;
 	}
-	if ((rc = store_begin(J->st)) != 0)
+	if (nested && (rc = store_begin(J->st)) != 0)
 		goto fail;
-	if ((rc = store_take_ticket(J->st, &num)) != 0)
+	if ((rc = store_take_ticket(J->st, &s->num)) != 0)
 		goto abort;
-	ticket_format(ticket, sizeof(ticket), num);
+	ticket_format(ticket, sizeof(ticket), s->num);
 	rec_set_string(rec, "ticket", ticket);
 	rec_set_string(rec, "status", "queued");
 	json_object_object_add(rec, "results", json_object_new_array());
-	j = job_new(json_object_get(rec), num);
-	if ((rc = jobs_put(J, j)) != 0 ||
-	    (idem != NULL && (rc = store_idem_put(J->st, idem, num)) != 0) ||
-	    (rc = jobs_commit(J)) != 0) {
-		job_free(j);
+	s->job = job_new(json_object_get(rec), s->num);
+	if ((rc = jobs_put(J, s->job)) != 0 || (s->idem != NULL &&
+	    (rc = store_idem_put(J->st, s->idem, s->num)) != 0) ||
+	    (nested && (rc = store_commit(J->st)) != 0)) {
+		job_free(s->job);
+		s->job = NULL;
 		goto abort;
 	}
-	j->notify_conn = notify_conn;
-	TAILQ_INSERT_TAIL(&J->queued, j, entry);
-	J->nqueued++;
-	J->count[JOB_QUEUED]++;
-	log_debug("%s queued: %s, %zu commands", j->ticket,
-	    tier_name(j->tier), j->ncmds);
-	*out = j;
+	s->job->notify_conn = s->how.notify_conn;
+	(*added)++;
 	return 0;
 abort:
-	store_abort(J->st);
+	if (nested)
+		store_abort(J->st);
 fail:
-	rpc_fail(err, RPC_STORAGE_ERROR, "storage_error", "the job could not "
-	    "be stored and was not queued: %s", store_strerror(rc));
+	rpc_fail(&s->err, RPC_STORAGE_ERROR, "storage_error", "the job could "
+	    "not be stored and was not queued: %s", store_strerror(rc));
 	return -1;
+}
+
+/* Forget what submission_store() did to the submits of group. */
+static void
+group_reset(struct submissionlist *group)
+{
+	struct submission	*s;
+
+	TAILQ_FOREACH(s, group, entry) {
+		if (s->job != NULL)
+			job_free(s->job);
+		s->job = NULL;
+		s->dedup = 0;
+		memset(&s->err, 0, sizeof(s->err));
+	}
+}
+
+/*
+ * Store the submits of group in one transaction and commit it: 0, or the
+ * commit's error.  The first try has no nested transactions (each costs
+ * LMDB a large allocation); if one submit fails, the group is stored again
+ * with them, so that it fails alone.
+ */
+static int
+group_store(struct jobs *J, struct submissionlist *group, size_t *added)
+{
+	struct submission	*s;
+	int			 nested, rc;
+
+	for (nested = 0; nested < 2; nested++) {
+		*added = 0;
+		if ((rc = store_begin(J->st)) != 0)
+			return rc;
+		TAILQ_FOREACH(s, group, entry)
+			if (submission_store(J, s, nested, added) == -1 &&
+			    !nested)
+				break;
+		if (s == NULL)
+			return jobs_commit(J);
+		store_abort(J->st);
+		group_reset(group);
+	}
+	return EINVAL;	/* not reached */
+}
+
+/* Answer s: an error, the summary (async), or the job when it ends. */
+static void
+submission_answer(struct jobs *J, struct submission *s)
+{
+	struct rpc_error	 err;
+	json_object		*v;
+	int			 found;
+
+	if (s->err.code == 0 && !s->how.async) {
+		jobs_wait(J, s->num, s->p, s->how.mcp ?
+		    J->srv->opt->call_timeout : s->how.timeout_s, s->how.mcp);
+		return;
+	}
+	memset(&err, 0, sizeof(err));
+	if (s->err.code != 0)
+		err = s->err;
+	else if ((v = jobs_view(J, s->num, 0, &found, &err)) != NULL) {
+		json_object_object_add(v, "deduplicated",
+		    json_object_new_boolean(s->dedup));
+		rpc_complete(s->p, v, NULL);
+		return;
+	} else if (err.code == 0)
+		rpc_fail(&err, RPC_UNKNOWN_TICKET, "unknown_ticket", "the job "
+		    "t-%06llu this idempotency key named has expired",
+		    (unsigned long long)s->num);
+	rpc_complete(s->p, NULL, &err);
+}
+
+/*
+ * The end of a loop turn with submits: store them all in one commit (one
+ * sync to disk for all the clients of the turn), then queue and answer
+ * them.  If the shared commit fails, none of them is queued.
+ */
+static void
+on_group(evutil_socket_t fd, short ev, void *arg)
+{
+	struct jobs		*J = arg;
+	struct submissionlist	 group;
+	struct submission	*s;
+	size_t			 added = 0;
+	int			 rc;
+
+	(void)fd;
+	(void)ev;
+	TAILQ_INIT(&group);
+	TAILQ_CONCAT(&group, &J->submits, entry);
+	rc = group_store(J, &group, &added);
+	TAILQ_FOREACH(s, &group, entry) {
+		if (rc != 0 && (s->err.code == 0 || s->job != NULL)) {
+			memset(&s->err, 0, sizeof(s->err));
+			rpc_fail(&s->err, RPC_STORAGE_ERROR, "storage_error",
+			    "the job could not be stored and was not queued: "
+			    "%s", store_strerror(rc));
+		}
+		if (rc != 0 && s->job != NULL) {
+			job_free(s->job);
+			s->job = NULL;
+		}
+		if (s->job == NULL)
+			continue;
+		queue_add(J, s->job);
+		J->count[JOB_QUEUED]++;
+		log_debug("%s queued: %s, %zu commands", s->job->ticket,
+		    tier_name(s->job->tier), s->job->ncmds);
+	}
+	if (rc != 0)
+		log_warnx("store: %zu submits could not be stored: %s",
+		    added, store_strerror(rc));
+	if (added > 0 && rc == 0)
+		jobs_schedule(J);
+	while ((s = TAILQ_FIRST(&group)) != NULL) {
+		TAILQ_REMOVE(&group, s, entry);
+		if (s->p != NULL) {
+			s->p->cancel = NULL;
+			submission_answer(J, s);
+			if (--s->conn->committing == 0)
+				listener_resume(s->conn);
+		}
+		submission_free(s);
+	}
 }
 
 static void
@@ -719,10 +971,8 @@ jobs_unlist(struct jobs *J, struct job *j)
 	if (j->status == JOB_RUNNING) {
 		TAILQ_REMOVE(&J->running, j, entry);
 		J->nrunning--;
-	} else {
-		TAILQ_REMOVE(&J->queued, j, entry);
-		J->nqueued--;
-	}
+	} else
+		queue_remove(J, j);
 }
 
 /* Mark rec finished with status s at the current time. */
@@ -1194,8 +1444,7 @@ jobs_start(struct jobs *J, struct job *j)
 	j->rec = run;
 	w->busy = j->busy;
 	j->worker = w;
-	TAILQ_REMOVE(&J->queued, j, entry);
-	J->nqueued--;
+	queue_remove(J, j);
 	TAILQ_INSERT_TAIL(&J->running, j, entry);
 	J->nrunning++;
 	job_set_status(J, j, JOB_RUNNING);
@@ -1400,6 +1649,10 @@ jobs_schedule(struct jobs *J)
 		}
 		s.workers = J->nworkers;
 		s.max_workers = J->srv->opt->max_workers;
+		/* The common wait: a heavy job runs and only heavier wait. */
+		if (s.workers >= s.max_workers ||
+		    (s.heavy_running && J->nqueued_beside_heavy == 0))
+			break;
 		jobs_busy(J, &b);
 		s.guard = sched_guard(&b);
 		sj = xcalloc(J->nqueued, sizeof(*sj));
@@ -1420,9 +1673,10 @@ jobs_schedule(struct jobs *J)
 	} while (J->reschedule);
 	J->scheduling = 0;
 	/* Submitters asked to hear when a held reload's holder changes. */
+	if (J->nqueued_watched == 0)
+		return;
 	TAILQ_FOREACH(j, &J->queued, entry)
-		if (j->notify_conn != 0 && j->reload &&
-		    jobs_blocked_by(J, j) != j->last_blocked)
+		if (watched(j) && jobs_blocked_by(J, j) != j->last_blocked)
 			jobs_notify(J, j);
 }
 
@@ -1523,8 +1777,7 @@ load_job(void *arg, uint64_t num, char status, const char *json)
 	j = job_new(rec, num);
 	j->status = st;
 	if (st == JOB_QUEUED) {
-		TAILQ_INSERT_TAIL(&J->queued, j, entry);
-		J->nqueued++;
+		queue_add(J, j);
 		return 0;
 	}
 	/* It ran when the broker stopped: it is over, and failed. */
@@ -1597,6 +1850,7 @@ jobs_open(struct server *srv)
 	TAILQ_INIT(&J->running);
 	TAILQ_INIT(&J->workers);
 	TAILQ_INIT(&J->waiters);
+	TAILQ_INIT(&J->submits);
 	TAILQ_INIT(&J->unstored);
 	rc = store_open(&J->st, srv->opt->state_dir, srv->opt->map_size,
 	    srv->opt->sync, &moved);
@@ -1617,8 +1871,10 @@ jobs_open(struct server *srv)
 	J->expire_ev = evtimer_new(srv->base, on_expire, J);
 	J->retry_ev = evtimer_new(srv->base, on_store_retry, J);
 	J->sync_ev = event_new(srv->base, -1, 0, on_sync, J);
+	J->group_ev = event_new(srv->base, -1, 0, on_group, J);
 	J->sigchld_ev = evsignal_new(srv->base, SIGCHLD, on_sigchld, J);
 	if (J->expire_ev == NULL || J->sync_ev == NULL || J->retry_ev == NULL ||
+	    J->group_ev == NULL ||
 	    J->sigchld_ev == NULL || evsignal_add(J->sigchld_ev, NULL) == -1)
 		fatalx("event_new");
 	if ((rc = store_begin(J->st)) != 0 ||
@@ -1682,9 +1938,16 @@ jobs_free(struct jobs *J)
 	struct job	*j;
 	struct worker	*w;
 	struct waiter	*wt;
+	struct submission *s;
 
 	if (J == NULL)
 		return;
+	while ((s = TAILQ_FIRST(&J->submits)) != NULL) {
+		TAILQ_REMOVE(&J->submits, s, entry);
+		if (s->p != NULL)
+			s->p->cancel = NULL;	/* the connection frees it */
+		submission_free(s);
+	}
 	while ((wt = TAILQ_FIRST(&J->waiters)) != NULL)
 		waiter_free(wt);
 	while ((j = TAILQ_FIRST(&J->queued)) != NULL) {
@@ -1704,6 +1967,7 @@ jobs_free(struct jobs *J)
 	event_free(J->expire_ev);
 	event_free(J->retry_ev);
 	event_free(J->sync_ev);
+	event_free(J->group_ev);
 	event_free(J->sigchld_ev);
 	store_close(J->st);
 	launch_env_free(worker_env);

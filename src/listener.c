@@ -381,6 +381,13 @@ conn_readcb(struct bufferevent *bev, void *arg)
 	conn_after_io(c);
 }
 
+void
+listener_resume(struct conn *c)
+{
+	if (c->bev != NULL && !c->dead)
+		conn_readcb(c->bev, c);
+}
+
 static void
 conn_writecb(struct bufferevent *bev, void *arg)
 {

@@ -370,7 +370,8 @@ rpc_cancel_all(struct conn *c)
 	struct rpc_pending	*p;
 
 	while ((p = TAILQ_FIRST(&c->pending)) != NULL) {
-		p->cancel(p->arg);
+		if (p->cancel != NULL)
+			p->cancel(p->arg);
 		if (p->batch != NULL) {
 			p->batch->conn = NULL;
 			rpc_batch_done(p->batch);

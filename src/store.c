@@ -22,9 +22,11 @@ struct store {
 	MDB_env		*env;
 	MDB_dbi		 meta, jobs, expire, idem, workers;
 	MDB_txn		*txn;		/* the open write transaction */
+	MDB_txn		*parent;	/* txn's parent when txn is nested */
 	char		*path;
 	uint64_t	 next;		/* next ticket number, as committed */
 	uint64_t	 next_txn;	/* the same inside the transaction */
+	uint64_t	 next_parent;	/* the same in the parent */
 	uint64_t	 map_size;
 	int		 failed;	/* a sync failed: no more writes */
 };
@@ -220,7 +222,7 @@ store_close(struct store *st)
 	if (st == NULL)
 		return;
 	if (st->txn != NULL)
-		mdb_txn_abort(st->txn);
+		mdb_txn_abort(st->parent != NULL ? st->parent : st->txn);
 	mdb_env_close(st->env);
 	free(st->path);
 	free(st);
@@ -246,19 +248,44 @@ store_info(struct store *st, struct store_info *si)
 	return 0;
 }
 
+/*
+ * Begin a transaction, or, inside one, a nested one: its changes join the
+ * parent's when it commits and vanish alone when it aborts (or fails), so
+ * that several requests can share one durable commit and still fail one
+ * by one.
+ */
 int
 store_begin(struct store *st)
 {
-	int	rc;
+	MDB_txn	*child;
+	int	 rc;
 
 	if (st->failed)
 		return STORE_EFAILED;
-	if (st->txn != NULL)
+	if (st->parent != NULL)
 		return EBUSY;
+	if (st->txn != NULL) {
+		if ((rc = mdb_txn_begin(st->env, st->txn, 0, &child)) != 0)
+			return rc;
+		st->parent = st->txn;
+		st->txn = child;
+		st->next_parent = st->next_txn;
+		return 0;
+	}
 	if ((rc = mdb_txn_begin(st->env, NULL, 0, &st->txn)) != 0)
 		st->txn = NULL;
 	st->next_txn = st->next;
 	return rc;
+}
+
+/* Close the nested transaction: back to its parent. */
+static void
+store_unnest(struct store *st, int kept)
+{
+	st->txn = st->parent;
+	st->parent = NULL;
+	if (!kept)
+		st->next_txn = st->next_parent;
 }
 
 /*
@@ -271,6 +298,10 @@ store_commit(struct store *st)
 {
 	int	rc = mdb_txn_commit(st->txn);
 
+	if (st->parent != NULL) {
+		store_unnest(st, rc == 0);
+		return rc;
+	}
 	st->txn = NULL;
 	if (rc == 0)
 		st->next = st->next_txn;
@@ -284,7 +315,10 @@ store_abort(struct store *st)
 {
 	if (st->txn != NULL)
 		mdb_txn_abort(st->txn);
-	st->txn = NULL;
+	if (st->parent != NULL)
+		store_unnest(st, 0);
+	else
+		st->txn = NULL;
 }
 
 int

@@ -126,6 +126,32 @@ START_TEST(disk_full_at_commit)
 }
 END_TEST
 
+/*
+ * Submits of one loop turn share a commit: when writing it fails, every
+ * one of them gets storage_error and none is queued.
+ */
+START_TEST(disk_full_fails_the_group)
+{
+	json_object	*r;
+	size_t		 i;
+
+	arm("enospc", 1);
+	r = client_call(c, "[" SUBMIT "," SUBMIT "," SUBMIT "]");
+	ck_assert_int_eq(json_object_array_length(r), 3);
+	for (i = 0; i < 3; i++)
+		assert_storage_error(json_object_array_get_idx(r, i),
+		    "No space left on device");
+	json_object_put(r);
+	arm("enospc", 0);
+	ck_assert_str_eq(submit_ticket(&r), "t-000000");
+	json_object_put(r);
+	r = client_call(c, "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":"
+	    "\"list_jobs\"}");
+	ck_assert_int_eq(json_object_array_length(jpath(r, "result.jobs")), 1);
+	json_object_put(r);
+}
+END_TEST
+
 START_TEST(sync_failure_is_fail_stop)
 {
 	json_object	*r;
@@ -255,6 +281,7 @@ faults_suite(void)
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, disk_full_at_commit);
+	tcase_add_test(tc, disk_full_fails_the_group);
 	tcase_add_test(tc, sync_failure_is_fail_stop);
 	tcase_add_test(tc, disk_full_while_running);
 	tcase_add_test(tc, spawn_fails);

@@ -935,6 +935,85 @@ START_TEST(storage_full)
 }
 END_TEST
 
+/* The entry of a batch answer with the given id. */
+static json_object *
+batch_entry(json_object *arr, int id)
+{
+	size_t	i;
+
+	for (i = 0; i < json_object_array_length(arr); i++)
+		if (json_object_get_int(jpath(json_object_array_get_idx(arr,
+		    i), "id")) == id)
+			return json_object_array_get_idx(arr, i);
+	ck_abort_msg("no answer with id %d", id);
+	return NULL;
+}
+
+/*
+ * Submits of one loop turn share one commit; one that does not fit fails
+ * alone, takes no ticket, and the others are stored.
+ */
+START_TEST(group_commit_fails_alone)
+{
+	const char	*args[] = { "--map-size", "1048576", NULL };
+	size_t		 bigsz = 900 * 1000, len = bigsz + 1000;
+	char		*big = malloc(bigsz), *line = malloc(len);
+	json_object	*r, *e;
+
+	start_with("heavy", args);
+	memset(big, 'b', bigsz - 1);
+	big[bigsz - 1] = '\0';
+#define GROUP_SMALL(id) "{\"jsonrpc\":\"2.0\",\"id\":" #id ",\"method\":" \
+	"\"batch_execute\",\"params\":{\"async\":true,\"commands\":" \
+	"[{\"tool\":\"echo\",\"params\":{\"text\":\"s\"}}]}}"
+	snprintf(line, len, "[" GROUP_SMALL(1) ",{\"jsonrpc\":\"2.0\",\"id\":2,"
+	    "\"method\":\"batch_execute\",\"params\":{\"async\":true,"
+	    "\"commands\":[{\"tool\":\"echo\",\"params\":{\"text\":\"%s\"}}]}},"
+	    GROUP_SMALL(3) "]", big);
+#undef GROUP_SMALL
+	r = client_call(c, line);
+	ck_assert_int_eq(json_object_get_type(r), json_type_array);
+	ck_assert_str_eq(str(batch_entry(r, 1), "result.ticket"), "t-000000");
+	e = batch_entry(r, 2);
+	ck_assert_int_eq(json_object_get_int(jpath(e, "error.code")), -32004);
+	ck_assert_str_eq(str(e, "error.data.type"), "storage_error");
+	ck_assert_str_eq(str(batch_entry(r, 3), "result.ticket"), "t-000001");
+	json_object_put(r);
+	r = wait_done("t-000001");
+	ck_assert_str_eq(str(r, "status"), "done");
+	json_object_put(r);
+	free(big);
+	free(line);
+}
+END_TEST
+
+/*
+ * A submit's answer comes before the answer to the next request on the
+ * connection, which already sees the job.
+ */
+START_TEST(submit_answered_in_order)
+{
+	const char	*two = "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":"
+	    "\"batch_execute\",\"params\":{\"async\":true,\"commands\":"
+	    "[{\"tool\":\"echo\",\"params\":{\"text\":\"o\"}}]}}\n"
+	    "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"list_jobs\"}";
+	json_object	*r;
+	char		*line;
+
+	start_with("heavy", NULL);
+	r = client_call(c, two);
+	ck_assert_int_eq(json_object_get_int(jpath(r, "id")), 1);
+	ck_assert_str_eq(str(r, "result.ticket"), "t-000000");
+	json_object_put(r);
+	ck_assert_ptr_nonnull(line = client_line(c));
+	r = json_tokener_parse(line);
+	free(line);
+	ck_assert_int_eq(json_object_get_int(jpath(r, "id")), 2);
+	ck_assert_int_eq(json_object_array_length(jpath(r, "result.jobs")), 1);
+	json_object_put(r);
+}
+END_TEST
+
 START_TEST(results_expire)
 {
 	const char	*args[] = { "--result-ttl", "1", NULL };
@@ -1003,6 +1082,8 @@ main(void)
 	tcase_add_test(tc, kill9_restart);
 	tcase_add_test(tc, sigterm_interrupts_running);
 	tcase_add_test(tc, storage_full);
+	tcase_add_test(tc, group_commit_fails_alone);
+	tcase_add_test(tc, submit_answered_in_order);
 	tcase_add_test(tc, results_expire);
 	tcase_add_test(tc, sync_group);
 	suite_add_tcase(s, tc);

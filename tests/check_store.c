@@ -8,6 +8,7 @@
 #include <fcntl.h>
 #include <ftw.h>
 #include <stdio.h>
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -199,6 +200,61 @@ START_TEST(map_full)
 }
 END_TEST
 
+/*
+ * Group commit: nested transactions share the outer commit; one that
+ * fails (map full) or aborts leaves the others and the counter intact.
+ */
+START_TEST(nested_share_one_commit)
+{
+	struct store	*st = open_store(1 << 20);
+	char		*big = malloc(1536 * 1024), status, *json;
+	uint64_t	 a, b, c;
+
+	memset(big, 'a', 1536 * 1024 - 1);
+	big[1536 * 1024 - 1] = '\0';
+	ck_assert_int_eq(store_begin(st), 0);
+	put(st, &a, 'q', 0, "{\"n\":\"a\"}");
+	/* Too big for the map: fails alone. */
+	ck_assert_int_eq(store_begin(st), 0);
+	ck_assert_int_eq(store_take_ticket(st, &b), 0);
+	ck_assert_int_eq(store_job_put(st, b, 'q', 0, big), MDB_MAP_FULL);
+	store_abort(st);
+	/* Begun and abandoned. */
+	ck_assert_int_eq(store_begin(st), 0);
+	ck_assert_int_eq(store_take_ticket(st, &b), 0);
+	ck_assert_uint_eq(b, 1);
+	store_abort(st);
+	put(st, &c, 'q', 0, "{\"n\":\"c\"}");
+	ck_assert_uint_eq(c, 1);
+	/* One level only. */
+	ck_assert_int_eq(store_begin(st), 0);
+	ck_assert_int_eq(store_begin(st), EBUSY);
+	store_abort(st);
+	/* Nothing is committed before the outer commit. */
+	ck_assert_uint_eq(store_next_ticket(st), 0);
+	ck_assert_int_eq(store_commit(st), 0);
+	ck_assert_uint_eq(store_next_ticket(st), 2);
+	store_close(st);
+	st = open_store(1 << 20);
+	ck_assert_uint_eq(store_next_ticket(st), 2);
+	ck_assert_int_eq(store_job_get(st, a, &status, &json), 0);
+	ck_assert_str_eq(json, "{\"n\":\"a\"}");
+	free(json);
+	ck_assert_int_eq(store_job_get(st, c, &status, &json), 0);
+	ck_assert_str_eq(json, "{\"n\":\"c\"}");
+	free(json);
+	/* An outer abort drops every nested change with it. */
+	ck_assert_int_eq(store_begin(st), 0);
+	put(st, &a, 'q', 0, "{}");
+	store_abort(st);
+	ck_assert_uint_eq(store_next_ticket(st), 2);
+	ck_assert_int_eq(store_job_get(st, a, &status, &json),
+	    STORE_ENOTFOUND);
+	free(big);
+	store_close(st);
+}
+END_TEST
+
 START_TEST(corrupt_moved_aside)
 {
 	struct store	*st = NULL;
@@ -268,6 +324,7 @@ main(void)
 	tcase_add_test(tc, expiry_index);
 	tcase_add_test(tc, idempotency_and_workers);
 	tcase_add_test(tc, map_full);
+	tcase_add_test(tc, nested_share_one_commit);
 	tcase_add_test(tc, corrupt_moved_aside);
 	tcase_add_test(tc, newer_schema_refused);
 	suite_add_tcase(s, tc);
