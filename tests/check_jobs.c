@@ -81,6 +81,8 @@ write_tools(const char *test_tier)
 	    "[\"text\"],\"properties\":{\"text\":{\"type\":\"string\"},"
 	    "\"n\":{\"type\":\"integer\"}}}},"
 	    "{\"name\":\"fail\",\"exec\":[\"sh\",\"-c\",\"exit 3\"]},"
+	    "{\"name\":\"missing\",\"exec\":[\"/nonexistent/tool\"]},"
+	    "{\"name\":\"pipe\",\"exec\":[\"sh\",\"-c\",\"yes | head -n 1\"]},"
 	    "{\"name\":\"crash\",\"exec\":[\"sh\",\"-c\",\"kill -SEGV $$\"]},"
 	    "{\"name\":\"flood\",\"exec\":[\"head\",\"-c\",\"1073741824\","
 	    "\"/dev/zero\"]},"
@@ -390,6 +392,22 @@ START_TEST(failures_and_results)
 	ck_assert_int_eq(json_object_get_int(jpath(r, "results.0.exit_code")),
 	    3);
 	ck_assert_str_eq(str(r, "results.1.stdout"), "still runs\n");
+	json_object_put(r);
+	/* A program that cannot be run: said why, with no exit code. */
+	submit(t, "[{\"tool\":\"missing\"}]", NULL);
+	r = wait_done(t);
+	ck_assert_str_eq(str(r, "status"), "failed");
+	ck_assert_str_eq(str(r, "results.0.error"), "cannot run "
+	    "'/nonexistent/tool': No such file or directory");
+	ck_assert_ptr_null(jpath(r, "results.0.exit_code"));
+	json_object_put(r);
+	/* Tools get SIGPIPE as a fresh process has it: "yes" ends. */
+	submit(t, "[{\"tool\":\"pipe\"}]", NULL);
+	r = wait_done(t);
+	ck_assert_str_eq(str(r, "status"), "done");
+	ck_assert_str_eq(str(r, "results.0.stdout"), "y\n");
+	/* Not "yes: standard output: Broken pipe", as with it ignored. */
+	ck_assert_str_eq(str(r, "results.0.stderr"), "");
 	json_object_put(r);
 	submit(t, "[{\"tool\":\"fail\"},{\"tool\":\"echo\",\"params\":"
 	    "{\"text\":\"x\"}}]", "\"atomic\":true");

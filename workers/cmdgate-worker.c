@@ -27,6 +27,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
+#include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -234,6 +235,43 @@ drain(int fd, struct tail *t)
 	}
 }
 
+/*
+ * Start the tool in a process group of its own, stdout and stderr on the
+ * pipes, signals as a fresh process has them.  posix_spawn (a vfork and an
+ * exec) copies no page tables, and says why the exec failed: 0 or errno.
+ */
+static int
+spawn_tool(pid_t *pid, char **argv, char **env, int out, int err)
+{
+	posix_spawn_file_actions_t	fa;
+	posix_spawnattr_t		at;
+	sigset_t			none, dfl;
+	int				rc;
+
+	sigemptyset(&none);
+	sigemptyset(&dfl);
+	sigaddset(&dfl, SIGTERM);
+	sigaddset(&dfl, SIGCHLD);
+	sigaddset(&dfl, SIGPIPE);
+	if ((rc = posix_spawn_file_actions_init(&fa)) != 0)
+		return rc;
+	if ((rc = posix_spawnattr_init(&at)) != 0) {
+		posix_spawn_file_actions_destroy(&fa);
+		return rc;
+	}
+	if ((rc = posix_spawn_file_actions_adddup2(&fa, out, 1)) == 0 &&
+	    (rc = posix_spawn_file_actions_adddup2(&fa, err, 2)) == 0 &&
+	    (rc = posix_spawnattr_setflags(&at, POSIX_SPAWN_SETPGROUP |
+	    POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF)) == 0 &&
+	    (rc = posix_spawnattr_setpgroup(&at, 0)) == 0 &&
+	    (rc = posix_spawnattr_setsigmask(&at, &none)) == 0 &&
+	    (rc = posix_spawnattr_setsigdefault(&at, &dfl)) == 0)
+		rc = posix_spawnp(pid, argv[0], &fa, &at, argv, env);
+	posix_spawnattr_destroy(&at);
+	posix_spawn_file_actions_destroy(&fa);
+	return rc;
+}
+
 static json_object *
 run_exec(const char *ticket, json_object *cmd, size_t index, size_t cap,
     const sigset_t *waitmask)
@@ -244,7 +282,7 @@ run_exec(const char *ticket, json_object *cmd, size_t index, size_t cap,
 	struct tail	 out = { NULL, 0, cap, 0 }, err = { NULL, 0, cap, 0 };
 	struct pollfd	 pfd[2];
 	struct timespec	 ts;
-	int		 po[2], pe[2], px[2], status = 0, timed_out = 0;
+	int		 po[2], pe[2], status = 0, timed_out = 0;
 	int		 exec_errno = 0, reaped = 0, killed = 0;
 	int64_t		 t0 = now_ms(), deadline, left, term_at = 0;
 	size_t		 i, argc;
@@ -264,31 +302,12 @@ run_exec(const char *ticket, json_object *cmd, size_t index, size_t cap,
 	out.buf = malloc(cap + 1);
 	err.buf = malloc(cap + 1);
 	env = tool_env(ticket, tool, params);
-	if (pipe2(po, O_CLOEXEC) == -1 || pipe2(pe, O_CLOEXEC) == -1 ||
-	    pipe2(px, O_CLOEXEC) == -1)
+	if (pipe2(po, O_CLOEXEC) == -1 || pipe2(pe, O_CLOEXEC) == -1)
 		abort();
-	if ((pid = fork()) == 0) {
-		sigset_t none;
-
-		setpgid(0, 0);
-		dup2(po[1], 1);
-		dup2(pe[1], 2);
-		signal(SIGTERM, SIG_DFL);
-		signal(SIGCHLD, SIG_DFL);
-		sigemptyset(&none);
-		sigprocmask(SIG_SETMASK, &none, NULL);
-		execvpe(argv[0], argv, env);
-		exec_errno = errno;
-		while (write(px[1], &exec_errno, sizeof(exec_errno)) == -1 &&
-		    errno == EINTR)
-			;
-		_exit(127);
-	}
-	if (pid > 0)
-		setpgid(pid, pid);	/* whichever runs first */
+	if ((exec_errno = spawn_tool(&pid, argv, env, po[1], pe[1])) != 0)
+		pid = -1;
 	close(po[1]);
 	close(pe[1]);
-	close(px[1]);
 	if (pid > 0)
 		emit_start(index, pid);
 	fcntl(po[0], F_SETFL, O_NONBLOCK);
@@ -340,9 +359,6 @@ run_exec(const char *ticket, json_object *cmd, size_t index, size_t cap,
 	}
 	if (pid > 0 && !reaped)
 		waitpid(pid, &status, 0);
-	if (read(px[0], &exec_errno, sizeof(exec_errno)) != sizeof(exec_errno))
-		exec_errno = pid > 0 ? 0 : errno;
-	close(px[0]);
 	r = json_object_new_object();
 	result_common(r, tool, pid > 0 && !exec_errno && !timed_out &&
 	    WIFEXITED(status) && WEXITSTATUS(status) == 0, t0);
