@@ -721,7 +721,6 @@ job_free(struct job *j)
 struct submission {
 	TAILQ_ENTRY(submission)	 entry;
 	struct rpc_pending	*p;	/* NULL: its client left */
-	struct conn		*conn;	/* valid while p is */
 	json_object		*rec;
 	char			*idem;
 	struct submit_how	 how;
@@ -737,7 +736,6 @@ submission_cancel(void *arg)
 	struct submission	*s = arg;
 
 	s->p = NULL;
-	s->conn = NULL;
 }
 
 static void
@@ -757,9 +755,8 @@ jobs_submit(struct jobs *J, struct rpc_req *req, json_object *rec,
 	s->rec = rec;
 	s->idem = idem;
 	s->how = *how;
-	s->conn = req->conn;
 	s->p = rpc_defer(req, submission_cancel, s);
-	s->conn->committing++;
+	req->conn->committing++;
 	if (TAILQ_EMPTY(&J->submits))
 		event_active(J->group_ev, EV_TIMEOUT, 0);
 	TAILQ_INSERT_TAIL(&J->submits, s, entry);
@@ -908,6 +905,7 @@ on_group(evutil_socket_t fd, short ev, void *arg)
 	struct jobs		*J = arg;
 	struct submissionlist	 group;
 	struct submission	*s;
+	struct conn		*c;
 	size_t			 added = 0;
 	int			 rc;
 
@@ -942,10 +940,11 @@ on_group(evutil_socket_t fd, short ev, void *arg)
 	while ((s = TAILQ_FIRST(&group)) != NULL) {
 		TAILQ_REMOVE(&group, s, entry);
 		if (s->p != NULL) {
+			c = s->p->conn;	/* the answer frees p */
 			s->p->cancel = NULL;
 			submission_answer(J, s);
-			if (--s->conn->committing == 0)
-				listener_resume(s->conn);
+			if (--c->committing == 0)
+				listener_resume(c);
 		}
 		submission_free(s);
 	}

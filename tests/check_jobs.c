@@ -953,6 +953,49 @@ START_TEST(storage_full)
 }
 END_TEST
 
+/* Each queued job's place, found from either end of the queue. */
+START_TEST(queue_positions)
+{
+	char		 tests[32], t[5][32];
+	json_object	*r;
+	int		 i, want[5] = { 0, 1, -1, 2, 3 };
+
+	start_with("heavy", NULL);
+	submit(tests, "[{\"tool\":\"run_tests\"}]", "\"notify\":true");
+	await_status(tests, "running");
+	for (i = 0; i < 5; i++)
+		submit(t[i], "[{\"tool\":\"fail\"}]", NULL);
+	for (i = 0; i < 5; i++) {
+		r = poll_job(t[i]);
+		ck_assert_str_eq(str(r, "result.status"), "queued");
+		ck_assert_int_eq(json_object_get_int(jpath(r,
+		    "result.position")), i);
+		/* The running heavy job, then those queued before it. */
+		ck_assert_int_eq(json_object_array_length(jpath(r,
+		    "result.ahead")), i + 1);
+		ck_assert_str_eq(str(r, "result.ahead.0.ticket"), tests);
+		json_object_put(r);
+	}
+	r = callf("{\"jsonrpc\":\"2.0\",\"id\":4,\"method\":\"cancel_job\","
+	    "\"params\":{\"ticket\":\"%s\"}}", t[2]);
+	ck_assert(json_object_get_boolean(jpath(r, "result.cancelled")));
+	json_object_put(r);
+	for (i = 0; i < 5; i++) {
+		r = poll_job(t[i]);
+		if (want[i] < 0)
+			ck_assert_str_eq(str(r, "result.status"), "cancelled");
+		else
+			ck_assert_int_eq(json_object_get_int(jpath(r,
+			    "result.position")), want[i]);
+		json_object_put(r);
+	}
+	release();
+	r = wait_done(t[4]);
+	ck_assert_str_eq(str(r, "status"), "failed");
+	json_object_put(r);
+}
+END_TEST
+
 /* The entry of a batch answer with the given id. */
 static json_object *
 batch_entry(json_object *arr, int id)
@@ -1101,6 +1144,7 @@ main(void)
 	tcase_add_test(tc, sigterm_interrupts_running);
 	tcase_add_test(tc, storage_full);
 	tcase_add_test(tc, group_commit_fails_alone);
+	tcase_add_test(tc, queue_positions);
 	tcase_add_test(tc, submit_answered_in_order);
 	tcase_add_test(tc, results_expire);
 	tcase_add_test(tc, sync_group);
