@@ -56,6 +56,9 @@ struct tool {
 	char			**exec;		/* NULL-terminated, or NULL */
 	size_t			  nexec;
 	char			 *forward;	/* "HOST:PORT", or NULL */
+	char			 *cwd;		/* absolute, or NULL */
+	char			**allow_dash;	/* params that may start '-' */
+	size_t			  nallow_dash;
 	int			  enabled;
 	uint64_t		  timeout_s;
 	json_object		 *params;	/* schema, or NULL */
@@ -103,6 +106,13 @@ int			 tool_expand_argv(const struct tool *, json_object *,
 json_object		*tool_details(const struct tool *);
 /* The tool's parameter schema, {"type":"object"} when none; caller puts. */
 json_object		*tool_input_schema(const struct tool *);
+
+/*
+ * Split a forward address, HOST:PORT or [IPV6]:PORT, into host (without
+ * brackets) and port: 0, or -1 when it is neither.
+ */
+int			 tool_forward_split(const char *, char *host,
+			    size_t hostlen, char *port, size_t portlen);
 
 const char		*tier_name(enum tier);
 const char		*busy_name(enum busy);

@@ -1,6 +1,9 @@
 /* SPDX-License-Identifier: ISC */
 #include "config.h"
 
+#include <sys/stat.h>
+#include <arpa/inet.h>
+
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -28,7 +31,7 @@ static const char *busy_names[] = { NULL, "tests_running", "compiling" };
 
 static const char *tool_keys[] = {
 	"name", "description", "tier", "tier_rules", "reload", "busy", "exec",
-	"forward", "enabled", "timeout_s", "params", NULL,
+	"forward", "enabled", "timeout_s", "params", "cwd", "allow_dash", NULL,
 };
 
 /* MCP's tools/list offers these job methods as tools too. */
@@ -45,9 +48,16 @@ static int	tool_parse_rules(struct tctx *, json_object *, struct tool *);
 static int	tool_parse_reload(struct tctx *, json_object *, struct tool *);
 static int	tool_parse_exec(struct tctx *, json_object *, struct tool *);
 static int	tool_parse_forward(struct tctx *, json_object *, struct tool *);
+static int	tool_parse_cwd(struct tctx *, json_object *, struct tool *);
+static int	tool_parse_dash(struct tctx *, json_object *, struct tool *);
+static int	tool_parse_params(struct tctx *, json_object *, struct tool *);
+static int	template_uses(const char *, const char *);
 static void	tool_free(struct tool *);
 static void	cond_free(struct tool_cond *);
-static int	cond_holds(const struct tool_cond *, json_object *);
+static int	cond_holds(const struct tool *, const struct tool_cond *,
+		    json_object *);
+static int	param_value(const struct tool *, json_object *, const char *,
+		    json_object **);
 
 const char *
 tier_name(enum tier t)
@@ -254,21 +264,124 @@ tool_parse_exec(struct tctx *c, json_object *o, struct tool *t)
 	return 0;
 }
 
+/*
+ * HOST:PORT or [IPV6]:PORT.  A bare host with a colon in it is refused:
+ * which colon starts the port would be a guess.
+ */
+int
+tool_forward_split(const char *s, char *host, size_t hostlen, char *port,
+    size_t portlen)
+{
+	const char	*colon, *h = s, *he;
+	struct in6_addr	 a6;
+	uint64_t	 n;
+	char		 tmp[INET6_ADDRSTRLEN + 1];
+
+	if (s[0] == '[') {
+		if ((he = strchr(s, ']')) == NULL || he[1] != ':')
+			return -1;
+		h = s + 1;
+		colon = he + 1;
+		if ((size_t)(he - h) >= sizeof(tmp))
+			return -1;
+		memcpy(tmp, h, (size_t)(he - h));
+		tmp[he - h] = '\0';
+		if (inet_pton(AF_INET6, tmp, &a6) != 1)
+			return -1;
+	} else {
+		colon = strchr(s, ':');
+		if (colon == NULL || strchr(colon + 1, ':') != NULL)
+			return -1;
+		he = colon;
+	}
+	if (he == h || (size_t)(he - h) >= hostlen ||
+	    util_parse_u64(colon + 1, 1, 65535, &n) == -1)
+		return -1;
+	memcpy(host, h, (size_t)(he - h));
+	host[he - h] = '\0';
+	snprintf(port, portlen, "%llu", (unsigned long long)n);
+	return 0;
+}
+
 static int
 tool_parse_forward(struct tctx *c, json_object *o, struct tool *t)
 {
-	const char	*s, *colon;
-	uint64_t	 port;
+	const char	*s;
+	char		 host[256], port[8];
 
 	if (!json_object_is_type(o, json_type_string))
 		return tctx_fail(c, "forward", "must be \"HOST:PORT\"");
 	s = json_object_get_string(o);
-	colon = strrchr(s, ':');
-	if (colon == NULL || colon == s ||
-	    util_parse_u64(colon + 1, 1, 65535, &port) == -1)
-		return tctx_fail(c, "forward", "'%s' is not HOST:PORT with a "
-		    "port from 1 to 65535", s);
+	if (tool_forward_split(s, host, sizeof(host), port,
+	    sizeof(port)) == -1)
+		return tctx_fail(c, "forward", "'%s' is not HOST:PORT or "
+		    "[IPV6]:PORT with a port from 1 to 65535 (an IPv6 "
+		    "address goes in brackets)", s);
 	t->forward = xstrdup(s);
+	return 0;
+}
+
+static int
+tool_parse_cwd(struct tctx *c, json_object *o, struct tool *t)
+{
+	struct stat	 st;
+	const char	*s;
+
+	if (!json_object_is_type(o, json_type_string) ||
+	    (s = json_object_get_string(o))[0] != '/')
+		return tctx_fail(c, "cwd", "must be an absolute path");
+	if (stat(s, &st) == -1)
+		return tctx_fail(c, "cwd", "%s: %s", s, strerror(errno));
+	if (!S_ISDIR(st.st_mode))
+		return tctx_fail(c, "cwd", "%s: not a directory", s);
+	t->cwd = xstrdup(s);
+	return 0;
+}
+
+/* allow_dash: the parameters whose values may start with '-'. */
+static int
+tool_parse_dash(struct tctx *c, json_object *o, struct tool *t)
+{
+	size_t	i, j, n;
+
+	if (!json_object_is_type(o, json_type_array))
+		return tctx_fail(c, "allow_dash", "must be a list of "
+		    "parameter names");
+	n = json_object_array_length(o);
+	t->allow_dash = xcalloc(n + 1, sizeof(char *));
+	for (i = 0; i < n; i++) {
+		json_object *e = json_object_array_get_idx(o, i);
+
+		if (!json_object_is_type(e, json_type_string))
+			return tctx_fail(c, "allow_dash", "element %zu is not "
+			    "a string", i);
+		t->allow_dash[i] = xstrdup(json_object_get_string(e));
+		t->nallow_dash = i + 1;
+		for (j = 0; j < t->nexec; j++)
+			if (template_uses(t->exec[j], t->allow_dash[i]))
+				break;
+		if (j == t->nexec)
+			return tctx_fail(c, "allow_dash", "no exec element "
+			    "uses {%s}", t->allow_dash[i]);
+	}
+	return 0;
+}
+
+/*
+ * The schema as MCP publishes it: without a "type" it is given
+ * "type": "object" (schema_check refuses any other type at the top).
+ */
+static int
+tool_parse_params(struct tctx *c, json_object *v, struct tool *t)
+{
+	char	serr[384];
+
+	if (schema_check(v, serr, sizeof(serr)) == -1)
+		return tctx_fail(c, "params", "%s", serr);
+	if (!json_object_object_get_ex(v, "type", NULL))
+		json_object_object_add(v, "type",
+		    json_object_new_string("object"));
+	t->params = json_object_get(v);
 	return 0;
 }
 
@@ -292,7 +405,6 @@ static int
 tool_parse(struct tctx *c, json_object *o, struct tool *t)
 {
 	json_object	*v;
-	char		 serr[384];
 	uint64_t	 n;
 	size_t		 i;
 
@@ -365,11 +477,22 @@ tool_parse(struct tctx *c, json_object *o, struct tool *t)
 			    TOOL_TIMEOUT_MAX);
 		t->timeout_s = n;
 	}
-	if (json_object_object_get_ex(o, "params", &v)) {
-		if (schema_check(v, serr, sizeof(serr)) == -1)
-			return tctx_fail(c, "params", "%s", serr);
-		t->params = json_object_get(v);
+	if (json_object_object_get_ex(o, "params", &v) &&
+	    tool_parse_params(c, v, t) == -1)
+		return -1;
+	if (json_object_object_get_ex(o, "cwd", &v) &&
+	    tool_parse_cwd(c, v, t) == -1)
+		return -1;
+	if (json_object_object_get_ex(o, "allow_dash", &v)) {
+		if (t->exec == NULL)
+			return tctx_fail(c, "allow_dash", "only exec tools "
+			    "have arguments");
+		if (tool_parse_dash(c, v, t) == -1)
+			return -1;
 	}
+	if (t->cwd != NULL && t->exec == NULL)
+		return tctx_fail(c, "cwd", "only exec tools run in a "
+		    "directory");
 	return 0;
 }
 
@@ -513,6 +636,10 @@ tool_free(struct tool *t)
 		free(t->exec[i]);
 	free(t->exec);
 	free(t->forward);
+	free(t->cwd);
+	for (i = 0; i < t->nallow_dash; i++)
+		free(t->allow_dash[i]);
+	free(t->allow_dash);
 	json_object_put(t->params);
 }
 
@@ -549,20 +676,20 @@ tooltab_same(const struct tooltab *a, const struct tooltab *b)
 }
 
 /*
- * A condition looks at the string value of params[P]: a string as it is,
- * any other value in its compact JSON form.  Absent params: nothing holds.
+ * A condition looks at the string value of parameter P as the tool will
+ * see it: the command's value, else the schema's default (absent params
+ * count as {}).  A string as it is, any other value in its compact JSON
+ * form; a parameter with neither is in no list.
  */
 static int
-cond_holds(const struct tool_cond *c, json_object *params)
+cond_holds(const struct tool *t, const struct tool_cond *c,
+    json_object *params)
 {
 	json_object	*v;
 	const char	*s;
 	size_t		 i;
 
-	if (params == NULL)
-		return 0;
-	if (!json_object_is_type(params, json_type_object) ||
-	    !json_object_object_get_ex(params, c->param, &v))
+	if (!param_value(t, params, c->param, &v))
 		return c->not_in;
 	s = json_object_is_type(v, json_type_string) ?
 	    json_object_get_string(v) :
@@ -579,7 +706,7 @@ tool_command_tier(const struct tool *t, json_object *params)
 	size_t	i;
 
 	for (i = 0; i < t->nrules; i++)
-		if (cond_holds(&t->rules[i].cond, params))
+		if (cond_holds(t, &t->rules[i].cond, params))
 			return t->rules[i].tier;
 	return t->tier;
 }
@@ -592,7 +719,7 @@ tool_command_reload(const struct tool *t, json_object *params)
 	if (t->reload_always)
 		return 1;
 	for (i = 0; i < t->nreload; i++)
-		if (cond_holds(&t->reload[i], params))
+		if (cond_holds(t, &t->reload[i], params))
 			return 1;
 	return 0;
 }
@@ -636,12 +763,14 @@ tool_details(const struct tool *t)
  * neither.  *v is borrowed, and NULL for a JSON null.
  */
 static int
-template_value(const struct tool *t, json_object *params, const char *name,
+param_value(const struct tool *t, json_object *params, const char *name,
     json_object **v)
 {
 	json_object	*props, *prop;
 
-	if (params != NULL && json_object_object_get_ex(params, name, v))
+	*v = NULL;
+	if (json_object_is_type(params, json_type_object) &&
+	    json_object_object_get_ex(params, name, v))
 		return 1;
 	return t->params != NULL &&
 	    json_object_object_get_ex(t->params, "properties", &props) &&
@@ -656,16 +785,32 @@ template_name_char(char c, int first)
 	    (!first && c >= '0' && c <= '9');
 }
 
-/* Expand one element; NULL with err when a parameter is missing. */
+/* The text of a parameter's value in an argument; borrowed. */
+static const char *
+template_text(json_object *v)
+{
+	if (v == NULL)
+		return "null";
+	if (json_object_is_type(v, json_type_string))
+		return json_object_get_string(v);
+	return json_object_to_json_string_ext(v, JSON_C_TO_STRING_PLAIN);
+}
+
+/*
+ * Expand one element; NULL with err when a parameter is missing.  dash
+ * gets the name of the parameter whose value starts the element with
+ * '-', else "".  Caller frees.
+ */
 static char *
 template_expand(const struct tool *t, json_object *params, const char *s,
-    char *err, size_t errlen)
+    char dash[TOOL_NAME_MAX + 1], char *err, size_t errlen)
 {
 	char		*out, name[TOOL_NAME_MAX + 1];
 	const char	*p, *end, *val;
 	size_t		 len = 0, cap = strlen(s) + 1, n;
 	json_object	*v;
 
+	dash[0] = '\0';
 	out = xmalloc(cap);
 	for (p = s; *p != '\0'; ) {
 		val = NULL;
@@ -679,17 +824,15 @@ template_expand(const struct tool *t, json_object *params, const char *s,
 			    sizeof(name)) {
 				memcpy(name, p + 1, (size_t)(end - p - 1));
 				name[end - p - 1] = '\0';
-				if (!template_value(t, params, name, &v)) {
+				if (!param_value(t, params, name, &v)) {
 					snprintf(err, errlen, "parameter \"%s\" "
 					    "has no value and no default", name);
 					free(out);
 					return NULL;
 				}
-				val = v == NULL ? "null" :
-				    json_object_is_type(v, json_type_string) ?
-				    json_object_get_string(v) :
-				    json_object_to_json_string_ext(v,
-				    JSON_C_TO_STRING_PLAIN);
+				val = template_text(v);
+				if (len == 0 && val[0] == '-')
+					memcpy(dash, name, sizeof(name));
 				n = (size_t)(end - p) + 1;
 			}
 		}
@@ -710,17 +853,60 @@ template_expand(const struct tool *t, json_object *params, const char *s,
 	return out;
 }
 
+/* Whether element s has the template {name}. */
+static int
+template_uses(const char *s, const char *name)
+{
+	size_t		 n = strlen(name);
+	const char	*p;
+
+	for (p = s; (p = strchr(p, '{')) != NULL; p++)
+		if (strncmp(p + 1, name, n) == 0 && p[n + 1] == '}' &&
+		    (p == s || p[-1] != '{'))
+			return 1;
+	return 0;
+}
+
+/*
+ * A value that starts an argument with '-' would be read as an option:
+ * allowed only for the parameters in allow_dash, or after a literal "--".
+ */
+static int
+template_dash_ok(const struct tool *t, size_t i, const char *dash)
+{
+	size_t	k;
+
+	if (dash[0] == '\0')
+		return 1;
+	for (k = 1; k < i; k++)
+		if (strcmp(t->exec[k], "--") == 0)
+			return 1;
+	for (k = 0; k < t->nallow_dash; k++)
+		if (strcmp(t->allow_dash[k], dash) == 0)
+			return 1;
+	return 0;
+}
+
 int
 tool_expand_argv(const struct tool *t, json_object *params,
     json_object **argv, char *err, size_t errlen)
 {
 	json_object	*a = json_object_new_array();
-	char		*s;
+	char		*s, dash[TOOL_NAME_MAX + 1];
 	size_t		 i;
 
 	for (i = 0; i < t->nexec; i++) {
-		if ((s = template_expand(t, params, t->exec[i], err,
+		if ((s = template_expand(t, params, t->exec[i], dash, err,
 		    errlen)) == NULL) {
+			json_object_put(a);
+			return -1;
+		}
+		if (!template_dash_ok(t, i, dash)) {
+			snprintf(err, errlen, "parameter \"%s\" starts with "
+			    "'-' and would be read as an option of the tool; "
+			    "the tool table allows that only for the "
+			    "parameters in allow_dash, or after \"--\"", dash);
+			free(s);
 			json_object_put(a);
 			return -1;
 		}

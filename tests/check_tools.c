@@ -157,6 +157,36 @@ static const struct {
 	{ "{\"tools\":[{\"name\":\"a\",\"exec\":[\"x\"]},"
 	  "{\"name\":\"a\",\"exec\":[\"y\"]}]}",
 	  "tool 'a': field 'name': a tool of this name comes earlier" },
+	/* Forward addresses: IPv6 only in brackets, and a real one. */
+	{ "{\"tools\":[{\"name\":\"a\",\"forward\":\"::1:8700\"}]}",
+	  "an IPv6 address goes in brackets" },
+	{ "{\"tools\":[{\"name\":\"a\",\"forward\":\"[::1]\"}]}",
+	  "tool 'a': field 'forward'" },
+	{ "{\"tools\":[{\"name\":\"a\",\"forward\":\"[::g]:1\"}]}",
+	  "tool 'a': field 'forward'" },
+	{ "{\"tools\":[{\"name\":\"a\",\"forward\":\"[]:1\"}]}",
+	  "tool 'a': field 'forward'" },
+	{ "{\"tools\":[{\"name\":\"a\",\"forward\":\"[::1]:0\"}]}",
+	  "tool 'a': field 'forward'" },
+	{ "{\"tools\":[{\"name\":\"a\",\"forward\":\"[::1]x:1\"}]}",
+	  "tool 'a': field 'forward'" },
+	/* cwd: absolute, an existing directory, exec tools only. */
+	{ "{\"tools\":[{\"name\":\"a\",\"exec\":[\"x\"],\"cwd\":\"tmp\"}]}",
+	  "tool 'a': field 'cwd': must be an absolute path" },
+	{ "{\"tools\":[{\"name\":\"a\",\"exec\":[\"x\"],\"cwd\":"
+	  "\"/nonexistent/dir\"}]}", "field 'cwd': /nonexistent/dir: No such" },
+	{ "{\"tools\":[{\"name\":\"a\",\"exec\":[\"x\"],\"cwd\":"
+	  "\"/dev/null\"}]}", "field 'cwd': /dev/null: not a directory" },
+	{ "{\"tools\":[{\"name\":\"a\",\"forward\":\"h:1\",\"cwd\":\"/\"}]}",
+	  "field 'cwd': only exec tools" },
+	/* allow_dash names parameters that exec templates use. */
+	{ "{\"tools\":[{\"name\":\"a\",\"exec\":[\"x\",\"{p}\"],"
+	  "\"allow_dash\":[\"q\"]}]}", "field 'allow_dash': no exec element "
+	  "uses {q}" },
+	{ "{\"tools\":[{\"name\":\"a\",\"exec\":[\"x\",\"{p}\"],"
+	  "\"allow_dash\":true}]}", "field 'allow_dash': must be a list" },
+	{ "{\"tools\":[{\"name\":\"a\",\"forward\":\"h:1\","
+	  "\"allow_dash\":[]}]}", "field 'allow_dash': only exec tools" },
 	{ "{\"tools\":[{\"name\":\"poll_job\",\"exec\":[\"x\"]}]}",
 	  "tool 'poll_job': field 'name'" },
 };
@@ -230,7 +260,9 @@ START_TEST(classify_unity)
 	p = P("{}");
 	ck_assert(tool_command_reload(refresh, p));
 	json_object_put(p);
-	ck_assert(!tool_command_reload(refresh, NULL));	/* no params */
+	/* No params at all: the same as {} (issue 19.3). */
+	ck_assert(tool_command_reload(refresh, NULL));
+	ck_assert_int_eq(tool_command_tier(refresh, NULL), TIER_HEAVY);
 	p = P("{\"action\":\"play\"}");
 	ck_assert(tool_command_reload(editor, p));
 	ck_assert_int_eq(tool_command_tier(editor, p), TIER_HEAVY);
@@ -436,6 +468,185 @@ START_TEST(argv_templates)
 }
 END_TEST
 
+/* ---- tools and workers (h3) ------------------------------------------ */
+
+/*
+ * Issue 19.3: conditions see the params as the tool will, schema defaults
+ * applied, also when the command has no params member at all.
+ */
+START_TEST(classify_with_defaults)
+{
+	struct tooltab		*tab;
+	const struct tool	*req, *none;
+	json_object		*p;
+
+	tab = load("{\"tools\":["
+	    "{\"name\":\"req\",\"exec\":[\"x\"],\"tier\":\"heavy\","
+	    "\"reload\":{\"param\":\"compile\",\"in\":[\"request\"]},"
+	    "\"tier_rules\":[{\"param\":\"compile\",\"in\":[\"none\"],"
+	    "\"tier\":\"instant\"}],"
+	    "\"params\":{\"properties\":{\"compile\":{\"type\":\"string\","
+	    "\"default\":\"request\"}}}},"
+	    "{\"name\":\"none\",\"exec\":[\"x\"],\"tier\":\"heavy\","
+	    "\"reload\":{\"param\":\"compile\",\"in\":[\"request\"]},"
+	    "\"tier_rules\":[{\"param\":\"compile\",\"in\":[\"none\"],"
+	    "\"tier\":\"instant\"}],"
+	    "\"params\":{\"properties\":{\"compile\":{\"type\":\"string\","
+	    "\"default\":\"none\"}}}}]}");
+	ck_assert_msg(tab != NULL, "%s", err);
+	req = tooltab_find(tab, "req");
+	none = tooltab_find(tab, "none");
+	/* The default makes it a reload: absent params and {} alike. */
+	ck_assert(tool_command_reload(req, NULL));
+	p = P("{}");
+	ck_assert(tool_command_reload(req, p));
+	ck_assert_int_eq(tool_command_tier(req, p), TIER_HEAVY);
+	ck_assert(!tool_command_reload(none, p));
+	ck_assert_int_eq(tool_command_tier(none, p), TIER_INSTANT);
+	json_object_put(p);
+	ck_assert(!tool_command_reload(none, NULL));
+	ck_assert_int_eq(tool_command_tier(none, NULL), TIER_INSTANT);
+	/* A value sent wins over the default. */
+	p = P("{\"compile\":\"request\"}");
+	ck_assert(tool_command_reload(none, p));
+	json_object_put(p);
+	p = P("{\"compile\":\"none\"}");
+	ck_assert(!tool_command_reload(req, p));
+	ck_assert_int_eq(tool_command_tier(req, p), TIER_INSTANT);
+	json_object_put(p);
+	tooltab_free(tab);
+}
+END_TEST
+
+/* Every shipped table classifies a command without params as with {}. */
+START_TEST(shipped_tables_no_params)
+{
+	static const char	*names[] = { "unity.json", "make.json",
+				    "demo.json" };
+	struct tooltab		*tab;
+	json_object		*empty = P("{}");
+	size_t			 i, k;
+
+	for (k = 0; k < 3; k++) {
+		tab = load_example(names[k]);
+		for (i = 0; i < tab->ntools; i++) {
+			ck_assert_int_eq(tool_command_reload(&tab->tools[i],
+			    NULL), tool_command_reload(&tab->tools[i], empty));
+			ck_assert_int_eq(tool_command_tier(&tab->tools[i],
+			    NULL), tool_command_tier(&tab->tools[i], empty));
+		}
+		tooltab_free(tab);
+	}
+	json_object_put(empty);
+}
+END_TEST
+
+static const struct {
+	const char	*exec;		/* the elements after "prog" */
+	const char	*allow;		/* allow_dash member, or NULL */
+	const char	*params;
+	const char	*refused;	/* the parameter named, or NULL */
+} dash_cases[] = {
+	{ "\"{a}\"", NULL, "{\"a\":\"--version\"}", "a" },
+	{ "\"{a}\"", NULL, "{\"a\":\"-o/etc/x\"}", "a" },
+	{ "\"{a}\"", NULL, "{\"a\":-5}", "a" },
+	{ "\"{a}{b}\"", NULL, "{\"a\":\"\",\"b\":\"-x\"}", "b" },
+	{ "\"{a}{b}\"", NULL, "{\"a\":\"x\",\"b\":\"-x\"}", NULL },
+	{ "\"x{a}\"", NULL, "{\"a\":\"-x\"}", NULL },
+	{ "\"-C{a}\"", NULL, "{\"a\":\"-x\"}", NULL },
+	{ "\"{a}\"", NULL, "{\"a\":\"a-b\"}", NULL },
+	{ "\"--\",\"{a}\"", NULL, "{\"a\":\"-x\"}", NULL },
+	{ "\"{a}\",\"--\"", NULL, "{\"a\":\"-x\"}", "a" },
+	{ "\"{a}\",\"{b}\"", "[\"a\"]", "{\"a\":\"-x\",\"b\":\"-y\"}", "b" },
+	{ "\"{a}\",\"{b}\"", "[\"a\",\"b\"]", "{\"a\":\"-x\",\"b\":\"-y\"}",
+	  NULL },
+	{ "\"{d}\"", NULL, "{}", "d" },		/* the default counts too */
+};
+
+/* Issue 11 §1: a value that would become an option is refused. */
+START_TEST(dash_arguments)
+{
+	char		 json[1024];
+	struct tooltab	*tab;
+	json_object	*p = P(dash_cases[_i].params), *argv = NULL;
+	int		 rc;
+
+	snprintf(json, sizeof(json), "{\"tools\":[{\"name\":\"t\",\"exec\":"
+	    "[\"prog\",%s]%s%s,\"params\":{\"properties\":{\"d\":{\"default\":"
+	    "\"-rf\"}}}}]}", dash_cases[_i].exec,
+	    dash_cases[_i].allow ? ",\"allow_dash\":" : "",
+	    dash_cases[_i].allow ? dash_cases[_i].allow : "");
+	tab = load(json);
+	ck_assert_msg(tab != NULL, "%s", err);
+	rc = tool_expand_argv(&tab->tools[0], p, &argv, err, sizeof(err));
+	if (dash_cases[_i].refused == NULL)
+		ck_assert_msg(rc == 0, "case %d: %s", _i, err);
+	else {
+		char want[64];
+
+		ck_assert_msg(rc == -1, "case %d accepted", _i);
+		snprintf(want, sizeof(want), "parameter \"%s\" starts with '-'",
+		    dash_cases[_i].refused);
+		ck_assert_msg(strstr(err, want) != NULL, "case %d: %s", _i,
+		    err);
+	}
+	json_object_put(argv);
+	json_object_put(p);
+	tooltab_free(tab);
+}
+END_TEST
+
+/* Bracketed IPv6 forward addresses split into host and port. */
+START_TEST(forward_addresses)
+{
+	struct tooltab	*tab;
+	char		 host[64], port[8];
+
+	ck_assert_int_eq(tool_forward_split("[::1]:8700", host, sizeof(host),
+	    port, sizeof(port)), 0);
+	ck_assert_str_eq(host, "::1");
+	ck_assert_str_eq(port, "8700");
+	ck_assert_int_eq(tool_forward_split("127.0.0.1:6400", host,
+	    sizeof(host), port, sizeof(port)), 0);
+	ck_assert_str_eq(host, "127.0.0.1");
+	ck_assert_str_eq(port, "6400");
+	ck_assert_int_eq(tool_forward_split("[fe80::1%lo]:1", host,
+	    sizeof(host), port, sizeof(port)), -1);
+	ck_assert_int_eq(tool_forward_split("::1:8700", host, sizeof(host),
+	    port, sizeof(port)), -1);
+	tab = load("{\"tools\":[{\"name\":\"a\",\"forward\":\"[::1]:8700\"}]}");
+	ck_assert_msg(tab != NULL, "%s", err);
+	tooltab_free(tab);
+}
+END_TEST
+
+/* Issue 19.13: MCP's inputSchema always has "type": "object". */
+START_TEST(input_schema_object)
+{
+	struct tooltab	*tab = load("{\"tools\":["
+	    "{\"name\":\"a\",\"exec\":[\"x\"],\"params\":{}},"
+	    "{\"name\":\"b\",\"exec\":[\"x\"],\"params\":{\"properties\":"
+	    "{\"p\":{\"type\":\"string\"}}}},"
+	    "{\"name\":\"c\",\"exec\":[\"x\"]},"
+	    "{\"name\":\"d\",\"exec\":[\"x\"],\"cwd\":\"/\"}]}");
+	json_object	*s, *v;
+	size_t		 i;
+
+	ck_assert_msg(tab != NULL, "%s", err);
+	for (i = 0; i < tab->ntools; i++) {
+		s = tool_input_schema(&tab->tools[i]);
+		ck_assert(json_object_object_get_ex(s, "type", &v));
+		ck_assert_str_eq(json_object_get_string(v), "object");
+		json_object_put(s);
+	}
+	s = tool_input_schema(tooltab_find(tab, "b"));
+	ck_assert(json_object_object_get_ex(s, "properties", NULL));
+	json_object_put(s);
+	ck_assert_str_eq(tooltab_find(tab, "d")->cwd, "/");
+	tooltab_free(tab);
+}
+END_TEST
+
 static Suite *
 tools_suite(void)
 {
@@ -456,6 +667,13 @@ tools_suite(void)
 	tcase_add_test(tc, details_shape);
 	tcase_add_loop_test(tc, argv_templates, 0,
 	    sizeof(templates) / sizeof(templates[0]));
+	/* tools and workers (h3) */
+	tcase_add_test(tc, classify_with_defaults);
+	tcase_add_test(tc, shipped_tables_no_params);
+	tcase_add_loop_test(tc, dash_arguments, 0,
+	    sizeof(dash_cases) / sizeof(dash_cases[0]));
+	tcase_add_test(tc, forward_addresses);
+	tcase_add_test(tc, input_schema_object);
 	suite_add_tcase(s, tc);
 	return s;
 }
