@@ -31,6 +31,13 @@ void	  launch_env_free(char **);
  */
 int	  launch_worker(const char *path, char **env, pid_t *pid, int *spec,
 	      int *events);
+/*
+ * Remember RLIMIT_NOFILE's soft limit before the broker raises its own
+ * (call it first); launch_nofile() gives it back, -1 when unknown.
+ * Workers set it again for their tools.
+ */
+void	  launch_save_nofile(void);
+long long launch_nofile(void);
 /* Process start time from /proc/PID/stat, in clock ticks; -1 if gone. */
 long long launch_starttime(pid_t);
 

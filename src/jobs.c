@@ -10,6 +10,7 @@
 #include <sys/wait.h>
 
 #include <errno.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -31,6 +32,7 @@
 #include "scheduler.h"
 #include "server.h"
 #include "store.h"
+#include "tools.h"
 #include "util.h"
 
 #define EXPIRE_BATCH	256	/* jobs deleted per expiry transaction */
@@ -1148,12 +1150,53 @@ jobs_cancel(struct jobs *J, uint64_t num, json_object **result,
 
 /* ---- workers --------------------------------------------------------- */
 
+/*
+ * A queued job's tools as the table has them now: a tool that a SIGHUP
+ * removed or disabled fails the job instead of running.  0, or -1 with why.
+ */
+static int
+worker_tools_ok(struct jobs *J, struct job *j, char *why, size_t len)
+{
+	const struct tool	*t;
+	const char		*name;
+	size_t			 i;
+
+	for (i = 0; i < j->ncmds; i++) {
+		name = json_object_get_string(rec_get(json_object_array_get_idx(
+		    rec_get(j->rec, "commands"), i), "tool"));
+		t = tooltab_find(J->srv->tools, name);
+		if (t == NULL || !t->enabled) {
+			snprintf(why, len, "commands[%zu]: tool '%s' %s the "
+			    "tool table since the job was queued", i, name,
+			    t == NULL ? "is no longer in" : "was disabled in");
+			return -1;
+		}
+	}
+	return 0;
+}
+
+/* Where a command's tool starts: the table's cwd, else the state dir. */
+static const char *
+worker_cwd(struct jobs *J, const char *name, char *buf, size_t len)
+{
+	const struct tool	*t = tooltab_find(J->srv->tools, name);
+	const char		*dir = J->srv->opt->state_dir;
+
+	if (t != NULL && t->cwd != NULL)
+		return t->cwd;
+	if (dir[0] != '/' && realpath(dir, buf) != NULL)
+		return buf;
+	snprintf(buf, len, "%s", dir);
+	return buf;
+}
+
 static json_object *
 worker_spec(struct jobs *J, struct job *j)
 {
 	static const char *keep[] = { "tool", "exec", "forward", "params",
 	    "timeout_s", NULL };
 	json_object	*spec = json_object_new_object(), *cmds, *c, *src;
+	char		 dir[PATH_MAX];
 	size_t		 i, k;
 
 	json_object_object_add(spec, "ticket",
@@ -1165,12 +1208,20 @@ worker_spec(struct jobs *J, struct job *j)
 	    json_object_new_int64((int64_t)J->srv->opt->output_cap));
 	json_object_object_add(spec, "kill_grace",
 	    json_object_new_int64((int64_t)J->srv->opt->kill_grace));
+	json_object_object_add(spec, "broker", json_object_new_int64(getpid()));
+	if (launch_nofile() > 0)
+		json_object_object_add(spec, "nofile",
+		    json_object_new_int64(launch_nofile()));
 	cmds = json_object_new_array();
 	for (i = 0; i < j->ncmds; i++) {
 		src = json_object_array_get_idx(rec_get(j->rec, "commands"), i);
 		c = json_object_new_object();
 		for (k = 0; keep[k] != NULL; k++)
 			copy_member(c, src, keep[k]);
+		if (rec_get(src, "exec") != NULL)
+			json_object_object_add(c, "cwd", json_object_new_string(
+			    worker_cwd(J, json_object_get_string(rec_get(src,
+			    "tool")), dir, sizeof(dir))));
 		json_object_array_add(cmds, c);
 	}
 	json_object_object_add(spec, "commands", cmds);
@@ -1408,6 +1459,11 @@ jobs_start(struct jobs *J, struct job *j)
 	pid_t		 pid;
 	int		 sfd, efd, rc;
 
+	if (worker_tools_ok(J, j, why, sizeof(why)) == -1) {
+		log_warnx("%s: %s", j->ticket, why);
+		jobs_finish(J, j, JOB_FAILED, why);
+		return;
+	}
 	rc = launch_worker(J->srv->worker_path, worker_env, &pid, &sfd, &efd);
 	if (rc != 0) {
 		snprintf(why, sizeof(why), "cannot start a worker: %s",

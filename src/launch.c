@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: ISC */
 #include "config.h"
 
+#include <sys/resource.h>
+
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -16,6 +18,8 @@
 #include "util.h"
 
 #define WORKER_NAME	"cmdgate-worker"
+
+static long long	nofile_soft = -1;
 
 int
 launch_find_worker(char **path, char *err, size_t errlen)
@@ -136,6 +140,21 @@ launch_worker(const char *path, char **env, pid_t *pid, int *spec,
 	*spec = sp[1];
 	*events = ev[0];
 	return 0;
+}
+
+void
+launch_save_nofile(void)
+{
+	struct rlimit	rl;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY)
+		nofile_soft = (long long)rl.rlim_cur;
+}
+
+long long
+launch_nofile(void)
+{
+	return nofile_soft;
 }
 
 long long

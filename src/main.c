@@ -89,6 +89,7 @@ raise_nofile(void)
 {
 	struct rlimit	rl;
 
+	launch_save_nofile();	/* tools get the limit we were given */
 	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
 		rl.rlim_cur = rl.rlim_max;
 		if (setrlimit(RLIMIT_NOFILE, &rl) == -1)

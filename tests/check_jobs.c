@@ -307,9 +307,11 @@ START_TEST(classification_on_submit)
 	r = poll_job(t);
 	ck_assert(json_object_get_boolean(jpath(r, "result.causes_reload")));
 	json_object_put(r);
+	/* No params at all: the default "request" still makes a reload. */
 	submit(t, "[{\"tool\":\"refresh\"}]", NULL);
 	r = poll_job(t);
-	ck_assert(!json_object_get_boolean(jpath(r, "result.causes_reload")));
+	ck_assert(json_object_get_boolean(jpath(r, "result.causes_reload")));
+	ck_assert_str_eq(str(r, "result.tier"), "heavy");
 	json_object_put(r);
 	r = wait_done(t);
 	json_object_put(r);

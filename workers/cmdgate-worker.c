@@ -12,17 +12,25 @@
  * are one JSON-RPC request to an upstream.  On SIGTERM it passes the
  * signal to the running tool's process group, waits for the tool to end,
  * and starts nothing more; if the tool outlives the spec's kill_grace, its
- * group gets SIGKILL.  The same happens when the broker is gone (a write
- * to it fails), so that no tool is left running that nobody tracks.
+ * group gets SIGKILL.  The same happens when the broker is gone (its
+ * death signal, the event pipe's hang-up, or a write to it that fails), so
+ * that no tool is left running that nobody tracks.  The worker is a child
+ * subreaper: whatever a command leaves behind, in its process group or in
+ * a session of its own, is killed before the command's result is sent.
  * See cmdgated(8), Workers.
  */
 #include "config.h"
 
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/types.h>
 #include <sys/wait.h>
 #include <netdb.h>
 
+#include <ctype.h>
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -41,6 +49,9 @@
 #define SPEC_MAX	(64 * 1024 * 1024)
 #define READ_CHUNK	65536
 #define UPSTREAM_MAX	(64 * 1024 * 1024)	/* longest upstream answer */
+#define EVENTS_FD	1			/* the pipe to the broker */
+#define PARAMS_FD	3			/* a tool's params file */
+#define PARAMS_ENV_MAX	(64 * 1024)	/* larger: CMDGATE_PARAMS_FILE only */
 
 /* The last cap bytes of a stream. */
 struct tail {
@@ -186,25 +197,163 @@ emit_result(size_t index, json_object *result)
 	emit(ev);
 }
 
-/* The environment of a tool: ours plus CMDGATE_*.  Caller frees. */
+/*
+ * The command's params in an anonymous, sealed file that the tool gets as
+ * descriptor PARAMS_FD (CMDGATE_PARAMS_FILE): unlike the environment it
+ * has no size limit.  The descriptor, or -1 with errno.
+ */
+static int
+params_file(const char *json, size_t len)
+{
+	size_t	off = 0;
+	ssize_t	w;
+	int	fd, e;
+
+	if ((fd = memfd_create("cmdgate-params", MFD_CLOEXEC |
+	    MFD_ALLOW_SEALING)) == -1)
+		return -1;
+	while (off < len) {
+		if ((w = write(fd, json + off, len - off)) == -1) {
+			if (errno == EINTR)
+				continue;
+			e = errno;
+			close(fd);
+			errno = e;
+			return -1;
+		}
+		off += (size_t)w;
+	}
+	fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE |
+	    F_SEAL_SEAL);
+	lseek(fd, 0, SEEK_SET);
+	return fd;
+}
+
+/*
+ * The environment of a tool: ours plus CMDGATE_*, CMDGATE_PARAMS only
+ * when the params are small enough for one environment string (execve
+ * refuses one over 128 KiB).  Caller frees.
+ */
 static char **
-tool_env(const char *ticket, const char *tool, json_object *params)
+tool_env(const char *ticket, const char *tool, const char *params,
+    size_t len)
 {
 	size_t	  n = 0, i;
 	char	**env;
 
 	while (environ[n] != NULL)
 		n++;
-	env = calloc(n + 4, sizeof(char *));
+	env = calloc(n + 5, sizeof(char *));
+	if (env == NULL)
+		abort();
 	for (i = 0; i < n; i++)
 		env[i] = environ[i];
 	if (asprintf(&env[n], "CMDGATE_TICKET=%s", ticket) == -1 ||
 	    asprintf(&env[n + 1], "CMDGATE_TOOL=%s", tool) == -1 ||
-	    asprintf(&env[n + 2], "CMDGATE_PARAMS=%s", params == NULL ? "{}" :
-	    json_object_to_json_string_ext(params, JSON_C_TO_STRING_PLAIN)) ==
-	    -1)
+	    asprintf(&env[n + 2], "CMDGATE_PARAMS_FILE=/dev/fd/%d",
+	    PARAMS_FD) == -1 || (len <= PARAMS_ENV_MAX &&
+	    asprintf(&env[n + 3], "CMDGATE_PARAMS=%s", params) == -1))
 		abort();
 	return env;
+}
+
+/*
+ * The pids of the processes whose parent is this worker, read from /proc
+ * (the children file needs a kernel option; this does not).  Caller frees.
+ */
+static pid_t *
+children(size_t *count)
+{
+	DIR		*d;
+	struct dirent	*e;
+	FILE		*f;
+	char		 path[300], buf[512], *p;
+	pid_t		*list = NULL, me = getpid(), *nl;
+	size_t		 n = 0;
+	long		 ppid;
+
+	if ((d = opendir("/proc")) == NULL) {
+		*count = 0;
+		return NULL;
+	}
+	while ((e = readdir(d)) != NULL) {
+		if (!isdigit((unsigned char)e->d_name[0]))
+			continue;
+		snprintf(path, sizeof(path), "/proc/%s/stat", e->d_name);
+		if ((f = fopen(path, "r")) == NULL)
+			continue;
+		p = fgets(buf, sizeof(buf), f) ? strrchr(buf, ')') : NULL;
+		fclose(f);
+		/* ") S PPID ...": the parent is the second field after. */
+		if (p == NULL || sscanf(p + 1, " %*c %ld", &ppid) != 1 ||
+		    ppid != me)
+			continue;
+		if ((nl = realloc(list, (n + 1) * sizeof(pid_t))) == NULL)
+			break;
+		list = nl;
+		list[n++] = (pid_t)atol(e->d_name);
+	}
+	closedir(d);
+	*count = n;
+	return list;
+}
+
+/*
+ * End what a command left behind: its process group, then every process
+ * this subreaper inherited (one that called setsid() escapes the group).
+ * Each round kills the children there are and reaps one; SIGKILL cannot
+ * be refused, so only a dying process's own children move up, and the
+ * loop ends when there is no child left.
+ */
+static void
+end_leftovers(pid_t pgid)
+{
+	pid_t	*list, pid;
+	size_t	 i, n;
+	int	 status;
+
+	if (pgid > 0)
+		kill(-pgid, SIGKILL);
+	for (;;) {
+		pid = waitpid(-1, &status, WNOHANG);
+		if (pid > 0 || (pid == -1 && errno == EINTR))
+			continue;
+		if (pid == -1)
+			return;		/* ECHILD: nothing is left */
+		list = children(&n);
+		for (i = 0; i < n; i++)
+			kill(list[i], SIGKILL);
+		free(list);
+		while ((pid = waitpid(-1, &status, 0)) == -1 && errno == EINTR)
+			;
+		if (pid == -1)
+			return;
+	}
+}
+
+/* The whole of buf as one JSON value: 0 and *out (caller puts), or -1. */
+static int
+stdout_parse(const char *buf, size_t len, json_object **out)
+{
+	struct json_tokener	*tok;
+	size_t			 end;
+
+	*out = NULL;
+	if ((tok = json_tokener_new()) == NULL)
+		return -1;
+	json_tokener_set_flags(tok, JSON_TOKENER_STRICT |
+	    JSON_TOKENER_VALIDATE_UTF8);
+	*out = json_tokener_parse_ex(tok, buf, (int)len);
+	end = json_tokener_get_parse_end(tok);
+	json_tokener_free(tok);
+	while (end < len && strchr(" \t\r\n", buf[end]) != NULL)
+		end++;
+	if (*out == NULL || end != len) {
+		json_object_put(*out);
+		*out = NULL;
+		return -1;
+	}
+	return 0;
 }
 
 static void
@@ -236,12 +385,14 @@ drain(int fd, struct tail *t)
 }
 
 /*
- * Start the tool in a process group of its own, stdout and stderr on the
- * pipes, signals as a fresh process has them.  posix_spawn (a vfork and an
- * exec) copies no page tables, and says why the exec failed: 0 or errno.
+ * Start the tool in a process group of its own, in directory cwd, stdout
+ * and stderr on the pipes, its params file as PARAMS_FD, signals as a
+ * fresh process has them.  posix_spawn (a vfork and an exec) copies no
+ * page tables, and says why the exec failed: 0 or errno.
  */
 static int
-spawn_tool(pid_t *pid, char **argv, char **env, int out, int err)
+spawn_tool(pid_t *pid, char **argv, char **env, const int fds[3],
+    const char *cwd)
 {
 	posix_spawn_file_actions_t	fa;
 	posix_spawnattr_t		at;
@@ -259,8 +410,12 @@ spawn_tool(pid_t *pid, char **argv, char **env, int out, int err)
 		posix_spawn_file_actions_destroy(&fa);
 		return rc;
 	}
-	if ((rc = posix_spawn_file_actions_adddup2(&fa, out, 1)) == 0 &&
-	    (rc = posix_spawn_file_actions_adddup2(&fa, err, 2)) == 0 &&
+	if ((rc = posix_spawn_file_actions_adddup2(&fa, fds[0], 1)) == 0 &&
+	    (rc = posix_spawn_file_actions_adddup2(&fa, fds[1], 2)) == 0 &&
+	    (rc = posix_spawn_file_actions_adddup2(&fa, fds[2],
+	    PARAMS_FD)) == 0 &&
+	    (cwd == NULL ||
+	    (rc = posix_spawn_file_actions_addchdir_np(&fa, cwd)) == 0) &&
 	    (rc = posix_spawnattr_setflags(&at, POSIX_SPAWN_SETPGROUP |
 	    POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF)) == 0 &&
 	    (rc = posix_spawnattr_setpgroup(&at, 0)) == 0 &&
@@ -272,155 +427,259 @@ spawn_tool(pid_t *pid, char **argv, char **env, int out, int err)
 	return rc;
 }
 
-static json_object *
-run_exec(const char *ticket, json_object *cmd, size_t index, size_t cap,
-    const sigset_t *waitmask)
-{
-	json_object	*argvj, *params = NULL, *r, *parsed;
-	const char	*tool;
-	char		**argv, **env;
-	struct tail	 out = { NULL, 0, cap, 0 }, err = { NULL, 0, cap, 0 };
-	struct pollfd	 pfd[2];
-	struct timespec	 ts;
-	int		 po[2], pe[2], status = 0, timed_out = 0;
-	int		 exec_errno = 0, reaped = 0, killed = 0;
-	int64_t		 t0 = now_ms(), deadline, left, term_at = 0;
-	size_t		 i, argc;
+/* One exec command as it runs. */
+struct run {
 	pid_t		 pid;
+	int		 status, reaped, timed_out, killed, exec_errno;
+	int64_t		 t0, deadline, term_at;
+	struct tail	 out, err;
+	struct pollfd	 pfd[3];	/* stdout, stderr, the broker's pipe */
+};
 
-	json_object_object_get_ex(cmd, "tool", &argvj);
-	tool = json_object_get_string(argvj);
-	json_object_object_get_ex(cmd, "params", &params);
-	json_object_object_get_ex(cmd, "exec", &argvj);
-	json_object_object_get_ex(cmd, "timeout_s", &r);
-	deadline = t0 + json_object_get_int64(r) * 1000;
-	argc = json_object_array_length(argvj);
-	argv = calloc(argc + 1, sizeof(char *));
-	for (i = 0; i < argc; i++)
-		argv[i] = (char *)json_object_get_string(
-		    json_object_array_get_idx(argvj, i));
-	out.buf = malloc(cap + 1);
-	err.buf = malloc(cap + 1);
-	env = tool_env(ticket, tool, params);
-	if (pipe2(po, O_CLOEXEC) == -1 || pipe2(pe, O_CLOEXEC) == -1)
-		abort();
-	if ((exec_errno = spawn_tool(&pid, argv, env, po[1], pe[1])) != 0)
-		pid = -1;
-	close(po[1]);
-	close(pe[1]);
-	if (pid > 0)
-		emit_start(index, pid);
-	fcntl(po[0], F_SETFL, O_NONBLOCK);
-	fcntl(pe[0], F_SETFL, O_NONBLOCK);
-	pfd[0].fd = po[0];
-	pfd[1].fd = pe[0];
-	pfd[0].events = pfd[1].events = POLLIN;
-	while (pid > 0 && (pfd[0].fd >= 0 || pfd[1].fd >= 0 || !reaped)) {
-		if (got_term == 1) {
-			kill(-pid, SIGTERM);
-			got_term = 2;
-			term_at = now_ms();
-		}
-		if (term_at > 0 && now_ms() - term_at >= kill_grace_ms &&
-		    !killed) {
-			kill(-pid, SIGKILL);	/* it ignored SIGTERM */
-			killed = 1;
-		}
-		left = deadline - now_ms();
-		if (term_at > 0 && !killed &&
-		    term_at + kill_grace_ms - now_ms() < left)
-			left = term_at + kill_grace_ms - now_ms();
-		if (deadline - now_ms() <= 0 && !timed_out) {
-			kill(-pid, SIGKILL);
-			timed_out = 1;
-		}
-		if (!reaped && waitpid(pid, &status, WNOHANG) == pid) {
-			reaped = 1;
+/* The broker's end of the event pipe is closed: it is gone. */
+static void
+broker_gone(struct pollfd *ev)
+{
+	if (ev->fd >= 0 && (ev->revents & (POLLERR | POLLHUP))) {
+		if (got_term == 0)
+			got_term = 1;
+		ev->fd = -1;
+	}
+}
+
+/* Signals for the tool's group: SIGTERM, SIGKILL after the grace. */
+static void
+run_signals(struct run *x)
+{
+	if (got_term == 1) {
+		kill(-x->pid, SIGTERM);
+		got_term = 2;
+		x->term_at = now_ms();
+	}
+	if (x->term_at > 0 && now_ms() - x->term_at >= kill_grace_ms &&
+	    !x->killed) {
+		kill(-x->pid, SIGKILL);	/* it ignored SIGTERM */
+		x->killed = 1;
+	}
+	if (x->deadline - now_ms() <= 0 && !x->timed_out) {
+		kill(-x->pid, SIGKILL);
+		x->timed_out = 1;
+	}
+}
+
+/* Until the tool exits: its output read, signals passed on. */
+static void
+run_wait(struct run *x, const sigset_t *waitmask)
+{
+	struct timespec	ts;
+	int64_t		left;
+	size_t		i;
+
+	while (x->pfd[0].fd >= 0 || x->pfd[1].fd >= 0 || !x->reaped) {
+		run_signals(x);
+		left = x->deadline - now_ms();
+		if (x->term_at > 0 && !x->killed &&
+		    x->term_at + kill_grace_ms - now_ms() < left)
+			left = x->term_at + kill_grace_ms - now_ms();
+		if (waitpid(x->pid, &x->status, WNOHANG) == x->pid) {
+			x->reaped = 1;
 			/* Its output is in the pipes, unless it left heirs. */
 			for (i = 0; i < 2; i++)
-				if (pfd[i].fd >= 0) {
-					drain(pfd[i].fd, i == 0 ? &out : &err);
-					close(pfd[i].fd);
-					pfd[i].fd = -1;
+				if (x->pfd[i].fd >= 0) {
+					drain(x->pfd[i].fd, i == 0 ? &x->out :
+					    &x->err);
+					close(x->pfd[i].fd);
+					x->pfd[i].fd = -1;
 				}
 			break;
 		}
 		ts.tv_sec = left > 0 ? left / 1000 : 0;
 		ts.tv_nsec = left > 0 ? (left % 1000) * 1000000 : 100000000;
-		if (ppoll(pfd, 2, &ts, waitmask) == -1 && errno != EINTR)
+		if (ppoll(x->pfd, 3, &ts, waitmask) == -1 && errno != EINTR)
 			break;
+		broker_gone(&x->pfd[2]);
 		for (i = 0; i < 2; i++)
-			if (pfd[i].fd >= 0 && (pfd[i].revents &
+			if (x->pfd[i].fd >= 0 && (x->pfd[i].revents &
 			    (POLLIN | POLLHUP | POLLERR)) &&
-			    drain(pfd[i].fd, i == 0 ? &out : &err) == 0) {
-				close(pfd[i].fd);
-				pfd[i].fd = -1;
+			    drain(x->pfd[i].fd, i == 0 ? &x->out : &x->err) == 0) {
+				close(x->pfd[i].fd);
+				x->pfd[i].fd = -1;
 			}
 	}
-	if (pid > 0 && !reaped)
-		waitpid(pid, &status, 0);
-	r = json_object_new_object();
-	result_common(r, tool, pid > 0 && !exec_errno && !timed_out &&
-	    WIFEXITED(status) && WEXITSTATUS(status) == 0, t0);
-	if (WIFEXITED(status) && pid > 0)
-		json_object_object_add(r, "exit_code",
-		    json_object_new_int(WEXITSTATUS(status)));
-	if (WIFSIGNALED(status) && pid > 0) {
-		char name[32];
+	if (!x->reaped)
+		waitpid(x->pid, &x->status, 0);
+	for (i = 0; i < 2; i++)
+		if (x->pfd[i].fd >= 0)
+			close(x->pfd[i].fd);
+}
 
-		snprintf(name, sizeof(name), "SIG%s",
-		    sigabbrev_np(WTERMSIG(status)) ? sigabbrev_np(
-		    WTERMSIG(status)) : "UNKNOWN");
-		json_object_object_add(r, "signal",
-		    json_object_new_string(name));
-	}
-	if (timed_out)
-		json_object_object_add(r, "timed_out",
-		    json_object_new_boolean(1));
-	json_object_object_add(r, "stdout", utf8_string(out.buf, out.len));
-	json_object_object_add(r, "stderr", utf8_string(err.buf, err.len));
-	if (out.truncated || err.truncated)
-		json_object_object_add(r, "truncated",
-		    json_object_new_boolean(1));
-	if (exec_errno != 0) {
-		char msg[512];
+/* Start the command's tool: 0, or errno (x->pid is -1). */
+static int
+run_start(struct run *x, const char *ticket, json_object *cmd, char **argv)
+{
+	json_object	*v, *params = NULL;
+	const char	*ps = "{}", *cwd = NULL;
+	size_t		 plen = 2, i;
+	char		**env;
+	int		 po[2], pe[2], fds[3], rc;
 
-		snprintf(msg, sizeof(msg), "cannot run '%s': %s", argv[0],
-		    strerror(exec_errno));
-		json_object_object_add(r, "error", json_object_new_string(msg));
-	} else if (timed_out) {
-		json_object_object_add(r, "error", json_object_new_string(
-		    "timed out: the tool's process group was killed"));
-	} else if (WIFSIGNALED(status)) {
-		char msg[64];
-
-		snprintf(msg, sizeof(msg), "killed by signal %d (SIG%s)",
-		    WTERMSIG(status), sigabbrev_np(WTERMSIG(status)) ?
-		    sigabbrev_np(WTERMSIG(status)) : "?");
-		json_object_object_add(r, "error", json_object_new_string(msg));
-	} else if (WEXITSTATUS(status) != 0) {
-		char msg[64];
-
-		snprintf(msg, sizeof(msg), "exited with status %d",
-		    WEXITSTATUS(status));
-		json_object_object_add(r, "error", json_object_new_string(msg));
-	}
-	if (exec_errno == 0 && !timed_out && !out.truncated && out.len > 0) {
-		out.buf[out.len] = '\0';
-		parsed = json_tokener_parse(out.buf);
-		if (json_object_is_type(parsed, json_type_object) ||
-		    json_object_is_type(parsed, json_type_array))
-			json_object_object_add(r, "result", parsed);
-		else
-			json_object_put(parsed);
-	}
+	json_object_object_get_ex(cmd, "params", &params);
+	if (params != NULL)
+		ps = json_object_to_json_string_length(params,
+		    JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE,
+		    &plen);
+	if (json_object_object_get_ex(cmd, "cwd", &v))
+		cwd = json_object_get_string(v);
+	x->pid = -1;
+	x->pfd[0].fd = x->pfd[1].fd = -1;
+	if ((fds[2] = params_file(ps, plen)) == -1)
+		return errno;
+	if (pipe2(po, O_CLOEXEC) == -1 || pipe2(pe, O_CLOEXEC) == -1)
+		abort();
+	fds[0] = po[1];
+	fds[1] = pe[1];
+	env = tool_env(ticket, json_object_get_string(json_object_object_get(
+	    cmd, "tool")), ps, plen);
+	if ((rc = spawn_tool(&x->pid, argv, env, fds, cwd)) != 0)
+		x->pid = -1;
 	for (i = 0; env[i] != NULL; i++)
 		if (strncmp(env[i], "CMDGATE_", 8) == 0)
 			free(env[i]);
 	free(env);
+	close(po[1]);
+	close(pe[1]);
+	close(fds[2]);
+	fcntl(po[0], F_SETFL, O_NONBLOCK);
+	fcntl(pe[0], F_SETFL, O_NONBLOCK);
+	x->pfd[0].fd = po[0];
+	x->pfd[1].fd = pe[0];
+	x->pfd[0].events = x->pfd[1].events = POLLIN;
+	x->pfd[2].fd = EVENTS_FD;
+	x->pfd[2].events = 0;		/* POLLERR: the broker is gone */
+	if (rc != 0) {
+		close(po[0]);
+		close(pe[0]);
+		x->pfd[0].fd = x->pfd[1].fd = -1;
+	}
+	return rc;
+}
+
+static const char *
+signame(int sig)
+{
+	return sigabbrev_np(sig) ? sigabbrev_np(sig) : "UNKNOWN";
+}
+
+/* Why the command failed, or nothing when it did not. */
+static void
+run_error(json_object *r, struct run *x, const char *prog)
+{
+	char	msg[512];
+
+	if (x->exec_errno != 0)
+		snprintf(msg, sizeof(msg), "cannot run '%s': %s", prog,
+		    strerror(x->exec_errno));
+	else if (x->timed_out)
+		snprintf(msg, sizeof(msg), "timed out: the tool's process "
+		    "group was killed");
+	else if (WIFSIGNALED(x->status))
+		snprintf(msg, sizeof(msg), "killed by signal %d (SIG%s)",
+		    WTERMSIG(x->status), signame(WTERMSIG(x->status)));
+	else if (WEXITSTATUS(x->status) != 0)
+		snprintf(msg, sizeof(msg), "exited with status %d",
+		    WEXITSTATUS(x->status));
+	else
+		return;
+	json_object_object_add(r, "error", json_object_new_string(msg));
+}
+
+/*
+ * The result: present only when the whole of stdout is one JSON object or
+ * array (white space around it allowed), strictly parsed.
+ */
+static void
+run_result(json_object *r, struct tail *out)
+{
+	json_object	*parsed;
+
+	if (out->truncated || out->len == 0 ||
+	    stdout_parse(out->buf, out->len, &parsed) != 0)
+		return;
+	if (json_object_is_type(parsed, json_type_object) ||
+	    json_object_is_type(parsed, json_type_array))
+		json_object_object_add(r, "result", parsed);
+	else
+		json_object_put(parsed);
+}
+
+static json_object *
+run_report(struct run *x, const char *tool, const char *prog)
+{
+	json_object	*r = json_object_new_object();
+	int		 ran = x->pid > 0;
+	char		 name[32];
+
+	result_common(r, tool, ran && !x->timed_out &&
+	    WIFEXITED(x->status) && WEXITSTATUS(x->status) == 0, x->t0);
+	if (ran && WIFEXITED(x->status))
+		json_object_object_add(r, "exit_code",
+		    json_object_new_int(WEXITSTATUS(x->status)));
+	if (ran && WIFSIGNALED(x->status)) {
+		snprintf(name, sizeof(name), "SIG%s",
+		    signame(WTERMSIG(x->status)));
+		json_object_object_add(r, "signal",
+		    json_object_new_string(name));
+	}
+	if (x->timed_out)
+		json_object_object_add(r, "timed_out",
+		    json_object_new_boolean(1));
+	json_object_object_add(r, "stdout", utf8_string(x->out.buf,
+	    x->out.len));
+	json_object_object_add(r, "stderr", utf8_string(x->err.buf,
+	    x->err.len));
+	if (x->out.truncated || x->err.truncated)
+		json_object_object_add(r, "truncated",
+		    json_object_new_boolean(1));
+	run_error(r, x, prog);
+	if (ran && !x->timed_out)
+		run_result(r, &x->out);
+	return r;
+}
+
+static json_object *
+run_exec(const char *ticket, json_object *cmd, size_t index, size_t cap,
+    const sigset_t *waitmask)
+{
+	struct run	 x;
+	json_object	*argvj, *v, *r;
+	char		**argv;
+	size_t		 i, argc;
+
+	memset(&x, 0, sizeof(x));
+	x.out.cap = x.err.cap = cap;
+	x.t0 = now_ms();
+	json_object_object_get_ex(cmd, "exec", &argvj);
+	json_object_object_get_ex(cmd, "timeout_s", &v);
+	x.deadline = x.t0 + json_object_get_int64(v) * 1000;
+	argc = json_object_array_length(argvj);
+	if ((argv = calloc(argc + 1, sizeof(char *))) == NULL ||
+	    (x.out.buf = malloc(cap + 1)) == NULL ||
+	    (x.err.buf = malloc(cap + 1)) == NULL)
+		abort();
+	for (i = 0; i < argc; i++)
+		argv[i] = (char *)json_object_get_string(
+		    json_object_array_get_idx(argvj, i));
+	x.exec_errno = run_start(&x, ticket, cmd, argv);
+	if (x.pid > 0) {
+		emit_start(index, x.pid);
+		run_wait(&x, waitmask);
+		end_leftovers(x.pid);
+	}
+	r = run_report(&x, json_object_get_string(json_object_object_get(cmd,
+	    "tool")), argv[0]);
 	free(argv);
-	free(out.buf);
-	free(err.buf);
+	free(x.out.buf);
+	free(x.err.buf);
 	return r;
 }
 
@@ -435,11 +694,14 @@ fwd_fail(json_object *r, const char *fmt, const char *detail)
 	return r;
 }
 
-/* Wait for fd until the deadline; 1 ready, 0 timed out, -1 cancelled. */
+/*
+ * Wait for fd until the deadline; 1 ready, 0 timed out, -1 cancelled (or
+ * the broker is gone: its end of the event pipe is closed).
+ */
 static int
 fwd_wait(int fd, short events, int64_t deadline, const sigset_t *waitmask)
 {
-	struct pollfd	pfd = { fd, events, 0 };
+	struct pollfd	pfd[2] = { { fd, events, 0 }, { EVENTS_FD, 0, 0 } };
 	struct timespec	ts;
 	int64_t		left;
 
@@ -450,9 +712,48 @@ fwd_wait(int fd, short events, int64_t deadline, const sigset_t *waitmask)
 			return 0;
 		ts.tv_sec = left / 1000;
 		ts.tv_nsec = (left % 1000) * 1000000;
-		if (ppoll(&pfd, 1, &ts, waitmask) > 0)
+		if (ppoll(pfd, 2, &ts, waitmask) <= 0)
+			continue;
+		broker_gone(&pfd[1]);
+		if (pfd[0].revents != 0)
 			return 1;
 	}
+}
+
+/*
+ * Send all of s on the non-blocking socket, waiting for room until the
+ * deadline: 0, or -1 with r marked failed with the real reason.
+ */
+static int
+fwd_send(int fd, const char *s, size_t n, json_object *r, int64_t deadline,
+    const sigset_t *waitmask)
+{
+	size_t	off = 0;
+	ssize_t	w;
+	int	rc;
+
+	while (off < n) {
+		if ((w = send(fd, s + off, n - off, MSG_NOSIGNAL)) >= 0) {
+			off += (size_t)w;
+			continue;
+		}
+		if (errno == EINTR)
+			continue;
+		if (errno != EAGAIN && errno != EWOULDBLOCK) {
+			fwd_fail(r, "upstream: send failed: %s",
+			    strerror(errno));
+			return -1;
+		}
+		if ((rc = fwd_wait(fd, POLLOUT, deadline, waitmask)) <= 0) {
+			if (rc == 0)
+				json_object_object_add(r, "timed_out",
+				    json_object_new_boolean(1));
+			fwd_fail(r, "upstream %s", rc == 0 ? "did not take the "
+			    "whole request in time" : "call cancelled");
+			return -1;
+		}
+	}
+	return 0;
 }
 
 static json_object *
@@ -472,11 +773,12 @@ fwd_exchange(int fd, json_object *r, const char *tool, json_object *params,
 	json_object_object_add(req, "method", json_object_new_string(tool));
 	json_object_object_add(req, "params", params != NULL ?
 	    json_object_get(params) : json_object_new_object());
-	s = json_object_to_json_string_length(req, JSON_C_TO_STRING_PLAIN, &n);
-	if (send(fd, s, n, MSG_NOSIGNAL) != (ssize_t)n ||
-	    send(fd, "\n", 1, MSG_NOSIGNAL) != 1) {
+	s = json_object_to_json_string_length(req, JSON_C_TO_STRING_PLAIN |
+	    JSON_C_TO_STRING_NOSLASHESCAPE, &n);
+	if (fwd_send(fd, s, n, r, deadline, waitmask) == -1 ||
+	    fwd_send(fd, "\n", 1, r, deadline, waitmask) == -1) {
 		json_object_put(req);
-		return fwd_fail(r, "upstream: send failed: %s", strerror(errno));
+		return r;
 	}
 	json_object_put(req);
 	for (;;) {
@@ -545,13 +847,38 @@ fwd_exchange(int fd, json_object *r, const char *tool, json_object *params,
 	return r;
 }
 
+/*
+ * HOST:PORT or [IPV6]:PORT (the table checked it when it was loaded):
+ * host without brackets and port; 0, or -1.
+ */
+static int
+fwd_split(const char *addr, char *host, size_t hostlen, char *port,
+    size_t portlen)
+{
+	const char	*h = addr, *he, *colon;
+
+	if (addr[0] == '[') {
+		h = addr + 1;
+		if ((he = strchr(h, ']')) == NULL || he[1] != ':')
+			return -1;
+		colon = he + 1;
+	} else if ((colon = he = strrchr(addr, ':')) == NULL)
+		return -1;
+	if ((size_t)(he - h) >= hostlen || strlen(colon + 1) >= portlen)
+		return -1;
+	memcpy(host, h, (size_t)(he - h));
+	host[he - h] = '\0';
+	snprintf(port, portlen, "%s", colon + 1);
+	return 0;
+}
+
 static json_object *
 run_forward(json_object *cmd, size_t index, const sigset_t *waitmask)
 {
 	json_object	*v, *params = NULL, *r = json_object_new_object();
 	struct addrinfo	 hints, *ai = NULL;
 	const char	*tool, *addr;
-	char		 host[256], *colon;
+	char		 host[256], port[8];
 	int64_t		 t0 = now_ms(), deadline;
 	int		 fd = -1, w, err = 0;
 	socklen_t	 elen = sizeof(err);
@@ -565,12 +892,13 @@ run_forward(json_object *cmd, size_t index, const sigset_t *waitmask)
 	deadline = t0 + json_object_get_int64(v) * 1000;
 	json_object_object_add(r, "tool", json_object_new_string(tool));
 	emit_start(index, 0);
-	snprintf(host, sizeof(host), "%s", addr);
-	colon = strrchr(host, ':');
-	*colon = '\0';
+	if (fwd_split(addr, host, sizeof(host), port, sizeof(port)) == -1) {
+		fwd_fail(r, "upstream: bad address '%s'", addr);
+		goto out;
+	}
 	memset(&hints, 0, sizeof(hints));
 	hints.ai_socktype = SOCK_STREAM;
-	if ((w = getaddrinfo(host, colon + 1, &hints, &ai)) != 0) {
+	if ((w = getaddrinfo(host, port, &hints, &ai)) != 0) {
 		fwd_fail(r, "upstream: %s", gai_strerror(w));
 		goto out;
 	}
@@ -628,6 +956,29 @@ read_spec(void)
 	return spec;
 }
 
+/*
+ * What the spec says about this process: the broker that started it
+ * (gone before the death signal was set: stop at once) and the soft limit
+ * on open files to give back to tools (the broker raised its own).
+ */
+static void
+spec_process(json_object *spec)
+{
+	json_object	*v;
+	struct rlimit	 rl;
+
+	if (json_object_object_get_ex(spec, "broker", &v) &&
+	    getppid() != (pid_t)json_object_get_int64(v))
+		got_term = 1;
+	if (json_object_object_get_ex(spec, "nofile", &v) &&
+	    json_object_get_int64(v) > 0 &&
+	    getrlimit(RLIMIT_NOFILE, &rl) == 0 &&
+	    (rlim_t)json_object_get_int64(v) < rl.rlim_cur) {
+		rl.rlim_cur = (rlim_t)json_object_get_int64(v);
+		setrlimit(RLIMIT_NOFILE, &rl);
+	}
+}
+
 int
 main(int argc, char **argv)
 {
@@ -648,6 +999,9 @@ main(int argc, char **argv)
 		return EXIT_USAGE;
 	}
 	close_range(SPEC_FD + 1, ~0U, 0);
+	/* The broker's death ends our tools (SIGTERM, then the grace). */
+	prctl(PR_SET_PDEATHSIG, SIGTERM);
+	prctl(PR_SET_CHILD_SUBREAPER, 1);
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = on_signal;
 	sigaction(SIGTERM, &sa, NULL);
@@ -671,6 +1025,7 @@ main(int argc, char **argv)
 	    "output_cap"));
 	if (json_object_object_get_ex(spec, "kill_grace", &v))
 		kill_grace_ms = json_object_get_int64(v) * 1000;
+	spec_process(spec);
 	n = json_object_array_length(cmds);
 	for (i = 0; i < n && !got_term; i++) {
 		cmd = json_object_array_get_idx(cmds, i);
