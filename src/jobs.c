@@ -25,6 +25,7 @@
 
 #include "conn.h"
 #include "jobs.h"
+#include "jstrict.h"
 #include "launch.h"
 #include "listener.h"
 #include "log.h"
@@ -528,7 +529,7 @@ jobs_view(struct jobs *J, uint64_t num, int full, int *found,
 		    "could not be read: %s", store_strerror(rc));
 		return NULL;
 	}
-	rec = json_tokener_parse(json);
+	jstrict_parse_str(json, &rec);
 	free(json);
 	if (rec == NULL) {
 		rpc_fail(err, RPC_INTERNAL_ERROR, "internal_error", "the "
@@ -1356,7 +1357,7 @@ worker_event(struct jobs *J, struct worker *w, const char *line, size_t len)
 	const char	*kind;
 	int		 rc;
 
-	ev = json_tokener_parse(line);
+	jstrict_parse(line, len, &ev);
 	if (ev == NULL || len == 0 ||
 	    (kind = json_object_get_string(rec_get(ev, "event"))) == NULL ||
 	    (v = rec_get(ev, "index")) == NULL ||
@@ -1774,7 +1775,7 @@ on_expire(evutil_socket_t fd, short ev, void *arg)
 	for (i = 0; i < n; i++) {
 		if ((rc = store_job_get(J->st, nums[i], &status, &json)) != 0)
 			break;
-		rec = json_tokener_parse(json);
+		jstrict_parse_str(json, &rec);
 		free(json);
 		if ((k = rec_get(rec, "idempotency_key")) != NULL &&
 		    (a = rec_get(rec, "agent")) != NULL) {
@@ -1827,7 +1828,7 @@ load_job(void *arg, uint64_t num, char status, const char *json)
 	J->count[st]++;
 	if (st >= JOB_DONE)
 		return 0;
-	if ((rec = json_tokener_parse(json)) == NULL)
+	if (jstrict_parse_str(json, &rec) != 0)
 		return STORE_EBADRECORD;
 	j = job_new(rec, num);
 	j->status = st;
@@ -1853,11 +1854,12 @@ load_worker(void *arg, int pid, const char *json)
 	struct load_ctx	*lc = arg;
 	struct jobs	*J = lc->J;
 	struct worker	*w;
-	json_object	*rec = json_tokener_parse(json);
+	json_object	*rec;
 	long long	 start = launch_starttime(pid);
 	struct timeval	 poll = { 0, ORPHAN_POLL_MS * 1000 };
 	int		 fd;
 
+	jstrict_parse_str(json, &rec);
 	if (rec == NULL || start < 0 || start !=
 	    json_object_get_int64(rec_get(rec, "starttime"))) {
 		json_object_put(rec);

@@ -6,6 +6,8 @@
  */
 #include "config.h"
 
+#include <sys/pidfd.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -14,6 +16,8 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -1115,6 +1119,567 @@ START_TEST(sync_group)
 }
 END_TEST
 
+/* ---- tools and workers (h3) ------------------------------------------ */
+
+/*
+ * The table of this block: %1$s is the temp dir, %2$s the FIFO, %3$d an
+ * IPv4 upstream's port, %4$d an IPv6 one's.
+ */
+static const char h3_table[] = "{\"tools\":["
+    "{\"name\":\"echo\",\"tier\":\"instant\",\"exec\":[\"echo\",\"{text}\"],"
+    " \"params\":{\"properties\":{\"text\":{\"type\":\"string\"}}}},"
+    "{\"name\":\"echo_dash\",\"tier\":\"instant\",\"allow_dash\":[\"text\"],"
+    " \"exec\":[\"echo\",\"{text}\"]},"
+    "{\"name\":\"where\",\"tier\":\"instant\",\"exec\":[\"pwd\"]},"
+    "{\"name\":\"where_cwd\",\"tier\":\"instant\",\"cwd\":\"%1$s\","
+    " \"exec\":[\"pwd\"]},"
+    "{\"name\":\"nofile\",\"tier\":\"instant\",\"exec\":[\"sh\",\"-c\","
+    " \"ulimit -n\"]},"
+    "{\"name\":\"stubborn\",\"tier\":\"smooth\",\"exec\":[\"sh\",\"-c\","
+    " \"trap '' TERM; echo $$ >%1$s/t.tmp; mv %1$s/t.tmp %1$s/tool.pid; "
+    "cat %2$s >/dev/null\"]},"
+    "{\"name\":\"leaver\",\"tier\":\"smooth\",\"exec\":[\"sh\",\"-c\","
+    " \"(setsid sh -c 'echo $$ >%1$s/l.tmp; mv %1$s/l.tmp %1$s/left.pid; "
+    "exec sleep 60' &); until [ -e %1$s/left.pid ]; do sleep 0.01; done; "
+    "[ -z \\\"$1\\\" ] || cat %2$s\", \"sh\", \"{block}\"],"
+    " \"params\":{\"properties\":{\"block\":{\"default\":\"\"}}}},"
+    "{\"name\":\"big_params\",\"tier\":\"instant\",\"exec\":[\"sh\",\"-c\","
+    " \"test -z \\\"$CMDGATE_PARAMS\\\" && wc -c <\\\"$CMDGATE_PARAMS_FILE\\\"\"]},"
+    "{\"name\":\"small_params\",\"tier\":\"instant\",\"exec\":[\"sh\",\"-c\","
+    " \"echo \\\"$CMDGATE_PARAMS\\\"; cat \\\"$CMDGATE_PARAMS_FILE\\\"\"]},"
+    "{\"name\":\"cat_bad\",\"tier\":\"instant\",\"exec\":[\"cat\","
+    " \"%1$s/bad.json\"]},"
+    "{\"name\":\"ignore\",\"tier\":\"instant\",\"exec\":[\"true\"]},"
+    "{\"name\":\"print\",\"tier\":\"instant\",\"exec\":[\"printf\",\"%%s\","
+    " \"{out}\"],\"allow_dash\":[\"out\"]},"
+    "{\"name\":\"ctl\",\"tier\":\"instant\",\"exec\":[\"sh\",\"-c\","
+    " \"printf '{\\\"a\\\":\\\"'; head -c 200000 /dev/zero | tr '\\\\\\\\0' "
+    "'\\\\\\\\1'; printf '\\\"}'; head -c 200000 /dev/zero | tr '\\\\\\\\0' "
+    "'\\\\\\\\1' >&2\"]},"
+    "{\"name\":\"blocker\",\"tier\":\"heavy\",\"exec\":[\"cat\",\"%2$s\"]},"
+    "{\"name\":\"victim\",\"tier\":\"heavy\",\"enabled\":%5$s,"
+    " \"exec\":[\"true\"]},"
+    "{\"name\":\"fwd\",\"forward\":\"127.0.0.1:%3$d\"},"
+    "{\"name\":\"fwd6\",\"forward\":\"[::1]:%4$d\"}"
+    "]}";
+
+static void
+h3_write_tools(int port4, int port6, int victim)
+{
+	char	json[8192];
+
+	snprintf(json, sizeof(json), h3_table, b.dir, fifo, port4, port6,
+	    victim ? "true" : "false");
+	write_file(tools, json, 0600);
+}
+
+static void
+h3_start(const char **extra, int port4, int port6)
+{
+	const char	*args[16] = { "--tools", tools, "--kill-grace", "1" };
+	int		 n = 4;
+
+	h3_write_tools(port4, port6, 1);
+	while (extra != NULL && *extra != NULL)
+		args[n++] = *extra++;
+	args[n] = NULL;
+	ck_assert_int_eq(broker_start(&b, args, 0), 0);
+	c = client_tcp(b.port);
+}
+
+/* Submit and wait for the end; the job object (caller puts). */
+static json_object *
+h3_run(const char *commands)
+{
+	char	t[32];
+
+	submit(t, commands, NULL);
+	return wait_done(t);
+}
+
+/* The pid a tool wrote into the temp dir (awaited, bounded). */
+static pid_t
+h3_pid_file(const char *name)
+{
+	char	path[256];
+	FILE	*f;
+	int	pid = -1;
+
+	snprintf(path, sizeof(path), "%s", broker_path(&b, name));
+	ck_assert_int_eq(wait_for_file(path), 0);
+	ck_assert_ptr_nonnull(f = fopen(path, "r"));
+	ck_assert_int_eq(fscanf(f, "%d", &pid), 1);
+	fclose(f);
+	return pid;
+}
+
+/* Whether pid ends within ms (a pidfd: no polling of /proc). */
+static int
+h3_gone_within(pid_t pid, int ms)
+{
+	struct pollfd	pfd;
+	int		fd = pidfd_open(pid, 0), rc;
+
+	if (fd == -1)
+		return errno == ESRCH;
+	pfd.fd = fd;
+	pfd.events = POLLIN;
+	rc = poll(&pfd, 1, ms) == 1;
+	close(fd);
+	if (!rc)
+		kill(pid, SIGKILL);	/* leave nothing behind */
+	return rc;
+}
+
+/* Issue 11 §1: a value that would become an option is refused. */
+START_TEST(h3_dash_arguments)
+{
+	json_object	*r;
+
+	h3_start(NULL, 9, 9);
+	r = callf("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"batch_execute\","
+	    "\"params\":{\"commands\":[{\"tool\":\"echo\",\"params\":{\"text\":"
+	    "\"--version\"}}]}}");
+	ck_assert_int_eq(json_object_get_int(jpath(r, "error.code")), -32602);
+	ck_assert_str_eq(str(r, "error.data.type"), "invalid_params");
+	ck_assert_msg(strstr(json_object_to_json_string(r),
+	    "parameter \\\"text\\\" starts with '-'") != NULL, "%s",
+	    json_object_to_json_string(r));
+	json_object_put(r);
+	r = h3_run("[{\"tool\":\"echo_dash\",\"params\":{\"text\":\"-n\"}}]");
+	ck_assert_str_eq(str(r, "status"), "done");
+	json_object_put(r);
+	r = h3_run("[{\"tool\":\"echo\",\"params\":{\"text\":\"a-b\"}}]");
+	ck_assert_str_eq(str(r, "results.0.stdout"), "a-b\n");
+	json_object_put(r);
+}
+END_TEST
+
+/* Issue 11 §1: the table's cwd, else the state dir; never ours. */
+START_TEST(h3_tool_cwd)
+{
+	char		 want[PATH_MAX], line[PATH_MAX + 2];
+	json_object	*r;
+
+	h3_start(NULL, 9, 9);
+	r = h3_run("[{\"tool\":\"where\"}]");
+	ck_assert_ptr_nonnull(realpath(broker_path(&b, "state"), want));
+	snprintf(line, sizeof(line), "%s\n", want);
+	ck_assert_str_eq(str(r, "results.0.stdout"), line);
+	json_object_put(r);
+	r = h3_run("[{\"tool\":\"where_cwd\"}]");
+	snprintf(line, sizeof(line), "%s\n", b.dir);
+	ck_assert_str_eq(str(r, "results.0.stdout"), line);
+	json_object_put(r);
+}
+END_TEST
+
+/* Issue 11 §1: tools get the open-files limit the broker was given. */
+START_TEST(h3_tool_nofile)
+{
+	struct rlimit	 rl, low;
+	json_object	*r;
+	char		 want[32];
+
+	ck_assert_int_eq(getrlimit(RLIMIT_NOFILE, &rl), 0);
+	if (rl.rlim_max != RLIM_INFINITY && rl.rlim_max <= 300) {
+		fprintf(stderr, "h3_tool_nofile: skipped: hard limit %llu\n",
+		    (unsigned long long)rl.rlim_max);
+		return;
+	}
+	low = rl;
+	low.rlim_cur = 256;
+	ck_assert_int_eq(setrlimit(RLIMIT_NOFILE, &low), 0);
+	h3_start(NULL, 9, 9);
+	setrlimit(RLIMIT_NOFILE, &rl);
+	r = h3_run("[{\"tool\":\"nofile\"}]");
+	snprintf(want, sizeof(want), "%llu\n", (unsigned long long)low.rlim_cur);
+	ck_assert_str_eq(str(r, "results.0.stdout"), want);
+	json_object_put(r);
+}
+END_TEST
+
+/*
+ * Issue 11 §5: the broker dies by SIGKILL mid-job; its worker notices and
+ * ends the tool (which ignores SIGTERM) after --kill-grace 1.
+ */
+START_TEST(h3_broker_killed)
+{
+	char	t[32];
+	pid_t	tool;
+	int	status;
+
+	h3_start(NULL, 9, 9);
+	submit(t, "[{\"tool\":\"stubborn\"}]", NULL);
+	tool = h3_pid_file("tool.pid");
+	client_close(c);
+	c = NULL;
+	kill(b.pid, SIGKILL);
+	waitpid(b.pid, &status, 0);
+	close(b.pidfd);
+	b.pid = -1;
+	b.pidfd = -1;
+	ck_assert_msg(h3_gone_within(tool, 1000 + 4000),
+	    "the tool outlived its broker");
+}
+END_TEST
+
+/*
+ * Issue 11 §5, issue 19 "background child": a tool that double-forks a
+ * sleeper into a session of its own; the sleeper is gone when the job has
+ * ended (normal exit) or has been cancelled.
+ */
+START_TEST(h3_leftovers_killed)
+{
+	char		 t[32];
+	json_object	*r;
+	pid_t		 left;
+
+	h3_start(NULL, 9, 9);
+	r = h3_run("[{\"tool\":\"leaver\"}]");
+	ck_assert_str_eq(str(r, "status"), "done");
+	json_object_put(r);
+	left = h3_pid_file("left.pid");
+	ck_assert_msg(h3_gone_within(left, 0), "a setsid() child outlived "
+	    "its command");
+	unlink(broker_path(&b, "left.pid"));
+	submit(t, "[{\"tool\":\"leaver\",\"params\":{\"block\":\"1\"}}]",
+	    "\"notify\":true");
+	left = h3_pid_file("left.pid");
+	r = callf("{\"jsonrpc\":\"2.0\",\"id\":4,\"method\":\"cancel_job\","
+	    "\"params\":{\"ticket\":\"%s\"}}", t);
+	json_object_put(r);
+	await_status(t, "cancelled");
+	ck_assert_msg(h3_gone_within(left, 0), "a setsid() child outlived "
+	    "its cancelled command");
+}
+END_TEST
+
+/* Issue 19.10: 200 KiB of params reach exec tools, by file. */
+START_TEST(h3_large_params)
+{
+	size_t		 n = 200 * 1024;
+	char		*line = malloc(n + 512), want[32];
+	json_object	*r;
+	int		 k;
+
+	h3_start(NULL, 9, 9);
+	for (k = 0; k < 2; k++) {
+		int off = snprintf(line, n + 512, "{\"jsonrpc\":\"2.0\",\"id\":1,"
+		    "\"method\":\"batch_execute\",\"params\":{\"commands\":[{"
+		    "\"tool\":\"%s\",\"params\":{\"blob\":\"",
+		    k == 0 ? "ignore" : "big_params");
+
+		memset(line + off, 'x', n);
+		snprintf(line + off + n, 512, "\"}}]}}");
+		r = client_call(c, line);
+		ck_assert_msg(jpath(r, "result.status") != NULL, "%.300s",
+		    json_object_to_json_string(r));
+		ck_assert_str_eq(str(r, "result.status"), "done");
+		if (k == 1) {
+			/* {"blob":"x..."} */
+			snprintf(want, sizeof(want), "%zu\n", n + 11);
+			ck_assert_str_eq(str(r, "result.results.0.stdout"),
+			    want);
+		}
+		json_object_put(r);
+	}
+	free(line);
+	r = h3_run("[{\"tool\":\"small_params\",\"params\":{\"a\":1}}]");
+	ck_assert_str_eq(str(r, "results.0.stdout"), "{\"a\":1}\n{\"a\":1}");
+	json_object_put(r);
+}
+END_TEST
+
+/* A loopback upstream that takes the request slowly, then answers. */
+static void
+h3_upstream(int family)
+{
+	struct sockaddr_storage	 ss;
+	socklen_t		 len = sizeof(ss);
+	int			 lfd, fd, small = 4096;
+	char			 buf[4096], ans[128];
+	size_t			 total = 0;
+	ssize_t			 n;
+
+	lfd = socket(family, SOCK_STREAM, 0);
+	ck_assert_int_ge(lfd, 0);
+	setsockopt(lfd, SOL_SOCKET, SO_RCVBUF, &small, sizeof(small));
+	memset(&ss, 0, sizeof(ss));
+	ss.ss_family = (sa_family_t)family;
+	if (family == AF_INET)
+		((struct sockaddr_in *)&ss)->sin_addr.s_addr =
+		    htonl(INADDR_LOOPBACK);
+	else
+		((struct sockaddr_in6 *)&ss)->sin6_addr = in6addr_loopback;
+	ck_assert_int_eq(bind(lfd, (struct sockaddr *)&ss, family == AF_INET ?
+	    sizeof(struct sockaddr_in) : sizeof(struct sockaddr_in6)), 0);
+	ck_assert_int_eq(listen(lfd, 4), 0);
+	getsockname(lfd, (struct sockaddr *)&ss, &len);
+	upstream_port = ntohs(family == AF_INET ?
+	    ((struct sockaddr_in *)&ss)->sin_port :
+	    ((struct sockaddr_in6 *)&ss)->sin6_port);
+	if ((upstream = fork()) != 0) {
+		close(lfd);
+		return;
+	}
+	for (;;) {
+		if ((fd = accept(lfd, NULL, NULL)) == -1)
+			_exit(1);
+		total = 0;
+		while ((n = read(fd, buf, sizeof(buf))) > 0) {
+			total += (size_t)n;
+			if (buf[n - 1] == '\n')
+				break;
+		}
+		snprintf(ans, sizeof(ans), "{\"jsonrpc\":\"2.0\",\"id\":1,"
+		    "\"result\":{\"bytes\":%zu}}\n", total);
+		(void)!write(fd, ans, strlen(ans));
+		close(fd);
+	}
+}
+
+/* Issue 19.11: a 4 MB request reaches a slow upstream whole. */
+START_TEST(h3_forward_large_request)
+{
+	const char	*args[] = { "--max-message", "8388608", NULL };
+	size_t		 n = 4 * 1024 * 1024;
+	char		*line = malloc(n + 512);
+	json_object	*r;
+	int		 off;
+
+	h3_upstream(AF_INET);
+	h3_start(args, upstream_port, 9);
+	off = snprintf(line, n + 512, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":"
+	    "\"batch_execute\",\"params\":{\"commands\":[{\"tool\":\"fwd\","
+	    "\"params\":{\"blob\":\"");
+	memset(line + off, 'y', n);
+	snprintf(line + off + n, 512, "\"}}]}}");
+	r = client_call(c, line);
+	free(line);
+	ck_assert_msg(jpath(r, "result.results.0.ok") != NULL &&
+	    json_object_get_boolean(jpath(r, "result.results.0.ok")), "%.500s",
+	    json_object_to_json_string(r));
+	/* {"jsonrpc":"2.0","id":1,"method":"fwd","params":{"blob":"y..."}}\n */
+	ck_assert_int_eq(json_object_get_int64(jpath(r,
+	    "result.results.0.result.bytes")), (int64_t)(n + strlen(
+	    "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"fwd\",\"params\":"
+	    "{\"blob\":\"\"}}\n")));
+	json_object_put(r);
+}
+END_TEST
+
+/* Issue 11 §5: forward to [::1]:PORT. */
+START_TEST(h3_forward_ipv6)
+{
+	json_object	*r;
+	int		 fd = socket(AF_INET6, SOCK_STREAM, 0);
+	struct sockaddr_in6 sin6;
+
+	memset(&sin6, 0, sizeof(sin6));
+	sin6.sin6_family = AF_INET6;
+	sin6.sin6_addr = in6addr_loopback;
+	if (fd == -1 || bind(fd, (struct sockaddr *)&sin6,
+	    sizeof(sin6)) == -1) {
+		fprintf(stderr, "h3_forward_ipv6: skipped: no IPv6 loopback "
+		    "(%s)\n", strerror(errno));
+		if (fd != -1)
+			close(fd);
+		return;
+	}
+	close(fd);
+	h3_upstream(AF_INET6);
+	h3_start(NULL, 9, upstream_port);
+	r = h3_run("[{\"tool\":\"fwd6\",\"params\":{}}]");
+	ck_assert_msg(json_object_get_boolean(jpath(r, "results.0.ok")),
+	    "%.500s", json_object_to_json_string(r));
+	ck_assert_ptr_nonnull(jpath(r, "results.0.result.bytes"));
+	json_object_put(r);
+}
+END_TEST
+
+static const struct {
+	const char	*out;		/* the tool's stdout, JSON-escaped */
+	const char	*result;	/* the result expected, or NULL */
+} h3_outputs[] = {
+	{ "{\\\"a\\\":1}", "{\"a\":1}" },
+	{ " \\n\\t{\\\"a\\\":[1,2]} \\r\\n", "{\"a\":[1,2]}" },
+	{ "{\\\"a\\\":1}\\n{\\\"b\\\":2}\\n", NULL },
+	{ "{\\\"a\\\":1} trailing", NULL },
+	{ "{'a':1,}", NULL },
+	{ "[1,2,]", NULL },
+	{ "{\\\"a\\\":NaN}", NULL },
+	{ "{\\\"a\\\":\\\"\\u0001\\\"}", NULL },	/* a raw control byte */
+	{ "{\\\"a\\\":1} // note", NULL },
+	{ "\\\"just a string\\\"", NULL },
+};
+
+/* Issue 19.9: result only when the whole stdout is one JSON value. */
+START_TEST(h3_strict_stdout)
+{
+	json_object	*r, *want;
+	char		 cmds[512];
+
+	h3_start(NULL, 9, 9);
+	snprintf(cmds, sizeof(cmds), "[{\"tool\":\"print\",\"params\":"
+	    "{\"out\":\"%s\"}}]", h3_outputs[_i].out);
+	r = h3_run(cmds);
+	ck_assert_str_eq(str(r, "status"), "done");
+	if (h3_outputs[_i].result == NULL)
+		ck_assert_msg(jpath(r, "results.0.result") == NULL,
+		    "case %d: %s", _i, json_object_to_json_string(r));
+	else {
+		want = json_tokener_parse(h3_outputs[_i].result);
+		ck_assert_msg(json_object_equal(jpath(r, "results.0.result"),
+		    want), "case %d: %s", _i, json_object_to_json_string(r));
+		json_object_put(want);
+	}
+	json_object_put(r);
+}
+END_TEST
+
+/* Issue 19.9: invalid UTF-8 inside a JSON string is no result. */
+START_TEST(h3_stdout_bad_utf8)
+{
+	json_object	*r;
+
+	h3_start(NULL, 9, 9);
+	write_file(broker_path(&b, "bad.json"), "{\"a\":\"\xed\xa0\x80\"}",
+	    0600);
+	r = h3_run("[{\"tool\":\"cat_bad\"}]");
+	ck_assert_str_eq(str(r, "status"), "done");
+	ck_assert_ptr_null(jpath(r, "results.0.result"));
+	json_object_put(r);
+}
+END_TEST
+
+/*
+ * Issue 19.9: control bytes in a tool's output, within --output-cap, do
+ * not fail the job as a message too long.
+ */
+START_TEST(h3_control_bytes)
+{
+	const char	*args[] = { "--output-cap", "262144", NULL };
+	json_object	*r;
+
+	h3_start(args, 9, 9);
+	r = h3_run("[{\"tool\":\"ctl\"}]");
+	ck_assert_msg(strcmp(str(r, "status"), "done") == 0, "%.300s",
+	    json_object_to_json_string(r));
+	ck_assert_int_eq(json_object_get_string_len(jpath(r,
+	    "results.0.stdout")), 200008);
+	ck_assert_int_eq(json_object_get_string_len(jpath(r,
+	    "results.0.stderr")), 200000);
+	ck_assert_ptr_null(jpath(r, "results.0.result"));
+	json_object_put(r);
+}
+END_TEST
+
+/* Nested arrays n deep around 0, as text.  Caller frees. */
+static char *
+h3_nested(int n)
+{
+	char	*s = malloc((size_t)n * 2 + 2);
+	int	 i;
+
+	for (i = 0; i < n; i++)
+		s[i] = '[';
+	s[n] = '0';
+	for (i = 0; i < n; i++)
+		s[n + 1 + i] = ']';
+	s[2 * n + 1] = '\0';
+	return s;
+}
+
+/*
+ * Issue 19.7: params nested 28 deep run, poll, list, and survive a
+ * restart while queued; tool output nested 29 to 31 deep is a result.
+ */
+START_TEST(h3_deep_json)
+{
+	char		*deep, cmds[1024], t[32], blk[32];
+	json_object	*r;
+	int		 d, status;
+
+	h3_start(NULL, 9, 9);
+	deep = h3_nested(27);
+	snprintf(cmds, sizeof(cmds), "[{\"tool\":\"ignore\",\"params\":"
+	    "{\"d\":%s}}]", deep);
+	free(deep);
+	submit(t, cmds, NULL);
+	r = wait_done(t);
+	ck_assert_str_eq(str(r, "status"), "done");
+	json_object_put(r);
+	r = poll_job(t);
+	ck_assert_str_eq(str(r, "result.status"), "done");
+	json_object_put(r);
+	r = callf("{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"list_jobs\","
+	    "\"params\":{}}");
+	ck_assert_msg(strstr(json_object_to_json_string(r), t) != NULL,
+	    "list_jobs lacks %s", t);
+	json_object_put(r);
+	/* Queued with deep params across a kill -9 and a restart. */
+	submit(blk, "[{\"tool\":\"blocker\"}]", "\"notify\":true");
+	await_status(blk, "running");
+	deep = h3_nested(27);
+	snprintf(cmds, sizeof(cmds), "[{\"tool\":\"victim\",\"params\":"
+	    "{\"d\":%s}}]", deep);
+	free(deep);
+	submit(t, cmds, NULL);
+	client_close(c);
+	kill(b.pid, SIGKILL);
+	waitpid(b.pid, &status, 0);
+	close(b.pidfd);
+	b.pid = -1;
+	b.pidfd = -1;
+	ck_assert_int_eq(broker_start(&b, (const char *[]){ "--tools", tools,
+	    "--kill-grace", "1", NULL }, 0), 0);
+	c = client_tcp(b.port);
+	r = wait_done(t);
+	ck_assert_str_eq(str(r, "status"), "done");
+	json_object_put(r);
+	for (d = 29; d <= 31; d++) {
+		deep = h3_nested(d);
+		snprintf(cmds, sizeof(cmds), "[{\"tool\":\"print\",\"params\":"
+		    "{\"out\":\"%s\"}}]", deep);
+		free(deep);
+		r = h3_run(cmds);
+		ck_assert_msg(strcmp(str(r, "status"), "done") == 0 &&
+		    jpath(r, "results.0.result") != NULL, "depth %d: %.300s",
+		    d, json_object_to_json_string(r));
+		json_object_put(r);
+	}
+}
+END_TEST
+
+/*
+ * Issue 19 "also worth a decision": a queued job whose tool a SIGHUP
+ * disabled fails when its turn comes, with the reason.
+ */
+START_TEST(h3_disabled_while_queued)
+{
+	char		 blk[32], vic[32];
+	json_object	*r;
+
+	h3_start(NULL, 9, 9);
+	submit(blk, "[{\"tool\":\"blocker\"}]", "\"notify\":true");
+	await_status(blk, "running");
+	submit(vic, "[{\"tool\":\"victim\"}]", NULL);
+	r = poll_job(vic);
+	ck_assert_str_eq(str(r, "result.status"), "queued");
+	json_object_put(r);
+	h3_write_tools(9, 9, 0);
+	kill(b.pid, SIGHUP);
+	json_object_put(client_wait_method(c, "notifications/tools/list_changed"));
+	release();
+	r = wait_done(vic);
+	ck_assert_str_eq(str(r, "status"), "failed");
+	ck_assert_ptr_nonnull(strstr(str(r, "error"), "tool 'victim' was "
+	    "disabled"));
+	json_object_put(r);
+}
+END_TEST
+
 int
 main(void)
 {
@@ -1150,6 +1715,21 @@ main(void)
 	tcase_add_test(tc, submit_answered_in_order);
 	tcase_add_test(tc, results_expire);
 	tcase_add_test(tc, sync_group);
+	/* tools and workers (h3) */
+	tcase_add_test(tc, h3_dash_arguments);
+	tcase_add_test(tc, h3_tool_cwd);
+	tcase_add_test(tc, h3_tool_nofile);
+	tcase_add_test(tc, h3_broker_killed);
+	tcase_add_test(tc, h3_leftovers_killed);
+	tcase_add_test(tc, h3_large_params);
+	tcase_add_test(tc, h3_forward_large_request);
+	tcase_add_test(tc, h3_forward_ipv6);
+	tcase_add_loop_test(tc, h3_strict_stdout, 0,
+	    sizeof(h3_outputs) / sizeof(h3_outputs[0]));
+	tcase_add_test(tc, h3_stdout_bad_utf8);
+	tcase_add_test(tc, h3_control_bytes);
+	tcase_add_test(tc, h3_deep_json);
+	tcase_add_test(tc, h3_disabled_while_queued);
 	suite_add_tcase(s, tc);
 	return ck_run(s);
 }

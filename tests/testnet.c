@@ -26,6 +26,7 @@
 
 #include <check.h>
 
+#include "jstrict.h"
 #include "testnet.h"
 
 static int
@@ -413,7 +414,7 @@ client_call(struct client *c, const char *line)
 	for (;;) {
 		s = client_line(c);
 		ck_assert_msg(s != NULL, "no answer to %.200s", line);
-		r = json_tokener_parse(s);
+		jstrict_parse_str(s, &r);
 		ck_assert_msg(r != NULL, "answer is not JSON: %.200s", s);
 		free(s);
 		if (json_object_is_type(r, json_type_array) ||
@@ -438,7 +439,7 @@ client_wait_method(struct client *c, const char *method)
 		json_object_put(r);
 	}
 	while ((s = client_line(c)) != NULL) {
-		r = json_tokener_parse(s);
+		jstrict_parse_str(s, &r);
 		free(s);
 		if (r != NULL && json_object_object_get_ex(r, "method", &m) &&
 		    strcmp(json_object_get_string(m), method) == 0)

@@ -44,6 +44,8 @@
 
 #include <json-c/json.h>
 
+#include "jstrict.h"
+
 #define EXIT_USAGE	64
 #define SPEC_FD		3
 #define SPEC_MAX	(64 * 1024 * 1024)
@@ -331,31 +333,6 @@ end_leftovers(pid_t pgid)
 	}
 }
 
-/* The whole of buf as one JSON value: 0 and *out (caller puts), or -1. */
-static int
-stdout_parse(const char *buf, size_t len, json_object **out)
-{
-	struct json_tokener	*tok;
-	size_t			 end;
-
-	*out = NULL;
-	if ((tok = json_tokener_new()) == NULL)
-		return -1;
-	json_tokener_set_flags(tok, JSON_TOKENER_STRICT |
-	    JSON_TOKENER_VALIDATE_UTF8);
-	*out = json_tokener_parse_ex(tok, buf, (int)len);
-	end = json_tokener_get_parse_end(tok);
-	json_tokener_free(tok);
-	while (end < len && strchr(" \t\r\n", buf[end]) != NULL)
-		end++;
-	if (*out == NULL || end != len) {
-		json_object_put(*out);
-		*out = NULL;
-		return -1;
-	}
-	return 0;
-}
-
 static void
 result_common(json_object *r, const char *tool, int ok, int64_t t0)
 {
@@ -525,9 +502,7 @@ run_start(struct run *x, const char *ticket, json_object *cmd, char **argv)
 
 	json_object_object_get_ex(cmd, "params", &params);
 	if (params != NULL)
-		ps = json_object_to_json_string_length(params,
-		    JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE,
-		    &plen);
+		plen = strlen(ps = jstrict_to_string(params));
 	if (json_object_object_get_ex(cmd, "cwd", &v))
 		cwd = json_object_get_string(v);
 	x->pid = -1;
@@ -603,7 +578,7 @@ run_result(json_object *r, struct tail *out)
 	json_object	*parsed;
 
 	if (out->truncated || out->len == 0 ||
-	    stdout_parse(out->buf, out->len, &parsed) != 0)
+	    jstrict_parse(out->buf, out->len, &parsed) != 0)
 		return;
 	if (json_object_is_type(parsed, json_type_object) ||
 	    json_object_is_type(parsed, json_type_array))
@@ -809,8 +784,7 @@ fwd_exchange(int fd, json_object *r, const char *tool, json_object *params,
 			if (got > 0)
 				len += (size_t)got;
 		}
-		*nl = '\0';
-		resp = json_tokener_parse(buf);
+		jstrict_parse(buf, (size_t)(nl - buf), &resp);
 		if (!json_object_is_type(resp, json_type_object)) {
 			json_object_put(resp);
 			free(buf);
@@ -933,26 +907,34 @@ out:
 	return r;
 }
 
+/* The spec, all of it until end of file, strictly parsed; NULL if not. */
 static json_object *
 read_spec(void)
 {
-	struct json_tokener	*tok = json_tokener_new();
-	json_object		*spec = NULL;
-	char			 buf[READ_CHUNK];
-	size_t			 total = 0;
-	ssize_t			 n;
+	json_object	*spec = NULL;
+	char		*buf = NULL, *nb;
+	size_t		 len = 0, cap = 0;
+	ssize_t		 n;
 
-	while ((n = read(SPEC_FD, buf, sizeof(buf))) != 0) {
-		if (n == -1 && errno == EINTR)
+	for (;;) {
+		if (len == cap) {
+			cap = cap == 0 ? READ_CHUNK : cap * 2;
+			if (cap > SPEC_MAX + 1 || (nb = realloc(buf, cap)) == NULL)
+				break;
+			buf = nb;
+		}
+		if ((n = read(SPEC_FD, buf + len, cap - len)) == -1 &&
+		    errno == EINTR)
 			continue;
-		if (n == -1 || (total += (size_t)n) > SPEC_MAX)
+		if (n <= 0) {
+			if (n == 0)
+				jstrict_parse(buf, len, &spec);
 			break;
-		spec = json_tokener_parse_ex(tok, buf, (int)n);
-		if (json_tokener_get_error(tok) != json_tokener_continue)
-			break;
+		}
+		len += (size_t)n;
 	}
 	close(SPEC_FD);
-	json_tokener_free(tok);
+	free(buf);
 	return spec;
 }
 
