@@ -1153,9 +1153,9 @@ static const char h3_table[] = "{\"tools\":["
     "{\"name\":\"print\",\"tier\":\"instant\",\"exec\":[\"printf\",\"%%s\","
     " \"{out}\"],\"allow_dash\":[\"out\"]},"
     "{\"name\":\"ctl\",\"tier\":\"instant\",\"exec\":[\"sh\",\"-c\","
-    " \"printf '{\\\"a\\\":\\\"'; head -c 200000 /dev/zero | tr '\\\\\\\\0' "
-    "'\\\\\\\\1'; printf '\\\"}'; head -c 200000 /dev/zero | tr '\\\\\\\\0' "
-    "'\\\\\\\\1' >&2\"]},"
+    " \"printf '{\\\"a\\\":\\\"'; head -c 262000 /dev/zero | tr '\\\\0' "
+    "'\\\\1'; printf '\\\"}'; head -c 262000 /dev/zero | tr '\\\\0' "
+    "'\\\\1' >&2\"]},"
     "{\"name\":\"blocker\",\"tier\":\"heavy\",\"exec\":[\"cat\",\"%2$s\"]},"
     "{\"name\":\"victim\",\"tier\":\"heavy\",\"enabled\":%5$s,"
     " \"exec\":[\"true\"]},"
@@ -1567,9 +1567,9 @@ START_TEST(h3_control_bytes)
 	ck_assert_msg(strcmp(str(r, "status"), "done") == 0, "%.300s",
 	    json_object_to_json_string(r));
 	ck_assert_int_eq(json_object_get_string_len(jpath(r,
-	    "results.0.stdout")), 200008);
+	    "results.0.stdout")), 262008);
 	ck_assert_int_eq(json_object_get_string_len(jpath(r,
-	    "results.0.stderr")), 200000);
+	    "results.0.stderr")), 262000);
 	ck_assert_ptr_null(jpath(r, "results.0.result"));
 	json_object_put(r);
 }
@@ -1592,7 +1592,7 @@ h3_nested(int n)
 }
 
 /*
- * Issue 19.7: params nested 28 deep run, poll, list, and survive a
+ * Issue 19.7: params nested 31 deep run, poll, list, and survive a
  * restart while queued; tool output nested 29 to 31 deep is a result.
  */
 START_TEST(h3_deep_json)
@@ -1602,7 +1602,7 @@ START_TEST(h3_deep_json)
 	int		 d, status;
 
 	h3_start(NULL, 9, 9);
-	deep = h3_nested(27);
+	deep = h3_nested(30);
 	snprintf(cmds, sizeof(cmds), "[{\"tool\":\"ignore\",\"params\":"
 	    "{\"d\":%s}}]", deep);
 	free(deep);
@@ -1621,7 +1621,7 @@ START_TEST(h3_deep_json)
 	/* Queued with deep params across a kill -9 and a restart. */
 	submit(blk, "[{\"tool\":\"blocker\"}]", "\"notify\":true");
 	await_status(blk, "running");
-	deep = h3_nested(27);
+	deep = h3_nested(30);
 	snprintf(cmds, sizeof(cmds), "[{\"tool\":\"victim\",\"params\":"
 	    "{\"d\":%s}}]", deep);
 	free(deep);
