@@ -17,8 +17,10 @@ if (info?.name !== "cmdgate") fail("serverInfo.name is " + info?.name);
 
 const { tools } = await client.listTools();
 const names = tools.map((t) => t.name);
-for (const want of ["echo", "run_tests", "poll_job", "wait_job", "cancel_job", "queue_status"])
+for (const want of ["echo", "run_tests", "bare", "untyped", "poll_job", "wait_job", "cancel_job", "queue_status"])
   if (!names.includes(want)) fail("tools/list lacks " + want + ": " + names);
+for (const t of tools)
+  if (t.inputSchema?.type !== "object") fail(t.name + ": inputSchema.type is " + t.inputSchema?.type);
 
 const res = await client.callTool({ name: "echo", arguments: { text: "from the sdk" } });
 if (res.isError) fail("echo failed: " + JSON.stringify(res));

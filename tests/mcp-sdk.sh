@@ -15,5 +15,8 @@ if ! (cd "$tmp" && npm install --no-audit --no-fund --loglevel=error \
 	exit 77
 fi
 cp "$srcdir/tests/mcp-sdk.mjs" "$tmp/"
-exec "$WITH_BROKER" --tools "$srcdir/etc/tools/demo.json" -- \
+# The README's table, plus tools whose schemas name no type (issue 19.13).
+sed '$ s/^]}$/,{"name":"bare","exec":["true"],"params":{}},{"name":"untyped","exec":["true"],"params":{"properties":{"x":{"type":"string"}}}}]}/' \
+    "$srcdir/etc/tools/demo.json" >"$tmp/tools.json"
+exec "$WITH_BROKER" --tools "$tmp/tools.json" -- \
     sh -c 'exec node "$1" "$2" "$CMDGATE_PORT"' sh "$tmp/mcp-sdk.mjs" "$CMDGATE"
