@@ -301,21 +301,20 @@ children(size_t *count)
 }
 
 /*
- * End what a command left behind: its process group, then every process
- * this subreaper inherited (one that called setsid() escapes the group).
+ * End what a command left behind, once its process group has had SIGKILL
+ * (tool_exited): every process this subreaper inherited (one that called
+ * setsid() escapes the group).
  * Each round kills the children there are and reaps one; SIGKILL cannot
  * be refused, so only a dying process's own children move up, and the
  * loop ends when there is no child left.
  */
 static void
-end_leftovers(pid_t pgid)
+end_leftovers(void)
 {
 	pid_t	*list, pid;
 	size_t	 i, n;
 	int	 status;
 
-	if (pgid > 0)
-		kill(-pgid, SIGKILL);
 	for (;;) {
 		pid = waitpid(-1, &status, WNOHANG);
 		if (pid > 0 || (pid == -1 && errno == EINTR))
@@ -408,6 +407,7 @@ spawn_tool(pid_t *pid, char **argv, char **env, const int fds[3],
 struct run {
 	pid_t		 pid;
 	int		 status, reaped, timed_out, killed, exec_errno;
+	const char	*bad_cwd;	/* the directory it could not enter */
 	int64_t		 t0, deadline, term_at;
 	struct tail	 out, err;
 	struct pollfd	 pfd[3];	/* stdout, stderr, the broker's pipe */
@@ -444,6 +444,26 @@ run_signals(struct run *x)
 	}
 }
 
+/*
+ * Whether the tool has exited; then what is left of its process group
+ * gets SIGKILL while the exited leader still holds the group's id (so
+ * that it cannot name anyone else's), and only then is it reaped.
+ */
+static int
+tool_exited(struct run *x)
+{
+	siginfo_t	si;
+
+	si.si_pid = 0;
+	if (waitid(P_PID, (id_t)x->pid, &si, WEXITED | WNOHANG | WNOWAIT) ==
+	    -1 || si.si_pid != x->pid)
+		return 0;
+	kill(-x->pid, SIGKILL);
+	waitpid(x->pid, &x->status, 0);
+	x->reaped = 1;
+	return 1;
+}
+
 /* Until the tool exits: its output read, signals passed on. */
 static void
 run_wait(struct run *x, const sigset_t *waitmask)
@@ -458,8 +478,7 @@ run_wait(struct run *x, const sigset_t *waitmask)
 		if (x->term_at > 0 && !x->killed &&
 		    x->term_at + kill_grace_ms - now_ms() < left)
 			left = x->term_at + kill_grace_ms - now_ms();
-		if (waitpid(x->pid, &x->status, WNOHANG) == x->pid) {
-			x->reaped = 1;
+		if (tool_exited(x)) {
 			/* Its output is in the pipes, unless it left heirs. */
 			for (i = 0; i < 2; i++)
 				if (x->pfd[i].fd >= 0) {
@@ -483,8 +502,10 @@ run_wait(struct run *x, const sigset_t *waitmask)
 				x->pfd[i].fd = -1;
 			}
 	}
-	if (!x->reaped)
+	if (!x->reaped) {
+		kill(-x->pid, SIGKILL);
 		waitpid(x->pid, &x->status, 0);
+	}
 	for (i = 0; i < 2; i++)
 		if (x->pfd[i].fd >= 0)
 			close(x->pfd[i].fd);
@@ -515,8 +536,11 @@ run_start(struct run *x, const char *ticket, json_object *cmd, char **argv)
 	fds[1] = pe[1];
 	env = tool_env(ticket, json_object_get_string(json_object_object_get(
 	    cmd, "tool")), ps, plen);
-	if ((rc = spawn_tool(&x->pid, argv, env, fds, cwd)) != 0)
+	if ((rc = spawn_tool(&x->pid, argv, env, fds, cwd)) != 0) {
 		x->pid = -1;
+		if (cwd != NULL && access(cwd, X_OK) == -1)
+			x->bad_cwd = cwd;
+	}
 	for (i = 0; env[i] != NULL; i++)
 		if (strncmp(env[i], "CMDGATE_", 8) == 0)
 			free(env[i]);
@@ -551,7 +575,10 @@ run_error(json_object *r, struct run *x, const char *prog)
 {
 	char	msg[512];
 
-	if (x->exec_errno != 0)
+	if (x->exec_errno != 0 && x->bad_cwd != NULL)
+		snprintf(msg, sizeof(msg), "cannot run '%s' in %s: %s", prog,
+		    x->bad_cwd, strerror(x->exec_errno));
+	else if (x->exec_errno != 0)
 		snprintf(msg, sizeof(msg), "cannot run '%s': %s", prog,
 		    strerror(x->exec_errno));
 	else if (x->timed_out)
@@ -648,7 +675,7 @@ run_exec(const char *ticket, json_object *cmd, size_t index, size_t cap,
 	if (x.pid > 0) {
 		emit_start(index, x.pid);
 		run_wait(&x, waitmask);
-		end_leftovers(x.pid);
+		end_leftovers();
 	}
 	r = run_report(&x, json_object_get_string(json_object_object_get(cmd,
 	    "tool")), argv[0]);
