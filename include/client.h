@@ -33,7 +33,8 @@ struct cg_target {
 	const char	*host;
 	const char	*port;
 	const char	*socket;	/* wins over host and port */
-	const char	*token_file;
+	const char	*token_file;	/* NULL: look in the state dir */
+	const char	*state_dir;	/* NULL: cmdgated's default */
 };
 
 /* Connect (and authenticate); 0, or an exit status with c->err set. */
@@ -52,7 +53,5 @@ int		 cg_send_line(struct cg_client *, const char *, size_t);
 char		*cg_read_line(struct cg_client *, int timeout_ms);
 /* The exit status that fits a JSON-RPC error object. */
 int		 cg_error_status(json_object *error);
-/* Read the token file's first line, trimmed.  Caller frees; NULL + err. */
-char		*cg_read_token(const char *path, char *err, size_t errlen);
 
 #endif

@@ -16,38 +16,47 @@
 #include <json-c/json.h>
 
 #include "client.h"
+#include "options.h"
 #include "rpc.h"
+#include "token.h"
 #include "util.h"
 
 #define CG_LINE_MAX	(256 * 1024 * 1024)
 #define CG_READ		65536
 
-char *
-cg_read_token(const char *path, char *err, size_t errlen)
+/*
+ * The token to present: from the named file (--token-file or
+ * CMDGATE_TOKEN_FILE), else from STATE_DIR/token, the state dir being
+ * --state-dir, CMDGATE_STATE_DIR or cmdgated's default.  A state dir
+ * without a token means a broker run with --no-auth (or none): connect
+ * without.  0 with *tok (caller frees; NULL for none), or an exit status
+ * with c->err set.
+ */
+static int
+cg_find_token(struct cg_client *c, const struct cg_target *t, char **tok)
 {
-	char	 buf[4100], *s, *e;
-	FILE	*f;
+	char	*dir, *path;
+	int	 errnum;
 
-	if ((f = fopen(path, "r")) == NULL) {
-		snprintf(err, errlen, "token file %s: %s", path,
-		    strerror(errno));
-		return NULL;
+	*tok = NULL;
+	if (t->token_file != NULL) {
+		*tok = token_read(t->token_file, 0, &errnum, c->err,
+		    sizeof(c->err));
+		return *tok != NULL ? 0 : CX_NOPERM;
 	}
-	if (fgets(buf, sizeof(buf), f) == NULL)
-		buf[0] = '\0';
-	fclose(f);
-	for (s = buf; *s == ' ' || *s == '\t'; s++)
-		;
-	e = s + strcspn(s, "\r\n");
-	while (e > s && (e[-1] == ' ' || e[-1] == '\t'))
-		e--;
-	*e = '\0';
-	if (*s == '\0') {
-		snprintf(err, errlen, "token file %s: the first line is empty",
-		    path);
-		return NULL;
-	}
-	return xstrdup(s);
+	dir = t->state_dir != NULL ? xstrdup(t->state_dir) :
+	    options_default_state_dir();
+	path = xasprintf("%s/%s", dir, TOKEN_NAME);
+	free(dir);
+	*tok = token_read(path, 0, &errnum, c->err, sizeof(c->err));
+	if (*tok == NULL && errnum == EACCES)
+		snprintf(c->err, sizeof(c->err), "cannot read the broker's "
+		    "token %s: %s; run as the user cmdgated runs as, or give "
+		    "--token-file", path, strerror(errnum));
+	free(path);
+	if (*tok == NULL && errnum == ENOENT)
+		return 0;
+	return *tok != NULL ? 0 : CX_NOPERM;
 }
 
 static int
@@ -105,16 +114,16 @@ cg_connect(struct cg_client *c, const struct cg_target *t)
 {
 	json_object	*p, *r, *e = NULL;
 	char		*tok;
+	int		 rc;
 
 	memset(c, 0, sizeof(*c));
 	c->next_id = 1;
 	if ((c->fd = cg_dial(c, t)) == -1)
 		return CX_UNAVAILABLE;
-	if (t->token_file == NULL || t->socket != NULL)
-		return 0;
-	if ((tok = cg_read_token(t->token_file, c->err,
-	    sizeof(c->err))) == NULL)
-		return CX_NOPERM;
+	if (t->socket != NULL)
+		return 0;	/* trusted by the socket's permissions */
+	if ((rc = cg_find_token(c, t, &tok)) != 0 || tok == NULL)
+		return rc;
 	p = json_object_new_object();
 	json_object_object_add(p, "token", json_object_new_string(tok));
 	explicit_bzero(tok, strlen(tok));

@@ -86,7 +86,8 @@ usage(FILE *f)
 	size_t	i;
 
 	fprintf(f, "usage: cmdgate [--host H] [--port P] [--socket PATH] "
-	    "[--token-file F] [--json]\n               COMMAND [ARG ...]\n"
+	    "[--token-file F] [--state-dir D]\n"
+	    "               [--json] COMMAND [ARG ...]\n"
 	    "commands:\n");
 	for (i = 0; i < NCOMMANDS; i++)
 		fprintf(f, "  %s\n", commands[i].usage);
@@ -1000,6 +1001,12 @@ cmd_mcp_config(struct cli *cl, int argc, char **argv)
 		json_object_array_add(args,
 		    json_object_new_string(cl->t.token_file));
 	}
+	if (cl->t.state_dir != NULL) {
+		json_object_array_add(args,
+		    json_object_new_string("--state-dir"));
+		json_object_array_add(args,
+		    json_object_new_string(cl->t.state_dir));
+	}
 	json_object_array_add(args, json_object_new_string("mcp"));
 	srv = json_object_new_object();
 	if (strcmp(client, "vscode") == 0)
@@ -1036,6 +1043,7 @@ main(int argc, char **argv)
 		{ "port", required_argument, NULL, 'p' },
 		{ "socket", required_argument, NULL, 's' },
 		{ "token-file", required_argument, NULL, 't' },
+		{ "state-dir", required_argument, NULL, 'S' },
 		{ "json", no_argument, NULL, 'j' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
@@ -1072,6 +1080,9 @@ main(int argc, char **argv)
 			break;
 		case 't':
 			cl.t.token_file = optarg;
+			break;
+		case 'S':
+			cl.t.state_dir = optarg;
 			break;
 		case 'j':
 			cl.json = 1;
