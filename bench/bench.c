@@ -697,14 +697,16 @@ bench_true(void)
 static void
 prefill(const char *state, int nfinished, int nqueued)
 {
-	struct store	*st;
-	char		*moved, json[1024];
-	uint64_t	 num;
-	int		 i, rc;
-	int64_t		 expire = (int64_t)time(NULL) * 1000 + 86400000;
+	struct store		*st;
+	struct store_conf	 conf = { 1ULL << 32, 1ULL << 32, SYNC_NONE, 0 };
+	char			*moved, *damage, json[1024];
+	uint64_t		 num;
+	int			 i, rc;
+	int64_t			 expire = (int64_t)time(NULL) * 1000 +
+				    86400000;
 
 	mkdir(state, 0700);
-	if ((rc = store_open(&st, state, 1ULL << 32, SYNC_NONE, &moved)))
+	if ((rc = store_open(&st, state, &conf, &moved, &damage)))
 		die("store: %s", store_strerror(rc));
 	for (i = 0; i < nfinished + nqueued; i++) {
 		int fin = i < nfinished;

@@ -99,6 +99,10 @@ struct jobs {
 	struct event		*group_ev;	/* commits this turn's submits */
 	struct event		*retry_ev;	/* the store refused a change */
 	int			 store_blocked;	/* start nothing until it takes */
+	int			 retry_s;	/* backoff of retry_ev, 0: none */
+	int			 retry_logged;	/* said once until it takes */
+	int			 expire_retry_s;	/* backoff of expire_ev */
+	int			 store_full;	/* new jobs refused (store_room) */
 	int			 scheduling, reschedule;
 };
 

@@ -262,6 +262,15 @@ submit_options(struct rpc_req *req, json_object *params, struct submit *o,
 		    LABEL_MAX, IDEM_KEY_MAX);
 		return -1;
 	}
+	/* The store keys it by agent, newline, key: one LMDB key. */
+	if (o->idem != NULL &&
+	    strlen(o->agent) + 1 + strlen(o->idem) > STORE_KEY_MAX) {
+		rpc_fail(err, RPC_INVALID_PARAMS, "invalid_params", "\"agent\" "
+		    "and \"idempotency_key\" take %zu bytes together; at most "
+		    "%d may (shorten the key)", strlen(o->agent) +
+		    strlen(o->idem), STORE_KEY_MAX - 1);
+		return -1;
+	}
 	return 0;
 }
 

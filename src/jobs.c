@@ -36,7 +36,8 @@
 #define EXPIRE_BATCH	256	/* jobs deleted per expiry transaction */
 #define AHEAD_MAX	50	/* entries of "ahead" in a job object */
 #define EVENT_SLACK	(1024 * 1024)
-#define STORE_RETRY_S	1	/* after the store refused a change */
+#define STORE_RETRY_S	1	/* after the store refused a change... */
+#define STORE_RETRY_MAX_S 60	/* ...doubling up to this */
 #define ORPHAN_POLL_MS	100	/* without a pidfd: how often to look */
 
 struct waiter {
@@ -64,7 +65,10 @@ static void	 jobs_finish(struct jobs *, struct job *, enum job_status,
 		    const char *);
 static void	 jobs_start(struct jobs *, struct job *);
 static void	 jobs_store_blocked(struct jobs *, const char *, int);
+static void	 jobs_store_recovered(struct jobs *);
 static void	 on_store_retry(evutil_socket_t, short, void *);
+static int	 jobs_store_grow(struct jobs *, const char *);
+static void	 jobs_expire_retry(struct jobs *, int);
 static void	 job_set_status(struct jobs *, struct job *, enum job_status);
 static void	 jobs_expire_arm(struct jobs *);
 static void	 jobs_waiters_done(struct jobs *, struct job *);
@@ -216,6 +220,16 @@ jobs_put(struct jobs *J, struct job *j)
 	    json_object_to_json_string_ext(j->rec, JSON_C_TO_STRING_PLAIN));
 }
 
+/* A change was stored after the store refused some: the backoff ends. */
+static void
+jobs_store_recovered(struct jobs *J)
+{
+	if (J->retry_logged)
+		log_info("the store takes changes again");
+	J->retry_logged = 0;
+	J->retry_s = 0;
+}
+
 /* Commit; with --sync group, hold every answer until the sync. */
 static int
 jobs_commit(struct jobs *J)
@@ -224,6 +238,8 @@ jobs_commit(struct jobs *J)
 
 	if ((rc = store_commit(J->st)) != 0)
 		return rc;
+	if (!J->store_blocked)
+		jobs_store_recovered(J);
 	if (J->srv->opt->sync == SYNC_GROUP && !J->srv->hold_output) {
 		J->srv->hold_output = 1;
 		event_active(J->sync_ev, EV_TIMEOUT, 0);
@@ -789,6 +805,11 @@ submission_store(struct jobs *J, struct submission *s, int nested,
 			return -1;
 		}
 	}
+	if (J->store_full) {
+		rpc_fail(&s->err, RPC_STORAGE_ERROR, "store_full", "%s",
+		    store_strerror(STORE_EFULL));
+		return 0;
+	}
 	if (J->nqueued + *added >= J->srv->opt->max_queued) {
 		rpc_fail(&s->err, RPC_QUEUE_FULL, "queue_full", "%llu jobs are "
 		    "already waiting (--max-queued); try again later",
@@ -866,6 +887,25 @@ group_store(struct jobs *J, struct submissionlist *group, size_t *added)
 	return EINVAL;	/* not reached */
 }
 
+/*
+ * New jobs are refused above the store's high-water mark, so that the
+ * jobs it holds can always finish, be cancelled and expire; said when it
+ * starts and when it ends.
+ */
+static void
+jobs_check_room(struct jobs *J)
+{
+	int	full = store_room(J->st) == STORE_EFULL;
+
+	if (full && !J->store_full)
+		log_warnx("store: %d%% of its map is in use and it may not "
+		    "grow (--map-size-max): new jobs are refused with "
+		    "store_full until finished ones expire", STORE_FULL_PCT);
+	else if (!full && J->store_full)
+		log_info("store: room again: new jobs are taken");
+	J->store_full = full;
+}
+
 /* Answer s: an error, the summary (async), or the job when it ends. */
 static void
 submission_answer(struct jobs *J, struct submission *s)
@@ -913,7 +953,12 @@ on_group(evutil_socket_t fd, short ev, void *arg)
 	(void)ev;
 	TAILQ_INIT(&group);
 	TAILQ_CONCAT(&group, &J->submits, entry);
+	jobs_check_room(J);
 	rc = group_store(J, &group, &added);
+	if (store_map_full(rc) && jobs_store_grow(J, "a submit") == 0) {
+		group_reset(&group);
+		rc = group_store(J, &group, &added);
+	}
 	TAILQ_FOREACH(s, &group, entry) {
 		if (rc != 0 && (s->err.code == 0 || s->job != NULL)) {
 			memset(&s->err, 0, sizeof(s->err));
@@ -1041,15 +1086,45 @@ jobs_finish(struct jobs *J, struct job *j, enum job_status s,
 static void
 jobs_store_blocked(struct jobs *J, const char *what, int rc)
 {
-	struct timeval	tv = { STORE_RETRY_S, 0 };
+	struct timeval	tv = { 0, 0 };
 
 	if (rc == STORE_EFAILED)
 		jobs_fatal_store(what, rc);
-	log_warnx("%s: the store refused the change (%s); retrying in %ds",
-	    what, store_strerror(rc), STORE_RETRY_S);
 	J->store_blocked = 1;
+	if (store_map_full(rc) && jobs_store_grow(J, what) == 0)
+		goto arm;	/* at once: the map is larger now */
+	J->retry_s = J->retry_s == 0 ? STORE_RETRY_S :
+	    J->retry_s * 2 > STORE_RETRY_MAX_S ? STORE_RETRY_MAX_S :
+	    J->retry_s * 2;
+	tv.tv_sec = J->retry_s;
+	/* Once per episode: a full store must not flood the log. */
+	if (!J->retry_logged)
+		log_warnx("%s: the store refused the change (%s); retrying "
+		    "after %ds, then less and less often (at most every "
+		    "%ds), quietly until it takes", what, store_strerror(rc),
+		    J->retry_s, STORE_RETRY_MAX_S);
+	else
+		log_debug("%s: the store still refuses (%s); retrying in "
+		    "%ds", what, store_strerror(rc), J->retry_s);
+	J->retry_logged = 1;
+arm:
 	if (!evtimer_pending(J->retry_ev, NULL))
 		evtimer_add(J->retry_ev, &tv);
+}
+
+/* The map is full: grow it if --map-size-max allows; 0 when it grew. */
+static int
+jobs_store_grow(struct jobs *J, const char *what)
+{
+	struct store_info	si;
+	int			rc;
+
+	if ((rc = store_grow(J->st)) != 0)
+		return rc;
+	if (store_info(J->st, &si) == 0)
+		log_info("%s: the store's map was full: grown to %llu bytes",
+		    what, (unsigned long long)si.map_size);
+	return 0;
 }
 
 static void
@@ -1057,7 +1132,7 @@ on_store_retry(evutil_socket_t fd, short ev, void *arg)
 {
 	struct jobs	*J = arg;
 	struct job	*j;
-	int		 rc;
+	int		 rc, stored = 0;
 
 	(void)fd;
 	(void)ev;
@@ -1068,9 +1143,12 @@ on_store_retry(evutil_socket_t fd, short ev, void *arg)
 		}
 		TAILQ_REMOVE(&J->unstored, j, entry);
 		jobs_forget(J, j);
+		stored = 1;
 	}
+	if (stored)
+		jobs_store_recovered(J);
+	/* A start that failed is tried again by the scheduler. */
 	J->store_blocked = 0;
-	log_info("the store takes changes again");
 	jobs_schedule(J);
 }
 
@@ -1733,19 +1811,39 @@ on_expire(evutil_socket_t fd, short ev, void *arg)
 		st_of[i] = status_from_char(status);
 	}
 	if (rc != 0 || (rc = jobs_commit(J)) != 0) {
-		struct timeval tv = { STORE_RETRY_S, 0 };
-
 		store_abort(J->st);
-		log_warnx("expired jobs could not be removed: %s; retrying",
-		    store_strerror(rc));
-		evtimer_add(J->expire_ev, &tv);
+		jobs_expire_retry(J, rc);
 		return;
 	}
+	J->expire_retry_s = 0;
 	for (i = 0; i < n; i++)
 		if (st_of[i] >= 0)
 			J->count[st_of[i]]--;
 	log_debug("%zu finished jobs expired", n);
 	jobs_expire_arm(J);
+}
+
+/*
+ * Expired jobs could not be removed: grow the map and go again at once
+ * if it was full and may grow, else back off (logged once).
+ */
+static void
+jobs_expire_retry(struct jobs *J, int rc)
+{
+	struct timeval	tv = { 0, 0 };
+
+	if (rc == STORE_EFAILED)
+		jobs_fatal_store("expired jobs", rc);
+	if (!store_map_full(rc) || jobs_store_grow(J, "expiry") != 0) {
+		if (J->expire_retry_s == 0)
+			log_warnx("expired jobs could not be removed: %s; "
+			    "retrying with backoff", store_strerror(rc));
+		J->expire_retry_s = J->expire_retry_s == 0 ? STORE_RETRY_S :
+		    J->expire_retry_s * 2 > STORE_RETRY_MAX_S ?
+		    STORE_RETRY_MAX_S : J->expire_retry_s * 2;
+		tv.tv_sec = J->expire_retry_s;
+	}
+	evtimer_add(J->expire_ev, &tv);
 }
 
 /* ---- start-up and shutdown ------------------------------------------ */
@@ -1836,12 +1934,40 @@ load_worker(void *arg, int pid, const char *json)
 	return 0;
 }
 
+/* Open the store as the flags say; 0, or the exit status, logged. */
+static int
+jobs_open_store(struct jobs *J, const struct options *opt)
+{
+	struct store_conf	 conf;
+	char			*moved, *damage;
+	int			 rc;
+
+	conf.map_size = opt->map_size;
+	conf.map_size_max = opt->map_size_max > opt->map_size ?
+	    opt->map_size_max : opt->map_size;
+	conf.sync = opt->sync;
+	conf.reset = opt->reset_store;
+	rc = store_open(&J->st, opt->state_dir, &conf, &moved, &damage);
+	if (moved != NULL)
+		log_warnx("THE STORE WAS DAMAGED (%s): --reset-store moved it "
+		    "to %s and a new, empty one started", damage, moved);
+	else if (rc == STORE_EDAMAGED)
+		log_errx("store refused: %s; move it aside by hand or start "
+		    "with --reset-store (which keeps it as "
+		    "data.mdb.broken-*)", damage);
+	else if (rc != 0)
+		log_errx("store %s/store: %s", opt->state_dir,
+		    store_strerror(rc));
+	free(moved);
+	free(damage);
+	return rc == 0 ? 0 : 78;
+}
+
 int
 jobs_open(struct server *srv)
 {
 	struct jobs	*J = xcalloc(1, sizeof(*J));
 	struct load_ctx	 lc = { J, 0, 0 };
-	char		*moved = NULL;
 	int		 rc;
 
 	J->srv = srv;
@@ -1851,18 +1977,9 @@ jobs_open(struct server *srv)
 	TAILQ_INIT(&J->waiters);
 	TAILQ_INIT(&J->submits);
 	TAILQ_INIT(&J->unstored);
-	rc = store_open(&J->st, srv->opt->state_dir, srv->opt->map_size,
-	    srv->opt->sync, &moved);
-	if (moved != NULL) {
-		log_warnx("THE STORE COULD NOT BE READ: it was moved to %s "
-		    "and a new, empty one started", moved);
-		free(moved);
-	}
-	if (rc != 0) {
-		log_errx("store %s/store: %s", srv->opt->state_dir,
-		    store_strerror(rc));
+	if ((rc = jobs_open_store(J, srv->opt)) != 0) {
 		free(J);
-		return 78;
+		return rc;
 	}
 	srv->jobs = J;
 	if (worker_env == NULL)
