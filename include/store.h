@@ -28,6 +28,7 @@
 #define STORE_EFAILED		(-1004)	/* a sync failed earlier: fail-stop */
 #define STORE_EDAMAGED		(-1005)	/* the data file fails its header */
 #define STORE_EFULL		(-1006)	/* no room for new jobs */
+#define STORE_EUNREADABLE	(-1007)	/* a record would not read back */
 
 #define STORE_FULL_PCT		75	/* % of the map new jobs may fill */
 #define STORE_HWM_STEP		1000	/* tickets reserved per hwm write */

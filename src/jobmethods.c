@@ -10,6 +10,7 @@
 
 #include "conn.h"
 #include "jobs.h"
+#include "jstrict.h"
 #include "methods.h"
 #include "rpc.h"
 #include "schema.h"
@@ -400,7 +401,7 @@ list_one(void *arg, uint64_t num, char status, const char *json)
 	if (p == NULL || (lc->statuses != 0 &&
 	    !(lc->statuses & (1u << (p - chars)))))
 		return 0;
-	if ((rec = json_tokener_parse(json)) == NULL)
+	if (jstrict_parse_str(json, &rec) != 0)
 		return 0;
 	v = json_object_object_get(rec, "agent");
 	if (lc->agent != NULL && strcmp(json_object_get_string(v),

@@ -24,6 +24,7 @@
 
 #include "conn.h"
 #include "jobs.h"
+#include "jstrict.h"
 #include "launch.h"
 #include "listener.h"
 #include "log.h"
@@ -213,11 +214,20 @@ jobs_put(struct jobs *J, struct job *j)
 {
 	int64_t	expire = 0;
 
+	const char	*json = jstrict_to_string(j->rec);
+	int		 rc;
+
+	/* Never store what jstrict_parse could not read back (too deep). */
+	if ((rc = jstrict_check(json, strlen(json))) != 0) {
+		log_warnx("%s: its record would not read back (%s)", j->ticket,
+		    jstrict_strerror(rc));
+		return STORE_EUNREADABLE;
+	}
 	if (j->status >= JOB_DONE)
 		expire = util_now_ms() +
 		    (int64_t)J->srv->opt->result_ttl * 1000;
 	return store_job_put(J->st, j->num, status_chars[j->status], expire,
-	    json_object_to_json_string_ext(j->rec, JSON_C_TO_STRING_PLAIN));
+	    json);
 }
 
 /* A change was stored after the store refused some: the backoff ends. */
@@ -542,11 +552,12 @@ jobs_view(struct jobs *J, uint64_t num, int full, int *found,
 		    "could not be read: %s", store_strerror(rc));
 		return NULL;
 	}
-	rec = json_tokener_parse(json);
+	rc = jstrict_parse_str(json, &rec);
 	free(json);
-	if (rec == NULL) {
+	if (rc != 0) {
 		rpc_fail(err, RPC_INTERNAL_ERROR, "internal_error", "the "
-		    "stored record of this job is not JSON");
+		    "stored record of this job cannot be read: %s",
+		    jstrict_strerror(rc));
 		return NULL;
 	}
 	*found = 1;
@@ -1796,7 +1807,8 @@ on_expire(evutil_socket_t fd, short ev, void *arg)
 	for (i = 0; i < n; i++) {
 		if ((rc = store_job_get(J->st, nums[i], &status, &json)) != 0)
 			break;
-		rec = json_tokener_parse(json);
+		if (jstrict_parse_str(json, &rec) != 0)
+			rec = NULL;	/* damaged: the job goes all the same */
 		free(json);
 		if ((k = rec_get(rec, "idempotency_key")) != NULL &&
 		    (a = rec_get(rec, "agent")) != NULL) {
@@ -1852,7 +1864,103 @@ struct load_ctx {
 	struct jobs	*J;
 	int		 rc;
 	size_t		 interrupted;
+	size_t		 damaged;	/* records replaced: load_damaged() */
 };
+
+/* Whether v is a string member of rec (one of names, if given). */
+static int
+rec_string(json_object *rec, const char *key, const char **names)
+{
+	json_object	*v = rec_get(rec, key);
+
+	if (!json_object_is_type(v, json_type_string))
+		return 0;
+	for (; names != NULL && *names != NULL; names++)
+		if (strcmp(*names, json_object_get_string(v)) == 0)
+			return 1;
+	return names == NULL;
+}
+
+/*
+ * Whether rec has the shape every reader of a job relies on; NULL, or
+ * what is wrong.
+ */
+static const char *
+rec_malformed(json_object *rec)
+{
+	static const char *tiers[] = { "instant", "smooth", "heavy", NULL };
+	static const char *statuses[] = { "queued", "running", "done",
+	    "failed", "cancelled", NULL };
+	json_object	*cmds = rec_get(rec, "commands"), *c;
+	size_t		 i;
+
+	if (!json_object_is_type(rec, json_type_object))
+		return "not a JSON object";
+	if (!rec_string(rec, "status", statuses) ||
+	    !rec_string(rec, "tier", tiers) ||
+	    !rec_string(rec, "agent", NULL) ||
+	    !rec_string(rec, "created_at", NULL))
+		return "a status, tier, agent or created_at is missing";
+	if (!json_object_is_type(cmds, json_type_array) ||
+	    json_object_array_length(cmds) == 0)
+		return "no list of commands";
+	for (i = 0; i < json_object_array_length(cmds); i++) {
+		c = json_object_array_get_idx(cmds, i);
+		if (!rec_string(c, "tool", NULL) ||
+		    (rec_get(c, "busy") != NULL && !rec_string(c, "busy",
+		    NULL)))
+			return "a command without a tool name";
+	}
+	if (rec_get(rec, "results") != NULL &&
+	    !json_object_is_type(rec_get(rec, "results"), json_type_array))
+		return "its results are not a list";
+	return NULL;
+}
+
+/*
+ * A record recovery cannot use: the job becomes failed, with what could
+ * be kept of it (agent, label, created_at) and why, stored in its place.
+ * One bad record never costs the rest of the queue.
+ */
+static int
+load_damaged(struct load_ctx *lc, uint64_t num, json_object *old,
+    const char *why)
+{
+	struct jobs	*J = lc->J;
+	struct job	*j;
+	json_object	*rec = json_object_new_object();
+	char		 ts[UTIL_TIMESTAMP_LEN], ticket[24], err[512];
+	int		 rc;
+
+	now_stamp(ts);
+	ticket_format(ticket, sizeof(ticket), num);
+	rec_set_string(rec, "ticket", ticket);
+	rec_set_string(rec, "status", status_names[JOB_FAILED]);
+	rec_set_string(rec, "tier", "instant");
+	json_object_object_add(rec, "causes_reload",
+	    json_object_new_boolean(0));
+	rec_set_string(rec, "agent", rec_string(old, "agent", NULL) ?
+	    json_object_get_string(rec_get(old, "agent")) : "unknown");
+	rec_set_string(rec, "label", rec_string(old, "label", NULL) ?
+	    json_object_get_string(rec_get(old, "label")) : "");
+	rec_set_string(rec, "created_at", rec_string(old, "created_at", NULL) ?
+	    json_object_get_string(rec_get(old, "created_at")) : ts);
+	rec_set_string(rec, "finished_at", ts);
+	json_object_object_add(rec, "commands", json_object_new_array());
+	json_object_object_add(rec, "results", json_object_new_array());
+	snprintf(err, sizeof(err), "damaged record: the store's record of "
+	    "this job could not be read at start (%s); it was marked failed "
+	    "and the rest of the queue kept", why);
+	rec_set_string(rec, "error", err);
+	log_warnx("%s: %s", ticket, err);
+	j = job_new(rec, num);
+	j->status = JOB_FAILED;
+	J->count[JOB_FAILED]++;
+	lc->damaged++;
+	rc = jobs_put(J, j);
+	job_free(j);
+	return rc;
+}
 
 static int
 load_job(void *arg, uint64_t num, char status, const char *json)
@@ -1860,17 +1968,29 @@ load_job(void *arg, uint64_t num, char status, const char *json)
 	struct load_ctx	*lc = arg;
 	struct jobs	*J = lc->J;
 	struct job	*j;
-	json_object	*rec;
-	int		 st = status_from_char(status);
-	char		 ts[UTIL_TIMESTAMP_LEN];
+	json_object	*rec = NULL;
+	const char	*bad = NULL;
+	int		 st = status_from_char(status), rc;
+	char		 ts[UTIL_TIMESTAMP_LEN], why[128];
 
-	if (st < 0)
-		return STORE_EBADRECORD;
+	if ((rc = jstrict_parse_str(json, &rec)) != 0) {
+		snprintf(why, sizeof(why), "not JSON: %s",
+		    jstrict_strerror(rc));
+		bad = why;
+	} else if (st < 0)
+		bad = "an unknown status";
+	else
+		bad = rec_malformed(rec);
+	if (bad != NULL) {
+		rc = load_damaged(lc, num, rec, bad);
+		json_object_put(rec);
+		return rc;
+	}
 	J->count[st]++;
-	if (st >= JOB_DONE)
+	if (st >= JOB_DONE) {
+		json_object_put(rec);
 		return 0;
-	if ((rec = json_tokener_parse(json)) == NULL)
-		return STORE_EBADRECORD;
+	}
 	j = job_new(rec, num);
 	j->status = st;
 	if (st == JOB_QUEUED) {
@@ -1895,11 +2015,13 @@ load_worker(void *arg, int pid, const char *json)
 	struct load_ctx	*lc = arg;
 	struct jobs	*J = lc->J;
 	struct worker	*w;
-	json_object	*rec = json_tokener_parse(json);
+	json_object	*rec = NULL;
 	long long	 start = launch_starttime(pid);
 	struct timeval	 poll = { 0, ORPHAN_POLL_MS * 1000 };
 	int		 fd;
 
+	if (jstrict_parse_str(json, &rec) != 0)
+		rec = NULL;	/* unreadable: taken as long gone */
 	if (rec == NULL || start < 0 || start !=
 	    json_object_get_int64(rec_get(rec, "starttime"))) {
 		json_object_put(rec);
@@ -1967,7 +2089,7 @@ int
 jobs_open(struct server *srv)
 {
 	struct jobs	*J = xcalloc(1, sizeof(*J));
-	struct load_ctx	 lc = { J, 0, 0 };
+	struct load_ctx	 lc = { J, 0, 0, 0 };
 	int		 rc;
 
 	J->srv = srv;
@@ -2001,8 +2123,9 @@ jobs_open(struct server *srv)
 		return 78;
 	}
 	log_info("store %s: %zu queued, %zu interrupted by the restart, "
-	    "next ticket t-%06llu", store_path(J->st), J->nqueued,
-	    lc.interrupted, (unsigned long long)store_next_ticket(J->st));
+	    "%zu damaged records failed, next ticket t-%06llu",
+	    store_path(J->st), J->nqueued, lc.interrupted, lc.damaged,
+	    (unsigned long long)store_next_ticket(J->st));
 	jobs_expire_arm(J);
 	jobs_schedule(J);
 	return 0;

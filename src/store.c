@@ -91,6 +91,9 @@ store_strerror(int rc)
 		    "more writes; restart cmdgated once the disk is sound";
 	case STORE_EDAMAGED:
 		return "the store's data file is damaged";
+	case STORE_EUNREADABLE:
+		return "the job's record would not read back (nested deeper "
+		    "than 64 levels)";
 	case STORE_EFULL:
 		return "the store is full: it takes no new jobs until finished "
 		    "ones expire (--result-ttl) or the map may grow "
@@ -784,8 +787,10 @@ walk_job(void *arg, MDB_val *k, MDB_val *v)
 	char			*json;
 	int			 rc;
 
-	if (k->mv_size != 8 || v->mv_size < REC_HEADER)
-		return STORE_EBADRECORD;
+	if (k->mv_size != 8)
+		return 0;	/* not a job's key: nothing to do with it */
+	if (v->mv_size < REC_HEADER)	/* the reader decides what to do */
+		return w->fn(w->arg, get_be64(k->mv_data), '\0', "");
 	json = xmalloc(v->mv_size - REC_HEADER + 1);
 	memcpy(json, (char *)v->mv_data + REC_HEADER, v->mv_size - REC_HEADER);
 	json[v->mv_size - REC_HEADER] = '\0';
