@@ -133,7 +133,7 @@ options_usage(FILE *f)
 
 	fprintf(f, "usage: cmdgated [-hnV] [--listen ADDR:PORT] "
 	    "[--socket PATH] [--state-dir DIR]\n"
-	    "                [--tools FILE] [--token-file FILE] "
+	    "                [--tools FILE] [--token-file FILE | --no-auth] "
 	    "[--OPTION VALUE ...]\n\n");
 	for (i = 0; i < NOPTS; i++) {
 		const struct opt_def *d = &opt_defs[i];
