@@ -38,12 +38,15 @@
 #define EXIT_CONFIG	78	/* bad tool table, token file, state dir */
 
 #define LOCK_NAME	"lock"	/* in the state dir, flock(2)ed for life */
+#define LOCK_WAIT_MS	2000	/* for a dead holder's last child */
+#define LOCK_POLL_MS	10
 
 static int	lock_fd = -1;
 
 static int	state_dir_prepare(const char *, char *, size_t);
 static int	state_dir_check(const char *, char *, size_t);
 static int	state_dir_lock(const char *, char *, size_t);
+static int	lock_take(int, char *, size_t);
 static int	auth_prepare(struct server *, struct options *, char *,
 		    size_t);
 static void	raise_nofile(void);
@@ -136,10 +139,7 @@ state_dir_lock(const char *dir, char *err, size_t errlen)
 		free(path);
 		return -1;
 	}
-	if (flock(fd, LOCK_EX | LOCK_NB) == -1) {
-		n = errno == EWOULDBLOCK ? pread(fd, pid, sizeof(pid) - 1, 0) :
-		    -1;
-		pid[n > 0 ? strcspn(pid, "\n") : 0] = '\0';
+	if (lock_take(fd, pid, sizeof(pid)) == -1) {
 		snprintf(err, errlen, "state dir %s is in use by another "
 		    "cmdgated (pid %s holds %s); stop it, or give this one "
 		    "another --state-dir", dir, pid[0] != '\0' ? pid : "?",
@@ -153,6 +153,40 @@ state_dir_lock(const char *dir, char *err, size_t errlen)
 		log_warn("lock file %s: cannot write the pid", path);
 	free(path);
 	lock_fd = fd;
+	return 0;
+}
+
+/*
+ * flock fd, or say who holds it (pid, from the file).  A broker killed
+ * while it started a worker leaves the lock to that child until it execs
+ * (it is close-on-exec): when the pid in the file is gone, wait a moment
+ * for it.  0, or -1 with the holder's pid in pid ("" if unknown).
+ */
+static int
+lock_take(int fd, char *pid, size_t len)
+{
+	struct timespec	 ts = { 0, LOCK_POLL_MS * 1000000L };
+	ssize_t		 n;
+	long		 holder;
+	int		 waited = 0;
+
+	while (flock(fd, LOCK_EX | LOCK_NB) == -1) {
+		if (errno == EINTR)
+			continue;
+		n = errno == EWOULDBLOCK ? pread(fd, pid, len - 1, 0) : -1;
+		pid[n > 0 ? (size_t)n : 0] = '\0';
+		pid[strcspn(pid, "\n")] = '\0';
+		holder = strtol(pid, NULL, 10);
+		if (n <= 0 || holder <= 0 || kill((pid_t)holder, 0) == 0 ||
+		    errno != ESRCH || waited >= LOCK_WAIT_MS)
+			return -1;
+		if (waited == 0)
+			log_info("the state dir's lock outlives its broker "
+			    "(pid %ld, gone): waiting up to %d ms for its "
+			    "last child", holder, LOCK_WAIT_MS);
+		nanosleep(&ts, NULL);
+		waited += LOCK_POLL_MS;
+	}
 	return 0;
 }
 
