@@ -3,6 +3,8 @@
 
 #include <sys/socket.h>
 #include <sys/un.h>
+#include <netinet/in.h>
+#include <arpa/inet.h>
 #include <netdb.h>
 
 #include <errno.h>
@@ -24,10 +26,26 @@
 #define CG_LINE_MAX	(256 * 1024 * 1024)
 #define CG_READ		65536
 
+/* Whether host is this machine's loopback: 127/8, ::1 or localhost. */
+static int
+cg_host_local(const char *host)
+{
+	struct in_addr	a4;
+	struct in6_addr	a6;
+
+	if (strcmp(host, "localhost") == 0)
+		return 1;
+	if (inet_pton(AF_INET, host, &a4) == 1)
+		return (ntohl(a4.s_addr) >> 24) == 127;
+	return inet_pton(AF_INET6, host, &a6) == 1 &&
+	    IN6_IS_ADDR_LOOPBACK(&a6);
+}
+
 /*
  * The token to present: from the named file (--token-file or
  * CMDGATE_TOKEN_FILE), else from STATE_DIR/token, the state dir being
- * --state-dir, CMDGATE_STATE_DIR or cmdgated's default.  A state dir
+ * --state-dir, CMDGATE_STATE_DIR or cmdgated's default, and only to a
+ * broker on this machine's loopback.  A state dir
  * without a token means a broker run with --no-auth (or none): connect
  * without.  0 with *tok (caller frees; NULL for none), or an exit status
  * with c->err set.
@@ -44,6 +62,9 @@ cg_find_token(struct cg_client *c, const struct cg_target *t, char **tok)
 		    sizeof(c->err));
 		return *tok != NULL ? 0 : CX_NOPERM;
 	}
+	/* The state dir's token is the local broker's: never sent away. */
+	if (!cg_host_local(t->host))
+		return 0;
 	dir = t->state_dir != NULL ? xstrdup(t->state_dir) :
 	    options_default_state_dir();
 	path = xasprintf("%s/%s", dir, TOKEN_NAME);
