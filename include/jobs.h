@@ -34,7 +34,7 @@ enum job_status {
 };
 #define JOB_NSTATUS	5
 
-#define BUSY_BIT(b)	(1u << (b))
+#define BUSY_BIT(b)	SCHED_BUSY_BIT(b)
 
 struct worker;
 

@@ -326,10 +326,10 @@ jobs_busy(struct jobs *J, struct sched_busy *b)
 	unsigned		bits = jobs_busy_bits(J);
 
 	server_busy(J->srv, &e);
-	b->tests_running = e.tests_running ||
-	    (bits & BUSY_BIT(BUSY_TESTS_RUNNING)) != 0;
-	b->compiling = e.compiling || (bits & BUSY_BIT(BUSY_COMPILING)) != 0;
+	b->tests_running = e.tests_running;
+	b->compiling = e.compiling;
 	b->editor_busy = e.busy;
+	sched_hold(b, bits);
 }
 
 json_object *
@@ -1624,7 +1624,6 @@ jobs_schedule(struct jobs *J)
 {
 	struct sched_job	*sj;
 	struct sched_state	 s;
-	struct sched_busy	 b;
 	struct job		*j, **qj;
 	size_t			 i, n, *start;
 
@@ -1652,8 +1651,7 @@ jobs_schedule(struct jobs *J)
 		if (s.workers >= s.max_workers ||
 		    (s.heavy_running && J->nqueued_beside_heavy == 0))
 			break;
-		jobs_busy(J, &b);
-		s.guard = sched_guard(&b);
+		jobs_busy(J, &s.busy);
 		sj = xcalloc(J->nqueued, sizeof(*sj));
 		qj = xcalloc(J->nqueued, sizeof(*qj));
 		start = xcalloc(J->nqueued, sizeof(*start));
@@ -1661,6 +1659,7 @@ jobs_schedule(struct jobs *J)
 		TAILQ_FOREACH(j, &J->queued, entry) {
 			sj[n].tier = j->tier;
 			sj[n].reload = j->reload;
+			sj[n].busy = j->busy;
 			qj[n++] = j;
 		}
 		n = sched_decide(sj, n, &s, start);

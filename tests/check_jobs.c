@@ -1113,6 +1113,175 @@ START_TEST(sync_group)
 }
 END_TEST
 
+/* ---- H4: the guard within a pass, held reloads first, shutdown ---------
+ * answers, MCP wait_job (issues 19.1, 19.4, 19.12, 11 section 5). */
+
+/* A batch_execute request line (async, notify) for commands. */
+static void
+submit_line(char *buf, size_t len, int id, const char *commands)
+{
+	snprintf(buf, len, "{\"jsonrpc\":\"2.0\",\"id\":%d,\"method\":"
+	    "\"batch_execute\",\"params\":{\"commands\":%s,\"async\":true,"
+	    "\"notify\":true}}", id, commands);
+}
+
+/* The ticket in answer r (borrowed) to the request of id. */
+static void
+ticket_of(json_object *r, int id, char ticket[32])
+{
+	json_object	*a;
+	size_t		 i, n = json_object_is_type(r, json_type_array) ?
+			    json_object_array_length(r) : 1;
+
+	for (i = 0; i < n; i++) {
+		a = json_object_is_type(r, json_type_array) ?
+		    json_object_array_get_idx(r, i) : r;
+		if (json_object_get_int(jpath(a, "id")) == id) {
+			snprintf(ticket, 32, "%s", str(a, "result.ticket"));
+			return;
+		}
+	}
+	ck_abort_msg("no answer to request %d in %.300s", id,
+	    json_object_to_json_string(r));
+}
+
+/* The next answer on cl; notifications before it are kept for later. */
+static json_object *
+read_answer(struct client *cl)
+{
+	json_object	*r;
+	char		*s;
+
+	for (;;) {
+		ck_assert_ptr_nonnull(s = client_line(cl));
+		ck_assert_ptr_nonnull(r = json_tokener_parse(s));
+		free(s);
+		if (json_object_object_get_ex(r, "id", NULL))
+			return r;
+		json_object_array_add(cl->notes, r);
+	}
+}
+
+/*
+ * tests (instant, holds tests_running) was started in the same scheduling
+ * pass as reload, which came after it: the reload must wait for it.
+ */
+static void
+assert_reload_held(const char *tests, const char *reload)
+{
+	json_object	*r;
+
+	ck_assert_int_lt(strcmp(tests, reload), 0);
+	await_status(tests, "running");
+	r = poll_job(reload);
+	ck_assert_str_eq(str(r, "result.status"), "queued");
+	ck_assert_str_eq(str(r, "result.blocked_by"), "tests_running");
+	json_object_put(r);
+	release();
+	r = wait_done(reload);
+	ck_assert_str_eq(str(r, "status"), "done");
+	json_object_put(r);
+	r = wait_done(tests);
+	ck_assert_str_eq(str(r, "status"), "done");
+	json_object_put(r);
+}
+
+/* Issue 19.1: both submits of one JSON-RPC batch array. */
+START_TEST(guard_same_pass_batch)
+{
+	char		 a[512], bl[512], line[1100], tests[32], reload[32];
+	json_object	*r;
+
+	start_with("instant", NULL);
+	submit_line(a, sizeof(a), 1, "[{\"tool\":\"run_tests\"}]");
+	submit_line(bl, sizeof(bl), 2, "[{\"tool\":\"refresh\","
+	    "\"params\":{}}]");
+	snprintf(line, sizeof(line), "[%s,%s]", a, bl);
+	r = client_call(c, line);
+	ticket_of(r, 1, tests);
+	ticket_of(r, 2, reload);
+	json_object_put(r);
+	assert_reload_held(tests, reload);
+}
+END_TEST
+
+/*
+ * Issue 19.1: two clients' submits read in one loop turn (the broker is
+ * stopped while both are sent, so that one epoll round sees both), stored
+ * in one group commit and scheduled in one pass.
+ */
+START_TEST(guard_same_pass_turn)
+{
+	struct client	*c2;
+	char		 line[512], tests[32], reload[32];
+	json_object	*r;
+
+	start_with("instant", NULL);
+	c2 = client_tcp(b.port);
+	r = client_call(c2, "{\"jsonrpc\":\"2.0\",\"id\":0,\"method\":"
+	    "\"ping\"}");
+	json_object_put(r);
+	r = callf("{\"jsonrpc\":\"2.0\",\"id\":0,\"method\":\"ping\"}");
+	json_object_put(r);
+	ck_assert_int_eq(kill(b.pid, SIGSTOP), 0);
+	submit_line(line, sizeof(line) - 1, 1, "[{\"tool\":\"run_tests\"}]");
+	strcat(line, "\n");
+	client_send(c, line);
+	submit_line(line, sizeof(line) - 1, 2, "[{\"tool\":\"refresh\","
+	    "\"params\":{}}]");
+	strcat(line, "\n");
+	client_send(c2, line);
+	ck_assert_int_eq(kill(b.pid, SIGCONT), 0);
+	r = read_answer(c);
+	ticket_of(r, 1, tests);
+	json_object_put(r);
+	r = read_answer(c2);
+	ticket_of(r, 2, reload);
+	json_object_put(r);
+	client_close(c2);
+	assert_reload_held(tests, reload);
+}
+END_TEST
+
+/*
+ * Issue 19.4: a reload held by a running test job goes before the test
+ * jobs submitted after it; other jobs still pass it.
+ */
+START_TEST(held_reload_before_later_tests)
+{
+	char		 t1[32], reload[32], t2[32], other[32];
+	json_object	*r, *rl;
+
+	start_with("smooth", NULL);
+	submit(t1, "[{\"tool\":\"run_tests\"}]", "\"notify\":true");
+	await_status(t1, "running");
+	submit(reload, "[{\"tool\":\"refresh\",\"params\":{}}]", NULL);
+	submit(t2, "[{\"tool\":\"run_tests\"}]", NULL);
+	submit(other, "[{\"tool\":\"echo\",\"params\":{\"text\":\"x\"}}]",
+	    NULL);
+	r = wait_done(other);
+	ck_assert_str_eq(str(r, "status"), "done");
+	json_object_put(r);
+	r = poll_job(t2);
+	ck_assert_str_eq(str(r, "result.status"), "queued");
+	ck_assert_int_eq(json_object_get_int(jpath(r, "result.position")), 1);
+	json_object_put(r);
+	/* The first gap: t1 ends, the reload runs, then t2. */
+	release();
+	rl = wait_done(reload);
+	ck_assert_str_eq(str(rl, "status"), "done");
+	release();
+	r = wait_done(t2);
+	ck_assert_str_eq(str(r, "status"), "done");
+	ck_assert_str_le(str(rl, "finished_at"), str(r, "started_at"));
+	json_object_put(r);
+	json_object_put(rl);
+	r = wait_done(t1);
+	ck_assert_str_eq(str(r, "status"), "done");
+	json_object_put(r);
+}
+END_TEST
+
 int
 main(void)
 {
@@ -1148,6 +1317,10 @@ main(void)
 	tcase_add_test(tc, submit_answered_in_order);
 	tcase_add_test(tc, results_expire);
 	tcase_add_test(tc, sync_group);
+	/* H4 */
+	tcase_add_test(tc, guard_same_pass_batch);
+	tcase_add_test(tc, guard_same_pass_turn);
+	tcase_add_test(tc, held_reload_before_later_tests);
 	suite_add_tcase(s, tc);
 	return ck_run(s);
 }
