@@ -289,21 +289,30 @@ jobs_commit_or_die(struct jobs *J, const char *what)
 		jobs_fatal_store(what, rc);
 }
 
+/* --sync group: sync what was committed, then send what it held. */
 static void
-on_sync(evutil_socket_t fd, short ev, void *arg)
+jobs_sync(struct jobs *J)
 {
-	struct jobs	*J = arg;
 	struct conn	*c;
 	int		 rc;
 
-	(void)fd;
-	(void)ev;
 	if ((rc = store_sync(J->st)) != 0)
 		fatalx("store: sync failed: %s; stopping before any answer "
 		    "claims it", store_strerror(rc));
 	J->srv->hold_output = 0;
 	TAILQ_FOREACH(c, &J->srv->conns, entry)
 		conn_release(c);
+}
+
+static void
+on_sync(evutil_socket_t fd, short ev, void *arg)
+{
+	struct jobs	*J = arg;
+
+	(void)fd;
+	(void)ev;
+	if (J->srv->hold_output)	/* else the shutdown synced already */
+		jobs_sync(J);
 }
 
 /* ---- views ---------------------------------------------------------- */
@@ -1920,6 +1929,12 @@ jobs_shutdown(struct jobs *J)
 			job_free(j);
 		}
 	}
+	/*
+	 * The connections close once their output is out: what --sync group
+	 * holds (these ends, earlier answers of this turn) must be out first.
+	 */
+	if (J->srv->hold_output)
+		jobs_sync(J);
 	TAILQ_FOREACH(w, &J->workers, entry)
 		worker_kill(J, w, SIGTERM);
 }

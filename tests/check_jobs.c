@@ -1282,6 +1282,53 @@ START_TEST(held_reload_before_later_tests)
 }
 END_TEST
 
+/*
+ * Issue 19.12: on SIGTERM, a client waiting for a running job gets the
+ * job's final state and then the shutdown notice, not EOF: with --sync
+ * full and --sync group alike.
+ */
+START_TEST(shutdown_answers_waiters)
+{
+	const char	*args[] = { "--sync", _i ? "group" : "full", NULL };
+	char		 t[32], line[256], *s;
+	json_object	*r, *m;
+	int		 answered = 0, noticed = 0;
+
+	start_with("heavy", args);
+	submit(t, "[{\"tool\":\"run_tests\"}]", "\"notify\":true");
+	await_status(t, "running");
+	snprintf(line, sizeof(line), "{\"jsonrpc\":\"2.0\",\"id\":7,"
+	    "\"method\":\"wait_job\",\"params\":{\"ticket\":\"%s\","
+	    "\"timeout_s\":60}}\n", t);
+	client_send(c, line);
+	/* Answered after the wait_job was read: the wait is registered. */
+	r = callf("{\"jsonrpc\":\"2.0\",\"id\":8,\"method\":\"ping\"}");
+	ck_assert_int_eq(json_object_get_int(jpath(r, "id")), 8);
+	json_object_put(r);
+	ck_assert_int_eq(kill(b.pid, SIGTERM), 0);
+	while ((s = client_line(c)) != NULL) {
+		r = json_tokener_parse(s);
+		free(s);
+		ck_assert_ptr_nonnull(r);
+		if (json_object_get_int(jpath(r, "id")) == 7) {
+			ck_assert_str_eq(str(r, "result.status"), "failed");
+			ck_assert_int_eq(strncmp(str(r, "result.error"),
+			    "interrupted by broker shutdown", 30), 0);
+			ck_assert(!noticed);
+			answered = 1;
+		}
+		if ((m = jpath(r, "method")) != NULL && strcmp(
+		    json_object_get_string(m),
+		    "notifications/server/shutdown") == 0)
+			noticed = 1;
+		json_object_put(r);
+	}
+	ck_assert_msg(answered, "the waiter got no answer (sync %s)", args[1]);
+	ck_assert_msg(noticed, "no shutdown notice (sync %s)", args[1]);
+	ck_assert_int_eq(broker_signal_wait(&b, SIGTERM), 0);
+}
+END_TEST
+
 int
 main(void)
 {
@@ -1321,6 +1368,7 @@ main(void)
 	tcase_add_test(tc, guard_same_pass_batch);
 	tcase_add_test(tc, guard_same_pass_turn);
 	tcase_add_test(tc, held_reload_before_later_tests);
+	tcase_add_loop_test(tc, shutdown_answers_waiters, 0, 2);
 	suite_add_tcase(s, tc);
 	return ck_run(s);
 }
