@@ -164,6 +164,8 @@ int		 jobs_cancel(struct jobs *, uint64_t num, json_object **,
 /* Answer p with the job once finished, or as it stands after timeout_s. */
 void		 jobs_wait(struct jobs *, uint64_t num, struct rpc_pending *p,
 		    uint64_t timeout_s, int mcp);
+/* The MCP tool result that carries job (taken).  Caller puts. */
+json_object	*jobs_mcp_result(json_object *job);
 void		 jobs_busy(struct jobs *, struct sched_busy *);
 json_object	*jobs_busy_json(struct jobs *);
 const char	*jobs_blocked_by(struct jobs *, const struct job *);

@@ -607,9 +607,8 @@ waiter_cancel(void *arg)
 	waiter_free(arg);
 }
 
-/* The MCP tool result that carries a job object (taken). */
-static json_object *
-mcp_job_result(json_object *job)
+json_object *
+jobs_mcp_result(json_object *job)
 {
 	json_object	*r = json_object_new_object(), *content, *t;
 	const char	*st = json_object_get_string(rec_get(job, "status"));
@@ -640,7 +639,7 @@ waiter_answer(struct waiter *w)
 		rpc_fail(&err, RPC_UNKNOWN_TICKET, "unknown_ticket", "the job "
 		    "expired while it was waited for");
 	if (o != NULL && w->mcp)
-		o = mcp_job_result(o);
+		o = jobs_mcp_result(o);
 	rpc_complete(w->pending, o, o != NULL ? NULL : &err);
 	waiter_free(w);
 }

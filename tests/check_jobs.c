@@ -1329,6 +1329,39 @@ START_TEST(shutdown_answers_waiters)
 }
 END_TEST
 
+/* Issue 11 section 5: MCP wait_job on a finished job answers at once. */
+START_TEST(mcp_wait_finished)
+{
+	char		 t[32], f[32];
+	json_object	*r;
+
+	start_with("heavy", NULL);
+	submit(t, "[{\"tool\":\"echo\",\"params\":{\"text\":\"w\"}}]", NULL);
+	submit(f, "[{\"tool\":\"fail\"}]", NULL);
+	json_object_put(wait_done(t));
+	json_object_put(wait_done(f));
+	r = callf("{\"jsonrpc\":\"2.0\",\"id\":4,\"method\":\"tools/call\","
+	    "\"params\":{\"name\":\"wait_job\",\"arguments\":{\"ticket\":"
+	    "\"%s\"}}}", t);
+	ck_assert_int_eq(json_object_get_int(jpath(r, "id")), 4);
+	ck_assert(!json_object_get_boolean(jpath(r, "result.isError")));
+	ck_assert_str_eq(str(r, "result.structuredContent.status"), "done");
+	ck_assert_str_eq(str(r, "result.content.0.type"), "text");
+	ck_assert_ptr_nonnull(strstr(str(r, "result.content.0.text"),
+	    "\"status\":\"done\""));
+	json_object_put(r);
+	r = callf("{\"jsonrpc\":\"2.0\",\"id\":5,\"method\":\"tools/call\","
+	    "\"params\":{\"name\":\"wait_job\",\"arguments\":{\"ticket\":"
+	    "\"%s\",\"timeout_s\":5}}}", f);
+	ck_assert(json_object_get_boolean(jpath(r, "result.isError")));
+	ck_assert_str_eq(str(r, "result.structuredContent.status"), "failed");
+	json_object_put(r);
+	assert_error(callf("{\"jsonrpc\":\"2.0\",\"id\":6,\"method\":"
+	    "\"tools/call\",\"params\":{\"name\":\"wait_job\",\"arguments\":"
+	    "{\"ticket\":\"t-999999\"}}}"), -32002, "unknown_ticket");
+}
+END_TEST
+
 int
 main(void)
 {
@@ -1369,6 +1402,7 @@ main(void)
 	tcase_add_test(tc, guard_same_pass_turn);
 	tcase_add_test(tc, held_reload_before_later_tests);
 	tcase_add_loop_test(tc, shutdown_answers_waiters, 0, 2);
+	tcase_add_test(tc, mcp_wait_finished);
 	suite_add_tcase(s, tc);
 	return ck_run(s);
 }
