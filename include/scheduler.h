@@ -7,10 +7,11 @@
 #include "tools.h"
 
 /*
- * The scheduling rules of cmdgate-protocol(7) and cmdgated(8) as one pure
- * function: the queued jobs in ticket order, what runs and what holds
- * reloads in; the jobs to start now out.  It keeps no state and does no
- * I/O, so every case is a table in tests/check_sched.c.
+ * The scheduling rules of cmdgate-protocol(7), Scheduling, and of
+ * cmdgated(8), Scheduling, as one pure function: the queued jobs in ticket
+ * order, what runs and what holds reloads in; the jobs to start now out.
+ * It keeps no state and does no I/O, so every case is a table in
+ * tests/check_sched.c.
  */
 
 /* Bit of a busy label (enum busy) in sched_job.busy. */
