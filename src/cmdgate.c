@@ -30,6 +30,7 @@
 #define DEFAULT_PORT	"8700"
 #define WAIT_STEP_S	1	/* how often a wait shows a change */
 #define SUBMIT_TIMEOUT	300
+#define REPLY_TIMEOUT_MAX 3600	/* --reply-timeout, seconds */
 
 struct cli {
 	struct cg_target	 t;
@@ -86,8 +87,8 @@ usage(FILE *f)
 	size_t	i;
 
 	fprintf(f, "usage: cmdgate [--host H] [--port P] [--socket PATH] "
-	    "[--token-file F] [--json]\n               COMMAND [ARG ...]\n"
-	    "commands:\n");
+	    "[--token-file F] [--json]\n               [--reply-timeout S] "
+	    "COMMAND [ARG ...]\ncommands:\n");
 	for (i = 0; i < NCOMMANDS; i++)
 		fprintf(f, "  %s\n", commands[i].usage);
 }
@@ -1037,12 +1038,14 @@ main(int argc, char **argv)
 		{ "socket", required_argument, NULL, 's' },
 		{ "token-file", required_argument, NULL, 't' },
 		{ "json", no_argument, NULL, 'j' },
+		{ "reply-timeout", required_argument, NULL, 'r' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct cli	 cl;
-	uint64_t	 port;
+	const char	*reply = getenv("CMDGATE_REPLY_TIMEOUT");
+	uint64_t	 port, secs;
 	size_t		 i;
 	int		 ch, rc;
 
@@ -1076,6 +1079,9 @@ main(int argc, char **argv)
 		case 'j':
 			cl.json = 1;
 			break;
+		case 'r':
+			reply = optarg;
+			break;
 		case 'h':
 			usage(stdout);
 			return 0;
@@ -1089,6 +1095,12 @@ main(int argc, char **argv)
 	}
 	if (util_parse_u64(cl.t.port, 1, 65535, &port) == -1)
 		return die_usage("port '%s' is not 1-65535", cl.t.port);
+	if (reply != NULL && *reply != '\0') {
+		if (util_parse_u64(reply, 1, REPLY_TIMEOUT_MAX, &secs) == -1)
+			return die_usage("--reply-timeout '%s' is not 1-3600 "
+			    "seconds", reply);
+		cl.t.reply_timeout_ms = (int64_t)secs * 1000;
+	}
 	if (optind >= argc) {
 		usage(stderr);
 		return CX_USAGE;

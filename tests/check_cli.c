@@ -404,6 +404,51 @@ START_TEST(mcp_config)
 }
 END_TEST
 
+/* ---- H4: answers that end every call, safe terminal output --------- */
+
+/* A loopback port that accepts connections and never answers; its fd. */
+static int
+silent_listener(void)
+{
+	struct sockaddr_in	sin;
+	socklen_t		len = sizeof(sin);
+	int			fd;
+
+	ck_assert_int_ge(fd = socket(AF_INET, SOCK_STREAM, 0), 0);
+	memset(&sin, 0, sizeof(sin));
+	sin.sin_family = AF_INET;
+	sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	ck_assert_int_eq(bind(fd, (struct sockaddr *)&sin, sizeof(sin)), 0);
+	ck_assert_int_eq(listen(fd, 4), 0);
+	ck_assert_int_eq(getsockname(fd, (struct sockaddr *)&sin, &len), 0);
+	snprintf(port, sizeof(port), "%d", ntohs(sin.sin_port));
+	return fd;
+}
+
+/*
+ * Issue 19.8: an argument that is not UTF-8 is answered -32700 with a
+ * null id, which ends the call (it hung); a broker that does not answer
+ * ends it after --reply-timeout.
+ */
+START_TEST(cli_never_hangs)
+{
+	int	fd;
+
+	start(NULL);
+	ck_assert_int_eq(run(NULL, "submit", "echo", "text=\xff", NULL), 64);
+	ck_assert_msg(strstr(err, "parse_error") != NULL, "stderr: %s", err);
+	ck_assert_int_eq(run(NULL, "--reply-timeout", "0", "ping", NULL), 64);
+	ck_assert_int_eq(run(NULL, "--reply-timeout", "x", "ping", NULL), 64);
+	fd = silent_listener();
+	ck_assert_int_eq(run(NULL, "--reply-timeout", "1", "ping", NULL), 69);
+	ck_assert_msg(strstr(err, "did not answer within 1 s") != NULL,
+	    "stderr: %s", err);
+	ck_assert_int_eq(run(NULL, "--reply-timeout", "1", "submit", "echo",
+	    "text=x", NULL), 69);
+	close(fd);
+}
+END_TEST
+
 int
 main(void)
 {
@@ -421,6 +466,8 @@ main(void)
 	tcase_add_test(tc, editor_state_wraps);
 	tcase_add_test(tc, mcp_bridge);
 	tcase_add_test(tc, mcp_config);
+	/* H4 */
+	tcase_add_test(tc, cli_never_hangs);
 	suite_add_tcase(s, tc);
 	return ck_run(s);
 }
