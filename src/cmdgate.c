@@ -31,6 +31,7 @@
 #define WAIT_STEP_S	1	/* how often a wait shows a change */
 #define SUBMIT_TIMEOUT	300
 #define REPLY_TIMEOUT_MAX 3600	/* --reply-timeout, seconds */
+#define VIS_SLOTS	16	/* vis() results alive at once */
 
 struct cli {
 	struct cg_target	 t;
@@ -52,6 +53,7 @@ static int	cmd_jobs(struct cli *, int, char **);
 static int	cmd_editor_state(struct cli *, int, char **);
 static int	cmd_mcp(struct cli *, int, char **);
 static int	cmd_mcp_config(struct cli *, int, char **);
+static const char *hstr(json_object *, const char *);
 
 static const struct {
 	const char	*name;
@@ -113,11 +115,31 @@ report_error(struct cli *cl, json_object *error)
 		return CX_UNAVAILABLE;
 	}
 	d = json_object_object_get(error, "data");
-	fprintf(stderr, "cmdgate: %s (%s): %s\n",
-	    json_object_get_string(json_object_object_get(error, "message")),
-	    json_object_get_string(json_object_object_get(d, "type")),
-	    json_object_get_string(json_object_object_get(d, "reason")));
+	fprintf(stderr, "cmdgate: %s (%s): %s\n", hstr(error, "message"),
+	    hstr(d, "type"), hstr(d, "reason"));
 	return cg_error_status(error);
+}
+
+/* Bytes of the UTF-8 sequence at p, or 0 when it is not one. */
+static size_t
+utf8_seq(const unsigned char *p)
+{
+	size_t	n, i;
+
+	if (*p < 0x80)
+		return 1;
+	if (*p >= 0xc2 && *p <= 0xdf)
+		n = 2;
+	else if (*p >= 0xe0 && *p <= 0xef)
+		n = 3;
+	else if (*p >= 0xf0 && *p <= 0xf4)
+		n = 4;
+	else
+		return 0;
+	for (i = 1; i < n; i++)
+		if ((p[i] & 0xc0) != 0x80)
+			return 0;
+	return n;
 }
 
 static const char *
@@ -128,6 +150,58 @@ jstr(json_object *o, const char *key)
 	if (!json_object_object_get_ex(o, key, &v) || v == NULL)
 		return "";
 	return json_object_get_string(v);
+}
+
+/*
+ * s as it may be shown on a terminal: C0 controls, DEL and bytes that are
+ * not UTF-8 as \xHH, C1 controls (U+0080 to U+009F) as \u00HH, so that a
+ * name or an output cannot drive the terminal; the characters in keep
+ * stay as they are.  Borrowed: valid until VIS_SLOTS more calls.
+ */
+static const char *
+vis_keep(const char *s, const char *keep)
+{
+	static char	*slot[VIS_SLOTS];
+	static size_t	 next;
+	const unsigned char *p = (const unsigned char *)s;
+	char		*o, **buf = &slot[next++ % VIS_SLOTS];
+	size_t		 n;
+
+	free(*buf);
+	o = *buf = xmalloc(strlen(s) * 6 + 1);
+	while (*p != '\0') {
+		if ((*p < 0x20 && strchr(keep, *p) == NULL) || *p == 0x7f) {
+			o += sprintf(o, "\\x%02x", *p++);
+			continue;
+		}
+		if ((n = utf8_seq(p)) == 0) {
+			o += sprintf(o, "\\x%02x", *p++);
+			continue;
+		}
+		if (p[0] == 0xc2 && p[1] < 0xa0) {
+			o += sprintf(o, "\\u%04x", p[1]);
+			p += 2;
+			continue;
+		}
+		memcpy(o, p, n);
+		o += n;
+		p += n;
+	}
+	*o = '\0';
+	return *buf;
+}
+
+static const char *
+vis(const char *s)
+{
+	return vis_keep(s, "");
+}
+
+/* The member key of o, shown safely (vis()); "" when absent. */
+static const char *
+hstr(json_object *o, const char *key)
+{
+	return vis(jstr(o, key));
 }
 
 static int64_t
@@ -176,13 +250,20 @@ static void
 print_text_block(const char *label, const char *text)
 {
 	const char	*p = text, *nl;
+	char		*line;
+	size_t		 n;
 
 	if (*text == '\0')
 		return;
 	printf("      %s:\n", label);
 	while (*p != '\0') {
 		nl = strchr(p, '\n');
-		printf("        %.*s\n", nl ? (int)(nl - p) : (int)strlen(p), p);
+		n = nl != NULL ? (size_t)(nl - p) : strlen(p);
+		line = xmalloc(n + 1);
+		memcpy(line, p, n);
+		line[n] = '\0';
+		printf("        %s\n", vis_keep(line, "\t"));
+		free(line);
 		if (nl == NULL)
 			break;
 		p = nl + 1;
@@ -198,11 +279,11 @@ job_state_line(json_object *job, char *buf, size_t len)
 
 	if (strcmp(st, "queued") == 0)
 		snprintf(buf, len, "%s queued, position %lld%s%s",
-		    jstr(job, "ticket"), (long long)jint(job, "position"),
-		    *bb ? ", blocked by " : "", bb);
+		    hstr(job, "ticket"), (long long)jint(job, "position"),
+		    *bb ? ", blocked by " : "", vis(bb));
 	else
 		snprintf(buf, len, "%s %s, %lld of %lld commands",
-		    jstr(job, "ticket"), st, (long long)jint(p, "completed"),
+		    hstr(job, "ticket"), vis(st), (long long)jint(p, "completed"),
 		    (long long)jint(p, "total"));
 }
 
@@ -219,24 +300,24 @@ print_job(struct cli *cl, json_object *job)
 	}
 	job_state_line(job, line, sizeof(line));
 	printf("%s\n", line);
-	printf("  %s%s, agent %s%s%s\n", jstr(job, "tier"),
+	printf("  %s%s, agent %s%s%s\n", hstr(job, "tier"),
 	    json_object_get_boolean(json_object_object_get(job,
-	    "causes_reload")) ? " reload" : "", jstr(job, "agent"),
-	    *jstr(job, "label") ? ", label " : "", jstr(job, "label"));
-	if (*jstr(job, "error"))
-		printf("  error: %s\n", jstr(job, "error"));
+	    "causes_reload")) ? " reload" : "", hstr(job, "agent"),
+	    *hstr(job, "label") ? ", label " : "", hstr(job, "label"));
+	if (*hstr(job, "error"))
+		printf("  error: %s\n", hstr(job, "error"));
 	for (i = 0; res != NULL && i < json_object_array_length(res); i++) {
 		r = json_object_array_get_idx(res, i);
-		printf("  [%zu] %s: %s", i, jstr(r, "tool"),
+		printf("  [%zu] %s: %s", i, hstr(r, "tool"),
 		    json_object_get_boolean(json_object_object_get(r, "ok")) ?
 		    "ok" : "FAILED");
 		if (json_object_object_get_ex(r, "exit_code", NULL))
 			printf(", exit %lld", (long long)jint(r, "exit_code"));
-		if (*jstr(r, "signal"))
-			printf(", %s", jstr(r, "signal"));
+		if (*hstr(r, "signal"))
+			printf(", %s", hstr(r, "signal"));
 		printf(", %lld ms\n", (long long)jint(r, "duration_ms"));
-		if (*jstr(r, "error"))
-			printf("      error: %s\n", jstr(r, "error"));
+		if (*hstr(r, "error"))
+			printf("      error: %s\n", hstr(r, "error"));
 		print_text_block("stdout", jstr(r, "stdout"));
 		print_text_block("stderr", jstr(r, "stderr"));
 	}
@@ -306,14 +387,14 @@ cmd_status(struct cli *cl, int argc, char **argv)
 	b = json_object_object_get(q, "busy");
 	l = json_object_object_get(s, "listen");
 	printf("cmdgated %s, pid %lld, up %lld s, %lld clients\n",
-	    jstr(s, "version"), (long long)jint(s, "pid"),
+	    hstr(s, "version"), (long long)jint(s, "pid"),
 	    (long long)jint(s, "uptime_s"), (long long)jint(s, "clients"));
 	printf("listening:");
 	for (i = 0; i < json_object_array_length(l); i++)
-		printf(" %s", json_object_get_string(
-		    json_object_array_get_idx(l, i)));
+		printf(" %s", vis(json_object_get_string(
+		    json_object_array_get_idx(l, i))));
 	printf("\nstore: %s, %lld jobs, %lld KiB used of %lld KiB\n",
-	    jstr(st, "path"), (long long)jint(st, "jobs"),
+	    hstr(st, "path"), (long long)jint(st, "jobs"),
 	    (long long)jint(st, "map_used_bytes") / 1024,
 	    (long long)jint(st, "map_size_bytes") / 1024);
 	printf("jobs: %lld queued, %lld running, %lld done, %lld failed, "
@@ -321,7 +402,7 @@ cmd_status(struct cli *cl, int argc, char **argv)
 	    (long long)jint(js, "running"), (long long)jint(js, "done"),
 	    (long long)jint(js, "failed"), (long long)jint(js, "cancelled"));
 	printf("queue: heavy %s, %lld smooth in flight, %lld workers alive\n",
-	    *jstr(q, "heavy_active") ? jstr(q, "heavy_active") : "none",
+	    *hstr(q, "heavy_active") ? hstr(q, "heavy_active") : "none",
 	    (long long)jint(q, "smooth_in_flight"),
 	    (long long)jint(q, "workers_alive"));
 	printf("holding reloads:%s%s%s%s\n",
@@ -373,11 +454,11 @@ cmd_tools(struct cli *cl, int argc, char **argv)
 	    "BUSY", "ENABLED", "DESCRIPTION");
 	for (i = 0; i < json_object_array_length(list); i++) {
 		d = json_object_array_get_idx(list, i);
-		printf("%-20s %-8s %-6s %-14s %-8s %s\n", jstr(d, "name"),
-		    jstr(d, "tier"), reload_text(d),
-		    *jstr(d, "busy") ? jstr(d, "busy") : "-",
+		printf("%-20s %-8s %-6s %-14s %-8s %s\n", hstr(d, "name"),
+		    hstr(d, "tier"), reload_text(d),
+		    *hstr(d, "busy") ? hstr(d, "busy") : "-",
 		    json_object_get_boolean(json_object_object_get(d,
-		    "enabled")) ? "yes" : "no", jstr(d, "description"));
+		    "enabled")) ? "yes" : "no", hstr(d, "description"));
 	}
 	json_object_put(r);
 	return 0;
@@ -398,18 +479,19 @@ cmd_tool(struct cli *cl, int argc, char **argv)
 	if (cl->json)
 		print_json(d);
 	else {
-		printf("%s: %s\n", jstr(d, "name"), jstr(d, "description"));
+		printf("%s: %s\n", hstr(d, "name"), hstr(d, "description"));
 		printf("  tier %s, reload %s, busy %s, %s, timeout %lld s\n",
-		    jstr(d, "tier"), json_object_to_json_string_ext(
+		    hstr(d, "tier"), vis(json_object_to_json_string_ext(
 		    json_object_object_get(d, "reload"),
-		    JSON_C_TO_STRING_PLAIN),
-		    *jstr(d, "busy") ? jstr(d, "busy") : "-",
+		    JSON_C_TO_STRING_PLAIN)),
+		    *hstr(d, "busy") ? hstr(d, "busy") : "-",
 		    json_object_get_boolean(json_object_object_get(d,
 		    "enabled")) ? "enabled" : "DISABLED",
 		    (long long)jint(d, "timeout_s"));
-		printf("  params: %s\n", json_object_to_json_string_ext(
-		    json_object_object_get(d, "params"),
-		    JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_NOSLASHESCAPE));
+		printf("  params: %s\n", vis_keep(
+		    json_object_to_json_string_ext(json_object_object_get(d,
+		    "params"), JSON_C_TO_STRING_PRETTY |
+		    JSON_C_TO_STRING_NOSLASHESCAPE), "\n"));
 	}
 	json_object_put(d);
 	return 0;
@@ -664,9 +746,9 @@ cmd_submit(struct cli *cl, int argc, char **argv)
 		if (cl->json)
 			print_json(r);
 		else
-			printf("%s %s%s%s\n", ticket, jstr(r, "status"),
-			    *jstr(r, "blocked_by") ? ", blocked by " : "",
-			    jstr(r, "blocked_by"));
+			printf("%s %s%s%s\n", vis(ticket), hstr(r, "status"),
+			    *hstr(r, "blocked_by") ? ", blocked by " : "",
+			    hstr(r, "blocked_by"));
 		json_object_put(r);
 		return 0;
 	}
@@ -729,10 +811,10 @@ cmd_cancel(struct cli *cl, int argc, char **argv)
 	if (cl->json)
 		print_json(r);
 	else
-		printf("%s %s (%s)\n", jstr(r, "ticket"),
+		printf("%s %s (%s)\n", hstr(r, "ticket"),
 		    json_object_get_boolean(json_object_object_get(r,
 		    "cancelled")) ? "cancelled" : "not cancelled",
-		    jstr(r, "status"));
+		    hstr(r, "status"));
 	rc = json_object_get_boolean(json_object_object_get(r, "cancelled")) ?
 	    0 : CX_FAILED;
 	json_object_put(r);
@@ -786,13 +868,13 @@ cmd_jobs(struct cli *cl, int argc, char **argv)
 	for (i = 0; i < json_object_array_length(list); i++) {
 		j = json_object_array_get_idx(list, i);
 		printf("%-10s %-10s %-8s %-7s %-16s %-24s %s\n",
-		    jstr(j, "ticket"), jstr(j, "status"), jstr(j, "tier"),
+		    hstr(j, "ticket"), hstr(j, "status"), hstr(j, "tier"),
 		    json_object_get_boolean(json_object_object_get(j,
-		    "causes_reload")) ? "yes" : "no", jstr(j, "agent"),
-		    jstr(j, "created_at"), jstr(j, "label"));
+		    "causes_reload")) ? "yes" : "no", hstr(j, "agent"),
+		    hstr(j, "created_at"), hstr(j, "label"));
 	}
-	if (*jstr(r, "next"))
-		printf("(more: cmdgate jobs after %s)\n", jstr(r, "next"));
+	if (*hstr(r, "next"))
+		printf("(more: cmdgate jobs after %s)\n", hstr(r, "next"));
 	json_object_put(r);
 	return 0;
 }

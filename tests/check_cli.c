@@ -449,6 +449,45 @@ START_TEST(cli_never_hangs)
 }
 END_TEST
 
+/* No byte that a terminal takes as a control: C0 but \n, DEL, C1. */
+static void
+assert_inert(const char *what, const char *s)
+{
+	const unsigned char	*p;
+
+	for (p = (const unsigned char *)s; *p != '\0'; p++)
+		ck_assert_msg((*p >= 0x20 || *p == '\n') && *p != 0x7f &&
+		    !(p[0] == 0xc2 && p[1] >= 0x80 && p[1] < 0xa0),
+		    "%s: control byte 0x%02x at %zu: %s", what, *p,
+		    (size_t)(p - (const unsigned char *)s), s);
+}
+
+/*
+ * Issue 11 section 4: names, labels and tool output are shown with their
+ * control characters escaped (\xHH, C1 as \u00HH), never raw.
+ */
+START_TEST(cli_escapes_controls)
+{
+	start(NULL);
+	ck_assert_int_eq(run(NULL, "submit", "echo",
+	    "text=a\x1b]0;pwned\x07z", "--agent", "ev\xc2\x9b" "2Jil",
+	    "--label", "L\x1b[2J\nfake line", NULL), 0);
+	assert_inert("submit", out);
+	ck_assert_ptr_nonnull(strstr(out, "a\\x1b]0;pwned\\x07z"));
+	ck_assert_ptr_nonnull(strstr(out, "agent ev\\u009b2Jil"));
+	ck_assert_ptr_nonnull(strstr(out, "label L\\x1b[2J\\x0afake line"));
+	ck_assert_int_eq(run(NULL, "jobs", NULL), 0);
+	assert_inert("jobs", out);
+	ck_assert_ptr_nonnull(strstr(out, "ev\\u009b2Jil"));
+	ck_assert_ptr_nonnull(strstr(out, "L\\x1b[2J\\x0afake line"));
+	ck_assert_int_eq(run(NULL, "poll", "t-000000", NULL), 0);
+	assert_inert("poll", out);
+	/* --json is for programs: the values as they are, in JSON. */
+	ck_assert_int_eq(run(NULL, "--json", "poll", "t-000000", NULL), 0);
+	ck_assert_ptr_nonnull(strstr(out, "\\u001b]0;pwned\\u0007z"));
+}
+END_TEST
+
 int
 main(void)
 {
@@ -468,6 +507,7 @@ main(void)
 	tcase_add_test(tc, mcp_config);
 	/* H4 */
 	tcase_add_test(tc, cli_never_hangs);
+	tcase_add_test(tc, cli_escapes_controls);
 	suite_add_tcase(s, tc);
 	return ck_run(s);
 }
