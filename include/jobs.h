@@ -99,6 +99,9 @@ struct jobs {
 	struct event		*group_ev;	/* commits this turn's submits */
 	struct event		*retry_ev;	/* the store refused a change */
 	int			 store_blocked;	/* start nothing until it takes */
+	struct sched_busy	 editor_saved;	/* as in STATE_DIR/editor-flags */
+	struct sched_busy	 editor_restored; /* held before a restart */
+	struct event		*grace_ev;	/* ends editor_restored */
 	int			 scheduling, reschedule;
 };
 
@@ -109,8 +112,16 @@ void		 jobs_free(struct jobs *);
 /* Stop: every running job's processes get SIGTERM, then SIGKILL. */
 void		 jobs_shutdown(struct jobs *);
 int		 jobs_idle(const struct jobs *);
-/* Editor flags or a holder changed. */
+/* A holder changed. */
 void		 jobs_schedule(struct jobs *);
+/*
+ * The editor flags changed: save them for a restart (STATE_DIR/
+ * editor-flags), then jobs_schedule().  Not while stopping: the flags go
+ * with the connections then, and the file keeps what they held, so that
+ * after a restart reloads wait --editor-grace seconds for their holders to
+ * report again.
+ */
+void		 jobs_editor_changed(struct jobs *);
 
 const char	*job_status_name(enum job_status);
 /* "t-000042" -> 42; -1 when not a ticket. */

@@ -5,6 +5,7 @@
  */
 #include "config.h"
 
+#include <sys/pidfd.h>
 #include <sys/socket.h>
 #include <sys/types.h>
 #include <sys/wait.h>
@@ -12,6 +13,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <limits.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -32,6 +34,10 @@
 #define SUBMIT_TIMEOUT	300
 #define REPLY_TIMEOUT_MAX 3600	/* --reply-timeout, seconds */
 #define VIS_SLOTS	16	/* vis() results alive at once */
+#define RECONNECT_FIRST_MS 100	/* editor-state: first retry, then doubled */
+#define RECONNECT_MAX_MS 1000	/* up to this between tries */
+#define RECONNECT_TIMEOUT_S 10	/* default --reconnect-timeout */
+#define CHILD_POLL_MS	100	/* without a pidfd: look this often */
 
 struct cli {
 	struct cg_target	 t;
@@ -76,7 +82,8 @@ static const struct {
 	{ "cancel", cmd_cancel, 1, "cancel TICKET" },
 	{ "jobs", cmd_jobs, 1, "jobs [--status S] [--agent A] [--limit N]" },
 	{ "editor-state", cmd_editor_state, 1, "editor-state "
-	    "[--tests-running] [--compiling] [--busy] -- CMD [ARG ...]" },
+	    "[--tests-running] [--compiling] [--busy]\n"
+	    "              [--reconnect-timeout S] -- CMD [ARG ...]" },
 	{ "mcp", cmd_mcp, 1, "mcp" },
 	{ "mcp-config", cmd_mcp_config, 0, "mcp-config "
 	    "[--client claude|cursor|vscode|generic]" },
@@ -896,42 +903,224 @@ editor_report(struct cli *cl, int tests, int compiling, int busy)
 	return 0;
 }
 
-/* Hold the flags while CMD runs; CMD's exit status (128+N on signal N). */
+/* editor-state: what it holds, for whom, and its link to the broker. */
+struct hold {
+	int	 tests, compiling, busy;
+	pid_t	 pid;		/* the command */
+	int	 pidfd;		/* -1: look with waitpid on a timer */
+	int64_t	 lost_at;	/* monotonic ms; -1 while connected */
+	int64_t	 retry_at, backoff;
+	int64_t	 limit_ms;	/* --reconnect-timeout */
+	int	 failed;	/* not back within limit_ms */
+};
+
+/* Read what the broker sent (notifications): -1 once it is gone. */
 static int
-cmd_editor_state(struct cli *cl, int argc, char **argv)
+editor_drain(struct cli *cl)
 {
-	int	i, tests = 0, compiling = 0, busy = 0, rc, status;
-	pid_t	pid;
+	char	buf[4096];
+	ssize_t	n;
+
+	for (;;) {
+		n = recv(cl->c.fd, buf, sizeof(buf), MSG_DONTWAIT);
+		if (n > 0)
+			continue;
+		if (n == -1 && errno == EINTR)
+			continue;
+		if (n == -1 && (errno == EAGAIN || errno == EWOULDBLOCK))
+			return 0;
+		snprintf(cl->c.err, sizeof(cl->c.err), "%s", n == 0 ?
+		    "the broker closed the connection" : strerror(errno));
+		return -1;
+	}
+}
+
+static void
+editor_lost(struct cli *cl, struct hold *h)
+{
+	fprintf(stderr, "cmdgate: editor-state: lost the broker (%s): reload "
+	    "jobs are not held until it is back; reconnecting\n",
+	    vis(cl->c.err));
+	cg_close(&cl->c);
+	h->lost_at = h->retry_at = util_monotonic_ms();
+	h->backoff = RECONNECT_FIRST_MS;
+}
+
+/* Connect, authenticate and report the flags again: 0, or -1. */
+static int
+editor_reconnect(struct cli *cl, struct hold *h)
+{
+	json_object	*p, *r, *e = NULL;
+
+	if (cg_connect(&cl->c, &cl->t) != 0) {
+		cg_close(&cl->c);
+		return -1;
+	}
+	p = json_object_new_object();
+	json_object_object_add(p, "tests_running",
+	    json_object_new_boolean(h->tests));
+	json_object_object_add(p, "compiling",
+	    json_object_new_boolean(h->compiling));
+	json_object_object_add(p, "busy", json_object_new_boolean(h->busy));
+	if ((r = cg_call(&cl->c, "report_editor_state", p, &e)) == NULL) {
+		if (e != NULL)
+			snprintf(cl->c.err, sizeof(cl->c.err), "%s",
+			    hstr(json_object_object_get(e, "data"), "reason"));
+		json_object_put(e);
+		cg_close(&cl->c);
+		return -1;
+	}
+	json_object_put(r);
+	return 0;
+}
+
+/* One try to get back; the next in a growing, bounded while. */
+static void
+editor_retry(struct cli *cl, struct hold *h)
+{
+	int64_t	now;
+
+	if (editor_reconnect(cl, h) == 0) {
+		fprintf(stderr, "cmdgate: editor-state: reconnected: reload "
+		    "jobs are held again\n");
+		h->lost_at = -1;
+		return;
+	}
+	now = util_monotonic_ms();
+	if (!h->failed && now - h->lost_at >= h->limit_ms) {
+		h->failed = 1;
+		fprintf(stderr, "cmdgate: editor-state: could not get back to "
+		    "the broker within %llds (%s): reload jobs are NOT held "
+		    "while the command runs; still trying, and exiting %d\n",
+		    (long long)h->limit_ms / 1000, vis(cl->c.err),
+		    CX_UNAVAILABLE);
+	}
+	h->retry_at = now + h->backoff;
+	h->backoff = h->backoff * 2 > RECONNECT_MAX_MS ? RECONNECT_MAX_MS :
+	    h->backoff * 2;
+}
+
+/* How long to wait for the next event; -1: until one comes. */
+static int
+editor_wait_ms(const struct hold *h)
+{
+	int64_t	wait = -1;
+
+	if (h->lost_at >= 0) {
+		wait = h->retry_at - util_monotonic_ms();
+		if (wait < 0)
+			wait = 0;
+	}
+	if (h->pidfd == -1 && (wait < 0 || wait > CHILD_POLL_MS))
+		wait = CHILD_POLL_MS;
+	return (int)wait;
+}
+
+/*
+ * Until the command ends: keep the connection, and when the broker goes
+ * get back to it (its restart keeps our flags for --editor-grace).  The
+ * command's wait status.
+ */
+static int
+editor_watch(struct cli *cl, struct hold *h)
+{
+	struct pollfd	pfd[2];
+	pid_t		r;
+	int		status;
+
+	for (;;) {
+		pfd[0].fd = h->pidfd;
+		pfd[0].events = POLLIN;
+		pfd[1].fd = h->lost_at < 0 ? cl->c.fd : -1;
+		pfd[1].events = POLLIN;
+		if (poll(pfd, 2, editor_wait_ms(h)) == -1 && errno != EINTR)
+			fprintf(stderr, "cmdgate: poll: %s\n", strerror(errno));
+		while ((r = waitpid(h->pid, &status, WNOHANG)) == -1 &&
+		    errno == EINTR)
+			;
+		if (r == h->pid || r == -1)
+			return r == -1 ? W_EXITCODE(CX_UNAVAILABLE, 0) : status;
+		if (h->lost_at < 0 && pfd[1].revents != 0 &&
+		    editor_drain(cl) == -1)
+			editor_lost(cl, h);
+		if (h->lost_at >= 0 && util_monotonic_ms() >= h->retry_at)
+			editor_retry(cl, h);
+	}
+}
+
+/* The editor-state flags before --; the index of --, or -1 (usage). */
+static int
+editor_flags(int argc, char **argv, struct hold *h)
+{
+	uint64_t	s;
+	int		i;
 
 	for (i = 1; i < argc && strcmp(argv[i], "--") != 0; i++) {
 		if (strcmp(argv[i], "--tests-running") == 0)
-			tests = 1;
+			h->tests = 1;
 		else if (strcmp(argv[i], "--compiling") == 0)
-			compiling = 1;
+			h->compiling = 1;
 		else if (strcmp(argv[i], "--busy") == 0)
-			busy = 1;
-		else
-			return die_usage("editor-state: unknown flag '%s'",
+			h->busy = 1;
+		else if (strcmp(argv[i], "--reconnect-timeout") == 0 &&
+		    i + 1 < argc && util_parse_u64(argv[i + 1], 1, 3600,
+		    &s) == 0) {
+			h->limit_ms = (int64_t)s * 1000;
+			i++;
+		} else {
+			die_usage("editor-state: bad flag or value at '%s'",
 			    argv[i]);
+			return -1;
+		}
 	}
-	if (i + 1 >= argc)
-		return die_usage("editor-state needs -- CMD [ARG ...]%s", "");
-	if ((rc = editor_report(cl, tests, compiling, busy)) != 0)
+	if (i + 1 >= argc) {
+		die_usage("editor-state needs -- CMD [ARG ...]%s", "");
+		return -1;
+	}
+	return i;
+}
+
+/*
+ * Hold the flags while CMD runs, across broker restarts; CMD's exit
+ * status (128+N on signal N), or CX_UNAVAILABLE when the hold was lost
+ * for longer than --reconnect-timeout.
+ */
+static int
+cmd_editor_state(struct cli *cl, int argc, char **argv)
+{
+	struct hold	h;
+	int		i, rc, status;
+
+	memset(&h, 0, sizeof(h));
+	h.lost_at = -1;
+	h.limit_ms = RECONNECT_TIMEOUT_S * 1000;
+	if ((i = editor_flags(argc, argv, &h)) == -1)
+		return CX_USAGE;
+	if ((rc = editor_report(cl, h.tests, h.compiling, h.busy)) != 0)
 		return rc;
-	if ((pid = fork()) == 0) {
+	if ((h.pid = fork()) == 0) {
 		execvp(argv[i + 1], argv + i + 1);
 		fprintf(stderr, "cmdgate: %s: %s\n", argv[i + 1],
 		    strerror(errno));
 		_exit(127);
 	}
-	if (pid == -1) {
+	if (h.pid == -1) {
 		fprintf(stderr, "cmdgate: fork: %s\n", strerror(errno));
 		return CX_UNAVAILABLE;
 	}
-	while (waitpid(pid, &status, 0) == -1 && errno == EINTR)
-		;
+	h.pidfd = pidfd_open(h.pid, 0);
+	status = editor_watch(cl, &h);
+	if (h.pidfd != -1)
+		close(h.pidfd);
 	/* Closing the connection clears the flags too; say it anyway. */
-	editor_report(cl, 0, 0, 0);
+	if (h.lost_at < 0)
+		editor_report(cl, 0, 0, 0);
+	if (h.failed) {
+		fprintf(stderr, "cmdgate: editor-state: the hold was lost for "
+		    "longer than %llds while the command ran\n",
+		    (long long)h.limit_ms / 1000);
+		return CX_UNAVAILABLE;
+	}
 	return WIFEXITED(status) ? WEXITSTATUS(status) :
 	    128 + WTERMSIG(status);
 }

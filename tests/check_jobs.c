@@ -1362,6 +1362,49 @@ START_TEST(mcp_wait_finished)
 }
 END_TEST
 
+/*
+ * Issue 19.2, the broker's half: editor flags held when the broker stops
+ * keep holding reloads after its restart until --editor-grace passes (or
+ * their holder reports again); then the reload runs and the record goes.
+ */
+START_TEST(editor_flags_outlive_restart)
+{
+	const char	*args[] = { "--tools", tools, "--kill-grace", "1",
+			    "--editor-grace", "1", NULL };
+	struct client	*ed;
+	char		 reload[32], flags[300];
+	json_object	*r;
+
+	start_with("heavy", NULL);
+	snprintf(flags, sizeof(flags), "%s", broker_path(&b, "state/editor-flags"));
+	ed = client_unix(b.sock);
+	json_object_put(client_call(ed, "{\"jsonrpc\":\"2.0\",\"id\":1,"
+	    "\"method\":\"report_editor_state\",\"params\":"
+	    "{\"tests_running\":true}}"));
+	submit(reload, "[{\"tool\":\"refresh\",\"params\":{}}]", NULL);
+	ck_assert_int_eq(access(flags, F_OK), 0);
+	client_close(c);
+	c = NULL;
+	ck_assert_int_eq(broker_signal_wait(&b, SIGTERM), 0);
+	client_close(ed);
+	ck_assert_int_eq(broker_start(&b, args, 0), 0);
+	c = client_tcp(b.port);
+	r = poll_job(reload);
+	ck_assert_str_eq(str(r, "result.status"), "queued");
+	ck_assert_str_eq(str(r, "result.blocked_by"), "tests_running");
+	json_object_put(r);
+	r = callf("{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"queue_status\"}");
+	ck_assert(json_object_get_boolean(jpath(r,
+	    "result.busy.tests_running")));
+	json_object_put(r);
+	r = wait_done(reload);
+	ck_assert_str_eq(str(r, "status"), "done");
+	json_object_put(r);
+	ck_assert_int_eq(access(flags, F_OK), -1);
+	ck_assert_int_eq(broker_log_count(&b, "--editor-grace passed"), 1);
+}
+END_TEST
+
 int
 main(void)
 {
@@ -1403,6 +1446,7 @@ main(void)
 	tcase_add_test(tc, held_reload_before_later_tests);
 	tcase_add_loop_test(tc, shutdown_answers_waiters, 0, 2);
 	tcase_add_test(tc, mcp_wait_finished);
+	tcase_add_test(tc, editor_flags_outlive_restart);
 	suite_add_tcase(s, tc);
 	return ck_run(s);
 }
