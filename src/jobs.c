@@ -1677,6 +1677,8 @@ editor_save(struct jobs *J, const struct sched_busy *b)
 		if (fd != -1 && close(fd) == -1)
 			ok = 0;
 		ok = ok && rename(tmp, path) == 0;
+		if (!ok && fd != -1)
+			(void)unlink(tmp);
 	}
 	if (ok)
 		J->editor_saved = *b;
