@@ -54,6 +54,9 @@ void		 cg_close(struct cg_client *);
  */
 json_object	*cg_call(struct cg_client *, const char *method,
 		    json_object *params, json_object **error);
+/* The same for a request that asks the broker to wait up to wait_ms. */
+json_object	*cg_call_wait(struct cg_client *, const char *method,
+		    json_object *params, int64_t wait_ms, json_object **error);
 /* Send one raw line; 0 or -1. */
 int		 cg_send_line(struct cg_client *, const char *, size_t);
 /*

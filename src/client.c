@@ -260,11 +260,15 @@ cg_answers(json_object *resp, int64_t id)
 	    json_object_get_int64(v) == id;
 }
 
-/* The next answer to request id (caller puts), or NULL with c->err. */
+/*
+ * The answer to request id (caller puts), or NULL with c->err; it may
+ * take wait_ms (what the request asked the broker to wait) more.
+ */
 static json_object *
-cg_answer(struct cg_client *c, int64_t id)
+cg_answer(struct cg_client *c, int64_t id, int64_t wait_ms)
 {
-	int64_t		 deadline = util_monotonic_ms() + c->timeout_ms;
+	int64_t		 deadline = util_monotonic_ms() + c->timeout_ms +
+			    wait_ms;
 	json_object	*resp;
 	char		*line;
 	int		 rc;
@@ -290,6 +294,13 @@ json_object *
 cg_call(struct cg_client *c, const char *method, json_object *params,
     json_object **error)
 {
+	return cg_call_wait(c, method, params, 0, error);
+}
+
+json_object *
+cg_call_wait(struct cg_client *c, const char *method, json_object *params,
+    int64_t wait_ms, json_object **error)
+{
 	json_object	*req = json_object_new_object(), *resp, *v, *r;
 	const char	*s;
 	size_t		 n;
@@ -308,7 +319,7 @@ cg_call(struct cg_client *c, const char *method, json_object *params,
 		return NULL;
 	}
 	json_object_put(req);
-	if ((resp = cg_answer(c, id)) == NULL)
+	if ((resp = cg_answer(c, id, wait_ms)) == NULL)
 		return NULL;
 	if (json_object_object_get_ex(resp, "error", &v) &&
 	    json_object_is_type(v, json_type_object)) {

@@ -224,17 +224,28 @@ print_json(json_object *o)
 	    JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE));
 }
 
-/* Call; on error print it and return NULL with *rc set. */
+/*
+ * Call, for an answer that may take wait_s more than --reply-timeout; on
+ * error print it and return NULL with *rc set.
+ */
 static json_object *
-call(struct cli *cl, const char *method, json_object *params, int *rc)
+call_wait(struct cli *cl, const char *method, json_object *params,
+    int64_t wait_s, int *rc)
 {
 	json_object	*r, *e = NULL;
 
-	if ((r = cg_call(&cl->c, method, params, &e)) == NULL) {
+	if ((r = cg_call_wait(&cl->c, method, params, wait_s * 1000,
+	    &e)) == NULL) {
 		*rc = report_error(cl, e);
 		json_object_put(e);
 	}
 	return r;
+}
+
+static json_object *
+call(struct cli *cl, const char *method, json_object *params, int *rc)
+{
+	return call_wait(cl, method, params, 0, rc);
 }
 
 /* ---- job display ----------------------------------------------------- */
@@ -563,7 +574,7 @@ wait_job(struct cli *cl, const char *ticket, int64_t timeout_s, int *rc)
 {
 	json_object	*p, *job = NULL;
 	int64_t		 deadline = util_monotonic_ms() + timeout_s * 1000;
-	int64_t		 left;
+	int64_t		 left, step;
 	int		 tty = isatty(1) && !cl->json;
 	char		 line[256], last[256] = "";
 
@@ -574,10 +585,11 @@ wait_job(struct cli *cl, const char *ticket, int64_t timeout_s, int *rc)
 		p = json_object_new_object();
 		json_object_object_add(p, "ticket",
 		    json_object_new_string(ticket));
-		json_object_object_add(p, "timeout_s", json_object_new_int64(
-		    left > WAIT_STEP_S ? WAIT_STEP_S : left));
+		step = left > WAIT_STEP_S ? WAIT_STEP_S : left;
+		json_object_object_add(p, "timeout_s",
+		    json_object_new_int64(step));
 		json_object_put(job);
-		if ((job = call(cl, "wait_job", p, rc)) == NULL)
+		if ((job = call_wait(cl, "wait_job", p, step, rc)) == NULL)
 			return NULL;
 		job_state_line(job, line, sizeof(line));
 		if (job_status_exit(job) != CX_RUNNING || left == 0)

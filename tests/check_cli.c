@@ -439,6 +439,12 @@ START_TEST(cli_never_hangs)
 	ck_assert_msg(strstr(err, "parse_error") != NULL, "stderr: %s", err);
 	ck_assert_int_eq(run(NULL, "--reply-timeout", "0", "ping", NULL), 64);
 	ck_assert_int_eq(run(NULL, "--reply-timeout", "x", "ping", NULL), 64);
+	/* A wait step's answer may take the step on top of the timeout. */
+	ck_assert_int_eq(run(NULL, "submit", "block", "--async", NULL), 0);
+	ck_assert_int_eq(run(NULL, "--reply-timeout", "1", "wait", "t-000000",
+	    "--timeout", "3", NULL), 3);
+	ck_assert_int_ge(fd = open(fifo, O_WRONLY | O_CLOEXEC), 0);
+	close(fd);
 	fd = silent_listener();
 	ck_assert_int_eq(run(NULL, "--reply-timeout", "1", "ping", NULL), 69);
 	ck_assert_msg(strstr(err, "did not answer within 1 s") != NULL,
