@@ -163,19 +163,20 @@ jstr(json_object *o, const char *key)
  * s as it may be shown on a terminal: C0 controls, DEL and bytes that are
  * not UTF-8 as \xHH, C1 controls (U+0080 to U+009F) as \u00HH, so that a
  * name or an output cannot drive the terminal; the characters in keep
- * stay as they are.  Borrowed: valid until VIS_SLOTS more calls.
+ * stay as they are; NULL is "".  Borrowed: valid until VIS_SLOTS more
+ * calls.
  */
 static const char *
 vis_keep(const char *s, const char *keep)
 {
 	static char	*slot[VIS_SLOTS];
 	static size_t	 next;
-	const unsigned char *p = (const unsigned char *)s;
+	const unsigned char *p = (const unsigned char *)(s ? s : "");
 	char		*o, **buf = &slot[next++ % VIS_SLOTS];
 	size_t		 n;
 
 	free(*buf);
-	o = *buf = xmalloc(strlen(s) * 6 + 1);
+	o = *buf = xmalloc(strlen((const char *)p) * 6 + 1);
 	while (*p != '\0') {
 		if ((*p < 0x20 && strchr(keep, *p) == NULL) || *p == 0x7f) {
 			o += sprintf(o, "\\x%02x", *p++);
