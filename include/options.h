@@ -35,6 +35,7 @@ struct options {
 	uint64_t	 max_clients;
 	uint64_t	 result_ttl;
 	uint64_t	 kill_grace;
+	uint64_t	 editor_grace;	/* after a restart, for editor flags */
 	uint64_t	 output_cap;
 	uint64_t	 call_timeout;
 	enum sync_mode	 sync;

@@ -10,6 +10,7 @@
 #include <sys/wait.h>
 
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -40,6 +41,8 @@
 #define STORE_RETRY_S	1	/* after the store refused a change... */
 #define STORE_RETRY_MAX_S 60	/* ...doubling up to this */
 #define ORPHAN_POLL_MS	100	/* without a pidfd: how often to look */
+#define EDITOR_FILE	"editor-flags"	/* in the state dir */
+#define EDITOR_FILE_MAX	512
 
 struct waiter {
 	TAILQ_ENTRY(waiter)	 entry;
@@ -88,6 +91,7 @@ static void	 on_expire(evutil_socket_t, short, void *);
 static void	 on_sync(evutil_socket_t, short, void *);
 static void	 on_group(evutil_socket_t, short, void *);
 static void	 on_wait_timeout(evutil_socket_t, short, void *);
+static void	 on_editor_grace(evutil_socket_t, short, void *);
 
 const char *
 job_status_name(enum job_status s)
@@ -315,21 +319,30 @@ jobs_commit_or_die(struct jobs *J, const char *what)
 		jobs_fatal_store(what, rc);
 }
 
+/* --sync group: sync what was committed, then send what it held. */
 static void
-on_sync(evutil_socket_t fd, short ev, void *arg)
+jobs_sync(struct jobs *J)
 {
-	struct jobs	*J = arg;
 	struct conn	*c;
 	int		 rc;
 
-	(void)fd;
-	(void)ev;
 	if ((rc = store_sync(J->st)) != 0)
 		fatalx("store: sync failed: %s; stopping before any answer "
 		    "claims it", store_strerror(rc));
 	J->srv->hold_output = 0;
 	TAILQ_FOREACH(c, &J->srv->conns, entry)
 		conn_release(c);
+}
+
+static void
+on_sync(evutil_socket_t fd, short ev, void *arg)
+{
+	struct jobs	*J = arg;
+
+	(void)fd;
+	(void)ev;
+	if (J->srv->hold_output)	/* else the shutdown synced already */
+		jobs_sync(J);
 }
 
 /* ---- views ---------------------------------------------------------- */
@@ -353,9 +366,10 @@ jobs_busy(struct jobs *J, struct sched_busy *b)
 
 	server_busy(J->srv, &e);
 	b->tests_running = e.tests_running ||
-	    (bits & BUSY_BIT(BUSY_TESTS_RUNNING)) != 0;
-	b->compiling = e.compiling || (bits & BUSY_BIT(BUSY_COMPILING)) != 0;
-	b->editor_busy = e.busy;
+	    J->editor_restored.tests_running;
+	b->compiling = e.compiling || J->editor_restored.compiling;
+	b->editor_busy = e.busy || J->editor_restored.editor_busy;
+	sched_hold(b, bits);
 }
 
 json_object *
@@ -625,9 +639,8 @@ waiter_cancel(void *arg)
 	waiter_free(arg);
 }
 
-/* The MCP tool result that carries a job object (taken). */
-static json_object *
-mcp_job_result(json_object *job)
+json_object *
+jobs_mcp_result(json_object *job)
 {
 	json_object	*r = json_object_new_object(), *content, *t;
 	const char	*st = json_object_get_string(rec_get(job, "status"));
@@ -658,7 +671,7 @@ waiter_answer(struct waiter *w)
 		rpc_fail(&err, RPC_UNKNOWN_TICKET, "unknown_ticket", "the job "
 		    "expired while it was waited for");
 	if (o != NULL && w->mcp)
-		o = mcp_job_result(o);
+		o = jobs_mcp_result(o);
 	rpc_complete(w->pending, o, o != NULL ? NULL : &err);
 	waiter_free(w);
 }
@@ -1706,6 +1719,169 @@ on_orphan_poll(evutil_socket_t fd, short ev, void *arg)
 		on_orphan_exit(fd, ev, arg);
 }
 
+/* ---- editor flags across a restart ---------------------------------- */
+
+/* The editor flags of the live connections. */
+static void
+editor_now(struct jobs *J, struct sched_busy *b)
+{
+	struct editor_flags	e;
+
+	server_busy(J->srv, &e);
+	b->tests_running = e.tests_running;
+	b->compiling = e.compiling;
+	b->editor_busy = e.busy;
+}
+
+static int
+editor_any(const struct sched_busy *b)
+{
+	return b->tests_running || b->compiling || b->editor_busy;
+}
+
+/*
+ * Record b in STATE_DIR/editor-flags (written whole, then renamed), or
+ * remove the file when nothing is held.  No sync: a crash of the machine
+ * ends the editors' commands too.
+ */
+static void
+editor_save(struct jobs *J, const struct sched_busy *b)
+{
+	char	*path, *tmp, buf[128];
+	int	 fd, n, ok;
+
+	path = xasprintf("%s/%s", J->srv->opt->state_dir, EDITOR_FILE);
+	tmp = xasprintf("%s.tmp", path);
+	if (!editor_any(b))
+		ok = unlink(path) == 0 || errno == ENOENT;
+	else {
+		n = snprintf(buf, sizeof(buf), "{\"tests_running\":%s,"
+		    "\"compiling\":%s,\"editor_busy\":%s}\n",
+		    b->tests_running ? "true" : "false",
+		    b->compiling ? "true" : "false",
+		    b->editor_busy ? "true" : "false");
+		fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+		ok = fd != -1 && write(fd, buf, (size_t)n) == n;
+		if (fd != -1 && close(fd) == -1)
+			ok = 0;
+		ok = ok && rename(tmp, path) == 0;
+		if (!ok && fd != -1)
+			(void)unlink(tmp);
+	}
+	if (ok)
+		J->editor_saved = *b;
+	else
+		log_warn("%s: the editor flags could not be recorded; after a "
+		    "restart reloads would not wait for them", path);
+	free(tmp);
+	free(path);
+}
+
+/* What STATE_DIR/editor-flags says was held; all zero when nothing. */
+static void
+editor_read(struct jobs *J, struct sched_busy *b)
+{
+	json_object	*o = NULL, *v;
+	char		*path, buf[EDITOR_FILE_MAX];
+	ssize_t		 n = -1;
+	int		 fd;
+
+	memset(b, 0, sizeof(*b));
+	path = xasprintf("%s/%s", J->srv->opt->state_dir, EDITOR_FILE);
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)) != -1) {
+		n = read(fd, buf, sizeof(buf) - 1);
+		close(fd);
+	} else if (errno != ENOENT)
+		log_warn("%s", path);
+	if (n >= 0 && jstrict_parse(buf, (size_t)n, &o) != 0)
+		log_warnx("%s: not the editor flags; ignored", path);
+	free(path);
+	if (o == NULL)
+		return;
+	if (json_object_object_get_ex(o, "tests_running", &v))
+		b->tests_running = json_object_get_boolean(v);
+	if (json_object_object_get_ex(o, "compiling", &v))
+		b->compiling = json_object_get_boolean(v);
+	if (json_object_object_get_ex(o, "editor_busy", &v))
+		b->editor_busy = json_object_get_boolean(v);
+	json_object_put(o);
+}
+
+/*
+ * At start: the flags editor clients held when the last run ended hold
+ * reloads for --editor-grace seconds, or until live clients hold them
+ * again, so that a client that reconnects finds its hold kept.
+ */
+static void
+editor_restore(struct jobs *J)
+{
+	struct timeval		tv = { (time_t)J->srv->opt->editor_grace, 0 };
+	struct sched_busy	none = { 0, 0, 0 };
+
+	editor_read(J, &J->editor_saved);
+	if (!editor_any(&J->editor_saved))
+		return;
+	if (J->srv->opt->editor_grace == 0) {
+		editor_save(J, &none);
+		return;
+	}
+	J->editor_restored = J->editor_saved;
+	evtimer_add(J->grace_ev, &tv);
+	log_info("editor flags (%s) were held when the broker stopped: "
+	    "reload jobs wait up to %llus for editor clients to report again",
+	    sched_guard(&J->editor_restored),
+	    (unsigned long long)J->srv->opt->editor_grace);
+}
+
+/* A flag held again by a live client is no longer the restored one's. */
+static void
+editor_taken_over(struct jobs *J, const struct sched_busy *now)
+{
+	struct sched_busy	*r = &J->editor_restored;
+
+	if (!editor_any(r))
+		return;
+	r->tests_running &= !now->tests_running;
+	r->compiling &= !now->compiling;
+	r->editor_busy &= !now->editor_busy;
+	if (!editor_any(r)) {
+		evtimer_del(J->grace_ev);
+		log_info("editor clients hold their flags again");
+	}
+}
+
+void
+jobs_editor_changed(struct jobs *J)
+{
+	struct sched_busy	now;
+
+	if (J->srv->stopping)
+		return;
+	editor_now(J, &now);
+	editor_taken_over(J, &now);
+	if (memcmp(&now, &J->editor_saved, sizeof(now)) != 0)
+		editor_save(J, &now);
+	jobs_schedule(J);
+}
+
+static void
+on_editor_grace(evutil_socket_t fd, short ev, void *arg)
+{
+	struct jobs		*J = arg;
+	struct sched_busy	 now;
+
+	(void)fd;
+	(void)ev;
+	log_info("--editor-grace passed: the editor flags held before the "
+	    "restart (%s) no longer hold reload jobs",
+	    sched_guard(&J->editor_restored));
+	memset(&J->editor_restored, 0, sizeof(J->editor_restored));
+	editor_now(J, &now);
+	if (memcmp(&now, &J->editor_saved, sizeof(now)) != 0)
+		editor_save(J, &now);
+	jobs_schedule(J);
+}
+
 /* ---- scheduling ----------------------------------------------------- */
 
 void
@@ -1713,7 +1889,6 @@ jobs_schedule(struct jobs *J)
 {
 	struct sched_job	*sj;
 	struct sched_state	 s;
-	struct sched_busy	 b;
 	struct job		*j, **qj;
 	size_t			 i, n, *start;
 
@@ -1741,8 +1916,7 @@ jobs_schedule(struct jobs *J)
 		if (s.workers >= s.max_workers ||
 		    (s.heavy_running && J->nqueued_beside_heavy == 0))
 			break;
-		jobs_busy(J, &b);
-		s.guard = sched_guard(&b);
+		jobs_busy(J, &s.busy);
 		sj = xcalloc(J->nqueued, sizeof(*sj));
 		qj = xcalloc(J->nqueued, sizeof(*qj));
 		start = xcalloc(J->nqueued, sizeof(*start));
@@ -1750,6 +1924,7 @@ jobs_schedule(struct jobs *J)
 		TAILQ_FOREACH(j, &J->queued, entry) {
 			sj[n].tier = j->tier;
 			sj[n].reload = j->reload;
+			sj[n].busy = j->busy;
 			qj[n++] = j;
 		}
 		n = sched_decide(sj, n, &s, start);
@@ -2111,8 +2286,9 @@ jobs_open(struct server *srv)
 	J->sync_ev = event_new(srv->base, -1, 0, on_sync, J);
 	J->group_ev = event_new(srv->base, -1, 0, on_group, J);
 	J->sigchld_ev = evsignal_new(srv->base, SIGCHLD, on_sigchld, J);
+	J->grace_ev = evtimer_new(srv->base, on_editor_grace, J);
 	if (J->expire_ev == NULL || J->sync_ev == NULL || J->retry_ev == NULL ||
-	    J->group_ev == NULL ||
+	    J->group_ev == NULL || J->grace_ev == NULL ||
 	    J->sigchld_ev == NULL || evsignal_add(J->sigchld_ev, NULL) == -1)
 		fatalx("event_new");
 	if ((rc = store_begin(J->st)) != 0 ||
@@ -2127,6 +2303,7 @@ jobs_open(struct server *srv)
 	    store_path(J->st), J->nqueued, lc.interrupted, lc.damaged,
 	    (unsigned long long)store_next_ticket(J->st));
 	jobs_expire_arm(J);
+	editor_restore(J);
 	jobs_schedule(J);
 	return 0;
 }
@@ -2161,6 +2338,12 @@ jobs_shutdown(struct jobs *J)
 			job_free(j);
 		}
 	}
+	/*
+	 * The connections close once their output is out: what --sync group
+	 * holds (these ends, earlier answers of this turn) must be out first.
+	 */
+	if (J->srv->hold_output)
+		jobs_sync(J);
 	TAILQ_FOREACH(w, &J->workers, entry)
 		worker_kill(J, w, SIGTERM);
 }
@@ -2208,6 +2391,8 @@ jobs_free(struct jobs *J)
 	event_free(J->sync_ev);
 	event_free(J->group_ev);
 	event_free(J->sigchld_ev);
+	if (J->grace_ev != NULL)
+		event_free(J->grace_ev);
 	store_close(J->st);
 	launch_env_free(worker_env);
 	worker_env = NULL;

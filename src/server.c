@@ -103,7 +103,7 @@ void
 server_busy_changed(struct server *srv)
 {
 	if (srv->jobs != NULL)
-		jobs_schedule(srv->jobs);
+		jobs_editor_changed(srv->jobs);
 }
 
 void
