@@ -264,7 +264,7 @@ static void
 broker_start(struct broker *b, const char *tools, const char *sync,
     const char *state)
 {
-	char	port[16], listen[32], *argv[16];
+	char	port[16], listen[32], *argv[20];
 	int	n = 0;
 
 	b->port = free_port();
@@ -284,6 +284,7 @@ broker_start(struct broker *b, const char *tools, const char *sync,
 	argv[n++] = "1000000";
 	argv[n++] = "--max-clients";
 	argv[n++] = "100000";
+	argv[n++] = "--no-auth";	/* a loopback bench, not about auth */
 	if (tools != NULL) {
 		argv[n++] = "--tools";
 		argv[n++] = (char *)tools;
@@ -696,14 +697,16 @@ bench_true(void)
 static void
 prefill(const char *state, int nfinished, int nqueued)
 {
-	struct store	*st;
-	char		*moved, json[1024];
-	uint64_t	 num;
-	int		 i, rc;
-	int64_t		 expire = (int64_t)time(NULL) * 1000 + 86400000;
+	struct store		*st;
+	struct store_conf	 conf = { 1ULL << 32, 1ULL << 32, SYNC_NONE, 0 };
+	char			*moved, *damage, json[1024];
+	uint64_t		 num;
+	int			 i, rc;
+	int64_t			 expire = (int64_t)time(NULL) * 1000 +
+				    86400000;
 
 	mkdir(state, 0700);
-	if ((rc = store_open(&st, state, 1ULL << 32, SYNC_NONE, &moved)))
+	if ((rc = store_open(&st, state, &conf, &moved, &damage)))
 		die("store: %s", store_strerror(rc));
 	for (i = 0; i < nfinished + nqueued; i++) {
 		int fin = i < nfinished;
@@ -735,7 +738,7 @@ prefill(const char *state, int nfinished, int nqueued)
 static double
 restart_time(const char *state)
 {
-	char		 listen[32], *argv[12];
+	char		 listen[32], *argv[13];
 	int		 port = free_port(), fd = -1;
 	double		 t0, t;
 	pid_t		 pid;
@@ -754,7 +757,8 @@ restart_time(const char *state)
 	argv[8] = "4294967296";
 	argv[9] = "--max-queued";
 	argv[10] = "1000000";
-	argv[11] = NULL;
+	argv[11] = "--no-auth";
+	argv[12] = NULL;
 	t0 = now();
 	pid = spawn(argv, NULL);
 	while ((fd = dial(port)) == -1)

@@ -21,11 +21,15 @@
 #define CX_UNAVAILABLE	69
 #define CX_NOPERM	77
 
+/* How long a call waits for its answer unless told (--reply-timeout). */
+#define CG_REPLY_TIMEOUT_S	30
+
 struct cg_client {
 	int	 fd;
 	char	*buf;
 	size_t	 len, cap;
 	int64_t	 next_id;
+	int64_t	 timeout_ms;	/* for each answer; from the target */
 	char	 err[512];	/* why the last call failed */
 };
 
@@ -33,7 +37,9 @@ struct cg_target {
 	const char	*host;
 	const char	*port;
 	const char	*socket;	/* wins over host and port */
-	const char	*token_file;
+	const char	*token_file;	/* NULL: look in the state dir */
+	const char	*state_dir;	/* NULL: cmdgated's default */
+	int64_t		 reply_timeout_ms;	/* 0: CG_REPLY_TIMEOUT_S */
 };
 
 /* Connect (and authenticate); 0, or an exit status with c->err set. */
@@ -42,17 +48,24 @@ void		 cg_close(struct cg_client *);
 /*
  * Call method with params (taken; NULL for none).  Returns the result
  * (caller puts), or NULL with *error the error object (caller puts) or,
- * when the connection failed, *error NULL and c->err set.
+ * when the connection failed, *error NULL and c->err set.  The answer is
+ * the one with the request's id, or an error with a null id (the broker
+ * could not read the request); it must come within c->timeout_ms, and
+ * must be strict JSON.
  */
 json_object	*cg_call(struct cg_client *, const char *method,
 		    json_object *params, json_object **error);
+/* The same for a request that asks the broker to wait up to wait_ms. */
+json_object	*cg_call_wait(struct cg_client *, const char *method,
+		    json_object *params, int64_t wait_ms, json_object **error);
 /* Send one raw line; 0 or -1. */
 int		 cg_send_line(struct cg_client *, const char *, size_t);
-/* Read one line; NULL at end of file or error.  Caller frees. */
-char		*cg_read_line(struct cg_client *, int timeout_ms);
+/*
+ * Read one line within timeout_ms (-1: no limit); NULL at end of file,
+ * error or timeout, with c->err set.  Caller frees.
+ */
+char		*cg_read_line(struct cg_client *, int64_t timeout_ms);
 /* The exit status that fits a JSON-RPC error object. */
 int		 cg_error_status(json_object *error);
-/* Read the token file's first line, trimmed.  Caller frees; NULL + err. */
-char		*cg_read_token(const char *path, char *err, size_t errlen);
 
 #endif

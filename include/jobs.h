@@ -34,7 +34,7 @@ enum job_status {
 };
 #define JOB_NSTATUS	5
 
-#define BUSY_BIT(b)	(1u << (b))
+#define BUSY_BIT(b)	SCHED_BUSY_BIT(b)
 
 struct worker;
 
@@ -99,6 +99,13 @@ struct jobs {
 	struct event		*group_ev;	/* commits this turn's submits */
 	struct event		*retry_ev;	/* the store refused a change */
 	int			 store_blocked;	/* start nothing until it takes */
+	int			 retry_s;	/* backoff of retry_ev, 0: none */
+	int			 retry_logged;	/* said once until it takes */
+	int			 expire_retry_s;	/* backoff of expire_ev */
+	int			 store_full;	/* new jobs refused (store_room) */
+	struct sched_busy	 editor_saved;	/* as in STATE_DIR/editor-flags */
+	struct sched_busy	 editor_restored; /* held before a restart */
+	struct event		*grace_ev;	/* ends editor_restored */
 	int			 scheduling, reschedule;
 };
 
@@ -109,8 +116,16 @@ void		 jobs_free(struct jobs *);
 /* Stop: every running job's processes get SIGTERM, then SIGKILL. */
 void		 jobs_shutdown(struct jobs *);
 int		 jobs_idle(const struct jobs *);
-/* Editor flags or a holder changed. */
+/* A holder changed. */
 void		 jobs_schedule(struct jobs *);
+/*
+ * The editor flags changed: save them for a restart (STATE_DIR/
+ * editor-flags), then jobs_schedule().  Not while stopping: the flags go
+ * with the connections then, and the file keeps what they held, so that
+ * after a restart reloads wait --editor-grace seconds for their holders to
+ * report again.
+ */
+void		 jobs_editor_changed(struct jobs *);
 
 const char	*job_status_name(enum job_status);
 /* "t-000042" -> 42; -1 when not a ticket. */
@@ -165,6 +180,8 @@ int		 jobs_cancel(struct jobs *, uint64_t num, json_object **,
 /* Answer p with the job once finished, or as it stands after timeout_s. */
 void		 jobs_wait(struct jobs *, uint64_t num, struct rpc_pending *p,
 		    uint64_t timeout_s, int mcp);
+/* The MCP tool result that carries job (taken).  Caller puts. */
+json_object	*jobs_mcp_result(json_object *job);
 void		 jobs_busy(struct jobs *, struct sched_busy *);
 json_object	*jobs_busy_json(struct jobs *);
 const char	*jobs_blocked_by(struct jobs *, const struct job *);

@@ -27,6 +27,7 @@ struct options {
 	char		*state_dir;
 	char		*tools_file;
 	char		*token_file;
+	int		 no_auth;
 	uint64_t	 max_message;
 	uint64_t	 max_batch;
 	uint64_t	 max_workers;
@@ -34,10 +35,13 @@ struct options {
 	uint64_t	 max_clients;
 	uint64_t	 result_ttl;
 	uint64_t	 kill_grace;
+	uint64_t	 editor_grace;	/* after a restart, for editor flags */
 	uint64_t	 output_cap;
 	uint64_t	 call_timeout;
 	enum sync_mode	 sync;
 	uint64_t	 map_size;
+	uint64_t	 map_size_max;
+	int		 reset_store;
 	int		 log_level;
 	int		 check_config;
 };
@@ -57,6 +61,13 @@ enum opt_result	 options_parse(struct options *o, int argc, char **argv,
 void		 options_free(struct options *o);
 void		 options_usage(FILE *);
 const char	*options_sync_name(enum sync_mode);
+/*
+ * The state dir when --state-dir is not given: $CMDGATE_STATE_DIR, else
+ * systemd's $STATE_DIRECTORY, else /var/lib/cmdgate for root, else
+ * $XDG_STATE_HOME/cmdgate or ~/.local/state/cmdgate.  cmdgate(1) looks
+ * for the broker's token there.  Caller frees.
+ */
+char		*options_default_state_dir(void);
 
 /*
  * Split "ADDR:PORT" or "[V6ADDR]:PORT" into a sockaddr; 0 on success, -1

@@ -7,24 +7,20 @@
 #include "tools.h"
 
 /*
- * The scheduling rules of cmdgate-protocol(7), Scheduling, as one pure
- * function:
- * the queued jobs in ticket order, what runs and what holds reloads in;
- * the jobs to start now out.  It keeps no state and does no I/O, so every
- * case is a table in tests/check_sched.c.
+ * The scheduling rules of cmdgate-protocol(7), Scheduling, and of
+ * cmdgated(8), Scheduling, as one pure function: the queued jobs in ticket
+ * order, what runs and what holds reloads in; the jobs to start now out.
+ * It keeps no state and does no I/O, so every case is a table in
+ * tests/check_sched.c.
  */
+
+/* Bit of a busy label (enum busy) in sched_job.busy. */
+#define SCHED_BUSY_BIT(b)	(1u << (b))
 
 struct sched_job {
 	enum tier	tier;		/* a reload job is always TIER_HEAVY */
 	int		reload;
-};
-
-struct sched_state {
-	int		 heavy_running;	/* a heavy (or reload) job runs */
-	size_t		 smooth_running;
-	size_t		 workers;	/* live workers, exiting ones too */
-	size_t		 max_workers;
-	const char	*guard;		/* what holds reloads, or NULL */
+	unsigned	busy;		/* SCHED_BUSY_BIT()s of its tools */
 };
 
 /* Holders that stop a reload job from starting, by what is busy. */
@@ -34,13 +30,26 @@ struct sched_busy {
 	int	editor_busy;
 };
 
+struct sched_state {
+	int			heavy_running;	/* a heavy (or reload) job runs */
+	size_t			smooth_running;
+	size_t			workers;	/* live workers, exiting ones too */
+	size_t			max_workers;
+	struct sched_busy	busy;		/* what holds reloads now */
+};
+
 /*
  * Indexes into jobs[] (the queued jobs, in ticket order) of the jobs to
- * start, in the order to start them; returns how many (at most n).
+ * start, in the order to start them; returns how many (at most n).  A job
+ * started in the pass holds its busy labels against the reloads after it
+ * in the same pass, and a reload held by the guard holds back the jobs
+ * with busy labels queued behind it, so that it runs at the first gap.
  */
 size_t		 sched_decide(const struct sched_job *jobs, size_t n,
 		    const struct sched_state *, size_t *start);
 /* blocked_by of a queued reload job: the first holder, or NULL. */
 const char	*sched_guard(const struct sched_busy *);
+/* Add the busy labels of bits (SCHED_BUSY_BIT()s) to b. */
+void		 sched_hold(struct sched_busy *b, unsigned bits);
 
 #endif

@@ -23,8 +23,6 @@ struct listener;
 struct jobs;
 struct event;
 
-#define SERVER_TOKEN_MAX	4096
-
 TAILQ_HEAD(connlist, conn);
 
 struct server {
@@ -52,7 +50,7 @@ struct server {
 void		 server_init(struct server *, struct event_base *,
 		    struct options *, struct tooltab *);
 void		 server_free(struct server *);
-/* Read and check the token file: 0, or -1 with err. */
+/* Read and check the token file (token_read, strict): 0, or -1 with err. */
 int		 server_load_token(struct server *, const char *path,
 		    char *err, size_t errlen);
 /* Constant-time check of a presented token. */

@@ -21,12 +21,27 @@
  */
 
 #define STORE_SCHEMA		1
+#define STORE_KEY_MAX		511	/* bytes of a key: LMDB's limit */
 #define STORE_ENEWER		(-1001)	/* written by a newer cmdgated */
 #define STORE_ENOTFOUND		(-1002)
 #define STORE_EBADRECORD	(-1003)
 #define STORE_EFAILED		(-1004)	/* a sync failed earlier: fail-stop */
+#define STORE_EDAMAGED		(-1005)	/* the data file fails its header */
+#define STORE_EFULL		(-1006)	/* no room for new jobs */
+#define STORE_EUNREADABLE	(-1007)	/* a record would not read back */
+
+#define STORE_FULL_PCT		75	/* % of the map new jobs may fill */
+#define STORE_HWM_STEP		1000	/* tickets reserved per hwm write */
+#define STORE_HWM_NAME		"ticket-hwm"	/* beside store/ */
 
 struct store;
+
+struct store_conf {
+	uint64_t	 map_size;	/* the map at open */
+	uint64_t	 map_size_max;	/* what store_grow() may reach */
+	enum sync_mode	 sync;
+	int		 reset;		/* move a damaged data file aside */
+};
 
 struct store_info {
 	uint64_t	jobs;
@@ -35,18 +50,38 @@ struct store_info {
 };
 
 /*
- * Open (creating) the store in dir/store.  A store that cannot be opened
- * or read is renamed to store.corrupt-<unix time> and a new one made; the
- * old path is put in *moved (caller frees) so the caller can say so loudly.
+ * Open (creating) the store in statedir/store.  Before LMDB maps it, the
+ * data file is checked against its own meta pages (magic, version, page
+ * size, and a size that holds every page they say is used), so that a
+ * truncated file is refused instead of faulting.  A file that fails, or
+ * that LMDB cannot open, is STORE_EDAMAGED with *damage saying what is
+ * wrong (caller frees); with conf->reset it is renamed
+ * data.mdb.broken-<unix time> instead, *moved names it (caller frees) and
+ * a new store is made.  Ticket numbers never go back: the counter starts
+ * at the larger of the store's and statedir/ticket-hwm, a bound written
+ * (durably, by rename) STORE_HWM_STEP tickets ahead.
  */
 int		 store_open(struct store **, const char *statedir,
-		    uint64_t map_size, enum sync_mode, char **moved);
+		    const struct store_conf *, char **moved, char **damage);
 void		 store_close(struct store *);
 const char	*store_strerror(int);
 const char	*store_path(const struct store *);
 uint64_t	 store_next_ticket(const struct store *);
 int		 store_info(struct store *, struct store_info *);
-
+/*
+ * Whether new jobs may be stored: 0, or STORE_EFULL when the pages in use
+ * pass STORE_FULL_PCT of the map even after store_grow(), so that the
+ * jobs already stored can always finish, be cancelled and expire.  Not
+ * within a transaction.
+ */
+int		 store_room(struct store *);
+/*
+ * Double the map, up to conf->map_size_max: 0, or MDB_MAP_FULL when it is
+ * there already.  Not within a transaction.
+ */
+int		 store_grow(struct store *);
+/* Whether an error code says the map is full (MDB_MAP_FULL). */
+int		 store_map_full(int);
 /*
  * One write transaction at a time: begin, changes, commit (or abort).
  * Inside it, one nested transaction at a time: its commit joins the

@@ -3,10 +3,13 @@
 
 #include <sys/socket.h>
 #include <sys/un.h>
+#include <netinet/in.h>
+#include <arpa/inet.h>
 #include <netdb.h>
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,38 +19,67 @@
 #include <json-c/json.h>
 
 #include "client.h"
+#include "jstrict.h"
+#include "options.h"
 #include "rpc.h"
+#include "token.h"
 #include "util.h"
 
 #define CG_LINE_MAX	(256 * 1024 * 1024)
 #define CG_READ		65536
 
-char *
-cg_read_token(const char *path, char *err, size_t errlen)
+/* Whether host is this machine's loopback: 127/8, ::1 or localhost. */
+static int
+cg_host_local(const char *host)
 {
-	char	 buf[4100], *s, *e;
-	FILE	*f;
+	struct in_addr	a4;
+	struct in6_addr	a6;
 
-	if ((f = fopen(path, "r")) == NULL) {
-		snprintf(err, errlen, "token file %s: %s", path,
-		    strerror(errno));
-		return NULL;
+	if (strcmp(host, "localhost") == 0)
+		return 1;
+	if (inet_pton(AF_INET, host, &a4) == 1)
+		return (ntohl(a4.s_addr) >> 24) == 127;
+	return inet_pton(AF_INET6, host, &a6) == 1 &&
+	    IN6_IS_ADDR_LOOPBACK(&a6);
+}
+
+/*
+ * The token to present: from the named file (--token-file or
+ * CMDGATE_TOKEN_FILE), else from STATE_DIR/token, the state dir being
+ * --state-dir, CMDGATE_STATE_DIR or cmdgated's default, and only to a
+ * broker on this machine's loopback.  A state dir
+ * without a token means a broker run with --no-auth (or none): connect
+ * without.  0 with *tok (caller frees; NULL for none), or an exit status
+ * with c->err set.
+ */
+static int
+cg_find_token(struct cg_client *c, const struct cg_target *t, char **tok)
+{
+	char	*dir, *path;
+	int	 errnum;
+
+	*tok = NULL;
+	if (t->token_file != NULL) {
+		*tok = token_read(t->token_file, 0, &errnum, c->err,
+		    sizeof(c->err));
+		return *tok != NULL ? 0 : CX_NOPERM;
 	}
-	if (fgets(buf, sizeof(buf), f) == NULL)
-		buf[0] = '\0';
-	fclose(f);
-	for (s = buf; *s == ' ' || *s == '\t'; s++)
-		;
-	e = s + strcspn(s, "\r\n");
-	while (e > s && (e[-1] == ' ' || e[-1] == '\t'))
-		e--;
-	*e = '\0';
-	if (*s == '\0') {
-		snprintf(err, errlen, "token file %s: the first line is empty",
-		    path);
-		return NULL;
-	}
-	return xstrdup(s);
+	/* The state dir's token is the local broker's: never sent away. */
+	if (!cg_host_local(t->host))
+		return 0;
+	dir = t->state_dir != NULL ? xstrdup(t->state_dir) :
+	    options_default_state_dir();
+	path = xasprintf("%s/%s", dir, TOKEN_NAME);
+	free(dir);
+	*tok = token_read(path, 0, &errnum, c->err, sizeof(c->err));
+	if (*tok == NULL && errnum == EACCES)
+		snprintf(c->err, sizeof(c->err), "cannot read the broker's "
+		    "token %s: %s; run as the user cmdgated runs as, or give "
+		    "--token-file", path, strerror(errnum));
+	free(path);
+	if (*tok == NULL && errnum == ENOENT)
+		return 0;
+	return *tok != NULL ? 0 : CX_NOPERM;
 }
 
 static int
@@ -105,16 +137,18 @@ cg_connect(struct cg_client *c, const struct cg_target *t)
 {
 	json_object	*p, *r, *e = NULL;
 	char		*tok;
+	int		 rc;
 
 	memset(c, 0, sizeof(*c));
 	c->next_id = 1;
+	c->timeout_ms = t->reply_timeout_ms > 0 ? t->reply_timeout_ms :
+	    CG_REPLY_TIMEOUT_S * 1000;
 	if ((c->fd = cg_dial(c, t)) == -1)
 		return CX_UNAVAILABLE;
-	if (t->token_file == NULL || t->socket != NULL)
-		return 0;
-	if ((tok = cg_read_token(t->token_file, c->err,
-	    sizeof(c->err))) == NULL)
-		return CX_NOPERM;
+	if (t->socket != NULL)
+		return 0;	/* trusted by the socket's permissions */
+	if ((rc = cg_find_token(c, t, &tok)) != 0 || tok == NULL)
+		return rc;
 	p = json_object_new_object();
 	json_object_object_add(p, "token", json_object_new_string(tok));
 	explicit_bzero(tok, strlen(tok));
@@ -161,10 +195,39 @@ cg_send_line(struct cg_client *c, const char *s, size_t n)
 	return 0;
 }
 
-char *
-cg_read_line(struct cg_client *c, int timeout_ms)
+/* Wait until fd is readable or deadline (-1: none) passes: 0, or -1. */
+static int
+cg_wait_readable(struct cg_client *c, int64_t deadline)
 {
-	struct pollfd	 pfd = { c->fd, POLLIN, 0 };
+	struct pollfd	pfd = { c->fd, POLLIN, 0 };
+	int64_t		left;
+	int		n;
+
+	for (;;) {
+		left = deadline < 0 ? -1 : deadline - util_monotonic_ms();
+		if (deadline >= 0 && left < 0)
+			left = 0;
+		if ((n = poll(&pfd, 1, left > INT_MAX ? INT_MAX : (int)left)) > 0)
+			return 0;
+		if (n == -1 && errno != EINTR) {
+			snprintf(c->err, sizeof(c->err), "poll: %s",
+			    strerror(errno));
+			return -1;
+		}
+		if (n == 0 && deadline >= 0 &&
+		    util_monotonic_ms() >= deadline) {
+			snprintf(c->err, sizeof(c->err), "the broker did not "
+			    "answer within %lld s (--reply-timeout)",
+			    (long long)(c->timeout_ms + 999) / 1000);
+			return -1;
+		}
+	}
+}
+
+/* Read until buf holds a line or deadline passes; the line, or NULL. */
+static char *
+cg_read_until(struct cg_client *c, int64_t deadline)
+{
 	char		*nl, *line;
 	size_t		 n;
 	ssize_t		 got;
@@ -180,10 +243,8 @@ cg_read_line(struct cg_client *c, int timeout_ms)
 			c->cap = (c->len + CG_READ) * 2;
 			c->buf = xrealloc(c->buf, c->cap);
 		}
-		if (timeout_ms >= 0 && poll(&pfd, 1, timeout_ms) == 0) {
-			snprintf(c->err, sizeof(c->err), "no answer in time");
+		if (cg_wait_readable(c, deadline) == -1)
 			return NULL;
-		}
 		got = recv(c->fd, c->buf + c->len, c->cap - c->len, 0);
 		if (got == -1 && errno == EINTR)
 			continue;
@@ -204,13 +265,74 @@ cg_read_line(struct cg_client *c, int timeout_ms)
 	return line;
 }
 
+char *
+cg_read_line(struct cg_client *c, int64_t timeout_ms)
+{
+	return cg_read_until(c, timeout_ms < 0 ? -1 :
+	    util_monotonic_ms() + timeout_ms);
+}
+
+/*
+ * Whether resp answers request id: it has that id, or it is an error
+ * with a null id (the broker could not read the request, so cannot name
+ * it; one request at a time makes it ours).
+ */
+static int
+cg_answers(json_object *resp, int64_t id)
+{
+	json_object	*v;
+
+	if (!json_object_object_get_ex(resp, "id", &v))
+		return 0;	/* a notification */
+	if (v == NULL)
+		return json_object_object_get_ex(resp, "error", NULL);
+	return json_object_is_type(v, json_type_int) &&
+	    json_object_get_int64(v) == id;
+}
+
+/*
+ * The answer to request id (caller puts), or NULL with c->err; it may
+ * take wait_ms (what the request asked the broker to wait) more.
+ */
+static json_object *
+cg_answer(struct cg_client *c, int64_t id, int64_t wait_ms)
+{
+	int64_t		 deadline = util_monotonic_ms() + c->timeout_ms +
+			    wait_ms;
+	json_object	*resp;
+	char		*line;
+	int		 rc;
+
+	for (;;) {
+		if ((line = cg_read_until(c, deadline)) == NULL)
+			return NULL;
+		rc = jstrict_parse_str(line, &resp);
+		free(line);
+		if (rc != 0) {
+			snprintf(c->err, sizeof(c->err), "the broker sent a "
+			    "line that is not JSON (%s)", jstrict_strerror(rc));
+			return NULL;
+		}
+		if (json_object_is_type(resp, json_type_object) &&
+		    cg_answers(resp, id))
+			return resp;
+		json_object_put(resp);	/* a notification */
+	}
+}
+
 json_object *
 cg_call(struct cg_client *c, const char *method, json_object *params,
     json_object **error)
 {
+	return cg_call_wait(c, method, params, 0, error);
+}
+
+json_object *
+cg_call_wait(struct cg_client *c, const char *method, json_object *params,
+    int64_t wait_ms, json_object **error)
+{
 	json_object	*req = json_object_new_object(), *resp, *v, *r;
 	const char	*s;
-	char		*line;
 	size_t		 n;
 	int64_t		 id = c->next_id++;
 
@@ -220,28 +342,28 @@ cg_call(struct cg_client *c, const char *method, json_object *params,
 	json_object_object_add(req, "method", json_object_new_string(method));
 	json_object_object_add(req, "params", params != NULL ? params :
 	    json_object_new_object());
-	s = json_object_to_json_string_length(req, JSON_C_TO_STRING_PLAIN, &n);
+	s = json_object_to_json_string_length(req, JSON_C_TO_STRING_PLAIN |
+	    JSON_C_TO_STRING_NOSLASHESCAPE, &n);
 	if (cg_send_line(c, s, n) == -1 || cg_send_line(c, "\n", 1) == -1) {
 		json_object_put(req);
 		return NULL;
 	}
 	json_object_put(req);
-	for (;;) {
-		if ((line = cg_read_line(c, -1)) == NULL)
-			return NULL;
-		resp = json_tokener_parse(line);
-		free(line);
-		if (resp != NULL && json_object_object_get_ex(resp, "id", &v) &&
-		    json_object_get_int64(v) == id)
-			break;
-		json_object_put(resp);	/* a notification */
-	}
-	if (json_object_object_get_ex(resp, "error", &v)) {
+	if ((resp = cg_answer(c, id, wait_ms)) == NULL)
+		return NULL;
+	if (json_object_object_get_ex(resp, "error", &v) &&
+	    json_object_is_type(v, json_type_object)) {
 		*error = json_object_get(v);
 		json_object_put(resp);
 		return NULL;
 	}
-	r = json_object_get(json_object_object_get(resp, "result"));
+	if (!json_object_object_get_ex(resp, "result", &r) || r == NULL) {
+		snprintf(c->err, sizeof(c->err), "the broker's answer has "
+		    "neither a result nor an error object");
+		json_object_put(resp);
+		return NULL;
+	}
+	json_object_get(r);
 	json_object_put(resp);
 	return r;
 }

@@ -5,6 +5,7 @@
  */
 #include "config.h"
 
+#include <sys/pidfd.h>
 #include <sys/socket.h>
 #include <sys/types.h>
 #include <sys/wait.h>
@@ -12,6 +13,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <limits.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -30,6 +32,12 @@
 #define DEFAULT_PORT	"8700"
 #define WAIT_STEP_S	1	/* how often a wait shows a change */
 #define SUBMIT_TIMEOUT	300
+#define REPLY_TIMEOUT_MAX 3600	/* --reply-timeout, seconds */
+#define VIS_SLOTS	16	/* vis() results alive at once */
+#define RECONNECT_FIRST_MS 100	/* editor-state: first retry, then doubled */
+#define RECONNECT_MAX_MS 1000	/* up to this between tries */
+#define RECONNECT_TIMEOUT_S 10	/* default --reconnect-timeout */
+#define CHILD_POLL_MS	100	/* without a pidfd: look this often */
 
 struct cli {
 	struct cg_target	 t;
@@ -51,6 +59,7 @@ static int	cmd_jobs(struct cli *, int, char **);
 static int	cmd_editor_state(struct cli *, int, char **);
 static int	cmd_mcp(struct cli *, int, char **);
 static int	cmd_mcp_config(struct cli *, int, char **);
+static const char *hstr(json_object *, const char *);
 
 static const struct {
 	const char	*name;
@@ -73,7 +82,8 @@ static const struct {
 	{ "cancel", cmd_cancel, 1, "cancel TICKET" },
 	{ "jobs", cmd_jobs, 1, "jobs [--status S] [--agent A] [--limit N]" },
 	{ "editor-state", cmd_editor_state, 1, "editor-state "
-	    "[--tests-running] [--compiling] [--busy] -- CMD [ARG ...]" },
+	    "[--tests-running] [--compiling] [--busy]\n"
+	    "              [--reconnect-timeout S] -- CMD [ARG ...]" },
 	{ "mcp", cmd_mcp, 1, "mcp" },
 	{ "mcp-config", cmd_mcp_config, 0, "mcp-config "
 	    "[--client claude|cursor|vscode|generic]" },
@@ -86,7 +96,8 @@ usage(FILE *f)
 	size_t	i;
 
 	fprintf(f, "usage: cmdgate [--host H] [--port P] [--socket PATH] "
-	    "[--token-file F] [--json]\n               COMMAND [ARG ...]\n"
+	    "[--token-file F] [--state-dir D]\n"
+	    "               [--json] [--reply-timeout S] COMMAND [ARG ...]\n"
 	    "commands:\n");
 	for (i = 0; i < NCOMMANDS; i++)
 		fprintf(f, "  %s\n", commands[i].usage);
@@ -112,11 +123,31 @@ report_error(struct cli *cl, json_object *error)
 		return CX_UNAVAILABLE;
 	}
 	d = json_object_object_get(error, "data");
-	fprintf(stderr, "cmdgate: %s (%s): %s\n",
-	    json_object_get_string(json_object_object_get(error, "message")),
-	    json_object_get_string(json_object_object_get(d, "type")),
-	    json_object_get_string(json_object_object_get(d, "reason")));
+	fprintf(stderr, "cmdgate: %s (%s): %s\n", hstr(error, "message"),
+	    hstr(d, "type"), hstr(d, "reason"));
 	return cg_error_status(error);
+}
+
+/* Bytes of the UTF-8 sequence at p, or 0 when it is not one. */
+static size_t
+utf8_seq(const unsigned char *p)
+{
+	size_t	n, i;
+
+	if (*p < 0x80)
+		return 1;
+	if (*p >= 0xc2 && *p <= 0xdf)
+		n = 2;
+	else if (*p >= 0xe0 && *p <= 0xef)
+		n = 3;
+	else if (*p >= 0xf0 && *p <= 0xf4)
+		n = 4;
+	else
+		return 0;
+	for (i = 1; i < n; i++)
+		if ((p[i] & 0xc0) != 0x80)
+			return 0;
+	return n;
 }
 
 static const char *
@@ -127,6 +158,59 @@ jstr(json_object *o, const char *key)
 	if (!json_object_object_get_ex(o, key, &v) || v == NULL)
 		return "";
 	return json_object_get_string(v);
+}
+
+/*
+ * s as it may be shown on a terminal: C0 controls, DEL and bytes that are
+ * not UTF-8 as \xHH, C1 controls (U+0080 to U+009F) as \u00HH, so that a
+ * name or an output cannot drive the terminal; the characters in keep
+ * stay as they are; NULL is "".  Borrowed: valid until VIS_SLOTS more
+ * calls.
+ */
+static const char *
+vis_keep(const char *s, const char *keep)
+{
+	static char	*slot[VIS_SLOTS];
+	static size_t	 next;
+	const unsigned char *p = (const unsigned char *)(s ? s : "");
+	char		*o, **buf = &slot[next++ % VIS_SLOTS];
+	size_t		 n;
+
+	free(*buf);
+	o = *buf = xmalloc(strlen((const char *)p) * 6 + 1);
+	while (*p != '\0') {
+		if ((*p < 0x20 && strchr(keep, *p) == NULL) || *p == 0x7f) {
+			o += sprintf(o, "\\x%02x", *p++);
+			continue;
+		}
+		if ((n = utf8_seq(p)) == 0) {
+			o += sprintf(o, "\\x%02x", *p++);
+			continue;
+		}
+		if (p[0] == 0xc2 && p[1] < 0xa0) {
+			o += sprintf(o, "\\u%04x", p[1]);
+			p += 2;
+			continue;
+		}
+		memcpy(o, p, n);
+		o += n;
+		p += n;
+	}
+	*o = '\0';
+	return *buf;
+}
+
+static const char *
+vis(const char *s)
+{
+	return vis_keep(s, "");
+}
+
+/* The member key of o, shown safely (vis()); "" when absent. */
+static const char *
+hstr(json_object *o, const char *key)
+{
+	return vis(jstr(o, key));
 }
 
 static int64_t
@@ -142,17 +226,28 @@ print_json(json_object *o)
 	    JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE));
 }
 
-/* Call; on error print it and return NULL with *rc set. */
+/*
+ * Call, for an answer that may take wait_s more than --reply-timeout; on
+ * error print it and return NULL with *rc set.
+ */
 static json_object *
-call(struct cli *cl, const char *method, json_object *params, int *rc)
+call_wait(struct cli *cl, const char *method, json_object *params,
+    int64_t wait_s, int *rc)
 {
 	json_object	*r, *e = NULL;
 
-	if ((r = cg_call(&cl->c, method, params, &e)) == NULL) {
+	if ((r = cg_call_wait(&cl->c, method, params, wait_s * 1000,
+	    &e)) == NULL) {
 		*rc = report_error(cl, e);
 		json_object_put(e);
 	}
 	return r;
+}
+
+static json_object *
+call(struct cli *cl, const char *method, json_object *params, int *rc)
+{
+	return call_wait(cl, method, params, 0, rc);
 }
 
 /* ---- job display ----------------------------------------------------- */
@@ -175,13 +270,20 @@ static void
 print_text_block(const char *label, const char *text)
 {
 	const char	*p = text, *nl;
+	char		*line;
+	size_t		 n;
 
 	if (*text == '\0')
 		return;
 	printf("      %s:\n", label);
 	while (*p != '\0') {
 		nl = strchr(p, '\n');
-		printf("        %.*s\n", nl ? (int)(nl - p) : (int)strlen(p), p);
+		n = nl != NULL ? (size_t)(nl - p) : strlen(p);
+		line = xmalloc(n + 1);
+		memcpy(line, p, n);
+		line[n] = '\0';
+		printf("        %s\n", vis_keep(line, "\t"));
+		free(line);
 		if (nl == NULL)
 			break;
 		p = nl + 1;
@@ -197,11 +299,11 @@ job_state_line(json_object *job, char *buf, size_t len)
 
 	if (strcmp(st, "queued") == 0)
 		snprintf(buf, len, "%s queued, position %lld%s%s",
-		    jstr(job, "ticket"), (long long)jint(job, "position"),
-		    *bb ? ", blocked by " : "", bb);
+		    hstr(job, "ticket"), (long long)jint(job, "position"),
+		    *bb ? ", blocked by " : "", vis(bb));
 	else
 		snprintf(buf, len, "%s %s, %lld of %lld commands",
-		    jstr(job, "ticket"), st, (long long)jint(p, "completed"),
+		    hstr(job, "ticket"), vis(st), (long long)jint(p, "completed"),
 		    (long long)jint(p, "total"));
 }
 
@@ -218,24 +320,24 @@ print_job(struct cli *cl, json_object *job)
 	}
 	job_state_line(job, line, sizeof(line));
 	printf("%s\n", line);
-	printf("  %s%s, agent %s%s%s\n", jstr(job, "tier"),
+	printf("  %s%s, agent %s%s%s\n", hstr(job, "tier"),
 	    json_object_get_boolean(json_object_object_get(job,
-	    "causes_reload")) ? " reload" : "", jstr(job, "agent"),
-	    *jstr(job, "label") ? ", label " : "", jstr(job, "label"));
-	if (*jstr(job, "error"))
-		printf("  error: %s\n", jstr(job, "error"));
+	    "causes_reload")) ? " reload" : "", hstr(job, "agent"),
+	    *hstr(job, "label") ? ", label " : "", hstr(job, "label"));
+	if (*hstr(job, "error"))
+		printf("  error: %s\n", hstr(job, "error"));
 	for (i = 0; res != NULL && i < json_object_array_length(res); i++) {
 		r = json_object_array_get_idx(res, i);
-		printf("  [%zu] %s: %s", i, jstr(r, "tool"),
+		printf("  [%zu] %s: %s", i, hstr(r, "tool"),
 		    json_object_get_boolean(json_object_object_get(r, "ok")) ?
 		    "ok" : "FAILED");
 		if (json_object_object_get_ex(r, "exit_code", NULL))
 			printf(", exit %lld", (long long)jint(r, "exit_code"));
-		if (*jstr(r, "signal"))
-			printf(", %s", jstr(r, "signal"));
+		if (*hstr(r, "signal"))
+			printf(", %s", hstr(r, "signal"));
 		printf(", %lld ms\n", (long long)jint(r, "duration_ms"));
-		if (*jstr(r, "error"))
-			printf("      error: %s\n", jstr(r, "error"));
+		if (*hstr(r, "error"))
+			printf("      error: %s\n", hstr(r, "error"));
 		print_text_block("stdout", jstr(r, "stdout"));
 		print_text_block("stderr", jstr(r, "stderr"));
 	}
@@ -305,14 +407,14 @@ cmd_status(struct cli *cl, int argc, char **argv)
 	b = json_object_object_get(q, "busy");
 	l = json_object_object_get(s, "listen");
 	printf("cmdgated %s, pid %lld, up %lld s, %lld clients\n",
-	    jstr(s, "version"), (long long)jint(s, "pid"),
+	    hstr(s, "version"), (long long)jint(s, "pid"),
 	    (long long)jint(s, "uptime_s"), (long long)jint(s, "clients"));
 	printf("listening:");
 	for (i = 0; i < json_object_array_length(l); i++)
-		printf(" %s", json_object_get_string(
-		    json_object_array_get_idx(l, i)));
+		printf(" %s", vis(json_object_get_string(
+		    json_object_array_get_idx(l, i))));
 	printf("\nstore: %s, %lld jobs, %lld KiB used of %lld KiB\n",
-	    jstr(st, "path"), (long long)jint(st, "jobs"),
+	    hstr(st, "path"), (long long)jint(st, "jobs"),
 	    (long long)jint(st, "map_used_bytes") / 1024,
 	    (long long)jint(st, "map_size_bytes") / 1024);
 	printf("jobs: %lld queued, %lld running, %lld done, %lld failed, "
@@ -320,7 +422,7 @@ cmd_status(struct cli *cl, int argc, char **argv)
 	    (long long)jint(js, "running"), (long long)jint(js, "done"),
 	    (long long)jint(js, "failed"), (long long)jint(js, "cancelled"));
 	printf("queue: heavy %s, %lld smooth in flight, %lld workers alive\n",
-	    *jstr(q, "heavy_active") ? jstr(q, "heavy_active") : "none",
+	    *hstr(q, "heavy_active") ? hstr(q, "heavy_active") : "none",
 	    (long long)jint(q, "smooth_in_flight"),
 	    (long long)jint(q, "workers_alive"));
 	printf("holding reloads:%s%s%s%s\n",
@@ -372,11 +474,11 @@ cmd_tools(struct cli *cl, int argc, char **argv)
 	    "BUSY", "ENABLED", "DESCRIPTION");
 	for (i = 0; i < json_object_array_length(list); i++) {
 		d = json_object_array_get_idx(list, i);
-		printf("%-20s %-8s %-6s %-14s %-8s %s\n", jstr(d, "name"),
-		    jstr(d, "tier"), reload_text(d),
-		    *jstr(d, "busy") ? jstr(d, "busy") : "-",
+		printf("%-20s %-8s %-6s %-14s %-8s %s\n", hstr(d, "name"),
+		    hstr(d, "tier"), reload_text(d),
+		    *hstr(d, "busy") ? hstr(d, "busy") : "-",
 		    json_object_get_boolean(json_object_object_get(d,
-		    "enabled")) ? "yes" : "no", jstr(d, "description"));
+		    "enabled")) ? "yes" : "no", hstr(d, "description"));
 	}
 	json_object_put(r);
 	return 0;
@@ -397,18 +499,19 @@ cmd_tool(struct cli *cl, int argc, char **argv)
 	if (cl->json)
 		print_json(d);
 	else {
-		printf("%s: %s\n", jstr(d, "name"), jstr(d, "description"));
+		printf("%s: %s\n", hstr(d, "name"), hstr(d, "description"));
 		printf("  tier %s, reload %s, busy %s, %s, timeout %lld s\n",
-		    jstr(d, "tier"), json_object_to_json_string_ext(
+		    hstr(d, "tier"), vis(json_object_to_json_string_ext(
 		    json_object_object_get(d, "reload"),
-		    JSON_C_TO_STRING_PLAIN),
-		    *jstr(d, "busy") ? jstr(d, "busy") : "-",
+		    JSON_C_TO_STRING_PLAIN)),
+		    *hstr(d, "busy") ? hstr(d, "busy") : "-",
 		    json_object_get_boolean(json_object_object_get(d,
 		    "enabled")) ? "enabled" : "DISABLED",
 		    (long long)jint(d, "timeout_s"));
-		printf("  params: %s\n", json_object_to_json_string_ext(
-		    json_object_object_get(d, "params"),
-		    JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_NOSLASHESCAPE));
+		printf("  params: %s\n", vis_keep(
+		    json_object_to_json_string_ext(json_object_object_get(d,
+		    "params"), JSON_C_TO_STRING_PRETTY |
+		    JSON_C_TO_STRING_NOSLASHESCAPE), "\n"));
 	}
 	json_object_put(d);
 	return 0;
@@ -473,7 +576,7 @@ wait_job(struct cli *cl, const char *ticket, int64_t timeout_s, int *rc)
 {
 	json_object	*p, *job = NULL;
 	int64_t		 deadline = util_monotonic_ms() + timeout_s * 1000;
-	int64_t		 left;
+	int64_t		 left, step;
 	int		 tty = isatty(1) && !cl->json;
 	char		 line[256], last[256] = "";
 
@@ -484,10 +587,11 @@ wait_job(struct cli *cl, const char *ticket, int64_t timeout_s, int *rc)
 		p = json_object_new_object();
 		json_object_object_add(p, "ticket",
 		    json_object_new_string(ticket));
-		json_object_object_add(p, "timeout_s", json_object_new_int64(
-		    left > WAIT_STEP_S ? WAIT_STEP_S : left));
+		step = left > WAIT_STEP_S ? WAIT_STEP_S : left;
+		json_object_object_add(p, "timeout_s",
+		    json_object_new_int64(step));
 		json_object_put(job);
-		if ((job = call(cl, "wait_job", p, rc)) == NULL)
+		if ((job = call_wait(cl, "wait_job", p, step, rc)) == NULL)
 			return NULL;
 		job_state_line(job, line, sizeof(line));
 		if (job_status_exit(job) != CX_RUNNING || left == 0)
@@ -663,9 +767,9 @@ cmd_submit(struct cli *cl, int argc, char **argv)
 		if (cl->json)
 			print_json(r);
 		else
-			printf("%s %s%s%s\n", ticket, jstr(r, "status"),
-			    *jstr(r, "blocked_by") ? ", blocked by " : "",
-			    jstr(r, "blocked_by"));
+			printf("%s %s%s%s\n", vis(ticket), hstr(r, "status"),
+			    *hstr(r, "blocked_by") ? ", blocked by " : "",
+			    hstr(r, "blocked_by"));
 		json_object_put(r);
 		return 0;
 	}
@@ -728,10 +832,10 @@ cmd_cancel(struct cli *cl, int argc, char **argv)
 	if (cl->json)
 		print_json(r);
 	else
-		printf("%s %s (%s)\n", jstr(r, "ticket"),
+		printf("%s %s (%s)\n", hstr(r, "ticket"),
 		    json_object_get_boolean(json_object_object_get(r,
 		    "cancelled")) ? "cancelled" : "not cancelled",
-		    jstr(r, "status"));
+		    hstr(r, "status"));
 	rc = json_object_get_boolean(json_object_object_get(r, "cancelled")) ?
 	    0 : CX_FAILED;
 	json_object_put(r);
@@ -785,13 +889,13 @@ cmd_jobs(struct cli *cl, int argc, char **argv)
 	for (i = 0; i < json_object_array_length(list); i++) {
 		j = json_object_array_get_idx(list, i);
 		printf("%-10s %-10s %-8s %-7s %-16s %-24s %s\n",
-		    jstr(j, "ticket"), jstr(j, "status"), jstr(j, "tier"),
+		    hstr(j, "ticket"), hstr(j, "status"), hstr(j, "tier"),
 		    json_object_get_boolean(json_object_object_get(j,
-		    "causes_reload")) ? "yes" : "no", jstr(j, "agent"),
-		    jstr(j, "created_at"), jstr(j, "label"));
+		    "causes_reload")) ? "yes" : "no", hstr(j, "agent"),
+		    hstr(j, "created_at"), hstr(j, "label"));
 	}
-	if (*jstr(r, "next"))
-		printf("(more: cmdgate jobs after %s)\n", jstr(r, "next"));
+	if (*hstr(r, "next"))
+		printf("(more: cmdgate jobs after %s)\n", hstr(r, "next"));
 	json_object_put(r);
 	return 0;
 }
@@ -813,42 +917,224 @@ editor_report(struct cli *cl, int tests, int compiling, int busy)
 	return 0;
 }
 
-/* Hold the flags while CMD runs; CMD's exit status (128+N on signal N). */
+/* editor-state: what it holds, for whom, and its link to the broker. */
+struct hold {
+	int	 tests, compiling, busy;
+	pid_t	 pid;		/* the command */
+	int	 pidfd;		/* -1: look with waitpid on a timer */
+	int64_t	 lost_at;	/* monotonic ms; -1 while connected */
+	int64_t	 retry_at, backoff;
+	int64_t	 limit_ms;	/* --reconnect-timeout */
+	int	 failed;	/* not back within limit_ms */
+};
+
+/* Read what the broker sent (notifications): -1 once it is gone. */
 static int
-cmd_editor_state(struct cli *cl, int argc, char **argv)
+editor_drain(struct cli *cl)
 {
-	int	i, tests = 0, compiling = 0, busy = 0, rc, status;
-	pid_t	pid;
+	char	buf[4096];
+	ssize_t	n;
+
+	for (;;) {
+		n = recv(cl->c.fd, buf, sizeof(buf), MSG_DONTWAIT);
+		if (n > 0)
+			continue;
+		if (n == -1 && errno == EINTR)
+			continue;
+		if (n == -1 && (errno == EAGAIN || errno == EWOULDBLOCK))
+			return 0;
+		snprintf(cl->c.err, sizeof(cl->c.err), "%s", n == 0 ?
+		    "the broker closed the connection" : strerror(errno));
+		return -1;
+	}
+}
+
+static void
+editor_lost(struct cli *cl, struct hold *h)
+{
+	fprintf(stderr, "cmdgate: editor-state: lost the broker (%s): reload "
+	    "jobs are not held until it is back; reconnecting\n",
+	    vis(cl->c.err));
+	cg_close(&cl->c);
+	h->lost_at = h->retry_at = util_monotonic_ms();
+	h->backoff = RECONNECT_FIRST_MS;
+}
+
+/* Connect, authenticate and report the flags again: 0, or -1. */
+static int
+editor_reconnect(struct cli *cl, struct hold *h)
+{
+	json_object	*p, *r, *e = NULL;
+
+	if (cg_connect(&cl->c, &cl->t) != 0) {
+		cg_close(&cl->c);
+		return -1;
+	}
+	p = json_object_new_object();
+	json_object_object_add(p, "tests_running",
+	    json_object_new_boolean(h->tests));
+	json_object_object_add(p, "compiling",
+	    json_object_new_boolean(h->compiling));
+	json_object_object_add(p, "busy", json_object_new_boolean(h->busy));
+	if ((r = cg_call(&cl->c, "report_editor_state", p, &e)) == NULL) {
+		if (e != NULL)
+			snprintf(cl->c.err, sizeof(cl->c.err), "%s",
+			    hstr(json_object_object_get(e, "data"), "reason"));
+		json_object_put(e);
+		cg_close(&cl->c);
+		return -1;
+	}
+	json_object_put(r);
+	return 0;
+}
+
+/* One try to get back; the next in a growing, bounded while. */
+static void
+editor_retry(struct cli *cl, struct hold *h)
+{
+	int64_t	now;
+
+	if (editor_reconnect(cl, h) == 0) {
+		fprintf(stderr, "cmdgate: editor-state: reconnected: reload "
+		    "jobs are held again\n");
+		h->lost_at = -1;
+		return;
+	}
+	now = util_monotonic_ms();
+	if (!h->failed && now - h->lost_at >= h->limit_ms) {
+		h->failed = 1;
+		fprintf(stderr, "cmdgate: editor-state: could not get back to "
+		    "the broker within %llds (%s): reload jobs are NOT held "
+		    "while the command runs; still trying, and exiting %d\n",
+		    (long long)h->limit_ms / 1000, vis(cl->c.err),
+		    CX_UNAVAILABLE);
+	}
+	h->retry_at = now + h->backoff;
+	h->backoff = h->backoff * 2 > RECONNECT_MAX_MS ? RECONNECT_MAX_MS :
+	    h->backoff * 2;
+}
+
+/* How long to wait for the next event; -1: until one comes. */
+static int
+editor_wait_ms(const struct hold *h)
+{
+	int64_t	wait = -1;
+
+	if (h->lost_at >= 0) {
+		wait = h->retry_at - util_monotonic_ms();
+		if (wait < 0)
+			wait = 0;
+	}
+	if (h->pidfd == -1 && (wait < 0 || wait > CHILD_POLL_MS))
+		wait = CHILD_POLL_MS;
+	return (int)wait;
+}
+
+/*
+ * Until the command ends: keep the connection, and when the broker goes
+ * get back to it (its restart keeps our flags for --editor-grace).  The
+ * command's wait status.
+ */
+static int
+editor_watch(struct cli *cl, struct hold *h)
+{
+	struct pollfd	pfd[2];
+	pid_t		r;
+	int		status;
+
+	for (;;) {
+		pfd[0].fd = h->pidfd;
+		pfd[0].events = POLLIN;
+		pfd[1].fd = h->lost_at < 0 ? cl->c.fd : -1;
+		pfd[1].events = POLLIN;
+		if (poll(pfd, 2, editor_wait_ms(h)) == -1 && errno != EINTR)
+			fprintf(stderr, "cmdgate: poll: %s\n", strerror(errno));
+		while ((r = waitpid(h->pid, &status, WNOHANG)) == -1 &&
+		    errno == EINTR)
+			;
+		if (r == h->pid || r == -1)
+			return r == -1 ? W_EXITCODE(CX_UNAVAILABLE, 0) : status;
+		if (h->lost_at < 0 && pfd[1].revents != 0 &&
+		    editor_drain(cl) == -1)
+			editor_lost(cl, h);
+		if (h->lost_at >= 0 && util_monotonic_ms() >= h->retry_at)
+			editor_retry(cl, h);
+	}
+}
+
+/* The editor-state flags before --; the index of --, or -1 (usage). */
+static int
+editor_flags(int argc, char **argv, struct hold *h)
+{
+	uint64_t	s;
+	int		i;
 
 	for (i = 1; i < argc && strcmp(argv[i], "--") != 0; i++) {
 		if (strcmp(argv[i], "--tests-running") == 0)
-			tests = 1;
+			h->tests = 1;
 		else if (strcmp(argv[i], "--compiling") == 0)
-			compiling = 1;
+			h->compiling = 1;
 		else if (strcmp(argv[i], "--busy") == 0)
-			busy = 1;
-		else
-			return die_usage("editor-state: unknown flag '%s'",
+			h->busy = 1;
+		else if (strcmp(argv[i], "--reconnect-timeout") == 0 &&
+		    i + 1 < argc && util_parse_u64(argv[i + 1], 1, 3600,
+		    &s) == 0) {
+			h->limit_ms = (int64_t)s * 1000;
+			i++;
+		} else {
+			die_usage("editor-state: bad flag or value at '%s'",
 			    argv[i]);
+			return -1;
+		}
 	}
-	if (i + 1 >= argc)
-		return die_usage("editor-state needs -- CMD [ARG ...]%s", "");
-	if ((rc = editor_report(cl, tests, compiling, busy)) != 0)
+	if (i + 1 >= argc) {
+		die_usage("editor-state needs -- CMD [ARG ...]%s", "");
+		return -1;
+	}
+	return i;
+}
+
+/*
+ * Hold the flags while CMD runs, across broker restarts; CMD's exit
+ * status (128+N on signal N), or CX_UNAVAILABLE when the hold was lost
+ * for longer than --reconnect-timeout.
+ */
+static int
+cmd_editor_state(struct cli *cl, int argc, char **argv)
+{
+	struct hold	h;
+	int		i, rc, status;
+
+	memset(&h, 0, sizeof(h));
+	h.lost_at = -1;
+	h.limit_ms = RECONNECT_TIMEOUT_S * 1000;
+	if ((i = editor_flags(argc, argv, &h)) == -1)
+		return CX_USAGE;
+	if ((rc = editor_report(cl, h.tests, h.compiling, h.busy)) != 0)
 		return rc;
-	if ((pid = fork()) == 0) {
+	if ((h.pid = fork()) == 0) {
 		execvp(argv[i + 1], argv + i + 1);
 		fprintf(stderr, "cmdgate: %s: %s\n", argv[i + 1],
 		    strerror(errno));
 		_exit(127);
 	}
-	if (pid == -1) {
+	if (h.pid == -1) {
 		fprintf(stderr, "cmdgate: fork: %s\n", strerror(errno));
 		return CX_UNAVAILABLE;
 	}
-	while (waitpid(pid, &status, 0) == -1 && errno == EINTR)
-		;
+	h.pidfd = pidfd_open(h.pid, 0);
+	status = editor_watch(cl, &h);
+	if (h.pidfd != -1)
+		close(h.pidfd);
 	/* Closing the connection clears the flags too; say it anyway. */
-	editor_report(cl, 0, 0, 0);
+	if (h.lost_at < 0)
+		editor_report(cl, 0, 0, 0);
+	if (h.failed) {
+		fprintf(stderr, "cmdgate: editor-state: the hold was lost for "
+		    "longer than %llds while the command ran\n",
+		    (long long)h.limit_ms / 1000);
+		return CX_UNAVAILABLE;
+	}
 	return WIFEXITED(status) ? WEXITSTATUS(status) :
 	    128 + WTERMSIG(status);
 }
@@ -1000,6 +1286,12 @@ cmd_mcp_config(struct cli *cl, int argc, char **argv)
 		json_object_array_add(args,
 		    json_object_new_string(cl->t.token_file));
 	}
+	if (cl->t.state_dir != NULL) {
+		json_object_array_add(args,
+		    json_object_new_string("--state-dir"));
+		json_object_array_add(args,
+		    json_object_new_string(cl->t.state_dir));
+	}
 	json_object_array_add(args, json_object_new_string("mcp"));
 	srv = json_object_new_object();
 	if (strcmp(client, "vscode") == 0)
@@ -1036,13 +1328,16 @@ main(int argc, char **argv)
 		{ "port", required_argument, NULL, 'p' },
 		{ "socket", required_argument, NULL, 's' },
 		{ "token-file", required_argument, NULL, 't' },
+		{ "state-dir", required_argument, NULL, 'S' },
 		{ "json", no_argument, NULL, 'j' },
+		{ "reply-timeout", required_argument, NULL, 'r' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct cli	 cl;
-	uint64_t	 port;
+	const char	*reply = getenv("CMDGATE_REPLY_TIMEOUT");
+	uint64_t	 port, secs;
 	size_t		 i;
 	int		 ch, rc;
 
@@ -1073,8 +1368,14 @@ main(int argc, char **argv)
 		case 't':
 			cl.t.token_file = optarg;
 			break;
+		case 'S':
+			cl.t.state_dir = optarg;
+			break;
 		case 'j':
 			cl.json = 1;
+			break;
+		case 'r':
+			reply = optarg;
 			break;
 		case 'h':
 			usage(stdout);
@@ -1089,6 +1390,12 @@ main(int argc, char **argv)
 	}
 	if (util_parse_u64(cl.t.port, 1, 65535, &port) == -1)
 		return die_usage("port '%s' is not 1-65535", cl.t.port);
+	if (reply != NULL && *reply != '\0') {
+		if (util_parse_u64(reply, 1, REPLY_TIMEOUT_MAX, &secs) == -1)
+			return die_usage("--reply-timeout '%s' is not 1-3600 "
+			    "seconds", reply);
+		cl.t.reply_timeout_ms = (int64_t)secs * 1000;
+	}
 	if (optind >= argc) {
 		usage(stderr);
 		return CX_USAGE;

@@ -263,6 +263,15 @@ submit_options(struct rpc_req *req, json_object *params, struct submit *o,
 		    LABEL_MAX, IDEM_KEY_MAX);
 		return -1;
 	}
+	/* The store keys it by agent, newline, key: one LMDB key. */
+	if (o->idem != NULL &&
+	    strlen(o->agent) + 1 + strlen(o->idem) > STORE_KEY_MAX) {
+		rpc_fail(err, RPC_INVALID_PARAMS, "invalid_params", "\"agent\" "
+		    "and \"idempotency_key\" take %zu bytes together; at most "
+		    "%d may (shorten the key)", strlen(o->agent) +
+		    strlen(o->idem), STORE_KEY_MAX - 1);
+		return -1;
+	}
 	return 0;
 }
 
@@ -342,6 +351,8 @@ wait_for(struct rpc_req *req, json_object *params, int mcp,
 			unknown_ticket(err, num);
 			return RPC_ERROR;
 		}
+		if (mcp)	/* finished: answered now, as a tool result */
+			*result = jobs_mcp_result(*result);
 		return RPC_OK;
 	}
 	jobs_wait(J, num, rpc_defer(req, NULL, NULL), timeout, mcp);
@@ -517,8 +528,7 @@ mcp_job_method(struct rpc_req *req, const char *name, json_object *args,
 	enum rpc_status	 st;
 
 	if (strcmp(name, "wait_job") == 0)
-		return wait_for(req, args, 1, result, err) == RPC_ERROR ?
-		    RPC_ERROR : RPC_DEFERRED;
+		return wait_for(req, args, 1, result, err);
 	if (strcmp(name, "poll_job") == 0)
 		st = method_poll_job(req, args, &r, err);
 	else if (strcmp(name, "cancel_job") == 0)

@@ -10,6 +10,7 @@
 #include <sys/wait.h>
 
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <signal.h>
 #include <stdio.h>
@@ -39,8 +40,11 @@
 #define EXPIRE_BATCH	256	/* jobs deleted per expiry transaction */
 #define AHEAD_MAX	50	/* entries of "ahead" in a job object */
 #define EVENT_SLACK	(1024 * 1024)
-#define STORE_RETRY_S	1	/* after the store refused a change */
+#define STORE_RETRY_S	1	/* after the store refused a change... */
+#define STORE_RETRY_MAX_S 60	/* ...doubling up to this */
 #define ORPHAN_POLL_MS	100	/* without a pidfd: how often to look */
+#define EDITOR_FILE	"editor-flags"	/* in the state dir */
+#define EDITOR_FILE_MAX	512
 
 struct waiter {
 	TAILQ_ENTRY(waiter)	 entry;
@@ -67,7 +71,10 @@ static void	 jobs_finish(struct jobs *, struct job *, enum job_status,
 		    const char *);
 static void	 jobs_start(struct jobs *, struct job *);
 static void	 jobs_store_blocked(struct jobs *, const char *, int);
+static void	 jobs_store_recovered(struct jobs *);
 static void	 on_store_retry(evutil_socket_t, short, void *);
+static int	 jobs_store_grow(struct jobs *, const char *);
+static void	 jobs_expire_retry(struct jobs *, int);
 static void	 job_set_status(struct jobs *, struct job *, enum job_status);
 static void	 jobs_expire_arm(struct jobs *);
 static void	 jobs_waiters_done(struct jobs *, struct job *);
@@ -86,6 +93,7 @@ static void	 on_expire(evutil_socket_t, short, void *);
 static void	 on_sync(evutil_socket_t, short, void *);
 static void	 on_group(evutil_socket_t, short, void *);
 static void	 on_wait_timeout(evutil_socket_t, short, void *);
+static void	 on_editor_grace(evutil_socket_t, short, void *);
 
 const char *
 job_status_name(enum job_status s)
@@ -212,11 +220,30 @@ jobs_put(struct jobs *J, struct job *j)
 {
 	int64_t	expire = 0;
 
+	const char	*json = jstrict_to_string(j->rec);
+	int		 rc;
+
+	/* Never store what jstrict_parse could not read back (too deep). */
+	if ((rc = jstrict_check(json, strlen(json))) != 0) {
+		log_warnx("%s: its record would not read back (%s)", j->ticket,
+		    jstrict_strerror(rc));
+		return STORE_EUNREADABLE;
+	}
 	if (j->status >= JOB_DONE)
 		expire = util_now_ms() +
 		    (int64_t)J->srv->opt->result_ttl * 1000;
 	return store_job_put(J->st, j->num, status_chars[j->status], expire,
-	    json_object_to_json_string_ext(j->rec, JSON_C_TO_STRING_PLAIN));
+	    json);
+}
+
+/* A change was stored after the store refused some: the backoff ends. */
+static void
+jobs_store_recovered(struct jobs *J)
+{
+	if (J->retry_logged)
+		log_info("the store takes changes again");
+	J->retry_logged = 0;
+	J->retry_s = 0;
 }
 
 /* Commit; with --sync group, hold every answer until the sync. */
@@ -227,6 +254,8 @@ jobs_commit(struct jobs *J)
 
 	if ((rc = store_commit(J->st)) != 0)
 		return rc;
+	if (!J->store_blocked)
+		jobs_store_recovered(J);
 	if (J->srv->opt->sync == SYNC_GROUP && !J->srv->hold_output) {
 		J->srv->hold_output = 1;
 		event_active(J->sync_ev, EV_TIMEOUT, 0);
@@ -292,21 +321,30 @@ jobs_commit_or_die(struct jobs *J, const char *what)
 		jobs_fatal_store(what, rc);
 }
 
+/* --sync group: sync what was committed, then send what it held. */
 static void
-on_sync(evutil_socket_t fd, short ev, void *arg)
+jobs_sync(struct jobs *J)
 {
-	struct jobs	*J = arg;
 	struct conn	*c;
 	int		 rc;
 
-	(void)fd;
-	(void)ev;
 	if ((rc = store_sync(J->st)) != 0)
 		fatalx("store: sync failed: %s; stopping before any answer "
 		    "claims it", store_strerror(rc));
 	J->srv->hold_output = 0;
 	TAILQ_FOREACH(c, &J->srv->conns, entry)
 		conn_release(c);
+}
+
+static void
+on_sync(evutil_socket_t fd, short ev, void *arg)
+{
+	struct jobs	*J = arg;
+
+	(void)fd;
+	(void)ev;
+	if (J->srv->hold_output)	/* else the shutdown synced already */
+		jobs_sync(J);
 }
 
 /* ---- views ---------------------------------------------------------- */
@@ -330,9 +368,10 @@ jobs_busy(struct jobs *J, struct sched_busy *b)
 
 	server_busy(J->srv, &e);
 	b->tests_running = e.tests_running ||
-	    (bits & BUSY_BIT(BUSY_TESTS_RUNNING)) != 0;
-	b->compiling = e.compiling || (bits & BUSY_BIT(BUSY_COMPILING)) != 0;
-	b->editor_busy = e.busy;
+	    J->editor_restored.tests_running;
+	b->compiling = e.compiling || J->editor_restored.compiling;
+	b->editor_busy = e.busy || J->editor_restored.editor_busy;
+	sched_hold(b, bits);
 }
 
 json_object *
@@ -529,11 +568,12 @@ jobs_view(struct jobs *J, uint64_t num, int full, int *found,
 		    "could not be read: %s", store_strerror(rc));
 		return NULL;
 	}
-	jstrict_parse_str(json, &rec);
+	rc = jstrict_parse_str(json, &rec);
 	free(json);
-	if (rec == NULL) {
+	if (rc != 0) {
 		rpc_fail(err, RPC_INTERNAL_ERROR, "internal_error", "the "
-		    "stored record of this job is not JSON");
+		    "stored record of this job cannot be read: %s",
+		    jstrict_strerror(rc));
 		return NULL;
 	}
 	*found = 1;
@@ -601,9 +641,8 @@ waiter_cancel(void *arg)
 	waiter_free(arg);
 }
 
-/* The MCP tool result that carries a job object (taken). */
-static json_object *
-mcp_job_result(json_object *job)
+json_object *
+jobs_mcp_result(json_object *job)
 {
 	json_object	*r = json_object_new_object(), *content, *t;
 	const char	*st = json_object_get_string(rec_get(job, "status"));
@@ -634,7 +673,7 @@ waiter_answer(struct waiter *w)
 		rpc_fail(&err, RPC_UNKNOWN_TICKET, "unknown_ticket", "the job "
 		    "expired while it was waited for");
 	if (o != NULL && w->mcp)
-		o = mcp_job_result(o);
+		o = jobs_mcp_result(o);
 	rpc_complete(w->pending, o, o != NULL ? NULL : &err);
 	waiter_free(w);
 }
@@ -792,6 +831,11 @@ submission_store(struct jobs *J, struct submission *s, int nested,
 			return -1;
 		}
 	}
+	if (J->store_full) {
+		rpc_fail(&s->err, RPC_STORAGE_ERROR, "store_full", "%s",
+		    store_strerror(STORE_EFULL));
+		return 0;
+	}
 	if (J->nqueued + *added >= J->srv->opt->max_queued) {
 		rpc_fail(&s->err, RPC_QUEUE_FULL, "queue_full", "%llu jobs are "
 		    "already waiting (--max-queued); try again later",
@@ -869,6 +913,25 @@ group_store(struct jobs *J, struct submissionlist *group, size_t *added)
 	return EINVAL;	/* not reached */
 }
 
+/*
+ * New jobs are refused above the store's high-water mark, so that the
+ * jobs it holds can always finish, be cancelled and expire; said when it
+ * starts and when it ends.
+ */
+static void
+jobs_check_room(struct jobs *J)
+{
+	int	full = store_room(J->st) == STORE_EFULL;
+
+	if (full && !J->store_full)
+		log_warnx("store: %d%% of its map is in use and it may not "
+		    "grow (--map-size-max): new jobs are refused with "
+		    "store_full until finished ones expire", STORE_FULL_PCT);
+	else if (!full && J->store_full)
+		log_info("store: room again: new jobs are taken");
+	J->store_full = full;
+}
+
 /* Answer s: an error, the summary (async), or the job when it ends. */
 static void
 submission_answer(struct jobs *J, struct submission *s)
@@ -916,7 +979,12 @@ on_group(evutil_socket_t fd, short ev, void *arg)
 	(void)ev;
 	TAILQ_INIT(&group);
 	TAILQ_CONCAT(&group, &J->submits, entry);
+	jobs_check_room(J);
 	rc = group_store(J, &group, &added);
+	if (store_map_full(rc) && jobs_store_grow(J, "a submit") == 0) {
+		group_reset(&group);
+		rc = group_store(J, &group, &added);
+	}
 	TAILQ_FOREACH(s, &group, entry) {
 		if (rc != 0 && (s->err.code == 0 || s->job != NULL)) {
 			memset(&s->err, 0, sizeof(s->err));
@@ -1044,15 +1112,45 @@ jobs_finish(struct jobs *J, struct job *j, enum job_status s,
 static void
 jobs_store_blocked(struct jobs *J, const char *what, int rc)
 {
-	struct timeval	tv = { STORE_RETRY_S, 0 };
+	struct timeval	tv = { 0, 0 };
 
 	if (rc == STORE_EFAILED)
 		jobs_fatal_store(what, rc);
-	log_warnx("%s: the store refused the change (%s); retrying in %ds",
-	    what, store_strerror(rc), STORE_RETRY_S);
 	J->store_blocked = 1;
+	if (store_map_full(rc) && jobs_store_grow(J, what) == 0)
+		goto arm;	/* at once: the map is larger now */
+	J->retry_s = J->retry_s == 0 ? STORE_RETRY_S :
+	    J->retry_s * 2 > STORE_RETRY_MAX_S ? STORE_RETRY_MAX_S :
+	    J->retry_s * 2;
+	tv.tv_sec = J->retry_s;
+	/* Once per episode: a full store must not flood the log. */
+	if (!J->retry_logged)
+		log_warnx("%s: the store refused the change (%s); retrying "
+		    "after %ds, then less and less often (at most every "
+		    "%ds), quietly until it takes", what, store_strerror(rc),
+		    J->retry_s, STORE_RETRY_MAX_S);
+	else
+		log_debug("%s: the store still refuses (%s); retrying in "
+		    "%ds", what, store_strerror(rc), J->retry_s);
+	J->retry_logged = 1;
+arm:
 	if (!evtimer_pending(J->retry_ev, NULL))
 		evtimer_add(J->retry_ev, &tv);
+}
+
+/* The map is full: grow it if --map-size-max allows; 0 when it grew. */
+static int
+jobs_store_grow(struct jobs *J, const char *what)
+{
+	struct store_info	si;
+	int			rc;
+
+	if ((rc = store_grow(J->st)) != 0)
+		return rc;
+	if (store_info(J->st, &si) == 0)
+		log_info("%s: the store's map was full: grown to %llu bytes",
+		    what, (unsigned long long)si.map_size);
+	return 0;
 }
 
 static void
@@ -1060,7 +1158,7 @@ on_store_retry(evutil_socket_t fd, short ev, void *arg)
 {
 	struct jobs	*J = arg;
 	struct job	*j;
-	int		 rc;
+	int		 rc, stored = 0;
 
 	(void)fd;
 	(void)ev;
@@ -1071,9 +1169,12 @@ on_store_retry(evutil_socket_t fd, short ev, void *arg)
 		}
 		TAILQ_REMOVE(&J->unstored, j, entry);
 		jobs_forget(J, j);
+		stored = 1;
 	}
+	if (stored)
+		jobs_store_recovered(J);
+	/* A start that failed is tried again by the scheduler. */
 	J->store_blocked = 0;
-	log_info("the store takes changes again");
 	jobs_schedule(J);
 }
 
@@ -1674,6 +1775,169 @@ on_orphan_poll(evutil_socket_t fd, short ev, void *arg)
 		on_orphan_exit(fd, ev, arg);
 }
 
+/* ---- editor flags across a restart ---------------------------------- */
+
+/* The editor flags of the live connections. */
+static void
+editor_now(struct jobs *J, struct sched_busy *b)
+{
+	struct editor_flags	e;
+
+	server_busy(J->srv, &e);
+	b->tests_running = e.tests_running;
+	b->compiling = e.compiling;
+	b->editor_busy = e.busy;
+}
+
+static int
+editor_any(const struct sched_busy *b)
+{
+	return b->tests_running || b->compiling || b->editor_busy;
+}
+
+/*
+ * Record b in STATE_DIR/editor-flags (written whole, then renamed), or
+ * remove the file when nothing is held.  No sync: a crash of the machine
+ * ends the editors' commands too.
+ */
+static void
+editor_save(struct jobs *J, const struct sched_busy *b)
+{
+	char	*path, *tmp, buf[128];
+	int	 fd, n, ok;
+
+	path = xasprintf("%s/%s", J->srv->opt->state_dir, EDITOR_FILE);
+	tmp = xasprintf("%s.tmp", path);
+	if (!editor_any(b))
+		ok = unlink(path) == 0 || errno == ENOENT;
+	else {
+		n = snprintf(buf, sizeof(buf), "{\"tests_running\":%s,"
+		    "\"compiling\":%s,\"editor_busy\":%s}\n",
+		    b->tests_running ? "true" : "false",
+		    b->compiling ? "true" : "false",
+		    b->editor_busy ? "true" : "false");
+		fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+		ok = fd != -1 && write(fd, buf, (size_t)n) == n;
+		if (fd != -1 && close(fd) == -1)
+			ok = 0;
+		ok = ok && rename(tmp, path) == 0;
+		if (!ok && fd != -1)
+			(void)unlink(tmp);
+	}
+	if (ok)
+		J->editor_saved = *b;
+	else
+		log_warn("%s: the editor flags could not be recorded; after a "
+		    "restart reloads would not wait for them", path);
+	free(tmp);
+	free(path);
+}
+
+/* What STATE_DIR/editor-flags says was held; all zero when nothing. */
+static void
+editor_read(struct jobs *J, struct sched_busy *b)
+{
+	json_object	*o = NULL, *v;
+	char		*path, buf[EDITOR_FILE_MAX];
+	ssize_t		 n = -1;
+	int		 fd;
+
+	memset(b, 0, sizeof(*b));
+	path = xasprintf("%s/%s", J->srv->opt->state_dir, EDITOR_FILE);
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)) != -1) {
+		n = read(fd, buf, sizeof(buf) - 1);
+		close(fd);
+	} else if (errno != ENOENT)
+		log_warn("%s", path);
+	if (n >= 0 && jstrict_parse(buf, (size_t)n, &o) != 0)
+		log_warnx("%s: not the editor flags; ignored", path);
+	free(path);
+	if (o == NULL)
+		return;
+	if (json_object_object_get_ex(o, "tests_running", &v))
+		b->tests_running = json_object_get_boolean(v);
+	if (json_object_object_get_ex(o, "compiling", &v))
+		b->compiling = json_object_get_boolean(v);
+	if (json_object_object_get_ex(o, "editor_busy", &v))
+		b->editor_busy = json_object_get_boolean(v);
+	json_object_put(o);
+}
+
+/*
+ * At start: the flags editor clients held when the last run ended hold
+ * reloads for --editor-grace seconds, or until live clients hold them
+ * again, so that a client that reconnects finds its hold kept.
+ */
+static void
+editor_restore(struct jobs *J)
+{
+	struct timeval		tv = { (time_t)J->srv->opt->editor_grace, 0 };
+	struct sched_busy	none = { 0, 0, 0 };
+
+	editor_read(J, &J->editor_saved);
+	if (!editor_any(&J->editor_saved))
+		return;
+	if (J->srv->opt->editor_grace == 0) {
+		editor_save(J, &none);
+		return;
+	}
+	J->editor_restored = J->editor_saved;
+	evtimer_add(J->grace_ev, &tv);
+	log_info("editor flags (%s) were held when the broker stopped: "
+	    "reload jobs wait up to %llus for editor clients to report again",
+	    sched_guard(&J->editor_restored),
+	    (unsigned long long)J->srv->opt->editor_grace);
+}
+
+/* A flag held again by a live client is no longer the restored one's. */
+static void
+editor_taken_over(struct jobs *J, const struct sched_busy *now)
+{
+	struct sched_busy	*r = &J->editor_restored;
+
+	if (!editor_any(r))
+		return;
+	r->tests_running &= !now->tests_running;
+	r->compiling &= !now->compiling;
+	r->editor_busy &= !now->editor_busy;
+	if (!editor_any(r)) {
+		evtimer_del(J->grace_ev);
+		log_info("editor clients hold their flags again");
+	}
+}
+
+void
+jobs_editor_changed(struct jobs *J)
+{
+	struct sched_busy	now;
+
+	if (J->srv->stopping)
+		return;
+	editor_now(J, &now);
+	editor_taken_over(J, &now);
+	if (memcmp(&now, &J->editor_saved, sizeof(now)) != 0)
+		editor_save(J, &now);
+	jobs_schedule(J);
+}
+
+static void
+on_editor_grace(evutil_socket_t fd, short ev, void *arg)
+{
+	struct jobs		*J = arg;
+	struct sched_busy	 now;
+
+	(void)fd;
+	(void)ev;
+	log_info("--editor-grace passed: the editor flags held before the "
+	    "restart (%s) no longer hold reload jobs",
+	    sched_guard(&J->editor_restored));
+	memset(&J->editor_restored, 0, sizeof(J->editor_restored));
+	editor_now(J, &now);
+	if (memcmp(&now, &J->editor_saved, sizeof(now)) != 0)
+		editor_save(J, &now);
+	jobs_schedule(J);
+}
+
 /* ---- scheduling ----------------------------------------------------- */
 
 void
@@ -1681,7 +1945,6 @@ jobs_schedule(struct jobs *J)
 {
 	struct sched_job	*sj;
 	struct sched_state	 s;
-	struct sched_busy	 b;
 	struct job		*j, **qj;
 	size_t			 i, n, *start;
 
@@ -1709,8 +1972,7 @@ jobs_schedule(struct jobs *J)
 		if (s.workers >= s.max_workers ||
 		    (s.heavy_running && J->nqueued_beside_heavy == 0))
 			break;
-		jobs_busy(J, &b);
-		s.guard = sched_guard(&b);
+		jobs_busy(J, &s.busy);
 		sj = xcalloc(J->nqueued, sizeof(*sj));
 		qj = xcalloc(J->nqueued, sizeof(*qj));
 		start = xcalloc(J->nqueued, sizeof(*start));
@@ -1718,6 +1980,7 @@ jobs_schedule(struct jobs *J)
 		TAILQ_FOREACH(j, &J->queued, entry) {
 			sj[n].tier = j->tier;
 			sj[n].reload = j->reload;
+			sj[n].busy = j->busy;
 			qj[n++] = j;
 		}
 		n = sched_decide(sj, n, &s, start);
@@ -1775,7 +2038,8 @@ on_expire(evutil_socket_t fd, short ev, void *arg)
 	for (i = 0; i < n; i++) {
 		if ((rc = store_job_get(J->st, nums[i], &status, &json)) != 0)
 			break;
-		jstrict_parse_str(json, &rec);
+		if (jstrict_parse_str(json, &rec) != 0)
+			rec = NULL;	/* damaged: the job goes all the same */
 		free(json);
 		if ((k = rec_get(rec, "idempotency_key")) != NULL &&
 		    (a = rec_get(rec, "agent")) != NULL) {
@@ -1790,19 +2054,39 @@ on_expire(evutil_socket_t fd, short ev, void *arg)
 		st_of[i] = status_from_char(status);
 	}
 	if (rc != 0 || (rc = jobs_commit(J)) != 0) {
-		struct timeval tv = { STORE_RETRY_S, 0 };
-
 		store_abort(J->st);
-		log_warnx("expired jobs could not be removed: %s; retrying",
-		    store_strerror(rc));
-		evtimer_add(J->expire_ev, &tv);
+		jobs_expire_retry(J, rc);
 		return;
 	}
+	J->expire_retry_s = 0;
 	for (i = 0; i < n; i++)
 		if (st_of[i] >= 0)
 			J->count[st_of[i]]--;
 	log_debug("%zu finished jobs expired", n);
 	jobs_expire_arm(J);
+}
+
+/*
+ * Expired jobs could not be removed: grow the map and go again at once
+ * if it was full and may grow, else back off (logged once).
+ */
+static void
+jobs_expire_retry(struct jobs *J, int rc)
+{
+	struct timeval	tv = { 0, 0 };
+
+	if (rc == STORE_EFAILED)
+		jobs_fatal_store("expired jobs", rc);
+	if (!store_map_full(rc) || jobs_store_grow(J, "expiry") != 0) {
+		if (J->expire_retry_s == 0)
+			log_warnx("expired jobs could not be removed: %s; "
+			    "retrying with backoff", store_strerror(rc));
+		J->expire_retry_s = J->expire_retry_s == 0 ? STORE_RETRY_S :
+		    J->expire_retry_s * 2 > STORE_RETRY_MAX_S ?
+		    STORE_RETRY_MAX_S : J->expire_retry_s * 2;
+		tv.tv_sec = J->expire_retry_s;
+	}
+	evtimer_add(J->expire_ev, &tv);
 }
 
 /* ---- start-up and shutdown ------------------------------------------ */
@@ -1811,7 +2095,103 @@ struct load_ctx {
 	struct jobs	*J;
 	int		 rc;
 	size_t		 interrupted;
+	size_t		 damaged;	/* records replaced: load_damaged() */
 };
+
+/* Whether v is a string member of rec (one of names, if given). */
+static int
+rec_string(json_object *rec, const char *key, const char **names)
+{
+	json_object	*v = rec_get(rec, key);
+
+	if (!json_object_is_type(v, json_type_string))
+		return 0;
+	for (; names != NULL && *names != NULL; names++)
+		if (strcmp(*names, json_object_get_string(v)) == 0)
+			return 1;
+	return names == NULL;
+}
+
+/*
+ * Whether rec has the shape every reader of a job relies on; NULL, or
+ * what is wrong.
+ */
+static const char *
+rec_malformed(json_object *rec)
+{
+	static const char *tiers[] = { "instant", "smooth", "heavy", NULL };
+	static const char *statuses[] = { "queued", "running", "done",
+	    "failed", "cancelled", NULL };
+	json_object	*cmds = rec_get(rec, "commands"), *c;
+	size_t		 i;
+
+	if (!json_object_is_type(rec, json_type_object))
+		return "not a JSON object";
+	if (!rec_string(rec, "status", statuses) ||
+	    !rec_string(rec, "tier", tiers) ||
+	    !rec_string(rec, "agent", NULL) ||
+	    !rec_string(rec, "created_at", NULL))
+		return "a status, tier, agent or created_at is missing";
+	if (!json_object_is_type(cmds, json_type_array) ||
+	    json_object_array_length(cmds) == 0)
+		return "no list of commands";
+	for (i = 0; i < json_object_array_length(cmds); i++) {
+		c = json_object_array_get_idx(cmds, i);
+		if (!rec_string(c, "tool", NULL) ||
+		    (rec_get(c, "busy") != NULL && !rec_string(c, "busy",
+		    NULL)))
+			return "a command without a tool name";
+	}
+	if (rec_get(rec, "results") != NULL &&
+	    !json_object_is_type(rec_get(rec, "results"), json_type_array))
+		return "its results are not a list";
+	return NULL;
+}
+
+/*
+ * A record recovery cannot use: the job becomes failed, with what could
+ * be kept of it (agent, label, created_at) and why, stored in its place.
+ * One bad record never costs the rest of the queue.
+ */
+static int
+load_damaged(struct load_ctx *lc, uint64_t num, json_object *old,
+    const char *why)
+{
+	struct jobs	*J = lc->J;
+	struct job	*j;
+	json_object	*rec = json_object_new_object();
+	char		 ts[UTIL_TIMESTAMP_LEN], ticket[24], err[512];
+	int		 rc;
+
+	now_stamp(ts);
+	ticket_format(ticket, sizeof(ticket), num);
+	rec_set_string(rec, "ticket", ticket);
+	rec_set_string(rec, "status", status_names[JOB_FAILED]);
+	rec_set_string(rec, "tier", "instant");
+	json_object_object_add(rec, "causes_reload",
+	    json_object_new_boolean(0));
+	rec_set_string(rec, "agent", rec_string(old, "agent", NULL) ?
+	    json_object_get_string(rec_get(old, "agent")) : "unknown");
+	rec_set_string(rec, "label", rec_string(old, "label", NULL) ?
+	    json_object_get_string(rec_get(old, "label")) : "");
+	rec_set_string(rec, "created_at", rec_string(old, "created_at", NULL) ?
+	    json_object_get_string(rec_get(old, "created_at")) : ts);
+	rec_set_string(rec, "finished_at", ts);
+	json_object_object_add(rec, "commands", json_object_new_array());
+	json_object_object_add(rec, "results", json_object_new_array());
+	snprintf(err, sizeof(err), "damaged record: the store's record of "
+	    "this job could not be read at start (%s); it was marked failed "
+	    "and the rest of the queue kept", why);
+	rec_set_string(rec, "error", err);
+	log_warnx("%s: %s", ticket, err);
+	j = job_new(rec, num);
+	j->status = JOB_FAILED;
+	J->count[JOB_FAILED]++;
+	lc->damaged++;
+	rc = jobs_put(J, j);
+	job_free(j);
+	return rc;
+}
 
 static int
 load_job(void *arg, uint64_t num, char status, const char *json)
@@ -1819,17 +2199,29 @@ load_job(void *arg, uint64_t num, char status, const char *json)
 	struct load_ctx	*lc = arg;
 	struct jobs	*J = lc->J;
 	struct job	*j;
-	json_object	*rec;
-	int		 st = status_from_char(status);
-	char		 ts[UTIL_TIMESTAMP_LEN];
+	json_object	*rec = NULL;
+	const char	*bad = NULL;
+	int		 st = status_from_char(status), rc;
+	char		 ts[UTIL_TIMESTAMP_LEN], why[128];
 
-	if (st < 0)
-		return STORE_EBADRECORD;
+	if ((rc = jstrict_parse_str(json, &rec)) != 0) {
+		snprintf(why, sizeof(why), "not JSON: %s",
+		    jstrict_strerror(rc));
+		bad = why;
+	} else if (st < 0)
+		bad = "an unknown status";
+	else
+		bad = rec_malformed(rec);
+	if (bad != NULL) {
+		rc = load_damaged(lc, num, rec, bad);
+		json_object_put(rec);
+		return rc;
+	}
 	J->count[st]++;
-	if (st >= JOB_DONE)
+	if (st >= JOB_DONE) {
+		json_object_put(rec);
 		return 0;
-	if (jstrict_parse_str(json, &rec) != 0)
-		return STORE_EBADRECORD;
+	}
 	j = job_new(rec, num);
 	j->status = st;
 	if (st == JOB_QUEUED) {
@@ -1854,12 +2246,13 @@ load_worker(void *arg, int pid, const char *json)
 	struct load_ctx	*lc = arg;
 	struct jobs	*J = lc->J;
 	struct worker	*w;
-	json_object	*rec;
+	json_object	*rec = NULL;
 	long long	 start = launch_starttime(pid);
 	struct timeval	 poll = { 0, ORPHAN_POLL_MS * 1000 };
 	int		 fd;
 
-	jstrict_parse_str(json, &rec);
+	if (jstrict_parse_str(json, &rec) != 0)
+		rec = NULL;	/* unreadable: taken as long gone */
 	if (rec == NULL || start < 0 || start !=
 	    json_object_get_int64(rec_get(rec, "starttime"))) {
 		json_object_put(rec);
@@ -1894,12 +2287,40 @@ load_worker(void *arg, int pid, const char *json)
 	return 0;
 }
 
+/* Open the store as the flags say; 0, or the exit status, logged. */
+static int
+jobs_open_store(struct jobs *J, const struct options *opt)
+{
+	struct store_conf	 conf;
+	char			*moved, *damage;
+	int			 rc;
+
+	conf.map_size = opt->map_size;
+	conf.map_size_max = opt->map_size_max > opt->map_size ?
+	    opt->map_size_max : opt->map_size;
+	conf.sync = opt->sync;
+	conf.reset = opt->reset_store;
+	rc = store_open(&J->st, opt->state_dir, &conf, &moved, &damage);
+	if (moved != NULL)
+		log_warnx("THE STORE WAS DAMAGED (%s): --reset-store moved it "
+		    "to %s and a new, empty one started", damage, moved);
+	else if (rc == STORE_EDAMAGED)
+		log_errx("store refused: %s; move it aside by hand or start "
+		    "with --reset-store (which keeps it as "
+		    "data.mdb.broken-*)", damage);
+	else if (rc != 0)
+		log_errx("store %s/store: %s", opt->state_dir,
+		    store_strerror(rc));
+	free(moved);
+	free(damage);
+	return rc == 0 ? 0 : 78;
+}
+
 int
 jobs_open(struct server *srv)
 {
 	struct jobs	*J = xcalloc(1, sizeof(*J));
-	struct load_ctx	 lc = { J, 0, 0 };
-	char		*moved = NULL;
+	struct load_ctx	 lc = { J, 0, 0, 0 };
 	int		 rc;
 
 	J->srv = srv;
@@ -1909,18 +2330,9 @@ jobs_open(struct server *srv)
 	TAILQ_INIT(&J->waiters);
 	TAILQ_INIT(&J->submits);
 	TAILQ_INIT(&J->unstored);
-	rc = store_open(&J->st, srv->opt->state_dir, srv->opt->map_size,
-	    srv->opt->sync, &moved);
-	if (moved != NULL) {
-		log_warnx("THE STORE COULD NOT BE READ: it was moved to %s "
-		    "and a new, empty one started", moved);
-		free(moved);
-	}
-	if (rc != 0) {
-		log_errx("store %s/store: %s", srv->opt->state_dir,
-		    store_strerror(rc));
+	if ((rc = jobs_open_store(J, srv->opt)) != 0) {
 		free(J);
-		return 78;
+		return rc;
 	}
 	srv->jobs = J;
 	if (worker_env == NULL)
@@ -1930,8 +2342,9 @@ jobs_open(struct server *srv)
 	J->sync_ev = event_new(srv->base, -1, 0, on_sync, J);
 	J->group_ev = event_new(srv->base, -1, 0, on_group, J);
 	J->sigchld_ev = evsignal_new(srv->base, SIGCHLD, on_sigchld, J);
+	J->grace_ev = evtimer_new(srv->base, on_editor_grace, J);
 	if (J->expire_ev == NULL || J->sync_ev == NULL || J->retry_ev == NULL ||
-	    J->group_ev == NULL ||
+	    J->group_ev == NULL || J->grace_ev == NULL ||
 	    J->sigchld_ev == NULL || evsignal_add(J->sigchld_ev, NULL) == -1)
 		fatalx("event_new");
 	if ((rc = store_begin(J->st)) != 0 ||
@@ -1942,9 +2355,11 @@ jobs_open(struct server *srv)
 		return 78;
 	}
 	log_info("store %s: %zu queued, %zu interrupted by the restart, "
-	    "next ticket t-%06llu", store_path(J->st), J->nqueued,
-	    lc.interrupted, (unsigned long long)store_next_ticket(J->st));
+	    "%zu damaged records failed, next ticket t-%06llu",
+	    store_path(J->st), J->nqueued, lc.interrupted, lc.damaged,
+	    (unsigned long long)store_next_ticket(J->st));
 	jobs_expire_arm(J);
+	editor_restore(J);
 	jobs_schedule(J);
 	return 0;
 }
@@ -1979,6 +2394,12 @@ jobs_shutdown(struct jobs *J)
 			job_free(j);
 		}
 	}
+	/*
+	 * The connections close once their output is out: what --sync group
+	 * holds (these ends, earlier answers of this turn) must be out first.
+	 */
+	if (J->srv->hold_output)
+		jobs_sync(J);
 	TAILQ_FOREACH(w, &J->workers, entry)
 		worker_kill(J, w, SIGTERM);
 }
@@ -2026,6 +2447,8 @@ jobs_free(struct jobs *J)
 	event_free(J->sync_ev);
 	event_free(J->group_ev);
 	event_free(J->sigchld_ev);
+	if (J->grace_ev != NULL)
+		event_free(J->grace_ev);
 	store_close(J->st);
 	launch_env_free(worker_env);
 	worker_env = NULL;

@@ -5,10 +5,12 @@
  */
 #include "config.h"
 
+#include <sys/file.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,15 +27,28 @@
 #include "sdnotify.h"
 #include "server.h"
 #include "launch.h"
+#include "token.h"
 #include "tools.h"
 #include "util.h"
 
 /* Exit statuses, from sysexits(3); cmdgated(8) lists them. */
 #define EXIT_USAGE	64	/* bad flag or value */
 #define EXIT_UNAVAIL	69	/* a listen address cannot be bound */
+#define EXIT_TEMPFAIL	75	/* another broker holds the state dir */
 #define EXIT_CONFIG	78	/* bad tool table, token file, state dir */
 
+#define LOCK_NAME	"lock"	/* in the state dir, flock(2)ed for life */
+#define LOCK_WAIT_MS	2000	/* for a dead holder's last child */
+#define LOCK_POLL_MS	10
+
+static int	lock_fd = -1;
+
 static int	state_dir_prepare(const char *, char *, size_t);
+static int	state_dir_check(const char *, char *, size_t);
+static int	state_dir_lock(const char *, char *, size_t);
+static int	lock_take(int, char *, size_t);
+static int	auth_prepare(struct server *, struct options *, char *,
+		    size_t);
 static void	raise_nofile(void);
 static void	on_sighup(evutil_socket_t, short, void *);
 static void	on_sigterm(evutil_socket_t, short, void *);
@@ -45,8 +60,7 @@ static int	serve(struct server *);
 static int
 state_dir_prepare(const char *dir, char *err, size_t errlen)
 {
-	struct stat	 st;
-	char		*p, *path = xstrdup(dir);
+	char	*p, *path = xstrdup(dir);
 
 	for (p = path + 1; ; p++) {
 		if (*p != '/' && *p != '\0')
@@ -66,12 +80,35 @@ state_dir_prepare(const char *dir, char *err, size_t errlen)
 		*p = '/';
 	}
 	free(path);
+	return state_dir_check(dir, err, errlen);
+}
+
+/*
+ * Whoever else may write in the state dir could plant a token, a store or
+ * a lock: it must be ours and closed to group and others.
+ */
+static int
+state_dir_check(const char *dir, char *err, size_t errlen)
+{
+	struct stat	st;
+
 	if (stat(dir, &st) == -1 || !S_ISDIR(st.st_mode)) {
 		snprintf(err, errlen, "state dir %s: not a directory", dir);
 		return -1;
 	}
-	if (st.st_uid == geteuid() && (st.st_mode & 077) != 0 &&
-	    chmod(dir, 0700) == -1) {
+	if (st.st_uid != geteuid()) {
+		snprintf(err, errlen, "state dir %s: owned by uid %u, not by "
+		    "uid %u that cmdgated runs as", dir, (unsigned)st.st_uid,
+		    (unsigned)geteuid());
+		return -1;
+	}
+	if (st.st_mode & (S_IWGRP | S_IWOTH)) {
+		snprintf(err, errlen, "state dir %s: mode %04o lets group or "
+		    "others write in it; chmod 700 it", dir,
+		    (unsigned)(st.st_mode & 07777));
+		return -1;
+	}
+	if ((st.st_mode & 077) != 0 && chmod(dir, 0700) == -1) {
 		snprintf(err, errlen, "state dir %s: chmod 0700: %s", dir,
 		    strerror(errno));
 		return -1;
@@ -81,6 +118,111 @@ state_dir_prepare(const char *dir, char *err, size_t errlen)
 		return -1;
 	}
 	return 0;
+}
+
+/*
+ * One broker per state dir: an exclusive flock(2) on STATE_DIR/lock, held
+ * (close-on-exec, so no worker keeps it) until the broker exits, with the
+ * holder's pid in it.  0, -1 with err, or -2 when another broker holds it.
+ */
+static int
+state_dir_lock(const char *dir, char *err, size_t errlen)
+{
+	char	*path = xasprintf("%s/%s", dir, LOCK_NAME), pid[32];
+	ssize_t	 n;
+	int	 fd;
+
+	fd = open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (fd == -1) {
+		snprintf(err, errlen, "lock file %s: %s", path,
+		    strerror(errno));
+		free(path);
+		return -1;
+	}
+	if (lock_take(fd, pid, sizeof(pid)) == -1) {
+		snprintf(err, errlen, "state dir %s is in use by another "
+		    "cmdgated (pid %s holds %s); stop it, or give this one "
+		    "another --state-dir", dir, pid[0] != '\0' ? pid : "?",
+		    path);
+		close(fd);
+		free(path);
+		return -2;
+	}
+	n = snprintf(pid, sizeof(pid), "%ld\n", (long)getpid());
+	if (ftruncate(fd, 0) == -1 || pwrite(fd, pid, (size_t)n, 0) != n)
+		log_warn("lock file %s: cannot write the pid", path);
+	free(path);
+	lock_fd = fd;
+	return 0;
+}
+
+/*
+ * flock fd, or say who holds it (pid, from the file).  A broker killed
+ * while it started a worker leaves the lock to that child until it execs
+ * (it is close-on-exec): when the pid in the file is gone, wait a moment
+ * for it.  0, or -1 with the holder's pid in pid ("" if unknown).
+ */
+static int
+lock_take(int fd, char *pid, size_t len)
+{
+	struct timespec	 ts = { 0, LOCK_POLL_MS * 1000000L };
+	ssize_t		 n;
+	long		 holder;
+	int		 waited = 0;
+
+	while (flock(fd, LOCK_EX | LOCK_NB) == -1) {
+		if (errno == EINTR)
+			continue;
+		n = errno == EWOULDBLOCK ? pread(fd, pid, len - 1, 0) : -1;
+		pid[n > 0 ? (size_t)n : 0] = '\0';
+		pid[strcspn(pid, "\n")] = '\0';
+		holder = strtol(pid, NULL, 10);
+		if (n <= 0 || holder <= 0 || kill((pid_t)holder, 0) == 0 ||
+		    errno != ESRCH || waited >= LOCK_WAIT_MS)
+			return -1;
+		if (waited == 0)
+			log_info("the state dir's lock outlives its broker "
+			    "(pid %ld, gone): waiting up to %d ms for its "
+			    "last child", holder, LOCK_WAIT_MS);
+		nanosleep(&ts, NULL);
+		waited += LOCK_POLL_MS;
+	}
+	return 0;
+}
+
+/*
+ * TCP clients authenticate unless --no-auth: with --token-file's token,
+ * else with STATE_DIR/token, made at first start and kept.
+ */
+static int
+auth_prepare(struct server *srv, struct options *opt, char *err,
+    size_t errlen)
+{
+	struct stat	 st;
+	char		*path;
+	int		 rc;
+
+	if (opt->no_auth) {
+		log_info("--no-auth: TCP clients are not asked for a token");
+		return 0;
+	}
+	if (opt->token_file != NULL)
+		return server_load_token(srv, opt->token_file, err, errlen);
+	path = xasprintf("%s/%s", opt->state_dir, TOKEN_NAME);
+	if (lstat(path, &st) == -1 && errno == ENOENT) {
+		if (opt->check_config) {
+			free(path);
+			return 0;	/* made at the first real start */
+		}
+		if (token_create(path, err, errlen) == -1) {
+			free(path);
+			return -1;
+		}
+		log_info("made a new token for TCP clients: %s", path);
+	}
+	rc = server_load_token(srv, path, err, errlen);
+	free(path);
+	return rc;
 }
 
 /* Client connections need descriptors: take all the hard limit allows. */
@@ -161,14 +303,24 @@ configure(struct server *srv, struct options *opt)
 		return EXIT_CONFIG;
 	}
 	srv->tools = tab;
-	if ((opt->token_file != NULL && server_load_token(srv,
-	    opt->token_file, err, sizeof(err)) == -1) ||
-	    state_dir_prepare(opt->state_dir, err, sizeof(err)) == -1 ||
-	    launch_find_worker(&srv->worker_path, err, sizeof(err)) == -1) {
-		log_errx("%s", err);
-		return EXIT_CONFIG;
+	if (state_dir_prepare(opt->state_dir, err, sizeof(err)) == -1)
+		goto bad;
+	if (!opt->check_config) {
+		switch (state_dir_lock(opt->state_dir, err, sizeof(err))) {
+		case -1:
+			goto bad;
+		case -2:
+			log_errx("%s", err);
+			return EXIT_TEMPFAIL;
+		}
 	}
+	if (auth_prepare(srv, opt, err, sizeof(err)) == -1 ||
+	    launch_find_worker(&srv->worker_path, err, sizeof(err)) == -1)
+		goto bad;
 	return 0;
+bad:
+	log_errx("%s", err);
+	return EXIT_CONFIG;
 }
 
 /* Listen and run the loop until a signal stops it; the exit status. */
@@ -188,13 +340,14 @@ serve(struct server *srv)
 	if ((base = event_base_new()) == NULL)
 		fatalx("event_base_new");
 	srv->base = base;
-	if ((rc = jobs_open(srv)) != 0)
-		goto out;
+	/* Bound first: a port in use stops us before recovery runs. */
 	if (listener_open(srv, err, sizeof(err)) == -1) {
 		log_errx("%s", err);
 		rc = EXIT_UNAVAIL;
 		goto out;
 	}
+	if ((rc = jobs_open(srv)) != 0)
+		goto out;
 	for (i = 0; i < 3; i++) {
 		sig[i] = evsignal_new(base, signals[i],
 		    signals[i] == SIGHUP ? on_sighup : on_sigterm, srv);
@@ -250,5 +403,7 @@ main(int argc, char **argv)
 	}
 	server_free(&srv);
 	options_free(&opt);
+	if (lock_fd != -1)
+		close(lock_fd);
 	return rc;
 }

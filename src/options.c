@@ -60,6 +60,9 @@ static const struct opt_def opt_defs[] = {
 	{ "token-file", 0, K_STR, "FILE", "none",
 	  "require TCP clients to authenticate with this token",
 	  F(token_file), 0, 0, 0 },
+	{ "no-auth", 0, K_FLAG, NULL, NULL,
+	  "let TCP clients in without a token (loopback addresses only)",
+	  F(no_auth), 0, 0, 0 },
 	{ "max-message", 0, K_NUM, "BYTES", "1048576",
 	  "largest message a client may send", F(max_message),
 	  1 * KIB, 1 * GIB, 1 * MIB },
@@ -78,6 +81,9 @@ static const struct opt_def opt_defs[] = {
 	  1, 365ULL * 86400, 300 },
 	{ "kill-grace", 0, K_NUM, "S", "5",
 	  "seconds between SIGTERM and SIGKILL", F(kill_grace), 0, 3600, 5 },
+	{ "editor-grace", 0, K_NUM, "S", "10",
+	  "seconds reloads wait for editor flags held before a restart",
+	  F(editor_grace), 0, 3600, 10 },
 	{ "output-cap", 0, K_NUM, "BYTES", "65536",
 	  "bytes of stdout and stderr kept per command", F(output_cap),
 	  0, 64 * MIB, 64 * KIB },
@@ -89,6 +95,12 @@ static const struct opt_def opt_defs[] = {
 	{ "map-size", 0, K_NUM, "BYTES", "1073741824",
 	  "size of the store's memory map", F(map_size),
 	  1 * MIB, 16 * TIB, 1 * GIB },
+	{ "map-size-max", 0, K_NUM, "BYTES", "17179869184",
+	  "size the map may grow to when the store fills", F(map_size_max),
+	  1 * MIB, 16 * TIB, 16 * GIB },
+	{ "reset-store", 0, K_FLAG, NULL, NULL,
+	  "move a damaged store aside and start a new one",
+	  F(reset_store), 0, 0, 0 },
 	{ "log-level", 0, K_LOGLEVEL, "LEVEL", "info",
 	  "error, warning, info or debug", F(log_level), 0, 0, 0 },
 	{ "check-config", 'n', K_FLAG, NULL, NULL,
@@ -107,7 +119,8 @@ static const char *sync_names[] = { "full", "group", "none" };
 static int	opt_apply(struct options *, const struct opt_def *,
 		    const char *, char *, size_t);
 static int	opt_default_listen(struct options *, char *, size_t);
-static char	*opt_default_state_dir(void);
+static int	opt_check_auth(struct options *, char *, size_t);
+static int	opt_loopback(const char *);
 
 const char *
 options_sync_name(enum sync_mode m)
@@ -123,7 +136,7 @@ options_usage(FILE *f)
 
 	fprintf(f, "usage: cmdgated [-hnV] [--listen ADDR:PORT] "
 	    "[--socket PATH] [--state-dir DIR]\n"
-	    "                [--tools FILE] [--token-file FILE] "
+	    "                [--tools FILE] [--token-file FILE | --no-auth] "
 	    "[--OPTION VALUE ...]\n\n");
 	for (i = 0; i < NOPTS; i++) {
 		const struct opt_def *d = &opt_defs[i];
@@ -285,17 +298,59 @@ opt_default_listen(struct options *o, char *err, size_t errlen)
 	return 0;
 }
 
-static char *
-opt_default_state_dir(void)
+/* Whether the address of "ADDR:PORT" is a loopback one. */
+static int
+opt_loopback(const char *spec)
+{
+	struct sockaddr_storage	 ss;
+	struct sockaddr_in	*sin = (struct sockaddr_in *)&ss;
+	struct sockaddr_in6	*sin6 = (struct sockaddr_in6 *)&ss;
+	const uint8_t		*a = sin6->sin6_addr.s6_addr;
+	int			 sslen;
+
+	if (options_parse_addr(spec, &ss, &sslen) == -1)
+		return 0;
+	if (ss.ss_family == AF_INET)
+		return (ntohl(sin->sin_addr.s_addr) >> 24) == 127;
+	if (IN6_IS_ADDR_LOOPBACK(&sin6->sin6_addr))
+		return 1;
+	return IN6_IS_ADDR_V4MAPPED(&sin6->sin6_addr) && a[12] == 127;
+}
+
+/* --no-auth is for loopback only, and contradicts --token-file. */
+static int
+opt_check_auth(struct options *o, char *err, size_t errlen)
+{
+	size_t	i;
+
+	if (!o->no_auth)
+		return 0;
+	if (o->token_file != NULL) {
+		snprintf(err, errlen, "--no-auth and --token-file: give one "
+		    "or the other");
+		return -1;
+	}
+	for (i = 0; i < o->nlisten; i++)
+		if (!opt_loopback(o->listen[i])) {
+			snprintf(err, errlen, "--no-auth: refused, because "
+			    "--listen %s is not a loopback address (anyone "
+			    "who reaches it could run every tool); drop "
+			    "--no-auth or listen on 127.0.0.1", o->listen[i]);
+			return -1;
+		}
+	return 0;
+}
+
+char *
+options_default_state_dir(void)
 {
 	const char	*s;
-	size_t		 n;
 
+	if ((s = getenv("CMDGATE_STATE_DIR")) != NULL && *s == '/')
+		return xstrdup(s);
 	/* systemd's StateDirectory= may name several, colon-separated. */
-	if ((s = getenv("STATE_DIRECTORY")) != NULL && *s != '\0') {
-		n = strcspn(s, ":");
-		return strndup(s, n);
-	}
+	if ((s = getenv("STATE_DIRECTORY")) != NULL && *s != '\0')
+		return xasprintf("%.*s", (int)strcspn(s, ":"), s);
 	if (geteuid() == 0)
 		return xstrdup("/var/lib/cmdgate");
 	if ((s = getenv("XDG_STATE_HOME")) != NULL && *s == '/')
@@ -370,10 +425,11 @@ options_parse(struct options *o, int argc, char **argv, FILE *out,
 		fprintf(out, "cmdgated %s\n", PACKAGE_VERSION);
 		return OPT_EXIT;
 	}
-	if (opt_default_listen(o, err, errlen) == -1)
+	if (opt_default_listen(o, err, errlen) == -1 ||
+	    opt_check_auth(o, err, errlen) == -1)
 		return OPT_USAGE;
 	if (o->state_dir == NULL)
-		o->state_dir = opt_default_state_dir();
+		o->state_dir = options_default_state_dir();
 	return OPT_RUN;
 }
 

@@ -17,39 +17,51 @@ sched_guard(const struct sched_busy *b)
 	return NULL;
 }
 
+void
+sched_hold(struct sched_busy *b, unsigned bits)
+{
+	if (bits & SCHED_BUSY_BIT(BUSY_TESTS_RUNNING))
+		b->tests_running = 1;
+	if (bits & SCHED_BUSY_BIT(BUSY_COMPILING))
+		b->compiling = 1;
+}
+
 size_t
 sched_decide(const struct sched_job *jobs, size_t n,
     const struct sched_state *s, size_t *start)
 {
-	size_t	i, nstart = 0, workers = s->workers;
-	size_t	smooth = s->smooth_running;
-	int	heavy = s->heavy_running;
-	int	heavy_waiting = 0;	/* an eligible heavy job is ahead */
+	struct sched_busy	busy = s->busy;
+	size_t			i, nstart = 0, workers = s->workers;
+	size_t			smooth = s->smooth_running;
+	int			heavy = s->heavy_running;
+	int			heavy_waiting = 0;	/* eligible heavy ahead */
+	int			reload_held = 0;	/* a held reload ahead */
 
 	for (i = 0; i < n && workers < s->max_workers; i++) {
 		const struct sched_job *j = &jobs[i];
+		int go = 0;
 
-		if (j->tier == TIER_INSTANT && !j->reload) {
-			start[nstart++] = i;
-			workers++;
+		if (j->busy != 0 && reload_held)
+			continue;	/* the reload ahead goes first */
+		if (j->tier == TIER_INSTANT && !j->reload)
+			go = 1;
+		else if (j->reload && sched_guard(&busy) != NULL) {
+			reload_held = 1;	/* keeps its place */
 			continue;
-		}
-		if (j->reload && s->guard != NULL)
-			continue;	/* keeps its place, holds nobody back */
-		if (j->reload || j->tier == TIER_HEAVY) {
-			if (!heavy && smooth == 0 && !heavy_waiting) {
-				start[nstart++] = i;
-				workers++;
-				heavy = 1;
-			}
+		} else if (j->reload || j->tier == TIER_HEAVY) {
+			go = !heavy && smooth == 0 && !heavy_waiting;
+			heavy |= go;
 			heavy_waiting = 1;
-			continue;
-		}
-		if (!heavy && !heavy_waiting) {
-			start[nstart++] = i;
-			workers++;
+		} else if (!heavy && !heavy_waiting) {
+			go = 1;
 			smooth++;
 		}
+		if (!go)
+			continue;
+		start[nstart++] = i;
+		workers++;
+		/* It holds the guard from now on, in this pass too. */
+		sched_hold(&busy, j->busy);
 	}
 	return nstart;
 }

@@ -1,10 +1,7 @@
 /* SPDX-License-Identifier: ISC */
 #include "config.h"
 
-#include <sys/stat.h>
-
 #include <errno.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,6 +16,7 @@
 #include "log.h"
 #include "rpc.h"
 #include "server.h"
+#include "token.h"
 #include "tools.h"
 #include "util.h"
 
@@ -59,51 +57,16 @@ int
 server_load_token(struct server *srv, const char *path, char *err,
     size_t errlen)
 {
-	struct stat	 st;
-	char		 buf[SERVER_TOKEN_MAX + 2], *s, *e;
-	ssize_t		 n;
-	int		 fd;
+	char	*tok;
+	int	 errnum;
 
-	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) == -1 ||
-	    fstat(fd, &st) == -1) {
-		snprintf(err, errlen, "--token-file %s: %s", path,
-		    strerror(errno));
-		if (fd != -1)
-			close(fd);
+	if ((tok = token_read(path, 1, &errnum, err, errlen)) == NULL)
 		return -1;
-	}
-	if (st.st_mode & (S_IRWXG | S_IRWXO)) {
-		snprintf(err, errlen, "--token-file %s: mode %04o lets group "
-		    "or others read it; chmod 600 it", path,
-		    (unsigned)(st.st_mode & 07777));
-		close(fd);
-		return -1;
-	}
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n < 0) {
-		snprintf(err, errlen, "--token-file %s: %s", path,
-		    strerror(errno));
-		return -1;
-	}
-	buf[n] = '\0';
-	buf[strcspn(buf, "\n")] = '\0';
-	for (s = buf; *s == ' ' || *s == '\t' || *s == '\r'; s++)
-		;
-	for (e = s + strlen(s); e > s && (e[-1] == ' ' || e[-1] == '\t' ||
-	    e[-1] == '\r'); e--)
-		;
-	*e = '\0';
-	if (*s == '\0' || e - s > SERVER_TOKEN_MAX) {
-		snprintf(err, errlen, "--token-file %s: the first line must "
-		    "hold a token of 1 to %d bytes", path, SERVER_TOKEN_MAX);
-		explicit_bzero(buf, sizeof(buf));
-		return -1;
-	}
+	if (srv->token != NULL)
+		explicit_bzero(srv->token, srv->tokenlen);
 	free(srv->token);
-	srv->token = xstrdup(s);
-	srv->tokenlen = (size_t)(e - s);
-	explicit_bzero(buf, sizeof(buf));
+	srv->token = tok;
+	srv->tokenlen = strlen(tok);
 	return 0;
 }
 
@@ -140,7 +103,7 @@ void
 server_busy_changed(struct server *srv)
 {
 	if (srv->jobs != NULL)
-		jobs_schedule(srv->jobs);
+		jobs_editor_changed(srv->jobs);
 }
 
 void

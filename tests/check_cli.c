@@ -404,6 +404,265 @@ START_TEST(mcp_config)
 }
 END_TEST
 
+/* ---- H4: answers that end every call, safe terminal output --------- */
+
+/* A loopback port that accepts connections and never answers; its fd. */
+static int
+silent_listener(void)
+{
+	struct sockaddr_in	sin;
+	socklen_t		len = sizeof(sin);
+	int			fd;
+
+	ck_assert_int_ge(fd = socket(AF_INET, SOCK_STREAM, 0), 0);
+	memset(&sin, 0, sizeof(sin));
+	sin.sin_family = AF_INET;
+	sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	ck_assert_int_eq(bind(fd, (struct sockaddr *)&sin, sizeof(sin)), 0);
+	ck_assert_int_eq(listen(fd, 4), 0);
+	ck_assert_int_eq(getsockname(fd, (struct sockaddr *)&sin, &len), 0);
+	snprintf(port, sizeof(port), "%d", ntohs(sin.sin_port));
+	return fd;
+}
+
+/*
+ * Issue 19.8: an argument that is not UTF-8 is answered -32700 with a
+ * null id, which ends the call (it hung); a broker that does not answer
+ * ends it after --reply-timeout.
+ */
+START_TEST(cli_never_hangs)
+{
+	int	fd;
+
+	start(NULL);
+	ck_assert_int_eq(run(NULL, "submit", "echo", "text=\xff", NULL), 64);
+	ck_assert_msg(strstr(err, "parse_error") != NULL, "stderr: %s", err);
+	ck_assert_int_eq(run(NULL, "--reply-timeout", "0", "ping", NULL), 64);
+	ck_assert_int_eq(run(NULL, "--reply-timeout", "x", "ping", NULL), 64);
+	/* A wait step's answer may take the step on top of the timeout. */
+	ck_assert_int_eq(run(NULL, "submit", "block", "--async", NULL), 0);
+	ck_assert_int_eq(run(NULL, "--reply-timeout", "1", "wait", "t-000000",
+	    "--timeout", "3", NULL), 3);
+	ck_assert_int_ge(fd = open(fifo, O_WRONLY | O_CLOEXEC), 0);
+	close(fd);
+	fd = silent_listener();
+	ck_assert_int_eq(run(NULL, "--reply-timeout", "1", "ping", NULL), 69);
+	ck_assert_msg(strstr(err, "did not answer within 1 s") != NULL,
+	    "stderr: %s", err);
+	ck_assert_int_eq(run(NULL, "--reply-timeout", "1", "submit", "echo",
+	    "text=x", NULL), 69);
+	close(fd);
+}
+END_TEST
+
+/* No byte that a terminal takes as a control: C0 but \n, DEL, C1. */
+static void
+assert_inert(const char *what, const char *s)
+{
+	const unsigned char	*p;
+
+	for (p = (const unsigned char *)s; *p != '\0'; p++)
+		ck_assert_msg((*p >= 0x20 || *p == '\n') && *p != 0x7f &&
+		    !(p[0] == 0xc2 && p[1] >= 0x80 && p[1] < 0xa0),
+		    "%s: control byte 0x%02x at %zu: %s", what, *p,
+		    (size_t)(p - (const unsigned char *)s), s);
+}
+
+/*
+ * Issue 11 section 4: names, labels and tool output are shown with their
+ * control characters escaped (\xHH, C1 as \u00HH), never raw.
+ */
+START_TEST(cli_escapes_controls)
+{
+	start(NULL);
+	ck_assert_int_eq(run(NULL, "submit", "echo",
+	    "text=a\x1b]0;pwned\x07z", "--agent", "ev\xc2\x9b" "2Jil",
+	    "--label", "L\x1b[2J\nfake line", NULL), 0);
+	assert_inert("submit", out);
+	ck_assert_ptr_nonnull(strstr(out, "a\\x1b]0;pwned\\x07z"));
+	ck_assert_ptr_nonnull(strstr(out, "agent ev\\u009b2Jil"));
+	ck_assert_ptr_nonnull(strstr(out, "label L\\x1b[2J\\x0afake line"));
+	ck_assert_int_eq(run(NULL, "jobs", NULL), 0);
+	assert_inert("jobs", out);
+	ck_assert_ptr_nonnull(strstr(out, "ev\\u009b2Jil"));
+	ck_assert_ptr_nonnull(strstr(out, "L\\x1b[2J\\x0afake line"));
+	ck_assert_int_eq(run(NULL, "poll", "t-000000", NULL), 0);
+	assert_inert("poll", out);
+	/* --json is for programs: the values as they are, in JSON. */
+	ck_assert_int_eq(run(NULL, "--json", "poll", "t-000000", NULL), 0);
+	ck_assert_ptr_nonnull(strstr(out, "\\u001b]0;pwned\\u0007z"));
+}
+END_TEST
+
+/*
+ * Start cmdgate --socket (the broker's, the same across its restarts)
+ * with args (NULL-ended) in the background; its stderr on *errfd.
+ */
+static pid_t
+spawn_cli(int *errfd, const char **args)
+{
+	const char	*argv[32] = { getenv("CMDGATE"), "--socket", b.sock };
+	int		 n = 3, e[2];
+	pid_t		 pid;
+
+	while (*args != NULL && n < 31)
+		argv[n++] = *args++;
+	argv[n] = NULL;
+	ck_assert_int_eq(pipe(e), 0);
+	if ((pid = fork()) == 0) {
+		dup2(e[1], 2);
+		close(e[0]);
+		execv(argv[0], (char **)argv);
+		_exit(127);
+	}
+	ck_assert_int_gt(pid, 0);
+	close(e[1]);
+	*errfd = e[0];
+	return pid;
+}
+
+/* Read fd into err until it holds want (bounded by TN_TIMEOUT_MS). */
+static int
+await_err(int fd, const char *want)
+{
+	static size_t	 n;
+	struct pollfd	 pfd = { fd, POLLIN, 0 };
+	ssize_t		 r;
+
+	if (want == NULL) {
+		n = 0;
+		err[0] = '\0';
+		return 1;
+	}
+	while (strstr(err, want) == NULL) {
+		if (poll(&pfd, 1, TN_TIMEOUT_MS) != 1 ||
+		    (r = read(fd, err + n, OUT_MAX - 1 - n)) <= 0)
+			return 0;
+		n += (size_t)r;
+		err[n] = '\0';
+	}
+	return 1;
+}
+
+/* A Unix-socket JSON-RPC call to the broker; the result (caller puts). */
+static json_object *
+broker_call(const char *line)
+{
+	struct client	*c = client_unix(b.sock);
+	json_object	*r = client_call(c, line), *res;
+
+	res = json_object_get(jpath(r, "result"));
+	ck_assert_msg(res != NULL, "%s: %.300s", line,
+	    json_object_to_json_string(r));
+	json_object_put(r);
+	client_close(c);
+	return res;
+}
+
+static void
+assert_held(const char *ticket)
+{
+	char		 line[256];
+	json_object	*r;
+
+	snprintf(line, sizeof(line), "{\"jsonrpc\":\"2.0\",\"id\":1,"
+	    "\"method\":\"poll_job\",\"params\":{\"ticket\":\"%s\"}}", ticket);
+	r = broker_call(line);
+	ck_assert_str_eq(json_object_get_string(jpath(r, "status")), "queued");
+	ck_assert_str_eq(json_object_get_string(jpath(r, "blocked_by")),
+	    "tests_running");
+	json_object_put(r);
+}
+
+/*
+ * Issue 19.2: editor-state keeps its hold across a broker restart: it
+ * reconnects and reports again, the restarted broker keeps the flags
+ * for --editor-grace meanwhile, and a reload queued before the restart
+ * stays held until the command ends.
+ */
+START_TEST(editor_state_survives_restart)
+{
+	const char	*args[] = { "--tools", tools, NULL };
+	char		 json[512];
+	const char	*cli[] = { "editor-state", "--tests-running", "--",
+			    "sh", "-c", NULL, NULL };
+	char		 cmd[512];
+	json_object	*r;
+	pid_t		 pid;
+	int		 efd, wfd, status;
+
+	snprintf(json, sizeof(json), "{\"tools\":[{\"name\":\"rebuild\","
+	    "\"tier\":\"heavy\",\"reload\":true,\"exec\":[\"true\"]}]}");
+	write_file(tools, json, 0600);
+	ck_assert_int_eq(broker_start(&b, args, 0), 0);
+	snprintf(cmd, sizeof(cmd), "cat %s >/dev/null", fifo);
+	cli[5] = cmd;
+	await_err(-1, NULL);
+	pid = spawn_cli(&efd, cli);
+	/*
+	 * Open once the command reads: the flags are reported by then.  No
+	 * broker may inherit it, or the command would never see its end.
+	 */
+	ck_assert_int_ge(wfd = open(fifo, O_WRONLY | O_CLOEXEC), 0);
+	r = broker_call("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":"
+	    "\"batch_execute\",\"params\":{\"commands\":[{\"tool\":"
+	    "\"rebuild\"}],\"async\":true}}");
+	ck_assert_str_eq(json_object_get_string(jpath(r, "ticket")),
+	    "t-000000");
+	json_object_put(r);
+	assert_held("t-000000");
+	ck_assert_int_eq(broker_signal_wait(&b, SIGTERM), 0);
+	ck_assert_int_eq(broker_start(&b, args, 0), 0);
+	/* Held from the start: the flags were held when it stopped. */
+	assert_held("t-000000");
+	ck_assert_msg(await_err(efd, "lost the broker"), "stderr: %s", err);
+	ck_assert_msg(await_err(efd, "reconnected"), "stderr: %s", err);
+	assert_held("t-000000");
+	close(wfd);
+	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+	ck_assert(WIFEXITED(status));
+	ck_assert_int_eq(WEXITSTATUS(status), 0);
+	close(efd);
+	r = broker_call("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":"
+	    "\"wait_job\",\"params\":{\"ticket\":\"t-000000\","
+	    "\"timeout_s\":20}}");
+	ck_assert_str_eq(json_object_get_string(jpath(r, "status")), "done");
+	json_object_put(r);
+}
+END_TEST
+
+/*
+ * Issue 19.2: when the broker does not come back within
+ * --reconnect-timeout, editor-state says so and exits 69 once the command
+ * ends, never 0.
+ */
+START_TEST(editor_state_fails_loudly)
+{
+	const char	*cli[] = { "editor-state", "--reconnect-timeout", "1",
+			    "--tests-running", "--", "sh", "-c", NULL, NULL };
+	char		 cmd[512];
+	pid_t		 pid;
+	int		 efd, wfd, status;
+
+	start(NULL);
+	ck_assert_int_eq(run(NULL, "editor-state", "--reconnect-timeout", "0",
+	    "--", "true", NULL), 64);
+	snprintf(cmd, sizeof(cmd), "cat %s >/dev/null", fifo);
+	cli[7] = cmd;
+	await_err(-1, NULL);
+	pid = spawn_cli(&efd, cli);
+	ck_assert_int_ge(wfd = open(fifo, O_WRONLY | O_CLOEXEC), 0);
+	ck_assert_int_eq(broker_signal_wait(&b, SIGTERM), 0);
+	ck_assert_msg(await_err(efd, "lost the broker"), "stderr: %s", err);
+	ck_assert_msg(await_err(efd, "NOT held"), "stderr: %s", err);
+	close(wfd);
+	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+	ck_assert(WIFEXITED(status));
+	ck_assert_int_eq(WEXITSTATUS(status), 69);
+	close(efd);
+}
+END_TEST
+
 int
 main(void)
 {
@@ -421,6 +680,11 @@ main(void)
 	tcase_add_test(tc, editor_state_wraps);
 	tcase_add_test(tc, mcp_bridge);
 	tcase_add_test(tc, mcp_config);
+	/* H4 */
+	tcase_add_test(tc, cli_never_hangs);
+	tcase_add_test(tc, cli_escapes_controls);
+	tcase_add_test(tc, editor_state_survives_restart);
+	tcase_add_test(tc, editor_state_fails_loudly);
 	suite_add_tcase(s, tc);
 	return ck_run(s);
 }

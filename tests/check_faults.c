@@ -211,6 +211,9 @@ START_TEST(disk_full_while_running)
 	json_object_put(r);
 	ck_assert_int_ge(broker_log_count(&b, "the store takes changes again"),
 	    1);
+	/* Retried with backoff, and said once, not at every try. */
+	ck_assert_int_eq(broker_log_count(&b, "the store refused the change"),
+	    1);
 }
 END_TEST
 

@@ -39,6 +39,7 @@ setup(void)
 {
 	unsetenv("CMDGATE_PORT");
 	unsetenv("STATE_DIRECTORY");
+	unsetenv("CMDGATE_STATE_DIR");
 	memset(&opt, 0, sizeof(opt));
 }
 
@@ -178,6 +179,39 @@ START_TEST(state_dir_env)
 	ck_assert_str_eq(opt.state_dir, "/var/lib/a");
 	ck_assert_int_eq(PARSE("--state-dir", "/x"), OPT_RUN);
 	ck_assert_str_eq(opt.state_dir, "/x");
+	/* CMDGATE_STATE_DIR, shared with cmdgate(1), comes first. */
+	setenv("CMDGATE_STATE_DIR", "/srv/cg", 1);
+	ck_assert_int_eq(parse((char *[]){ "cmdgated", NULL }), OPT_RUN);
+	ck_assert_str_eq(opt.state_dir, "/srv/cg");
+	unsetenv("CMDGATE_STATE_DIR");
+}
+END_TEST
+
+/* --no-auth: loopback addresses only, and not with a token file. */
+START_TEST(no_auth)
+{
+	ck_assert_int_eq(parse((char *[]){ "cmdgated", NULL }), OPT_RUN);
+	ck_assert_int_eq(opt.no_auth, 0);
+	ck_assert_int_eq(PARSE("--no-auth"), OPT_RUN);
+	ck_assert_int_eq(opt.no_auth, 1);
+	ck_assert_int_eq(PARSE("--no-auth", "--listen", "127.0.0.9:1",
+	    "--listen", "[::1]:2", "--listen", "[::ffff:127.0.0.1]:3"),
+	    OPT_RUN);
+	ck_assert_int_eq(PARSE("--no-auth", "--listen", "127.0.0.1:1",
+	    "--listen", "192.168.1.2:2"), OPT_USAGE);
+	ck_assert_ptr_nonnull(strstr(err, "--listen 192.168.1.2:2 is not a "
+	    "loopback address"));
+	ck_assert_int_eq(PARSE("--no-auth", "--listen", "[::]:1"), OPT_USAGE);
+	ck_assert_int_eq(PARSE("--no-auth", "--listen", "[::ffff:10.0.0.1]:1"),
+	    OPT_USAGE);
+	ck_assert_int_eq(PARSE("--no-auth", "--token-file", "t"), OPT_USAGE);
+	ck_assert_ptr_nonnull(strstr(err, "--token-file"));
+	/* Without --no-auth any address may be named. */
+	ck_assert_int_eq(PARSE("--listen", "0.0.0.0:1"), OPT_RUN);
+	ck_assert_int_eq(PARSE("--reset-store", "--map-size-max", "2097152"),
+	    OPT_RUN);
+	ck_assert_int_eq(opt.reset_store, 1);
+	ck_assert_uint_eq(opt.map_size_max, 2097152);
 }
 END_TEST
 
@@ -243,6 +277,7 @@ options_suite(void)
 	tcase_add_test(tc, bad_usage);
 	tcase_add_test(tc, port_env);
 	tcase_add_test(tc, state_dir_env);
+	tcase_add_test(tc, no_auth);
 	tcase_add_test(tc, help_and_version);
 	tcase_add_test(tc, man_page_lists_every_flag);
 	suite_add_tcase(s, tc);

@@ -9,11 +9,21 @@
 #include "scheduler.h"
 #include "ckrun.h"
 
-#define I	{ TIER_INSTANT, 0 }
-#define S	{ TIER_SMOOTH, 0 }
-#define H	{ TIER_HEAVY, 0 }
-#define R	{ TIER_HEAVY, 1 }
-#define END	{ -1, 0 }
+#define T	SCHED_BUSY_BIT(BUSY_TESTS_RUNNING)
+#define C	SCHED_BUSY_BIT(BUSY_COMPILING)
+#define I	{ TIER_INSTANT, 0, 0 }
+#define S	{ TIER_SMOOTH, 0, 0 }
+#define H	{ TIER_HEAVY, 0, 0 }
+#define R	{ TIER_HEAVY, 1, 0 }
+#define IT	{ TIER_INSTANT, 0, T }	/* an instant test job */
+#define IC	{ TIER_INSTANT, 0, C }
+#define ST	{ TIER_SMOOTH, 0, T }
+#define HT	{ TIER_HEAVY, 0, T }
+#define END	{ -1, 0, 0 }
+#define FREE	{ 0, 0, 0 }		/* nothing holds reloads */
+#define TESTS	{ 1, 0, 0 }
+#define COMP	{ 0, 1, 0 }
+#define EDIT	{ 0, 0, 1 }
 
 static const struct {
 	const char		*name;
@@ -22,35 +32,56 @@ static const struct {
 	int			 want[8];	/* indexes, -1 ends */
 } cases[] = {
 	{ "instant starts at once",
-	  { I, I, END }, { 0, 0, 0, 16, NULL }, { 0, 1, -1 } },
+	  { I, I, END }, { 0, 0, 0, 16, FREE }, { 0, 1, -1 } },
 	{ "instant starts beside a heavy job",
-	  { I, END }, { 1, 0, 1, 16, NULL }, { 0, -1 } },
+	  { I, END }, { 1, 0, 1, 16, FREE }, { 0, -1 } },
 	{ "max workers bounds everything",
-	  { I, I, I, END }, { 0, 0, 14, 16, NULL }, { 0, 1, -1 } },
+	  { I, I, I, END }, { 0, 0, 14, 16, FREE }, { 0, 1, -1 } },
 	{ "smooth jobs run together",
-	  { S, S, S, END }, { 0, 0, 0, 16, NULL }, { 0, 1, 2, -1 } },
+	  { S, S, S, END }, { 0, 0, 0, 16, FREE }, { 0, 1, 2, -1 } },
 	{ "one heavy at a time",
-	  { H, H, END }, { 0, 0, 0, 16, NULL }, { 0, -1 } },
+	  { H, H, END }, { 0, 0, 0, 16, FREE }, { 0, -1 } },
 	{ "heavy waits for running smooth, and smooth behind it waits",
-	  { H, S, END }, { 0, 1, 1, 16, NULL }, { -1 } },
+	  { H, S, END }, { 0, 1, 1, 16, FREE }, { -1 } },
 	{ "smooth before heavy runs; heavy waits for it",
-	  { S, H, S, END }, { 0, 0, 0, 16, NULL }, { 0, -1 } },
+	  { S, H, S, END }, { 0, 0, 0, 16, FREE }, { 0, -1 } },
 	{ "no smooth while heavy runs",
-	  { S, I, END }, { 1, 0, 1, 16, NULL }, { 1, -1 } },
+	  { S, I, END }, { 1, 0, 1, 16, FREE }, { 1, -1 } },
 	{ "heavy jobs in ticket order",
-	  { H, H, END }, { 1, 0, 1, 16, NULL }, { -1 } },
+	  { H, H, END }, { 1, 0, 1, 16, FREE }, { -1 } },
 	{ "reload starts when nothing holds",
-	  { R, END }, { 0, 0, 0, 16, NULL }, { 0, -1 } },
+	  { R, END }, { 0, 0, 0, 16, FREE }, { 0, -1 } },
 	{ "guard holds the reload, not the jobs behind it",
-	  { R, S, H, END }, { 0, 0, 0, 16, "tests_running" }, { 1, -1 } },
+	  { R, S, H, END }, { 0, 0, 0, 16, TESTS }, { 1, -1 } },
 	{ "guard holds the reload; a heavy behind it may start",
-	  { R, H, S, END }, { 0, 0, 1, 16, "compiling" }, { 1, -1 } },
+	  { R, H, S, END }, { 0, 0, 1, 16, COMP }, { 1, -1 } },
+	{ "editor_busy holds the reload",
+	  { R, I, END }, { 0, 0, 0, 16, EDIT }, { 1, -1 } },
 	{ "an unheld reload is heavy: smooth behind it waits",
-	  { R, S, END }, { 0, 0, 0, 16, NULL }, { 0, -1 } },
+	  { R, S, END }, { 0, 0, 0, 16, FREE }, { 0, -1 } },
 	{ "a reload waits for a running smooth job",
-	  { R, I, END }, { 0, 1, 1, 16, NULL }, { 1, -1 } },
+	  { R, I, END }, { 0, 1, 1, 16, FREE }, { 1, -1 } },
 	{ "instant reload is scheduled as heavy",
-	  { { TIER_INSTANT, 1 }, S, END }, { 0, 0, 0, 16, NULL }, { 0, -1 } },
+	  { { TIER_INSTANT, 1, 0 }, S, END }, { 0, 0, 0, 16, FREE },
+	  { 0, -1 } },
+	/* Issue 19.1: a job started in the pass holds the guard in it. */
+	{ "an instant test job started in the pass holds the reload",
+	  { IT, R, END }, { 0, 0, 0, 16, FREE }, { 0, -1 } },
+	{ "an instant compiling job started in the pass holds the reload",
+	  { IC, R, I, END }, { 0, 0, 0, 16, FREE }, { 0, 2, -1 } },
+	{ "a heavy test job started in the pass holds the reload",
+	  { HT, R, I, END }, { 0, 0, 0, 16, FREE }, { 0, 2, -1 } },
+	{ "a reload started first is not held by a later test job",
+	  { R, IT, END }, { 0, 0, 0, 16, FREE }, { 0, 1, -1 } },
+	/* Issue 19.4: a held reload goes before test jobs behind it. */
+	{ "a held reload holds back test jobs behind it",
+	  { R, ST, S, IT, I, END }, { 0, 1, 1, 16, TESTS }, { 2, 4, -1 } },
+	{ "test jobs ahead of a held reload still start",
+	  { ST, R, ST, END }, { 0, 0, 0, 16, FREE }, { 0, -1 } },
+	{ "a reload held by a job of the pass holds back later test jobs",
+	  { IT, R, IT, END }, { 0, 0, 0, 16, FREE }, { 0, -1 } },
+	{ "the gap: nothing holds, the reload starts before test jobs",
+	  { R, ST, HT, END }, { 0, 0, 0, 16, FREE }, { 0, -1 } },
 };
 
 START_TEST(decide)
@@ -80,6 +111,10 @@ START_TEST(guard_order)
 	ck_assert_str_eq(sched_guard(&b), "editor_busy");
 	b.editor_busy = 0;
 	ck_assert_ptr_null(sched_guard(&b));
+	sched_hold(&b, SCHED_BUSY_BIT(BUSY_COMPILING));
+	ck_assert_str_eq(sched_guard(&b), "compiling");
+	sched_hold(&b, SCHED_BUSY_BIT(BUSY_TESTS_RUNNING));
+	ck_assert_str_eq(sched_guard(&b), "tests_running");
 }
 END_TEST
 

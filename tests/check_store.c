@@ -1,5 +1,8 @@
 /* SPDX-License-Identifier: ISC */
-/* The LMDB store: round trip, counter, expiry, map full, bad files. */
+/*
+ * The LMDB store: round trip, counter, expiry, map full and headroom, bad
+ * and truncated files, the ticket high-water mark.
+ */
 #include "config.h"
 
 #include <sys/stat.h>
@@ -43,16 +46,28 @@ teardown(void)
 	nftw(dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
 }
 
+/* store_open() as the broker calls it; its code, *moved and *damage. */
+static int
+try_open(struct store **st, uint64_t map, uint64_t max, int reset,
+    char **moved, char **damage)
+{
+	struct store_conf	conf = { map, max, SYNC_FULL, reset };
+
+	return store_open(st, dir, &conf, moved, damage);
+}
+
 static struct store *
 open_store(uint64_t map)
 {
 	struct store	*st = NULL;
-	char		*moved = NULL;
+	char		*moved = NULL, *damage = NULL;
 	int		 rc;
 
-	rc = store_open(&st, dir, map, SYNC_FULL, &moved);
-	ck_assert_msg(rc == 0, "store_open: %s", store_strerror(rc));
+	rc = try_open(&st, map, map, 0, &moved, &damage);
+	ck_assert_msg(rc == 0, "store_open: %s (%s)", store_strerror(rc),
+	    damage != NULL ? damage : "");
 	ck_assert_ptr_null(moved);
+	ck_assert_ptr_null(damage);
 	return st;
 }
 
@@ -255,31 +270,210 @@ START_TEST(nested_share_one_commit)
 }
 END_TEST
 
-START_TEST(corrupt_moved_aside)
+/* A store with n queued jobs, closed; the path of its data file. */
+static const char *
+store_with_jobs(int n)
 {
-	struct store	*st = NULL;
-	char		 path[128], *moved = NULL, buf[4096];
-	int		 fd;
+	static char	 path[128];
+	struct store	*st = open_store(1 << 20);
+	uint64_t	 num;
+	int		 i;
 
-	st = open_store(1 << 20);
+	ck_assert_int_eq(store_begin(st), 0);
+	for (i = 0; i < n; i++)
+		put(st, &num, 'q', 0, "{\"padding\":\"................"
+		    "................................................\"}");
+	ck_assert_int_eq(store_commit(st), 0);
 	store_close(st);
 	snprintf(path, sizeof(path), "%s/store/data.mdb", dir);
+	return path;
+}
+
+/* Open must refuse, naming the file and the problem in *damage. */
+static void
+assert_refused(const char *needle)
+{
+	struct store	*st = NULL;
+	char		*moved = NULL, *damage = NULL;
+
+	ck_assert_int_eq(try_open(&st, 1 << 20, 1 << 20, 0, &moved, &damage),
+	    STORE_EDAMAGED);
+	ck_assert_ptr_null(moved);
+	ck_assert_ptr_nonnull(damage);
+	ck_assert_msg(strstr(damage, "data.mdb") != NULL &&
+	    strstr(damage, needle) != NULL, "damage: %s", damage);
+	free(damage);
+}
+
+/* --reset-store: moved aside, kept untouched; tickets go on. */
+static void
+assert_reset(uint64_t issued, unsigned char first)
+{
+	struct store	*st = NULL;
+	char		*moved = NULL, *damage = NULL, buf[16];
+	int		 fd;
+
+	ck_assert_int_eq(try_open(&st, 1 << 20, 1 << 20, 1, &moved, &damage),
+	    0);
+	ck_assert_ptr_nonnull(moved);
+	ck_assert_ptr_nonnull(strstr(moved, "/store/data.mdb.broken-"));
+	fd = open(moved, O_RDONLY);
+	ck_assert_int_ge(fd, 0);
+	if (read(fd, buf, 1) == 1)
+		ck_assert_int_eq((unsigned char)buf[0], first);
+	close(fd);
+	ck_assert_uint_ge(store_next_ticket(st), issued);
+	free(moved);
+	free(damage);
+	store_close(st);
+}
+
+START_TEST(corrupt_refused_or_moved)
+{
+	const char	*path = store_with_jobs(3);
+	char		 buf[4096];
+	int		 fd;
+
 	fd = open(path, O_WRONLY | O_TRUNC);
 	memset(buf, 0x5a, sizeof(buf));
 	ck_assert_int_eq(write(fd, buf, sizeof(buf)), (ssize_t)sizeof(buf));
 	close(fd);
-	ck_assert_int_eq(store_open(&st, dir, 1 << 20, SYNC_FULL, &moved), 0);
-	ck_assert_ptr_nonnull(moved);
-	ck_assert_ptr_nonnull(strstr(moved, "/store.corrupt-"));
-	/* The bad file is kept, untouched, beside the new store. */
-	snprintf(path, sizeof(path), "%s/data.mdb", moved);
-	fd = open(path, O_RDONLY);
-	ck_assert_int_ge(fd, 0);
-	ck_assert_int_eq(read(fd, buf, 16), 16);
-	ck_assert_int_eq(buf[0], 0x5a);
-	close(fd);
-	ck_assert_uint_eq(store_next_ticket(st), 0);
-	free(moved);
+	assert_refused("not an LMDB meta page");
+	assert_reset(3, 0x5a);
+}
+END_TEST
+
+/* Truncated to two pages: refused before LMDB maps it (no SIGBUS). */
+START_TEST(truncated_refused)
+{
+	const char	*path = store_with_jobs(200);
+	struct stat	 sb;
+
+	ck_assert_int_eq(stat(path, &sb), 0);
+	ck_assert_int_gt(sb.st_size, 8192);
+	ck_assert_int_eq(truncate(path, 8192), 0);
+	assert_refused("truncated");
+	assert_refused("8192 bytes");
+	assert_reset(200, 0);
+}
+END_TEST
+
+/* Empty: refused, not taken for a new store that starts at t-000000. */
+START_TEST(empty_refused)
+{
+	const char	*path = store_with_jobs(5);
+
+	ck_assert_int_eq(truncate(path, 0), 0);
+	assert_refused("empty");
+	assert_reset(5, 0);
+}
+END_TEST
+
+/*
+ * The high-water mark beside the store: a store lost entirely still
+ * never re-issues a ticket; it is written in steps, not every ticket.
+ */
+START_TEST(ticket_hwm)
+{
+	struct store	*st;
+	char		 path[128], hwm[128], buf[64];
+	uint64_t	 num;
+	struct stat	 before, after;
+	FILE		*f;
+
+	snprintf(hwm, sizeof(hwm), "%s/%s", dir, STORE_HWM_NAME);
+	st = open_store(1 << 20);
+	ck_assert_int_eq(store_begin(st), 0);
+	put(st, &num, 'q', 0, "{}");
+	ck_assert_int_eq(store_commit(st), 0);
+	ck_assert_int_eq(stat(hwm, &before), 0);
+	ck_assert_int_eq(store_begin(st), 0);
+	put(st, &num, 'q', 0, "{}");
+	ck_assert_int_eq(store_commit(st), 0);
+	ck_assert_uint_eq(num, 1);
+	ck_assert_int_eq(stat(hwm, &after), 0);
+	ck_assert_uint_eq(before.st_ino, after.st_ino);	/* not rewritten */
+	f = fopen(hwm, "r");
+	ck_assert_ptr_nonnull(fgets(buf, sizeof(buf), f));
+	fclose(f);
+	ck_assert_uint_eq(strtoull(buf, NULL, 10), STORE_HWM_STEP);
+	/* A clean close leaves the exact next ticket. */
+	store_close(st);
+	f = fopen(hwm, "r");
+	ck_assert_ptr_nonnull(fgets(buf, sizeof(buf), f));
+	fclose(f);
+	ck_assert_uint_eq(strtoull(buf, NULL, 10), 2);
+	/* A crash leaves the step's bound; then the data file is lost. */
+	f = fopen(hwm, "w");
+	fprintf(f, "%d\n", STORE_HWM_STEP);
+	fclose(f);
+	snprintf(path, sizeof(path), "%s/store/data.mdb", dir);
+	ck_assert_int_eq(unlink(path), 0);
+	st = open_store(1 << 20);
+	ck_assert_uint_eq(store_next_ticket(st), STORE_HWM_STEP);
+	ck_assert_int_eq(store_begin(st), 0);
+	put(st, &num, 'q', 0, "{}");
+	ck_assert_int_eq(store_commit(st), 0);
+	ck_assert_uint_eq(num, STORE_HWM_STEP);
+	store_close(st);
+	/* A garbled mark is refused like a damaged store. */
+	f = fopen(hwm, "w");
+	fputs("many\n", f);
+	fclose(f);
+	{
+		char *moved = NULL, *damage = NULL;
+
+		ck_assert_int_eq(try_open(&st, 1 << 20, 1 << 20, 0, &moved,
+		    &damage), STORE_EDAMAGED);
+		ck_assert_ptr_nonnull(strstr(damage, STORE_HWM_NAME));
+		free(damage);
+	}
+}
+END_TEST
+
+/*
+ * Headroom: new jobs stop at STORE_FULL_PCT of the map, the map grows
+ * up to its bound first, and what is stored can still finish and go.
+ */
+START_TEST(room_and_growth)
+{
+	struct store	*st = NULL;
+	char		*moved = NULL, *damage = NULL, *big = malloc(16384);
+	struct store_info si;
+	uint64_t	 num, nums[256];
+	int		 n = 0, i;
+
+	memset(big, 'b', 16383);
+	big[16383] = '\0';
+	ck_assert_int_eq(try_open(&st, 1 << 20, 2 << 20, 0, &moved, &damage),
+	    0);
+	while (store_room(st) == 0 && n < 256) {
+		ck_assert_int_eq(store_begin(st), 0);
+		put(st, &nums[n++], 'q', 0, big);
+		ck_assert_int_eq(store_commit(st), 0);
+	}
+	ck_assert_int_lt(n, 256);
+	ck_assert_int_eq(store_room(st), STORE_EFULL);
+	ck_assert_int_eq(store_info(st, &si), 0);
+	ck_assert_uint_eq(si.map_size, 2 << 20);	/* grown, bounded */
+	ck_assert_int_eq(store_grow(st), MDB_MAP_FULL);
+	/* Every stored job can still finish, one commit each... */
+	for (i = 0; i < n; i++) {
+		ck_assert_int_eq(store_begin(st), 0);
+		ck_assert_int_eq(store_job_put(st, nums[i], 'd', 1000, big),
+		    0);
+		ck_assert_int_eq(store_commit(st), 0);
+	}
+	/* ...and expire, after which new jobs fit again. */
+	ck_assert_int_eq(store_begin(st), 0);
+	for (i = 0; i < n; i++)
+		ck_assert_int_eq(store_job_del(st, nums[i]), 0);
+	ck_assert_int_eq(store_commit(st), 0);
+	ck_assert_int_eq(store_room(st), 0);
+	ck_assert_int_eq(store_begin(st), 0);
+	put(st, &num, 'q', 0, big);
+	ck_assert_int_eq(store_commit(st), 0);
+	free(big);
 	store_close(st);
 }
 END_TEST
@@ -292,7 +486,7 @@ START_TEST(newer_schema_refused)
 	MDB_dbi		 dbi;
 	MDB_val		 k = { 6, "schema" }, v;
 	unsigned char	 nine[8] = { 0, 0, 0, 0, 0, 0, 0, 9 };
-	char		 path[128], *moved = NULL;
+	char		 path[128], *moved = NULL, *damage = NULL;
 
 	st = open_store(1 << 20);
 	store_close(st);
@@ -307,9 +501,10 @@ START_TEST(newer_schema_refused)
 	ck_assert_int_eq(mdb_put(txn, dbi, &k, &v, 0), 0);
 	ck_assert_int_eq(mdb_txn_commit(txn), 0);
 	mdb_env_close(env);
-	ck_assert_int_eq(store_open(&st, dir, 1 << 20, SYNC_FULL, &moved),
+	ck_assert_int_eq(try_open(&st, 1 << 20, 1 << 20, 1, &moved, &damage),
 	    STORE_ENEWER);
 	ck_assert_ptr_null(moved);
+	ck_assert_ptr_null(damage);
 }
 END_TEST
 
@@ -325,7 +520,11 @@ main(void)
 	tcase_add_test(tc, idempotency_and_workers);
 	tcase_add_test(tc, map_full);
 	tcase_add_test(tc, nested_share_one_commit);
-	tcase_add_test(tc, corrupt_moved_aside);
+	tcase_add_test(tc, corrupt_refused_or_moved);
+	tcase_add_test(tc, truncated_refused);
+	tcase_add_test(tc, empty_refused);
+	tcase_add_test(tc, ticket_hwm);
+	tcase_add_test(tc, room_and_growth);
 	tcase_add_test(tc, newer_schema_refused);
 	suite_add_tcase(s, tc);
 	return ck_run(s);

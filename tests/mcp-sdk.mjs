@@ -6,8 +6,12 @@ import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
 const [cmdgate, port] = process.argv.slice(2);
 const fail = (msg) => { console.error("FAIL: " + msg); process.exit(1); };
 
+// The SDK passes the bridge only a few environment variables, so name the
+// state dir (where the broker made its token) as mcp-config would.
 const transport = new StdioClientTransport({
-  command: cmdgate, args: ["--port", port, "mcp"], stderr: "inherit",
+  command: cmdgate,
+  args: ["--port", port, "--state-dir", process.env.CMDGATE_STATE_DIR, "mcp"],
+  stderr: "inherit",
 });
 const client = new Client({ name: "cmdgate-sdk-test", version: "1.0.0" });
 await client.connect(transport);

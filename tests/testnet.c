@@ -78,6 +78,16 @@ broker_prepare(struct broker *b)
 	    sizeof(sun)), 0);
 }
 
+/* Whether args name a token file: then the test is about auth. */
+static int
+args_have_token(const char **args)
+{
+	while (args != NULL && *args != NULL)
+		if (strcmp(*args++, "--token-file") == 0)
+			return 1;
+	return 0;
+}
+
 static pid_t
 broker_spawn(struct broker *b, const char **args, int with_defaults,
     int nofile)
@@ -97,6 +107,8 @@ broker_spawn(struct broker *b, const char **args, int with_defaults,
 		argv[n++] = strdup(broker_path(b, "state"));
 		argv[n++] = "--socket";
 		argv[n++] = b->sock;
+		if (!b->auth && !args_have_token(args))
+			argv[n++] = "--no-auth";
 	}
 	while (args != NULL && *args != NULL && n < 62)
 		argv[n++] = *args++;

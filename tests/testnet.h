@@ -23,6 +23,7 @@ struct broker {
 	char	 sock[128];		/* its Unix socket */
 	char	 log[128];		/* its stderr */
 	char	 status[512];		/* last STATUS= it sent */
+	int	 auth;			/* 1: no --no-auth by default */
 };
 
 #define TN_BUF	(8 * 1024 * 1024)
@@ -38,7 +39,8 @@ struct client {
 void		 broker_prepare(struct broker *);
 /*
  * Start cmdgated with --listen 127.0.0.1:0 --state-dir --socket and args
- * (NULL-ended); wait for READY=1.  Returns 0, or its exit status when it
+ * (NULL-ended), and --no-auth unless b->auth is set or args hold
+ * --token-file (tests about auth); wait for READY=1.  Returns 0, or its exit status when it
  * exited instead.  nofile > 0 sets its RLIMIT_NOFILE.
  */
 int		 broker_start(struct broker *, const char **args, int nofile);

@@ -2,8 +2,10 @@
 /*
  * with_broker [cmdgated flags] -- CMD [ARG ...]: start $CMDGATED on a free
  * loopback port with a temporary state dir, wait for its READY=1, run CMD
- * with CMDGATE_PORT set to that port, stop the broker, exit with CMD's
- * status.  For shell-level tests (tests/mcp-sdk.sh).
+ * with CMDGATE_PORT set to that port and CMDGATE_STATE_DIR to that state
+ * dir (so that cmdgate finds the token the broker made, as a user's
+ * would), stop the broker, exit with CMD's status.  For shell-level tests
+ * (tests/mcp-sdk.sh).
  */
 #include "config.h"
 
@@ -73,6 +75,7 @@ main(int argc, char **argv)
 	if (port[0] != '\0') {
 		if ((child = fork()) == 0) {
 			setenv("CMDGATE_PORT", port, 1);
+			setenv("CMDGATE_STATE_DIR", state, 1);
 			execvp(argv[sep + 1], argv + sep + 1);
 			_exit(127);
 		}
