@@ -124,14 +124,17 @@ lst_bind_tcp(struct listener *l, const char *spec, char *err, size_t errlen)
 
 /*
  * A socket file left by a broker that died is removed; one that a live
- * broker answers on, or a file that is no socket, is not touched.
+ * broker answers on, or a file that is no socket, is not touched.  Only a
+ * refused connection (or a file gone meanwhile) proves the socket stale:
+ * any other error (EACCES from another user's broker, EAGAIN from a busy
+ * one) leaves it alone.  The connect does not block on a full backlog.
  */
 static int
 lst_stale_socket(const char *path, const struct sockaddr_un *sun,
     char *err, size_t errlen)
 {
 	struct stat	st;
-	int		fd, rc;
+	int		fd, rc, saved;
 
 	if (lstat(path, &st) == -1)
 		return errno == ENOENT ? 0 : -1;
@@ -140,13 +143,24 @@ lst_stale_socket(const char *path, const struct sockaddr_un *sun,
 		    "socket", path);
 		return -1;
 	}
-	if ((fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0)) == -1)
+	if ((fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC |
+	    SOCK_NONBLOCK, 0)) == -1)
 		return -1;
 	rc = connect(fd, (const struct sockaddr *)sun, sizeof(*sun));
+	saved = errno;
 	close(fd);
 	if (rc == 0) {
 		snprintf(err, errlen, "--socket %s: another broker answers "
 		    "on it", path);
+		return -1;
+	}
+	if (saved == ENOENT)
+		return 0;
+	if (saved != ECONNREFUSED) {
+		snprintf(err, errlen, "--socket %s: exists, and connecting to "
+		    "it failed with \"%s\", not \"%s\": it may be a live "
+		    "broker's, so it is left alone", path, strerror(saved),
+		    strerror(ECONNREFUSED));
 		return -1;
 	}
 	if (unlink(path) == -1) {

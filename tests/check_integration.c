@@ -8,6 +8,7 @@
 
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 
 #include <errno.h>
 #include <signal.h>
@@ -596,6 +597,53 @@ START_TEST(mcp_handshake)
 }
 END_TEST
 
+/*
+ * A socket whose connect fails for another reason than ECONNREFUSED may
+ * be a live broker's (EACCES for another user's, EAGAIN for a busy one):
+ * the broker refuses to start (69) and leaves it alone.
+ */
+START_TEST(busy_socket_not_stolen)
+{
+	struct sockaddr_un	 sun;
+	struct stat		 before, after;
+	int			 lfd, fds[64], n = 0, i;
+
+	lfd = socket(AF_UNIX, SOCK_STREAM, 0);
+	memset(&sun, 0, sizeof(sun));
+	sun.sun_family = AF_UNIX;
+	snprintf(sun.sun_path, sizeof(sun.sun_path), "%.100s", b.sock);
+	ck_assert_int_eq(bind(lfd, (struct sockaddr *)&sun, sizeof(sun)), 0);
+	ck_assert_int_eq(listen(lfd, 0), 0);
+	/* Fill its backlog: a further connect gets EAGAIN. */
+	for (i = 0; i < 64; i++) {
+		fds[n] = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK, 0);
+		if (connect(fds[n], (struct sockaddr *)&sun,
+		    sizeof(sun)) == -1) {
+			ck_assert_int_eq(errno, EAGAIN);
+			close(fds[n]);
+			break;
+		}
+		n++;
+	}
+	ck_assert_int_lt(i, 64);
+	ck_assert_int_eq(stat(b.sock, &before), 0);
+	ck_assert_int_eq(broker_start(&b, NULL, 0), 69);
+	ck_assert_int_ge(broker_log_count(&b, "it may be a live broker's"), 1);
+	ck_assert_int_eq(stat(b.sock, &after), 0);
+	ck_assert_uint_eq(before.st_ino, after.st_ino);
+	for (i = 0; i < n; i++)
+		close(fds[i]);
+	close(lfd);
+	unlink(b.sock);
+	/* A refused socket is stale: replaced, and the broker starts. */
+	lfd = socket(AF_UNIX, SOCK_STREAM, 0);
+	ck_assert_int_eq(bind(lfd, (struct sockaddr *)&sun, sizeof(sun)), 0);
+	close(lfd);
+	start(NULL);
+	assert_serves();
+}
+END_TEST
+
 static Suite *
 integration_suite(void)
 {
@@ -621,6 +669,7 @@ integration_suite(void)
 	tcase_add_test(tc, emfile_pauses_accept);
 	tcase_add_test(tc, batch_over_the_wire);
 	tcase_add_test(tc, mcp_handshake);
+	tcase_add_test(tc, busy_socket_not_stolen);
 	suite_add_tcase(s, tc);
 	return s;
 }
