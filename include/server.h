@@ -63,7 +63,7 @@ void		 server_busy(const struct server *, struct editor_flags *);
 void		 server_busy_changed(struct server *);
 /* Stopping, and the last worker is gone: leave once clients are too. */
 void		 server_jobs_stopped(struct server *);
-/* Send msg (borrowed) to every connection. */
+/* Send msg (borrowed) to every connection past authentication. */
 void		 server_broadcast(struct server *, json_object *msg);
 /* Replace the tool table, telling clients when it changed; tab taken. */
 void		 server_set_tools(struct server *, struct tooltab *tab);

@@ -513,7 +513,8 @@ listener_shutdown(struct server *srv)
 	json_object_object_add(p, "reason", json_object_new_string("stopping"));
 	n = rpc_notification("notifications/server/shutdown", p);
 	TAILQ_FOREACH(c, &srv->conns, entry) {
-		conn_send(c, n);
+		if (!conn_needs_auth(c))
+			conn_send(c, n);
 		c->closing = 1;
 		conn_after_io(c);
 	}

@@ -155,8 +155,9 @@ server_broadcast(struct server *srv, json_object *msg)
 {
 	struct conn	*c;
 
+	/* A client that has not authenticated hears nothing unasked. */
 	TAILQ_FOREACH(c, &srv->conns, entry)
-		if (!c->closing)
+		if (!c->closing && !conn_needs_auth(c))
 			conn_send(c, msg);
 }
 

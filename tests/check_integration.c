@@ -644,6 +644,54 @@ START_TEST(busy_socket_not_stolen)
 }
 END_TEST
 
+/* A client that has not authenticated hears no broadcast. */
+START_TEST(no_broadcast_before_auth)
+{
+	const char	*args[] = { "--token-file", NULL, "--tools", NULL,
+			    NULL };
+	struct client	*a, *u;
+	json_object	*r;
+	char		 token[256], tools[256], *l;
+
+	snprintf(token, sizeof(token), "%s", broker_path(&b, "token"));
+	snprintf(tools, sizeof(tools), "%s", broker_path(&b, "tools.json"));
+	write_file(token, "sesame\n", 0600);
+	write_file(tools, "{\"tools\":[{\"name\":\"a\",\"exec\":[\"true\"]}]}",
+	    0600);
+	args[1] = token;
+	args[3] = tools;
+	start(args);
+	a = client_tcp(b.port);
+	u = client_tcp(b.port);
+	r = client_call(a, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":"
+	    "\"authenticate\",\"params\":{\"token\":\"sesame\"}}");
+	ck_assert_ptr_nonnull(jpath(r, "result"));
+	json_object_put(r);
+	write_file(tools, "{\"tools\":[{\"name\":\"b\",\"exec\":[\"true\"]}]}",
+	    0600);
+	kill(b.pid, SIGHUP);
+	r = client_wait_method(a, "notifications/tools/list_changed");
+	ck_assert_ptr_nonnull(r);
+	json_object_put(r);
+	/* The first thing u reads is the answer to its own request. */
+	r = client_call(u, PING);
+	assert_error(r, -32005, "unauthorized");
+	json_object_put(r);
+	ck_assert_int_eq(json_object_array_length(u->notes), 0);
+	/* At shutdown: the notice for a, only the close for u. */
+	kill(b.pid, SIGTERM);
+	r = client_wait_method(a, "notifications/server/shutdown");
+	ck_assert_ptr_nonnull(r);
+	json_object_put(r);
+	l = client_line(u);
+	ck_assert_msg(l == NULL, "unauthenticated client got %s", l);
+	ck_assert_uint_eq(u->len, 0);
+	ck_assert_int_eq(broker_signal_wait(&b, 0), 0);
+	client_close(a);
+	client_close(u);
+}
+END_TEST
+
 static Suite *
 integration_suite(void)
 {
@@ -670,6 +718,7 @@ integration_suite(void)
 	tcase_add_test(tc, batch_over_the_wire);
 	tcase_add_test(tc, mcp_handshake);
 	tcase_add_test(tc, busy_socket_not_stolen);
+	tcase_add_test(tc, no_broadcast_before_auth);
 	suite_add_tcase(s, tc);
 	return s;
 }
