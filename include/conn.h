@@ -54,6 +54,8 @@ struct conn {
 	struct editor_flags	 editor;
 	char			 peer[80];
 	struct rpc_pendings	 pending;	/* answers that wait */
+	size_t			 npending;	/* entries of pending */
+	struct rpc_batch	*batch;		/* a batch being answered */
 	struct evbuffer		*held;		/* answers held for a sync */
 };
 

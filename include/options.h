@@ -32,6 +32,9 @@ struct options {
 	uint64_t	 max_workers;
 	uint64_t	 max_queued;
 	uint64_t	 max_clients;
+	uint64_t	 max_rpc_batch;		/* requests in one JSON-RPC batch */
+	uint64_t	 max_waits;		/* answers outstanding per client */
+	uint64_t	 max_waits_total;	/* and for all clients */
 	uint64_t	 result_ttl;
 	uint64_t	 kill_grace;
 	uint64_t	 output_cap;

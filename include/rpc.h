@@ -78,6 +78,9 @@ typedef enum rpc_status (*rpc_handler)(struct rpc_req *, json_object *params,
     json_object **result, struct rpc_error *);
 
 #define RPC_NOAUTH	0x01	/* may be called before authenticating */
+#define RPC_WAITS	0x02	/* may answer later (counts to --max-waits) */
+
+#define RPC_BATCH_STEP	8	/* batch requests answered per loop turn */
 
 struct rpc_method {
 	const char	*name;

@@ -47,6 +47,7 @@ struct server {
 	struct connlist		 flushq;	/* connections with output */
 	struct jobs		*jobs;		/* NULL until the store opens */
 	int			 hold_output;	/* --sync group: sync due */
+	size_t			 npending;	/* every conn's npending */
 };
 
 void		 server_init(struct server *, struct event_base *,

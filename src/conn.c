@@ -191,8 +191,11 @@ conn_input(struct conn *c, struct evbuffer *in)
 	char			*msg, reason[128];
 	size_t			 len;
 
-	/* A submit's answer comes after its commit, and before the next. */
-	while (!c->closing && c->committing == 0) {
+	/*
+	 * A submit's answer comes after its commit, and a batch's after its
+	 * last request: both before the next request's.
+	 */
+	while (!c->closing && c->committing == 0 && c->batch == NULL) {
 		st = frame_next(&c->fr, in, &msg, &len);
 		switch (st) {
 		case FRAME_MORE:

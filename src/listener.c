@@ -372,7 +372,8 @@ conn_after_io(struct conn *c)
 	if (c->dead)
 		return;
 	/* A half-closed client still gets the answers it waits for. */
-	if (c->eof && !c->closing && TAILQ_EMPTY(&c->pending))
+	if (c->eof && !c->closing && TAILQ_EMPTY(&c->pending) &&
+	    c->batch == NULL)
 		c->closing = 1;
 	if (c->closing) {
 		bufferevent_disable(c->bev, EV_READ);

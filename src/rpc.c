@@ -6,23 +6,40 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <event2/event.h>
+
 #include <json-c/json.h>
 
 #include "conn.h"
+#include "listener.h"
 #include "log.h"
 #include "rpc.h"
+#include "server.h"
 #include "util.h"
 
-/* The answers of one batch, sent once every request has one. */
+/*
+ * The answers of one batch, sent once every request has one.  A batch is
+ * answered RPC_BATCH_STEP requests per loop turn, so that other clients
+ * are served between its parts; its connection reads nothing meanwhile.
+ */
 struct rpc_batch {
 	struct conn	*conn;
 	json_object	*responses;
-	int		 waiting;	/* deferred answers still due */
+	int		 waiting;	/* deferred answers still due, + 1 while
+					   requests remain to be answered */
+	json_object	*msg;		/* the requests; NULL once all ran */
+	size_t		 next;		/* the next request of msg to run */
+	struct event	*ev;		/* runs the next part, next turn */
 };
 
 static json_object	*rpc_call(struct conn *, json_object *,
 			    struct rpc_batch *);
+static void		 rpc_batch_start(struct conn *, json_object *);
+static void		 rpc_batch_step(struct rpc_batch *);
+static void		 rpc_batch_next(evutil_socket_t, short, void *);
+static void		 rpc_batch_end(struct rpc_batch *);
 static void		 rpc_batch_done(struct rpc_batch *);
+static int		 rpc_waits_full(struct conn *, struct rpc_error *);
 static int		 rpc_check(json_object *, json_object **,
 			    const char **, int *, struct rpc_error *);
 static json_object	*rpc_answer(struct rpc_req *, enum rpc_status,
@@ -188,6 +205,29 @@ rpc_answer(struct rpc_req *req, enum rpc_status st, json_object *result,
 	return r;
 }
 
+/* Whether c may not leave one more answer outstanding (err filled). */
+static int
+rpc_waits_full(struct conn *c, struct rpc_error *err)
+{
+	const struct options	*opt = c->srv->opt;
+
+	if (c->npending >= opt->max_waits) {
+		rpc_fail(err, RPC_QUEUE_FULL, "too_many_waits", "this "
+		    "connection already waits for %zu answers (--max-waits "
+		    "%llu): take some of them first", c->npending,
+		    (unsigned long long)opt->max_waits);
+		return 1;
+	}
+	if (c->srv->npending >= opt->max_waits_total) {
+		rpc_fail(err, RPC_QUEUE_FULL, "too_many_waits", "the broker "
+		    "already holds %zu answers for its clients "
+		    "(--max-waits-total %llu): try again later",
+		    c->srv->npending, (unsigned long long)opt->max_waits_total);
+		return 1;
+	}
+	return 0;
+}
+
 /* Run one request; the response, or NULL when none is due now. */
 static json_object *
 rpc_call(struct conn *c, json_object *msg, struct rpc_batch *batch)
@@ -226,6 +266,8 @@ rpc_call(struct conn *c, json_object *msg, struct rpc_batch *batch)
 		    "no method '%s'; see cmdgate-protocol(7)", req.method);
 		return rpc_answer(&req, st, NULL, &err);
 	}
+	if ((m->flags & RPC_WAITS) && rpc_waits_full(c, &err))
+		return rpc_answer(&req, RPC_ERROR, NULL, &err);
 	if (params == NULL)
 		params = json_object_new_object();
 	else
@@ -244,9 +286,7 @@ rpc_message(struct conn *c, const char *buf, size_t len)
 {
 	struct json_tokener	*tok;
 	json_object		*msg, *resp;
-	struct rpc_batch	*batch;
 	enum json_tokener_error	 jerr;
-	size_t			 i, n;
 	char			 reason[128];
 
 	if ((tok = json_tokener_new_ex(RPC_MAX_DEPTH)) == NULL)
@@ -279,25 +319,96 @@ rpc_message(struct conn *c, const char *buf, size_t len)
 		json_object_put(msg);
 		return;
 	}
-	n = json_object_array_length(msg);
-	if (n == 0) {
+	rpc_batch_start(c, msg);
+}
+
+/* A batch (msg, taken): refuse it whole, or answer its first part. */
+static void
+rpc_batch_start(struct conn *c, json_object *msg)
+{
+	struct rpc_batch	*b;
+	json_object		*resp;
+	size_t			 n = json_object_array_length(msg);
+	uint64_t		 max = c->srv->opt->max_rpc_batch;
+	char			 reason[128];
+
+	if (n == 0 || n > max) {
+		if (n == 0)
+			snprintf(reason, sizeof(reason), "an empty batch "
+			    "holds no request");
+		else
+			snprintf(reason, sizeof(reason), "a batch may hold "
+			    "at most %llu requests (--max-rpc-batch); this "
+			    "one holds %zu", (unsigned long long)max, n);
 		resp = rpc_error_response(NULL, RPC_INVALID_REQUEST,
-		    "invalid_request", NULL, "an empty batch holds no request");
+		    "invalid_request", NULL, reason);
 		conn_send(c, resp);
 		json_object_put(resp);
 		json_object_put(msg);
 		return;
 	}
-	batch = xcalloc(1, sizeof(*batch));
-	batch->conn = c;
-	batch->responses = json_object_new_array();
-	batch->waiting = 1;	/* this loop */
-	for (i = 0; i < n && !c->closing; i++)
-		if ((resp = rpc_call(c, json_object_array_get_idx(msg, i),
-		    batch)) != NULL)
-			json_object_array_add(batch->responses, resp);
-	json_object_put(msg);
-	rpc_batch_done(batch);
+	b = xcalloc(1, sizeof(*b));
+	b->conn = c;
+	b->responses = json_object_new_array();
+	b->waiting = 1;		/* until every request has run */
+	b->msg = msg;
+	rpc_batch_step(b);
+}
+
+/* Run the next part of b; the rest waits for the next loop turn. */
+static void
+rpc_batch_step(struct rpc_batch *b)
+{
+	struct conn	*c = b->conn;
+	struct timeval	 now = { 0, 0 };
+	json_object	*resp;
+	size_t		 n = json_object_array_length(b->msg), stop;
+
+	stop = b->next + RPC_BATCH_STEP;
+	if (c->srv->base == NULL || stop > n)
+		stop = n;	/* no loop (unit tests): all at once */
+	while (b->next < stop && !c->closing)
+		if ((resp = rpc_call(c, json_object_array_get_idx(b->msg,
+		    b->next++), b)) != NULL)
+			json_object_array_add(b->responses, resp);
+	if (b->next == n || c->closing) {
+		rpc_batch_end(b);
+		return;
+	}
+	/* A timer, not event_active: the loop polls the sockets first. */
+	if (b->ev == NULL &&
+	    (b->ev = evtimer_new(c->srv->base, rpc_batch_next, b)) == NULL)
+		fatalx("evtimer_new");
+	c->batch = b;
+	evtimer_add(b->ev, &now);
+}
+
+static void
+rpc_batch_next(evutil_socket_t fd, short ev, void *arg)
+{
+	struct rpc_batch	*b = arg;
+	struct conn		*c = b->conn;
+
+	(void)fd;
+	(void)ev;
+	rpc_batch_step(b);
+	/* Done: read what the client sent meanwhile. */
+	if (c->batch == NULL)
+		listener_resume(c);
+}
+
+/* Every request of b has run (or its connection goes). */
+static void
+rpc_batch_end(struct rpc_batch *b)
+{
+	if (b->conn != NULL && b->conn->batch == b)
+		b->conn->batch = NULL;
+	if (b->ev != NULL)
+		event_free(b->ev);
+	b->ev = NULL;
+	json_object_put(b->msg);
+	b->msg = NULL;
+	rpc_batch_done(b);
 }
 
 /* One answer of the batch is in; send them all with the last. */
@@ -327,6 +438,8 @@ rpc_defer(struct rpc_req *req, void (*cancel)(void *), void *arg)
 	if (p->batch != NULL)
 		p->batch->waiting++;
 	TAILQ_INSERT_TAIL(&req->conn->pending, p, entry);
+	req->conn->npending++;
+	req->conn->srv->npending++;
 	return p;
 }
 
@@ -334,6 +447,8 @@ static void
 rpc_pending_free(struct rpc_pending *p)
 {
 	TAILQ_REMOVE(&p->conn->pending, p, entry);
+	p->conn->npending--;
+	p->conn->srv->npending--;
 	json_object_put(p->id);
 	free(p->method);
 	free(p);
@@ -369,6 +484,11 @@ rpc_cancel_all(struct conn *c)
 {
 	struct rpc_pending	*p;
 
+	if (c->batch != NULL) {
+		c->batch->conn = NULL;
+		rpc_batch_end(c->batch);
+		c->batch = NULL;
+	}
 	while ((p = TAILQ_FIRST(&c->pending)) != NULL) {
 		if (p->cancel != NULL)
 			p->cancel(p->arg);

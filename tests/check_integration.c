@@ -9,6 +9,7 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
+#include <sys/wait.h>
 
 #include <errno.h>
 #include <signal.h>
@@ -692,6 +693,109 @@ START_TEST(no_broadcast_before_auth)
 }
 END_TEST
 
+/* Stop the broker between loop turns, so that what is sent meanwhile is
+ * read in one turn when it goes on. */
+static void
+broker_pause(void)
+{
+	siginfo_t	si;
+
+	ck_assert_int_eq(kill(b.pid, SIGSTOP), 0);
+	ck_assert_int_eq(waitid(P_PID, (id_t)b.pid, &si, WSTOPPED | WNOWAIT),
+	    0);
+}
+
+/*
+ * A batch that sets flag, pings, and reports the broker-wide flags.
+ * Caller frees.
+ */
+static char *
+flag_batch(const char *flag)
+{
+	char	*batch = malloc(100 * 64), *p = batch;
+	int	 i;
+
+	p += sprintf(p, "[{\"jsonrpc\":\"2.0\",\"id\":\"set\",\"method\":"
+	    "\"report_editor_state\",\"params\":{\"%s\":true}}", flag);
+	for (i = 0; i < 98; i++)
+		p += sprintf(p, ",{\"jsonrpc\":\"2.0\",\"id\":%d,\"method\":"
+		    "\"ping\"}", i);
+	sprintf(p, ",{\"jsonrpc\":\"2.0\",\"id\":\"last\",\"method\":"
+	    "\"report_editor_state\"}]\n");
+	return batch;
+}
+
+/* Both flags were set when the batch's last request ran. */
+static void
+assert_saw_both(struct client *c)
+{
+	json_object	*r = client_call(c, ""), *e, *last = NULL;
+	size_t		 i;
+
+	ck_assert_uint_eq(json_object_array_length(r), 100);
+	for (i = 0; i < 100; i++) {
+		e = json_object_array_get_idx(r, i);
+		if (json_object_is_type(jpath(e, "id"), json_type_string) &&
+		    strcmp(json_object_get_string(jpath(e, "id")), "last") == 0)
+			last = e;
+	}
+	ck_assert_ptr_nonnull(last);
+	ck_assert(json_object_get_boolean(jpath(last,
+	    "result.busy.tests_running")));
+	ck_assert(json_object_get_boolean(jpath(last,
+	    "result.busy.compiling")));
+	json_object_put(r);
+}
+
+/*
+ * Big batches do not hold the loop: two sent at the same moment are
+ * answered part by part, in turns, so the last request of each sees the
+ * first of the other (answered whole, one batch would run before the
+ * other starts).
+ */
+START_TEST(batch_interleaved)
+{
+	struct client	*a, *o;
+	char		*ba, *bo;
+	int		 i;
+
+	start(NULL);
+	a = client_tcp(b.port);
+	o = client_tcp(b.port);
+	assert_pong(a);
+	assert_pong(o);
+	ba = flag_batch("tests_running");
+	bo = flag_batch("compiling");
+	broker_pause();
+	client_send(a, ba);
+	client_send(o, bo);
+	kill(b.pid, SIGCONT);
+	free(ba);
+	free(bo);
+	assert_saw_both(a);
+	assert_saw_both(o);
+	/* Gone in the middle of a batch: an EOF, then a reset. */
+	for (i = 0; i < 2; i++) {
+		struct linger	 rst = { 1, 0 };
+		struct client	*gone = client_tcp(b.port);
+
+		ba = flag_batch("busy");
+		client_send(gone, ba);
+		free(ba);
+		if (i == 0)
+			shutdown(gone->fd, SHUT_WR);
+		else
+			setsockopt(gone->fd, SOL_SOCKET, SO_LINGER, &rst,
+			    sizeof(rst));
+		client_close(gone);
+	}
+	assert_pong(a);
+	client_close(a);
+	client_close(o);
+	assert_serves();
+}
+END_TEST
+
 static Suite *
 integration_suite(void)
 {
@@ -719,6 +823,7 @@ integration_suite(void)
 	tcase_add_test(tc, mcp_handshake);
 	tcase_add_test(tc, busy_socket_not_stolen);
 	tcase_add_test(tc, no_broadcast_before_auth);
+	tcase_add_test(tc, batch_interleaved);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -527,6 +527,96 @@ START_TEST(unread_output_bound)
 }
 END_TEST
 
+/* A batch of n pings, ids 0 to n - 1.  Caller frees. */
+static char *
+ping_batch(size_t n)
+{
+	char	*line = malloc(64 * n + 16);
+	size_t	 i, off = 0;
+
+	line[off++] = '[';
+	for (i = 0; i < n; i++)
+		off += (size_t)sprintf(line + off, "%s{\"jsonrpc\":\"2.0\","
+		    "\"id\":%zu,\"method\":\"ping\"}", i > 0 ? "," : "", i);
+	strcpy(line + off, "]");
+	return line;
+}
+
+/* A batch of at most --max-rpc-batch requests; beyond, one -32600. */
+START_TEST(batch_cap)
+{
+	json_object	*r;
+	char		*line;
+
+	ck_assert_uint_eq(opt.max_rpc_batch, 100);
+	line = ping_batch(101);
+	r = call(line);
+	free(line);
+	assert_error(r, RPC_INVALID_REQUEST, "invalid_request", NULL);
+	ck_assert_ptr_nonnull(strstr(gets(r, "error.data.reason"),
+	    "--max-rpc-batch"));
+	ck_assert_ptr_null(get(r, "id"));
+	json_object_put(r);
+	line = ping_batch(100);
+	r = call(line);
+	free(line);
+	ck_assert(json_object_is_type(r, json_type_array));
+	ck_assert_uint_eq(json_object_array_length(r), 100);
+	json_object_put(r);
+	expect_alive();
+}
+END_TEST
+
+/* Answers left outstanding are capped per connection and in all. */
+START_TEST(waits_capped)
+{
+	struct conn		*c2 = conn_new(&srv, NULL, out, 0, "test2");
+	struct rpc_pending	*p[3];
+	struct rpc_req		 req;
+	json_object		*r;
+	const char		*wait = "{\"jsonrpc\":\"2.0\",\"id\":4,"
+				    "\"method\":\"wait_job\",\"params\":"
+				    "{\"ticket\":\"t-000000\"}}";
+
+	opt.max_waits = 2;
+	opt.max_waits_total = 3;
+	memset(&req, 0, sizeof(req));
+	req.conn = c;
+	req.method = "wait_job";
+	p[0] = rpc_defer(&req, NULL, NULL);
+	p[1] = rpc_defer(&req, NULL, NULL);
+	ck_assert_uint_eq(c->npending, 2);
+	r = call(wait);
+	assert_error(r, RPC_QUEUE_FULL, "too_many_waits", "wait_job");
+	ck_assert_ptr_nonnull(strstr(gets(r, "error.data.reason"),
+	    "--max-waits 2"));
+	json_object_put(r);
+	/* Methods that answer at once are not limited. */
+	expect_alive();
+	req.conn = c2;
+	p[2] = rpc_defer(&req, NULL, NULL);
+	ck_assert_uint_eq(srv.npending, 3);
+	c->npending = 0;	/* only the total is full now */
+	r = call(wait);
+	c->npending = 2;
+	assert_error(r, RPC_QUEUE_FULL, "too_many_waits", "wait_job");
+	ck_assert_ptr_nonnull(strstr(gets(r, "error.data.reason"),
+	    "--max-waits-total 3"));
+	json_object_put(r);
+	/* Once answered, the room is back (no store here: another error). */
+	rpc_complete(p[0], NULL, NULL);
+	ck_assert_uint_eq(srv.npending, 2);
+	free(evbuffer_readln(out, NULL, EVBUFFER_EOL_LF));
+	r = call(wait);
+	ck_assert_str_ne(gets(r, "error.data.type"), "too_many_waits");
+	json_object_put(r);
+	rpc_complete(p[1], NULL, NULL);
+	rpc_complete(p[2], NULL, NULL);
+	ck_assert_uint_eq(srv.npending, 0);
+	ck_assert_uint_eq(c->npending, 0);
+}
+END_TEST
+
 static Suite *
 rpc_suite(void)
 {
@@ -553,6 +643,8 @@ rpc_suite(void)
 	tcase_add_test(tc, server_status);
 	tcase_add_test(tc, tools_changed_notification);
 	tcase_add_test(tc, unread_output_bound);
+	tcase_add_test(tc, batch_cap);
+	tcase_add_test(tc, waits_capped);
 	suite_add_tcase(s, tc);
 	return s;
 }
