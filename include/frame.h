@@ -5,7 +5,7 @@
 #include <stddef.h>
 
 /*
- * Message framing of PROTOCOL.md section 1.  A framer is fed the input
+ * Message framing of cmdgate-protocol(7), Framing.  A framer is fed the input
  * buffer of one connection and cuts whole messages out of it: JSON lines,
  * or LSP-style Content-Length frames when the connection's first bytes say
  * so.  It never reads the socket itself, so it can be tested on buffers.

@@ -15,7 +15,7 @@
 #include "tools.h"
 
 /*
- * Jobs: PROTOCOL.md section 4.  The store holds every job; queued and
+ * Jobs: cmdgate-protocol(7), Jobs.  The store holds every job; queued and
  * running ones are also kept here, with the workers that run them.  Every
  * change is committed before anyone is told (jobs_commit()).
  */
@@ -102,7 +102,8 @@ struct jobs {
 	int			 scheduling, reschedule;
 };
 
-/* Open the store and recover (PROTOCOL.md 4.2); 0, or an exit status. */
+/* Open the store and recover (cmdgate-protocol(7), Durability): 0, or
+ * an exit status. */
 int		 jobs_open(struct server *);
 void		 jobs_free(struct jobs *);
 /* Stop: every running job's processes get SIGTERM, then SIGKILL. */
@@ -135,7 +136,7 @@ enum rpc_status	 mcp_tools_call(struct rpc_req *, json_object *,
 struct job	*jobs_find(struct jobs *, uint64_t num);
 /* Not over yet, or over with its end not yet stored. */
 int		 jobs_pending(struct jobs *, uint64_t num);
-/* The job object of PROTOCOL.md 5 (full) or its summary; caller puts. */
+/* The job object of cmdgate-protocol(7) (full) or its summary; caller puts. */
 json_object	*jobs_view(struct jobs *, uint64_t num, int full, int *found,
 		    struct rpc_error *);
 json_object	*job_view(struct jobs *, struct job *, int full);

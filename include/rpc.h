@@ -9,8 +9,8 @@
 #include <json-c/json.h>
 
 /*
- * JSON-RPC 2.0 of PROTOCOL.md sections 1 and 2: parse a message, check it,
- * dispatch it to a method and frame the answer.  Methods live in
+ * JSON-RPC 2.0 of cmdgate-protocol(7), Framing and Errors: parse a
+ * message, check it, dispatch it to a method and frame the answer.  Methods live in
  * methods.c and mcp.c and are listed in rpc_methods[].
  */
 

@@ -7,7 +7,8 @@
 #include "tools.h"
 
 /*
- * The scheduling rules of PROTOCOL.md section 4.1 as one pure function:
+ * The scheduling rules of cmdgate-protocol(7), Scheduling, as one pure
+ * function:
  * the queued jobs in ticket order, what runs and what holds reloads in;
  * the jobs to start now out.  It keeps no state and does no I/O, so every
  * case is a table in tests/check_sched.c.

@@ -8,7 +8,7 @@
 #include <json-c/json.h>
 
 /*
- * The tool table of PROTOCOL.md section 6 and cmdgate.tools(5).  Loading
+ * The tool table of cmdgate.tools(5).  Loading
  * never exits: errors come back as -1 with a message naming the file, the
  * tool and the field.
  */

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: ISC */
-/* The job methods of PROTOCOL.md section 5, and MCP tools/call. */
+/* The job methods of cmdgate-protocol(7), Methods, and MCP tools/call. */
 #include "config.h"
 
 #include <stdio.h>

@@ -138,7 +138,7 @@ rec_set_string(json_object *rec, const char *key, const char *val)
 
 /* ---- the queue ------------------------------------------------------ */
 
-/* Whether j may start while a heavy job runs (PROTOCOL.md 4.1). */
+/* Whether j may start while a heavy job runs (cmdgate-protocol(7)). */
 static int
 beside_heavy(const struct job *j)
 {

@@ -3,7 +3,7 @@
  * The crash loop: clients submit without pause while the broker is killed
  * with SIGKILL at random moments and restarted.  At the end every job
  * whose submit was answered exists exactly once, tickets only grew, every
- * status obeys PROTOCOL.md 4.2, and the store opens clean.
+ * status obeys cmdgate-protocol(7), Durability, and the store opens clean.
  *
  * CRASHLOOP_KILLS sets the number of kills (default 8, under a minute;
  * "make stress" runs 200).  The figures are printed.

@@ -815,7 +815,7 @@ START_TEST(mcp_tools_call)
 }
 END_TEST
 
-/* kill -9 mid-job, restart: PROTOCOL.md 4.2. */
+/* kill -9 mid-job, restart: cmdgate-protocol(7), Durability. */
 START_TEST(kill9_restart)
 {
 	char		 running[32], q1[32], q2[32], next[32];

@@ -205,7 +205,7 @@ P(const char *json)
 	return json_tokener_parse(json);
 }
 
-/* Classification of the example Unity table (PROTOCOL.md section 6). */
+/* Classification of the example Unity table (cmdgate.tools(5)). */
 START_TEST(classify_unity)
 {
 	struct tooltab		*tab = load_example("unity.json");
