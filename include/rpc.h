@@ -30,7 +30,6 @@ enum rpc_code {
 };
 
 #define RPC_REASON_MAX	512
-#define RPC_MAX_DEPTH	64	/* nesting of a request's JSON */
 
 struct rpc_error {
 	int		 code;

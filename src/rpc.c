@@ -11,6 +11,7 @@
 #include <json-c/json.h>
 
 #include "conn.h"
+#include "jstrict.h"
 #include "listener.h"
 #include "log.h"
 #include "rpc.h"
@@ -40,6 +41,9 @@ static void		 rpc_batch_next(evutil_socket_t, short, void *);
 static void		 rpc_batch_end(struct rpc_batch *);
 static void		 rpc_batch_done(struct rpc_batch *);
 static int		 rpc_waits_full(struct conn *, struct rpc_error *);
+static int		 rpc_str_has_nul(json_object *);
+static int		 rpc_nul_path(json_object *, const char *, char *,
+			    size_t);
 static int		 rpc_check(json_object *, json_object **,
 			    const char **, int *, struct rpc_error *);
 static json_object	*rpc_answer(struct rpc_req *, enum rpc_status,
@@ -132,6 +136,48 @@ rpc_lookup(const char *name)
 	return NULL;
 }
 
+/* Whether the string v (or NULL) holds U+0000. */
+static int
+rpc_str_has_nul(json_object *v)
+{
+	return json_object_is_type(v, json_type_string) &&
+	    strlen(json_object_get_string(v)) !=
+	    (size_t)json_object_get_string_len(v);
+}
+
+/*
+ * Where under v, named at, a string holds U+0000: 1 with path set (for
+ * example "params.commands[0].params.text"), else 0.  Member names cannot
+ * hold it: jstrict refuses them.
+ */
+static int
+rpc_nul_path(json_object *v, const char *at, char *path, size_t len)
+{
+	char	sub[RPC_REASON_MAX / 2];
+	size_t	i, n;
+
+	if (rpc_str_has_nul(v)) {
+		snprintf(path, len, "%s", at);
+		return 1;
+	}
+	if (json_object_is_type(v, json_type_array)) {
+		n = json_object_array_length(v);
+		for (i = 0; i < n; i++) {
+			snprintf(sub, sizeof(sub), "%s[%zu]", at, i);
+			if (rpc_nul_path(json_object_array_get_idx(v, i), sub,
+			    path, len))
+				return 1;
+		}
+	} else if (json_object_is_type(v, json_type_object)) {
+		json_object_object_foreach(v, key, val) {
+			snprintf(sub, sizeof(sub), "%s.%s", at, key);
+			if (rpc_nul_path(val, sub, path, len))
+				return 1;
+		}
+	}
+	return 0;
+}
+
 /*
  * Check the envelope of one request.  On success *id, *method, *notif are
  * set (id borrowed, NULL for id null).  A request that is not one gets
@@ -158,7 +204,12 @@ rpc_check(json_object *msg, json_object **id, const char **method,
 	if (has_id && (t == json_type_string || t == json_type_int))
 		*id = v;
 	if (json_object_object_get_ex(msg, "method", &v) &&
-	    json_object_is_type(v, json_type_string))
+	    rpc_str_has_nul(v)) {
+		rpc_fail(err, RPC_INVALID_REQUEST, "invalid_request",
+		    "\"method\" holds U+0000, which no method name does");
+		return -1;
+	}
+	if (json_object_is_type(v, json_type_string))
 		*method = json_object_get_string(v);
 	if (has_id && t != json_type_string && t != json_type_int &&
 	    t != json_type_null) {
@@ -168,6 +219,7 @@ rpc_check(json_object *msg, json_object **id, const char **method,
 	}
 	if (!json_object_object_get_ex(msg, "jsonrpc", &v) ||
 	    !json_object_is_type(v, json_type_string) ||
+	    json_object_get_string_len(v) != 3 ||
 	    strcmp(json_object_get_string(v), "2.0") != 0) {
 		rpc_fail(err, RPC_INVALID_REQUEST, "invalid_request",
 		    "\"jsonrpc\" must be \"2.0\"");
@@ -237,6 +289,7 @@ rpc_call(struct conn *c, json_object *msg, struct rpc_batch *batch)
 	struct rpc_error	 err;
 	json_object		*params = NULL, *result = NULL, *resp;
 	enum rpc_status		 st;
+	char			 where[RPC_REASON_MAX / 2];
 
 	memset(&err, 0, sizeof(err));
 	memset(&req, 0, sizeof(req));
@@ -252,6 +305,13 @@ rpc_call(struct conn *c, json_object *msg, struct rpc_batch *batch)
 	    params != NULL && !json_object_is_type(params, json_type_object)) {
 		st = rpc_fail(&err, RPC_INVALID_PARAMS, "invalid_params",
 		    "\"params\" must be an object");
+		return rpc_answer(&req, st, NULL, &err);
+	}
+	if (jstrict_has_nul(params)) {
+		rpc_nul_path(params, "params", where, sizeof(where));
+		st = rpc_fail(&err, RPC_INVALID_PARAMS, "invalid_params",
+		    "%s holds U+0000 (\\u0000), which the broker refuses in "
+		    "any string", where);
 		return rpc_answer(&req, st, NULL, &err);
 	}
 	m = rpc_lookup(req.method);
@@ -284,34 +344,20 @@ rpc_call(struct conn *c, json_object *msg, struct rpc_batch *batch)
 void
 rpc_message(struct conn *c, const char *buf, size_t len)
 {
-	struct json_tokener	*tok;
-	json_object		*msg, *resp;
-	enum json_tokener_error	 jerr;
-	char			 reason[128];
+	json_object	*msg, *resp;
+	char		 reason[128];
+	int		 rc;
 
-	if ((tok = json_tokener_new_ex(RPC_MAX_DEPTH)) == NULL)
-		fatalx("json_tokener_new_ex");
-	json_tokener_set_flags(tok, JSON_TOKENER_STRICT |
-	    JSON_TOKENER_VALIDATE_UTF8);
-	/* The NUL after the message ends a bare number like "42". */
-	msg = json_tokener_parse_ex(tok, buf, (int)len + 1);
-	jerr = json_tokener_get_error(tok);
-	if (msg == NULL || jerr != json_tokener_success ||
-	    json_tokener_get_parse_end(tok) < len) {
-		snprintf(reason, sizeof(reason), "not valid JSON (UTF-8): %s",
-		    jerr == json_tokener_continue ?
-		    "the message ends before its value does" :
-		    jerr == json_tokener_success ? "bytes after the value" :
-		    json_tokener_error_desc(jerr));
+	if ((rc = jstrict_parse(buf, len, &msg)) != 0) {
+		snprintf(reason, sizeof(reason), "not valid JSON (RFC 8259, "
+		    "UTF-8): %s", jstrict_strerror(rc));
 		resp = rpc_error_response(NULL, RPC_PARSE_ERROR, "parse_error",
 		    NULL, reason);
-		json_tokener_free(tok);
-		json_object_put(msg);
 		conn_send(c, resp);
 		json_object_put(resp);
 		return;
 	}
-	json_tokener_free(tok);
+	/* JSON null (msg NULL) and other non-arrays: one request. */
 	if (!json_object_is_type(msg, json_type_array)) {
 		if ((resp = rpc_call(c, msg, NULL)) != NULL)
 			conn_send(c, resp);

@@ -617,6 +617,99 @@ START_TEST(waits_capped)
 }
 END_TEST
 
+/* RFC 8259 and RFC 3629 on input: what json-c alone let through. */
+START_TEST(strict_json)
+{
+	static const char *bad[] = {
+		"\xed\xa0\x80",		/* a surrogate in UTF-8 */
+		"\xc0\xaf",		/* overlong */
+		"\xf4\x90\x80\x80",	/* above U+10FFFF */
+		"\\ud800",		/* a lone surrogate escape */
+	};
+	static const char *numbers[] = {
+		"NaN", "Infinity", "-Infinity", "1e999",
+		"18446744073709551616", "-9223372036854775809",
+	};
+	char		 line[256];
+	size_t		 i;
+
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		snprintf(line, sizeof(line), "{\"jsonrpc\":\"2.0\",\"id\":1,"
+		    "\"method\":\"ping\",\"params\":{\"message\":\"a%sb\"}}",
+		    bad[i]);
+		expect_error(line, RPC_PARSE_ERROR, "parse_error", NULL);
+	}
+	for (i = 0; i < sizeof(numbers) / sizeof(numbers[0]); i++) {
+		snprintf(line, sizeof(line), "{\"jsonrpc\":\"2.0\",\"id\":1,"
+		    "\"method\":\"ping\",\"params\":{\"message\":%s}}",
+		    numbers[i]);
+		expect_error(line, RPC_PARSE_ERROR, "parse_error", NULL);
+		/* An id that would be clamped is refused, not changed. */
+		snprintf(line, sizeof(line), "{\"jsonrpc\":\"2.0\",\"id\":%s,"
+		    "\"method\":\"ping\"}", numbers[i]);
+		expect_error(line, RPC_PARSE_ERROR, "parse_error", NULL);
+	}
+	expect_error("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\","
+	    "\"params\":{\"a\\u0000b\":1}}", RPC_PARSE_ERROR, "parse_error",
+	    NULL);
+	expect_alive();
+}
+END_TEST
+
+/* JSON that is no request at all is -32600, JSON null included. */
+START_TEST(not_requests)
+{
+	static const char *values[] = { "null", "true", "false", "\"x\"",
+	    "-1.5", "0" };
+	json_object	*r;
+	size_t		 i;
+
+	for (i = 0; i < sizeof(values) / sizeof(values[0]); i++)
+		expect_error(values[i], RPC_INVALID_REQUEST, "invalid_request",
+		    NULL);
+	r = call("[null,1,{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}]");
+	ck_assert_uint_eq(json_object_array_length(r), 3);
+	assert_error(json_object_array_get_idx(r, 0), RPC_INVALID_REQUEST,
+	    "invalid_request", NULL);
+	assert_error(json_object_array_get_idx(r, 1), RPC_INVALID_REQUEST,
+	    "invalid_request", NULL);
+	json_object_put(r);
+	expect_alive();
+}
+END_TEST
+
+/* U+0000 in a method name or in any string of params is refused. */
+START_TEST(nul_refused)
+{
+	json_object	*r;
+
+	expect_error("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":"
+	    "\"ping\\u0000xyz\"}", RPC_INVALID_REQUEST, "invalid_request",
+	    NULL);
+	expect_error("{\"jsonrpc\":\"2.0\\u0000\",\"id\":1,\"method\":"
+	    "\"ping\"}", RPC_INVALID_REQUEST, "invalid_request", "ping");
+	r = call("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"batch_execute\","
+	    "\"params\":{\"commands\":[{\"tool\":\"echo\",\"params\":"
+	    "{\"text\":\"safe\\u0000; rm\"}}]}}");
+	assert_error(r, RPC_INVALID_PARAMS, "invalid_params", "batch_execute");
+	ck_assert_ptr_nonnull(strstr(gets(r, "error.data.reason"),
+	    "params.commands[0].params.text holds U+0000"));
+	json_object_put(r);
+	expect_error("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\","
+	    "\"params\":{\"message\":\"\\u0000\"}}", RPC_INVALID_PARAMS,
+	    "invalid_params", "ping");
+	/* Not answered as a notification, like every other error. */
+	ck_assert_ptr_null(call("{\"jsonrpc\":\"2.0\",\"method\":\"ping\","
+	    "\"params\":{\"message\":\"\\u0000\"}}"));
+	/* An id is only echoed: U+0000 in it comes back as it went. */
+	r = call("{\"jsonrpc\":\"2.0\",\"id\":\"a\\u0000b\",\"method\":"
+	    "\"ping\"}");
+	ck_assert_int_eq(json_object_get_string_len(get(r, "id")), 3);
+	json_object_put(r);
+	expect_alive();
+}
+END_TEST
+
 static Suite *
 rpc_suite(void)
 {
@@ -645,6 +738,9 @@ rpc_suite(void)
 	tcase_add_test(tc, unread_output_bound);
 	tcase_add_test(tc, batch_cap);
 	tcase_add_test(tc, waits_capped);
+	tcase_add_test(tc, strict_json);
+	tcase_add_test(tc, not_requests);
+	tcase_add_test(tc, nul_refused);
 	suite_add_tcase(s, tc);
 	return s;
 }
