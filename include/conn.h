@@ -20,6 +20,7 @@
 struct server;
 struct bufferevent;
 struct evbuffer;
+struct event;
 
 #define CONN_NAME_MAX	64	/* characters of a client name */
 #define CONN_OUT_HIGH	(1024 * 1024)	/* stop reading a client above */
@@ -56,6 +57,12 @@ struct conn {
 	struct rpc_pendings	 pending;	/* answers that wait */
 	size_t			 npending;	/* entries of pending */
 	struct rpc_batch	*batch;		/* a batch being answered */
+	struct event		*timer;		/* auth and idle deadlines */
+	int64_t			 since_ms;	/* connected (monotonic) */
+	int64_t			 active_ms;	/* last request or answer */
+	int			 session;	/* an MCP session: never idle */
+	size_t			 inbuf;		/* unread input, as counted in
+						   srv->inbuf_total */
 	struct evbuffer		*held;		/* answers held for a sync */
 };
 
@@ -84,5 +91,10 @@ void		 conn_fail(struct conn *, int code, const char *type,
 void		 conn_kill(struct conn *);
 /* Whether the client must authenticate before other methods. */
 int		 conn_needs_auth(const struct conn *);
+/*
+ * Whether c is not idle however long it says nothing: it waits for an
+ * answer, holds editor flags, or is an MCP session.
+ */
+int		 conn_busy(const struct conn *);
 
 #endif

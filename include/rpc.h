@@ -78,6 +78,8 @@ typedef enum rpc_status (*rpc_handler)(struct rpc_req *, json_object *params,
 
 #define RPC_NOAUTH	0x01	/* may be called before authenticating */
 #define RPC_WAITS	0x02	/* may answer later (counts to --max-waits) */
+#define RPC_SESSION	0x04	/* once answered, the connection is a session
+				   that is never idle */
 
 #define RPC_BATCH_STEP	8	/* batch requests answered per loop turn */
 

@@ -48,6 +48,7 @@ struct server {
 	struct jobs		*jobs;		/* NULL until the store opens */
 	int			 hold_output;	/* --sync group: sync due */
 	size_t			 npending;	/* every conn's npending */
+	size_t			 inbuf_total;	/* every conn's inbuf */
 };
 
 void		 server_init(struct server *, struct event_base *,

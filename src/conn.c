@@ -34,6 +34,7 @@ conn_new(struct server *srv, struct bufferevent *bev, struct evbuffer *out,
 	c->is_unix = is_unix;
 	c->id = ++srv->next_conn_id;
 	snprintf(c->peer, sizeof(c->peer), "%s", peer);
+	c->since_ms = c->active_ms = util_monotonic_ms();
 	frame_init(&c->fr, srv->opt->max_message);
 	TAILQ_INIT(&c->pending);
 	TAILQ_INSERT_TAIL(&srv->conns, c, entry);
@@ -52,6 +53,9 @@ conn_free(struct conn *c)
 	had_flags = memcmp(&c->editor, &none, sizeof(none)) != 0;
 	TAILQ_REMOVE(&c->srv->conns, c, entry);
 	c->srv->nconns--;
+	c->srv->inbuf_total -= c->inbuf;
+	if (c->timer != NULL)
+		event_free(c->timer);
 	if (c->flush_queued)
 		TAILQ_REMOVE(&c->srv->flushq, c, flush_entry);
 	if (c->sock != NULL)
@@ -68,6 +72,14 @@ int
 conn_needs_auth(const struct conn *c)
 {
 	return c->srv->token != NULL && !c->is_unix && !c->authenticated;
+}
+
+int
+conn_busy(const struct conn *c)
+{
+	return !TAILQ_EMPTY(&c->pending) || c->batch != NULL ||
+	    c->committing > 0 || c->session || c->editor.tests_running ||
+	    c->editor.compiling || c->editor.busy;
 }
 
 void
@@ -201,6 +213,7 @@ conn_input(struct conn *c, struct evbuffer *in)
 		case FRAME_MORE:
 			return;
 		case FRAME_MSG:
+			c->active_ms = util_monotonic_ms();
 			rpc_message(c, msg, len);
 			free(msg);
 			break;

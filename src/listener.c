@@ -10,6 +10,7 @@
 #include <arpa/inet.h>
 
 #include <errno.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -34,6 +35,7 @@
 #define ACCEPT_RETRY_S		1	/* after EMFILE, try accepting again */
 #define LISTEN_BACKLOG		511
 #define SHUTDOWN_FLUSH_S	2	/* longest wait for clients to read */
+#define CLOSE_FLUSH_S		5	/* a closing client's time to read */
 
 struct listener {
 	struct server		*srv;
@@ -59,6 +61,10 @@ static void	conn_readcb(struct bufferevent *, void *);
 static void	conn_writecb(struct bufferevent *, void *);
 static void	conn_eventcb(struct bufferevent *, short, void *);
 static void	conn_after_io(struct conn *);
+static void	conn_timeout(evutil_socket_t, short, void *);
+static void	conn_arm(struct conn *, int64_t);
+static void	conn_account(struct conn *);
+static void	lst_shed(struct server *);
 static int	lst_bind_tcp(struct listener *, const char *, char *, size_t);
 static int	lst_bind_unix(struct listener *, const char *, char *, size_t);
 
@@ -357,6 +363,9 @@ lst_accept(struct evconnlistener *lev, evutil_socket_t fd,
 		return;
 	}
 	c = conn_new(srv, bev, NULL, is_unix, peer);
+	if ((c->timer = evtimer_new(srv->base, conn_timeout, c)) == NULL)
+		fatalx("evtimer_new");
+	conn_arm(c, c->since_ms);
 	bufferevent_setcb(bev, conn_readcb, conn_writecb, conn_eventcb, c);
 	bufferevent_setwatermark(bev, EV_WRITE, CONN_OUT_LOW, 0);
 	bufferevent_enable(bev, EV_READ | EV_WRITE);
@@ -364,10 +373,125 @@ lst_accept(struct evconnlistener *lev, evutil_socket_t fd,
 	    peer);
 }
 
+/*
+ * The next deadline of c from now: its time to authenticate, or to send
+ * a request (--idle-timeout); none when neither applies.
+ */
+static void
+conn_arm(struct conn *c, int64_t now)
+{
+	const struct options	*opt = c->srv->opt;
+	int64_t			 due = INT64_MAX, ms;
+	struct timeval		 tv;
+
+	if (conn_needs_auth(c))
+		due = c->since_ms + (int64_t)opt->auth_timeout * 1000;
+	if (opt->idle_timeout > 0 &&
+	    (ms = c->active_ms + (int64_t)opt->idle_timeout * 1000) < due)
+		due = ms;
+	if (due == INT64_MAX)
+		return;
+	ms = due > now ? due - now : 0;
+	tv.tv_sec = (time_t)(ms / 1000);
+	tv.tv_usec = (suseconds_t)(ms % 1000) * 1000;
+	evtimer_add(c->timer, &tv);
+}
+
+/* Answer one last error, and drop c if it does not read it in time. */
+static void
+conn_expire(struct conn *c, int code, const char *type, const char *why)
+{
+	struct timeval	tv = { CLOSE_FLUSH_S, 0 };
+
+	log_info("client %llu (%s): %s, closed", (unsigned long long)c->id,
+	    c->peer, why);
+	conn_fail(c, code, type, why);
+	evtimer_add(c->timer, &tv);
+	conn_after_io(c);
+}
+
+static void
+conn_timeout(evutil_socket_t fd, short ev, void *arg)
+{
+	struct conn		*c = arg;
+	const struct options	*opt = c->srv->opt;
+	int64_t			 now = util_monotonic_ms();
+	char			 why[128];
+
+	(void)fd;
+	(void)ev;
+	if (c->closing) {
+		conn_kill(c);	/* it did not read its last answer */
+		return;
+	}
+	if (conn_needs_auth(c) &&
+	    now >= c->since_ms + (int64_t)opt->auth_timeout * 1000) {
+		snprintf(why, sizeof(why), "not authenticated within %llu s "
+		    "(--auth-timeout)", (unsigned long long)opt->auth_timeout);
+		conn_expire(c, RPC_UNAUTHORIZED, "unauthorized", why);
+		return;
+	}
+	if (conn_busy(c))
+		c->active_ms = now;
+	else if (opt->idle_timeout > 0 &&
+	    now >= c->active_ms + (int64_t)opt->idle_timeout * 1000) {
+		snprintf(why, sizeof(why), "no request for %llu s "
+		    "(--idle-timeout)", (unsigned long long)opt->idle_timeout);
+		conn_expire(c, RPC_INVALID_REQUEST, "idle_timeout", why);
+		return;
+	}
+	conn_arm(c, now);
+}
+
+/*
+ * Count the input c holds unread (partial messages, mostly): the sum for
+ * every client is capped by --max-partial (never below --max-message).
+ */
+static void
+conn_account(struct conn *c)
+{
+	struct server	*srv = c->srv;
+	size_t		 n = 0, max;
+
+	if (!c->dead && !c->closing)
+		n = evbuffer_get_length(bufferevent_get_input(c->bev));
+	srv->inbuf_total = srv->inbuf_total - c->inbuf + n;
+	c->inbuf = n;
+	max = srv->opt->max_partial > srv->opt->max_message ?
+	    srv->opt->max_partial : srv->opt->max_message;
+	if (srv->inbuf_total > max)
+		lst_shed(srv);
+}
+
+/*
+ * Too much unread input in all: the client holding the most gets
+ * message_too_large and is closed, its input dropped.  It is the one that
+ * costs the most, and likely the one that grew it.
+ */
+static void
+lst_shed(struct server *srv)
+{
+	struct conn	*c, *big = NULL;
+	char		 why[160];
+
+	TAILQ_FOREACH(c, &srv->conns, entry)
+		if (!c->dead && !c->closing &&
+		    (big == NULL || c->inbuf > big->inbuf))
+			big = c;
+	if (big == NULL || big->inbuf == 0)
+		return;
+	snprintf(why, sizeof(why), "the broker holds too many unfinished "
+	    "messages (--max-partial %llu bytes for all clients), and this "
+	    "connection's was the largest",
+	    (unsigned long long)srv->opt->max_partial);
+	conn_expire(big, RPC_INVALID_REQUEST, "message_too_large", why);
+}
+
 static void
 conn_after_io(struct conn *c)
 {
-	size_t	pending = conn_unsent(c);
+	struct evbuffer	*in;
+	size_t		 pending = conn_unsent(c);
 
 	if (c->dead)
 		return;
@@ -376,7 +500,11 @@ conn_after_io(struct conn *c)
 	    c->batch == NULL)
 		c->closing = 1;
 	if (c->closing) {
+		/* What it sent after its last request is never read. */
 		bufferevent_disable(c->bev, EV_READ);
+		in = bufferevent_get_input(c->bev);
+		evbuffer_drain(in, evbuffer_get_length(in));
+		conn_account(c);
 		if (pending == 0)
 			conn_kill(c);
 		return;
@@ -394,6 +522,7 @@ conn_readcb(struct bufferevent *bev, void *arg)
 
 	conn_input(c, bufferevent_get_input(bev));
 	conn_after_io(c);
+	conn_account(c);
 }
 
 void

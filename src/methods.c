@@ -28,7 +28,7 @@ const struct rpc_method rpc_methods[] = {
 	{ "list_tools", method_list_tools, 0 },
 	{ "get_tool_details", method_get_tool_details, 0 },
 	{ "report_editor_state", method_report_editor_state, 0 },
-	{ "initialize", mcp_initialize, 0 },
+	{ "initialize", mcp_initialize, RPC_SESSION },
 	{ "notifications/initialized", mcp_initialized, 0 },
 	{ "tools/list", mcp_tools_list, 0 },
 	{ "tools/call", mcp_tools_call, RPC_WAITS },

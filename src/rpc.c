@@ -334,6 +334,8 @@ rpc_call(struct conn *c, json_object *msg, struct rpc_batch *batch)
 		json_object_get(params);
 	st = m->handler(&req, params, &result, &err);
 	json_object_put(params);
+	if (st == RPC_OK && (m->flags & RPC_SESSION))
+		c->session = 1;
 	if (st == RPC_DEFERRED)
 		return NULL;
 	resp = rpc_answer(&req, st, result, &err);
@@ -507,6 +509,7 @@ rpc_complete(struct rpc_pending *p, json_object *result, struct rpc_error *err)
 	json_object	*resp;
 
 	memset(&req, 0, sizeof(req));
+	p->conn->active_ms = util_monotonic_ms();	/* idle from now */
 	req.conn = p->conn;
 	req.id = p->id;
 	req.method = p->method;

@@ -796,6 +796,149 @@ START_TEST(batch_interleaved)
 }
 END_TEST
 
+/* The next thing c reads is a last error of this type, then the close. */
+static void
+assert_expired(struct client *c, int code, const char *type)
+{
+	json_object	*r;
+	char		*l = client_line(c);
+
+	ck_assert_msg(l != NULL, "no last error before the close");
+	r = json_tokener_parse(l);
+	free(l);
+	assert_error(r, code, type);
+	ck_assert_ptr_null(jpath(r, "id"));
+	json_object_put(r);
+	ck_assert(client_eof(c));
+}
+
+/*
+ * --idle-timeout closes a client that sends no complete request: silent,
+ * or dribbling a partial line.  Not one that waits for an answer, holds
+ * editor flags or is an MCP session.
+ */
+START_TEST(idle_timeout)
+{
+	const char	*args[] = { "--idle-timeout", "1", NULL };
+	struct client	*idle, *slow, *waiter, *editor, *mcp;
+	json_object	*r;
+	char		 line[256];
+
+	start(args);
+	idle = client_tcp(b.port);
+	slow = client_tcp(b.port);
+	waiter = client_tcp(b.port);
+	editor = client_unix(b.sock);
+	mcp = client_tcp(b.port);
+	r = client_call(editor, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":"
+	    "\"report_editor_state\",\"params\":{\"compiling\":true}}");
+	json_object_put(r);
+	r = client_call(mcp, "{\"jsonrpc\":\"2.0\",\"id\":0,\"method\":"
+	    "\"initialize\",\"params\":{\"protocolVersion\":\"2025-06-18\","
+	    "\"capabilities\":{},\"clientInfo\":{\"name\":\"t\"}}}");
+	json_object_put(r);
+	r = client_call(waiter, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":"
+	    "\"batch_execute\",\"params\":{\"async\":true,\"commands\":"
+	    "[{\"tool\":\"sleep\",\"params\":{\"seconds\":3}}]}}");
+	snprintf(line, sizeof(line), "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":"
+	    "\"wait_job\",\"params\":{\"ticket\":\"%s\",\"timeout_s\":20}}",
+	    json_object_get_string(jpath(r, "result.ticket")));
+	json_object_put(r);
+	client_send(slow, "{\"jsonrpc\":");
+	/* Answered after 3 s: the wait kept the connection. */
+	r = client_call(waiter, line);
+	ck_assert_str_eq(json_object_get_string(jpath(r, "result.status")),
+	    "done");
+	json_object_put(r);
+	assert_pong(waiter);
+	assert_pong(editor);
+	assert_pong(mcp);
+	assert_expired(idle, -32600, "idle_timeout");
+	assert_expired(slow, -32600, "idle_timeout");
+	ck_assert_int_ge(broker_log_count(&b, "(--idle-timeout), closed"), 2);
+	/* Without a wait, the waiter is idle again. */
+	assert_expired(waiter, -32600, "idle_timeout");
+	client_close(idle);
+	client_close(slow);
+	client_close(waiter);
+	client_close(editor);
+	client_close(mcp);
+	assert_serves();
+}
+END_TEST
+
+/* With a token, a TCP client has --auth-timeout seconds to give it. */
+START_TEST(auth_timeout)
+{
+	const char	*args[] = { "--token-file", NULL, "--auth-timeout", "1",
+			    NULL };
+	struct client	*late, *ok, *u;
+	json_object	*r;
+	char		 token[256];
+
+	snprintf(token, sizeof(token), "%s", broker_path(&b, "token"));
+	write_file(token, "sesame\n", 0600);
+	args[1] = token;
+	start(args);
+	late = client_tcp(b.port);
+	ok = client_tcp(b.port);
+	u = client_unix(b.sock);
+	r = client_call(ok, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":"
+	    "\"authenticate\",\"params\":{\"token\":\"sesame\"}}");
+	ck_assert_ptr_nonnull(jpath(r, "result"));
+	json_object_put(r);
+	r = client_call(late, PING);
+	assert_error(r, -32005, "unauthorized");
+	json_object_put(r);
+	assert_expired(late, -32005, "unauthorized");
+	ck_assert_int_eq(broker_log_count(&b, "not authenticated within 1 s"),
+	    1);
+	assert_pong(ok);
+	assert_pong(u);
+	client_close(late);
+	client_close(ok);
+	client_close(u);
+}
+END_TEST
+
+/*
+ * Unfinished messages of all clients together are capped: past
+ * --max-partial, the client holding the most is told and closed; the
+ * others go on.
+ */
+START_TEST(partial_cap)
+{
+	const char	*args[] = { "--max-message", "4096", "--max-partial",
+			    "4096", NULL };
+	struct client	*big, *small;
+	json_object	*r;
+	char		 buf[3100];
+
+	start(args);
+	big = client_tcp(b.port);
+	small = client_tcp(b.port);
+	memset(buf, 'x', sizeof(buf) - 1);
+	buf[sizeof(buf) - 1] = '\0';
+	client_send(big, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\","
+	    "\"params\":{\"message\":\"");
+	client_send(big, buf);
+	assert_serves();	/* big's bytes are read by now */
+	buf[2000] = '\0';
+	client_send(small, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\","
+	    "\"params\":{\"message\":\"");
+	client_send(small, buf);
+	assert_expired(big, -32600, "message_too_large");
+	r = client_call(small, "\"}}");
+	ck_assert_uint_eq(strlen(json_object_get_string(
+	    jpath(r, "result.message"))), 2000);
+	json_object_put(r);
+	ck_assert_int_eq(broker_log_count(&b, "--max-partial"), 1);
+	client_close(big);
+	client_close(small);
+	assert_serves();
+}
+END_TEST
+
 static Suite *
 integration_suite(void)
 {
@@ -824,6 +967,9 @@ integration_suite(void)
 	tcase_add_test(tc, busy_socket_not_stolen);
 	tcase_add_test(tc, no_broadcast_before_auth);
 	tcase_add_test(tc, batch_interleaved);
+	tcase_add_test(tc, idle_timeout);
+	tcase_add_test(tc, auth_timeout);
+	tcase_add_test(tc, partial_cap);
 	suite_add_tcase(s, tc);
 	return s;
 }
