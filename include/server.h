@@ -22,6 +22,7 @@ struct tooltab;
 struct listener;
 struct jobs;
 struct event;
+struct authlimit;
 
 #define SERVER_TOKEN_MAX	4096
 
@@ -49,6 +50,7 @@ struct server {
 	int			 hold_output;	/* --sync group: sync due */
 	size_t			 npending;	/* every conn's npending */
 	size_t			 inbuf_total;	/* every conn's inbuf */
+	struct authlimit	*authlimit;	/* wrong tokens per address */
 };
 
 void		 server_init(struct server *, struct event_base *,

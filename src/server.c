@@ -14,6 +14,7 @@
 
 #include <json-c/json.h>
 
+#include "authlimit.h"
 #include "conn.h"
 #include "jobs.h"
 #include "log.h"
@@ -47,6 +48,7 @@ server_free(struct server *srv)
 	jobs_free(srv->jobs);
 	srv->jobs = NULL;
 	tooltab_free(srv->tools);
+	authlimit_free(srv->authlimit);
 	json_object_put(srv->listen_addrs);
 	if (srv->token != NULL)
 		explicit_bzero(srv->token, srv->tokenlen);

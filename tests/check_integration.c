@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <check.h>
@@ -231,6 +232,87 @@ START_TEST(lsp_framing)
 }
 END_TEST
 
+static json_object *
+auth_try(struct client *c, const char *token)
+{
+	char	line[256];
+
+	snprintf(line, sizeof(line), "{\"jsonrpc\":\"2.0\",\"id\":1,"
+	    "\"method\":\"authenticate\",\"params\":{\"token\":\"%s\"}}",
+	    token);
+	return client_call(c, line);
+}
+
+/* Authenticate on fresh connections until the lockout ends; the tries. */
+static int
+auth_until_accepted(const char *token)
+{
+	struct timespec	 ts = { 0, 100 * 1000 * 1000 };
+	struct client	*c;
+	json_object	*r;
+	int		 tries, ok = 0;
+
+	for (tries = 1; tries <= 100 && !ok; tries++) {
+		c = client_tcp(b.port);
+		r = auth_try(c, token);
+		ok = jpath(r, "result") != NULL;
+		if (!ok) {
+			assert_error(r, -32005, "unauthorized");
+			ck_assert_ptr_nonnull(strstr(json_object_get_string(
+			    jpath(r, "error.data.reason")), "try again in"));
+			nanosleep(&ts, NULL);	/* time is what it waits for */
+		}
+		json_object_put(r);
+		client_close(c);
+	}
+	ck_assert_msg(ok, "still locked out after 10 s");
+	return tries - 1;
+}
+
+/*
+ * Three wrong tokens from one address (the loopback, here) lock it out:
+ * for 1 s, then 2 s, ... whatever the connection, the right token too.
+ * Each lockout is logged once, not each try.
+ */
+static void
+auth_locked_out(void)
+{
+	struct client	*c;
+	json_object	*r;
+
+	ck_assert_int_eq(broker_log_count(&b, "wrong token from 127.0.0.1"),
+	    1);
+	ck_assert_int_eq(broker_log_count(&b, "3 wrong tokens from loopback "
+	    "(0 tries refused during its last lockout); refusing it for 1 s"),
+	    1);
+	c = client_tcp(b.port);
+	r = auth_try(c, "hunter2-token");
+	assert_error(r, -32005, "unauthorized");
+	ck_assert_ptr_nonnull(strstr(json_object_get_string(
+	    jpath(r, "error.data.reason")), "try again in 1 s"));
+	json_object_put(r);
+	client_close(c);
+	ck_assert_int_gt(auth_until_accepted("hunter2-token"), 1);
+	/* The next wrong token doubles the lockout. */
+	c = client_tcp(b.port);
+	r = auth_try(c, "guess");
+	assert_error(r, -32005, "unauthorized");
+	json_object_put(r);
+	r = auth_try(c, "hunter2-token");
+	ck_assert_ptr_nonnull(strstr(json_object_get_string(
+	    jpath(r, "error.data.reason")), "try again in 2 s"));
+	json_object_put(r);
+	client_close(c);
+	ck_assert_int_eq(broker_log_count(&b, "4 wrong tokens from loopback"),
+	    1);
+	ck_assert_int_eq(broker_log_count(&b, "refusing it for 2 s"), 1);
+	ck_assert_int_eq(broker_log_count(&b, "wrong token from"), 1);
+	/* A Unix-socket client is not concerned. */
+	c = client_unix(b.sock);
+	assert_pong(c);
+	client_close(c);
+}
+
 START_TEST(auth_token)
 {
 	const char	*args[] = { "--token-file", NULL, NULL };
@@ -270,13 +352,7 @@ START_TEST(auth_token)
 	/* The token never reaches the log. */
 	ck_assert_int_eq(broker_log_count(&b, "guess"), 0);
 	ck_assert_int_eq(broker_log_count(&b, "hunter2"), 0);
-	ck_assert_int_ge(broker_log_count(&b, "wrong token"), 3);
-	c = client_tcp(b.port);
-	r = client_call(c, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":"
-	    "\"authenticate\",\"params\":{\"token\":\"hunter2-token\"}}");
-	ck_assert_ptr_nonnull(jpath(r, "result"));
-	json_object_put(r);
-	client_close(c);
+	auth_locked_out();
 }
 END_TEST
 

@@ -10,6 +10,7 @@
 #include <event2/buffer.h>
 #include <json-c/json.h>
 
+#include "authlimit.h"
 #include "conn.h"
 #include "options.h"
 #include "rpc.h"
@@ -710,6 +711,52 @@ START_TEST(nul_refused)
 }
 END_TEST
 
+/* Wrong tokens per address: lockouts that double, shared by an address. */
+START_TEST(auth_limit_per_address)
+{
+	struct authlimit	*al = authlimit_new();
+	int64_t			 t = 1000000;
+	char			 peer[64];
+	int			 i;
+
+	ck_assert_int_eq(authlimit_failed(al, "127.0.0.1:4000", t), 0);
+	ck_assert_int_eq(authlimit_failed(al, "127.0.0.2:4001", t), 0);
+	/* The third from the loopback, whatever its address or family. */
+	ck_assert_int_eq(authlimit_failed(al, "[::1]:4002", t), 1);
+	ck_assert_int_eq(authlimit_locked(al, "127.9.9.9:1", t + 500), 1);
+	ck_assert_int_eq(authlimit_locked(al, "[::ffff:127.0.0.1]:1", t), 1);
+	ck_assert_int_eq(authlimit_locked(al, "10.0.0.1:1", t), 0);
+	ck_assert_int_eq(authlimit_locked(al, "127.0.0.1:4000", t + 1000), 0);
+	ck_assert_int_eq(authlimit_failed(al, "127.0.0.1:4000", t + 1000), 2);
+	ck_assert_int_eq(authlimit_failed(al, "127.0.0.1:4000", t + 3000), 4);
+	for (i = 0; i < 10; i++)
+		authlimit_failed(al, "127.0.0.1:4000", t + 10000);
+	ck_assert_int_eq(authlimit_locked(al, "127.0.0.1:9", t + 10000),
+	    AUTHLIMIT_LOCK_MAX_S);
+	/* IPv6 counts by /64. */
+	for (i = 0; i < 3; i++) {
+		snprintf(peer, sizeof(peer), "[2001:db8::%d]:5", i + 1);
+		authlimit_failed(al, peer, t);
+	}
+	ck_assert_int_eq(authlimit_locked(al, "[2001:db8::ffff]:5", t), 1);
+	ck_assert_int_eq(authlimit_locked(al, "[2001:db8:0:1::1]:5", t), 0);
+	/* Forgotten after a quiet while. */
+	t += (AUTHLIMIT_LOCK_MAX_S + AUTHLIMIT_FORGET_S) * 1000LL;
+	ck_assert_int_eq(authlimit_failed(al, "127.0.0.1:4000", t), 0);
+	/* A full table reuses the oldest entry, and stays bounded. */
+	for (i = 0; i < 3 * AUTHLIMIT_PEERS; i++) {
+		snprintf(peer, sizeof(peer), "10.%d.%d.1:80", i / 250, i % 250);
+		authlimit_failed(al, peer, t + i);
+	}
+	ck_assert_int_eq(authlimit_failed(al, "10.0.0.1:80", t + 5000), 0);
+	ck_assert_int_eq(authlimit_failed(al, "10.0.0.1:80", t + 5000), 0);
+	/* The most recent ones are kept: a third wrong token locks. */
+	ck_assert_int_eq(authlimit_failed(al, "10.3.17.1:80", t + 5000), 0);
+	ck_assert_int_eq(authlimit_failed(al, "10.3.17.1:80", t + 5000), 1);
+	authlimit_free(al);
+}
+END_TEST
+
 static Suite *
 rpc_suite(void)
 {
@@ -741,6 +788,7 @@ rpc_suite(void)
 	tcase_add_test(tc, strict_json);
 	tcase_add_test(tc, not_requests);
 	tcase_add_test(tc, nul_refused);
+	tcase_add_test(tc, auth_limit_per_address);
 	suite_add_tcase(s, tc);
 	return s;
 }
