@@ -228,6 +228,16 @@ START_TEST(lsp_framing)
 	free(s);
 	ck_assert(client_eof(c));
 	client_close(c);
+	/* Above 2^40 too, and without waiting for the end of the headers. */
+	c = client_tcp(b.port);
+	client_send(c, "Content-Length: 2199023255552\r\n");
+	free(client_line(c));
+	free(client_line(c));
+	s = client_read(c, c->len);
+	ck_assert_ptr_nonnull(strstr(s, "message_too_large"));
+	free(s);
+	ck_assert(client_eof(c));
+	client_close(c);
 	assert_serves();
 }
 END_TEST
