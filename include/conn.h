@@ -26,6 +26,7 @@ struct event;
 #define CONN_OUT_HIGH	(1024 * 1024)	/* stop reading a client above */
 #define CONN_OUT_LOW	(256 * 1024)	/* and read again below */
 #define CONN_OUT_MAX	(64 * 1024 * 1024)	/* drop a client above */
+#define CONN_FAIL_FLUSH_S	5	/* to read a last error, or dropped */
 
 struct editor_flags {
 	int	tests_running;
@@ -84,7 +85,10 @@ size_t		 conn_unsent(const struct conn *);
 void		 conn_release(struct conn *);
 /* Take c off srv->flushq and hand its output to the socket. */
 void		 conn_flush(struct conn *);
-/* Answer with one framing error and close after it is flushed. */
+/*
+ * Answer with one last error (framing, limits, timeouts) and close after
+ * it is flushed, or after CONN_FAIL_FLUSH_S if the client does not read.
+ */
 void		 conn_fail(struct conn *, int code, const char *type,
 		    const char *reason);
 /* Drop the connection without flushing (the reaper frees it). */

@@ -188,12 +188,16 @@ conn_release(struct conn *c)
 void
 conn_fail(struct conn *c, int code, const char *type, const char *reason)
 {
+	struct timeval	 tv = { CONN_FAIL_FLUSH_S, 0 };
 	json_object	*resp;
 
 	resp = rpc_error_response(NULL, code, type, NULL, reason);
 	conn_send(c, resp);
 	json_object_put(resp);
 	c->closing = 1;
+	/* Dropped if it does not read the error in time. */
+	if (c->timer != NULL)
+		evtimer_add(c->timer, &tv);
 }
 
 void

@@ -35,7 +35,6 @@
 #define ACCEPT_RETRY_S		1	/* after EMFILE, try accepting again */
 #define LISTEN_BACKLOG		511
 #define SHUTDOWN_FLUSH_S	2	/* longest wait for clients to read */
-#define CLOSE_FLUSH_S		5	/* a closing client's time to read */
 
 struct listener {
 	struct server		*srv;
@@ -397,16 +396,13 @@ conn_arm(struct conn *c, int64_t now)
 	evtimer_add(c->timer, &tv);
 }
 
-/* Answer one last error, and drop c if it does not read it in time. */
+/* Answer one last error and close. */
 static void
 conn_expire(struct conn *c, int code, const char *type, const char *why)
 {
-	struct timeval	tv = { CLOSE_FLUSH_S, 0 };
-
 	log_info("client %llu (%s): %s, closed", (unsigned long long)c->id,
 	    c->peer, why);
 	conn_fail(c, code, type, why);
-	evtimer_add(c->timer, &tv);
 	conn_after_io(c);
 }
 
@@ -421,7 +417,9 @@ conn_timeout(evutil_socket_t fd, short ev, void *arg)
 	(void)fd;
 	(void)ev;
 	if (c->closing) {
-		conn_kill(c);	/* it did not read its last answer */
+		log_info("client %llu (%s): did not read its last answer "
+		    "in time, dropped", (unsigned long long)c->id, c->peer);
+		conn_kill(c);
 		return;
 	}
 	if (conn_needs_auth(c) &&

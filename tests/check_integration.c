@@ -12,6 +12,7 @@
 #include <sys/wait.h>
 
 #include <errno.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -1025,6 +1026,62 @@ START_TEST(partial_cap)
 }
 END_TEST
 
+/* How many clients server_status counts, from a fresh connection. */
+static int
+clients_now(void)
+{
+	struct client	*c = client_unix(b.sock);
+	json_object	*r;
+	int		 n;
+
+	r = client_call(c, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":"
+	    "\"server_status\"}");
+	n = json_object_get_int(jpath(r, "result.clients"));
+	json_object_put(r);
+	client_close(c);
+	return n;
+}
+
+/*
+ * A client that reads nothing is closed when idle, and dropped when it
+ * does not read that last error either: it holds no slot for ever.
+ */
+START_TEST(non_reader_dropped)
+{
+	const char	*args[] = { "--idle-timeout", "1", NULL };
+	struct timespec	 ts = { 0, 200 * 1000 * 1000 };
+	struct client	*lazy;
+	char		*burst;
+	size_t		 i, n = 20000, len = strlen(PING) + 1;
+	int		 tries;
+
+	start(args);
+	lazy = client_tcp(b.port);
+	burst = malloc(n * len);
+	for (i = 0; i < n; i++) {
+		memcpy(burst + i * len, PING, len - 1);
+		burst[i * len + len - 1] = '\n';
+	}
+	/* Send until the broker stops reading: its answers fill the socket. */
+	for (i = 0; i < 10000; i++) {
+		struct pollfd	pfd = { lazy->fd, POLLOUT, 0 };
+
+		if (send(lazy->fd, burst, n * len, MSG_NOSIGNAL |
+		    MSG_DONTWAIT) <= 0 && poll(&pfd, 1, 500) == 0)
+			break;
+	}
+	ck_assert_uint_lt(i, 10000);
+	free(burst);
+	/* Idle after 1 s, dropped 5 s later: time is what this waits for. */
+	for (tries = 0; tries < 50 && clients_now() > 1; tries++)
+		nanosleep(&ts, NULL);
+	ck_assert_int_eq(clients_now(), 1);
+	ck_assert_int_eq(broker_log_count(&b, "did not read its last answer "
+	    "in time, dropped"), 1);
+	client_close(lazy);
+}
+END_TEST
+
 static Suite *
 integration_suite(void)
 {
@@ -1056,6 +1113,7 @@ integration_suite(void)
 	tcase_add_test(tc, idle_timeout);
 	tcase_add_test(tc, auth_timeout);
 	tcase_add_test(tc, partial_cap);
+	tcase_add_test(tc, non_reader_dropped);
 	suite_add_tcase(s, tc);
 	return s;
 }
