@@ -1051,27 +1051,39 @@ START_TEST(non_reader_dropped)
 	const char	*args[] = { "--idle-timeout", "1", NULL };
 	struct timespec	 ts = { 0, 200 * 1000 * 1000 };
 	struct client	*lazy;
-	char		*burst;
-	size_t		 i, n = 20000, len = strlen(PING) + 1;
-	int		 tries;
+	char		*ping, *text;
+	size_t		 i, len, off;
+	ssize_t		 w;
+	int		 tries, small = 16 * 1024;
 
 	start(args);
 	lazy = client_tcp(b.port);
-	burst = malloc(n * len);
-	for (i = 0; i < n; i++) {
-		memcpy(burst + i * len, PING, len - 1);
-		burst[i * len + len - 1] = '\n';
-	}
-	/* Send until the broker stops reading: its answers fill the socket. */
-	for (i = 0; i < 10000; i++) {
+	setsockopt(lazy->fd, SOL_SOCKET, SO_RCVBUF, &small, sizeof(small));
+	text = malloc(64 * 1024 + 1);
+	memset(text, 'a', 64 * 1024);
+	text[64 * 1024] = '\0';
+	if (asprintf(&ping, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\","
+	    "\"params\":{\"message\":\"%s\"}}\n", text) == -1)
+		ck_abort_msg("asprintf");
+	free(text);
+	len = strlen(ping);
+	/*
+	 * 300 answers of 64 KiB (19 MiB) are more than the sockets hold: the
+	 * broker stops reading this client before it has sent them all.
+	 */
+	for (i = 0, off = 0; i < 300; ) {
 		struct pollfd	pfd = { lazy->fd, POLLOUT, 0 };
 
-		if (send(lazy->fd, burst, n * len, MSG_NOSIGNAL |
-		    MSG_DONTWAIT) <= 0 && poll(&pfd, 1, 500) == 0)
+		w = send(lazy->fd, ping + off, len - off, MSG_NOSIGNAL |
+		    MSG_DONTWAIT);
+		if (w > 0 && (off += (size_t)w) == len) {
+			off = 0;
+			i++;
+		} else if (w <= 0 && poll(&pfd, 1, 2000) == 0)
 			break;
 	}
-	ck_assert_uint_lt(i, 10000);
-	free(burst);
+	ck_assert_uint_lt(i, 300);
+	free(ping);
 	/* Idle after 1 s, dropped 5 s later: time is what this waits for. */
 	for (tries = 0; tries < 50 && clients_now() > 1; tries++)
 		nanosleep(&ts, NULL);
