@@ -20,11 +20,13 @@
 struct server;
 struct bufferevent;
 struct evbuffer;
+struct event;
 
 #define CONN_NAME_MAX	64	/* characters of a client name */
 #define CONN_OUT_HIGH	(1024 * 1024)	/* stop reading a client above */
 #define CONN_OUT_LOW	(256 * 1024)	/* and read again below */
 #define CONN_OUT_MAX	(64 * 1024 * 1024)	/* drop a client above */
+#define CONN_FAIL_FLUSH_S	5	/* to read a last error, or dropped */
 
 struct editor_flags {
 	int	tests_running;
@@ -54,6 +56,14 @@ struct conn {
 	struct editor_flags	 editor;
 	char			 peer[80];
 	struct rpc_pendings	 pending;	/* answers that wait */
+	size_t			 npending;	/* entries of pending */
+	struct rpc_batch	*batch;		/* a batch being answered */
+	struct event		*timer;		/* auth and idle deadlines */
+	int64_t			 since_ms;	/* connected (monotonic) */
+	int64_t			 active_ms;	/* last request or answer */
+	int			 session;	/* an MCP session: never idle */
+	size_t			 inbuf;		/* unread input, as counted in
+						   srv->inbuf_total */
 	struct evbuffer		*held;		/* answers held for a sync */
 };
 
@@ -75,12 +85,20 @@ size_t		 conn_unsent(const struct conn *);
 void		 conn_release(struct conn *);
 /* Take c off srv->flushq and hand its output to the socket. */
 void		 conn_flush(struct conn *);
-/* Answer with one framing error and close after it is flushed. */
+/*
+ * Answer with one last error (framing, limits, timeouts) and close after
+ * it is flushed, or after CONN_FAIL_FLUSH_S if the client does not read.
+ */
 void		 conn_fail(struct conn *, int code, const char *type,
 		    const char *reason);
 /* Drop the connection without flushing (the reaper frees it). */
 void		 conn_kill(struct conn *);
 /* Whether the client must authenticate before other methods. */
 int		 conn_needs_auth(const struct conn *);
+/*
+ * Whether c is not idle however long it says nothing: it waits for an
+ * answer, holds editor flags, or is an MCP session.
+ */
+int		 conn_busy(const struct conn *);
 
 #endif

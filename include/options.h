@@ -33,6 +33,12 @@ struct options {
 	uint64_t	 max_workers;
 	uint64_t	 max_queued;
 	uint64_t	 max_clients;
+	uint64_t	 max_rpc_batch;		/* requests in one JSON-RPC batch */
+	uint64_t	 max_waits;		/* answers outstanding per client */
+	uint64_t	 max_waits_total;	/* and for all clients */
+	uint64_t	 max_partial;		/* bytes of unread input, in all */
+	uint64_t	 auth_timeout;		/* seconds to authenticate */
+	uint64_t	 idle_timeout;		/* seconds without a request; 0 */
 	uint64_t	 result_ttl;
 	uint64_t	 kill_grace;
 	uint64_t	 editor_grace;	/* after a restart, for editor flags */

@@ -30,7 +30,6 @@ enum rpc_code {
 };
 
 #define RPC_REASON_MAX	512
-#define RPC_MAX_DEPTH	64	/* nesting of a request's JSON */
 
 struct rpc_error {
 	int		 code;
@@ -78,6 +77,11 @@ typedef enum rpc_status (*rpc_handler)(struct rpc_req *, json_object *params,
     json_object **result, struct rpc_error *);
 
 #define RPC_NOAUTH	0x01	/* may be called before authenticating */
+#define RPC_WAITS	0x02	/* may answer later (counts to --max-waits) */
+#define RPC_SESSION	0x04	/* once answered, the connection is a session
+				   that is never idle */
+
+#define RPC_BATCH_STEP	8	/* batch requests answered per loop turn */
 
 struct rpc_method {
 	const char	*name;

@@ -22,6 +22,7 @@ struct tooltab;
 struct listener;
 struct jobs;
 struct event;
+struct authlimit;
 
 TAILQ_HEAD(connlist, conn);
 
@@ -45,6 +46,9 @@ struct server {
 	struct connlist		 flushq;	/* connections with output */
 	struct jobs		*jobs;		/* NULL until the store opens */
 	int			 hold_output;	/* --sync group: sync due */
+	size_t			 npending;	/* every conn's npending */
+	size_t			 inbuf_total;	/* every conn's inbuf */
+	struct authlimit	*authlimit;	/* wrong tokens per address */
 };
 
 void		 server_init(struct server *, struct event_base *,
@@ -61,7 +65,7 @@ void		 server_busy(const struct server *, struct editor_flags *);
 void		 server_busy_changed(struct server *);
 /* Stopping, and the last worker is gone: leave once clients are too. */
 void		 server_jobs_stopped(struct server *);
-/* Send msg (borrowed) to every connection. */
+/* Send msg (borrowed) to every connection past authentication. */
 void		 server_broadcast(struct server *, json_object *msg);
 /* Replace the tool table, telling clients when it changed; tab taken. */
 void		 server_set_tools(struct server *, struct tooltab *tab);

@@ -34,6 +34,7 @@ conn_new(struct server *srv, struct bufferevent *bev, struct evbuffer *out,
 	c->is_unix = is_unix;
 	c->id = ++srv->next_conn_id;
 	snprintf(c->peer, sizeof(c->peer), "%s", peer);
+	c->since_ms = c->active_ms = util_monotonic_ms();
 	frame_init(&c->fr, srv->opt->max_message);
 	TAILQ_INIT(&c->pending);
 	TAILQ_INSERT_TAIL(&srv->conns, c, entry);
@@ -52,6 +53,9 @@ conn_free(struct conn *c)
 	had_flags = memcmp(&c->editor, &none, sizeof(none)) != 0;
 	TAILQ_REMOVE(&c->srv->conns, c, entry);
 	c->srv->nconns--;
+	c->srv->inbuf_total -= c->inbuf;
+	if (c->timer != NULL)
+		event_free(c->timer);
 	if (c->flush_queued)
 		TAILQ_REMOVE(&c->srv->flushq, c, flush_entry);
 	if (c->sock != NULL)
@@ -68,6 +72,14 @@ int
 conn_needs_auth(const struct conn *c)
 {
 	return c->srv->token != NULL && !c->is_unix && !c->authenticated;
+}
+
+int
+conn_busy(const struct conn *c)
+{
+	return !TAILQ_EMPTY(&c->pending) || c->batch != NULL ||
+	    c->committing > 0 || c->session || c->editor.tests_running ||
+	    c->editor.compiling || c->editor.busy;
 }
 
 void
@@ -176,12 +188,16 @@ conn_release(struct conn *c)
 void
 conn_fail(struct conn *c, int code, const char *type, const char *reason)
 {
+	struct timeval	 tv = { CONN_FAIL_FLUSH_S, 0 };
 	json_object	*resp;
 
 	resp = rpc_error_response(NULL, code, type, NULL, reason);
 	conn_send(c, resp);
 	json_object_put(resp);
 	c->closing = 1;
+	/* Dropped if it does not read the error in time. */
+	if (c->timer != NULL)
+		evtimer_add(c->timer, &tv);
 }
 
 void
@@ -191,13 +207,17 @@ conn_input(struct conn *c, struct evbuffer *in)
 	char			*msg, reason[128];
 	size_t			 len;
 
-	/* A submit's answer comes after its commit, and before the next. */
-	while (!c->closing && c->committing == 0) {
+	/*
+	 * A submit's answer comes after its commit, and a batch's after its
+	 * last request: both before the next request's.
+	 */
+	while (!c->closing && c->committing == 0 && c->batch == NULL) {
 		st = frame_next(&c->fr, in, &msg, &len);
 		switch (st) {
 		case FRAME_MORE:
 			return;
 		case FRAME_MSG:
+			c->active_ms = util_monotonic_ms();
 			rpc_message(c, msg, len);
 			free(msg);
 			break;

@@ -134,13 +134,17 @@ frame_line(struct framer *f, struct evbuffer *in, char **msg, size_t *len)
 	}
 }
 
-/* One header line without its line end; -1 when malformed. */
+/*
+ * One header line without its line end: 0, -1 when malformed, or -2 when
+ * its Content-Length passes the limit (however many digits it has).
+ */
 static int
 frame_header(struct framer *f, const char *h, size_t n)
 {
 	const char	*colon = memchr(h, ':', n);
 	const char	*v, *end = h + n;
 	long long	 val = 0;
+	int		 huge = 0;
 
 	if (colon == NULL)
 		return -1;
@@ -157,9 +161,12 @@ frame_header(struct framer *f, const char *h, size_t n)
 		if (!isdigit((unsigned char)*v))
 			return -1;
 		if (val > (1LL << 40))
-			return -1;	/* far past any limit */
-		val = val * 10 + (*v - '0');
+			huge = 1;	/* far past any limit; no overflow */
+		else
+			val = val * 10 + (*v - '0');
 	}
+	if (huge || (unsigned long long)val > f->max)
+		return -2;
 	f->body_len = val;
 	return 0;
 }
@@ -197,6 +204,8 @@ frame_lsp(struct framer *f, struct evbuffer *in, char **msg, size_t *len)
 		}
 		rc = frame_header(f, h, n);
 		free(h);
+		if (rc == -2)
+			return FRAME_TOO_LARGE;
 		if (rc == -1)
 			return FRAME_BAD_HEADER;
 	}

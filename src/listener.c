@@ -10,6 +10,7 @@
 #include <arpa/inet.h>
 
 #include <errno.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -59,6 +60,10 @@ static void	conn_readcb(struct bufferevent *, void *);
 static void	conn_writecb(struct bufferevent *, void *);
 static void	conn_eventcb(struct bufferevent *, short, void *);
 static void	conn_after_io(struct conn *);
+static void	conn_timeout(evutil_socket_t, short, void *);
+static void	conn_arm(struct conn *, int64_t);
+static void	conn_account(struct conn *);
+static void	lst_shed(struct server *);
 static int	lst_bind_tcp(struct listener *, const char *, char *, size_t);
 static int	lst_bind_unix(struct listener *, const char *, char *, size_t);
 
@@ -124,14 +129,17 @@ lst_bind_tcp(struct listener *l, const char *spec, char *err, size_t errlen)
 
 /*
  * A socket file left by a broker that died is removed; one that a live
- * broker answers on, or a file that is no socket, is not touched.
+ * broker answers on, or a file that is no socket, is not touched.  Only a
+ * refused connection (or a file gone meanwhile) proves the socket stale:
+ * any other error (EACCES from another user's broker, EAGAIN from a busy
+ * one) leaves it alone.  The connect does not block on a full backlog.
  */
 static int
 lst_stale_socket(const char *path, const struct sockaddr_un *sun,
     char *err, size_t errlen)
 {
 	struct stat	st;
-	int		fd, rc;
+	int		fd, rc, saved;
 
 	if (lstat(path, &st) == -1)
 		return errno == ENOENT ? 0 : -1;
@@ -140,13 +148,24 @@ lst_stale_socket(const char *path, const struct sockaddr_un *sun,
 		    "socket", path);
 		return -1;
 	}
-	if ((fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0)) == -1)
+	if ((fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC |
+	    SOCK_NONBLOCK, 0)) == -1)
 		return -1;
 	rc = connect(fd, (const struct sockaddr *)sun, sizeof(*sun));
+	saved = errno;
 	close(fd);
 	if (rc == 0) {
 		snprintf(err, errlen, "--socket %s: another broker answers "
 		    "on it", path);
+		return -1;
+	}
+	if (saved == ENOENT)
+		return 0;
+	if (saved != ECONNREFUSED) {
+		snprintf(err, errlen, "--socket %s: exists, and connecting to "
+		    "it failed with \"%s\", not \"%s\": it may be a live "
+		    "broker's, so it is left alone", path, strerror(saved),
+		    strerror(ECONNREFUSED));
 		return -1;
 	}
 	if (unlink(path) == -1) {
@@ -343,6 +362,9 @@ lst_accept(struct evconnlistener *lev, evutil_socket_t fd,
 		return;
 	}
 	c = conn_new(srv, bev, NULL, is_unix, peer);
+	if ((c->timer = evtimer_new(srv->base, conn_timeout, c)) == NULL)
+		fatalx("evtimer_new");
+	conn_arm(c, c->since_ms);
 	bufferevent_setcb(bev, conn_readcb, conn_writecb, conn_eventcb, c);
 	bufferevent_setwatermark(bev, EV_WRITE, CONN_OUT_LOW, 0);
 	bufferevent_enable(bev, EV_READ | EV_WRITE);
@@ -350,18 +372,137 @@ lst_accept(struct evconnlistener *lev, evutil_socket_t fd,
 	    peer);
 }
 
+/*
+ * The next deadline of c from now: its time to authenticate, or to send
+ * a request (--idle-timeout); none when neither applies.
+ */
+static void
+conn_arm(struct conn *c, int64_t now)
+{
+	const struct options	*opt = c->srv->opt;
+	int64_t			 due = INT64_MAX, ms;
+	struct timeval		 tv;
+
+	if (conn_needs_auth(c))
+		due = c->since_ms + (int64_t)opt->auth_timeout * 1000;
+	if (opt->idle_timeout > 0 &&
+	    (ms = c->active_ms + (int64_t)opt->idle_timeout * 1000) < due)
+		due = ms;
+	if (due == INT64_MAX)
+		return;
+	ms = due > now ? due - now : 0;
+	tv.tv_sec = (time_t)(ms / 1000);
+	tv.tv_usec = (suseconds_t)(ms % 1000) * 1000;
+	evtimer_add(c->timer, &tv);
+}
+
+/* Answer one last error and close. */
+static void
+conn_expire(struct conn *c, int code, const char *type, const char *why)
+{
+	log_info("client %llu (%s): %s, closed", (unsigned long long)c->id,
+	    c->peer, why);
+	conn_fail(c, code, type, why);
+	conn_after_io(c);
+}
+
+static void
+conn_timeout(evutil_socket_t fd, short ev, void *arg)
+{
+	struct conn		*c = arg;
+	const struct options	*opt = c->srv->opt;
+	int64_t			 now = util_monotonic_ms();
+	char			 why[128];
+
+	(void)fd;
+	(void)ev;
+	if (c->closing) {
+		log_info("client %llu (%s): did not read its last answer "
+		    "in time, dropped", (unsigned long long)c->id, c->peer);
+		conn_kill(c);
+		return;
+	}
+	if (conn_needs_auth(c) &&
+	    now >= c->since_ms + (int64_t)opt->auth_timeout * 1000) {
+		snprintf(why, sizeof(why), "not authenticated within %llu s "
+		    "(--auth-timeout)", (unsigned long long)opt->auth_timeout);
+		conn_expire(c, RPC_UNAUTHORIZED, "unauthorized", why);
+		return;
+	}
+	if (conn_busy(c))
+		c->active_ms = now;
+	else if (opt->idle_timeout > 0 &&
+	    now >= c->active_ms + (int64_t)opt->idle_timeout * 1000) {
+		snprintf(why, sizeof(why), "no request for %llu s "
+		    "(--idle-timeout)", (unsigned long long)opt->idle_timeout);
+		conn_expire(c, RPC_INVALID_REQUEST, "idle_timeout", why);
+		return;
+	}
+	conn_arm(c, now);
+}
+
+/*
+ * Count the input c holds unread (partial messages, mostly): the sum for
+ * every client is capped by --max-partial (never below --max-message).
+ */
+static void
+conn_account(struct conn *c)
+{
+	struct server	*srv = c->srv;
+	size_t		 n = 0, max;
+
+	if (!c->dead && !c->closing)
+		n = evbuffer_get_length(bufferevent_get_input(c->bev));
+	srv->inbuf_total = srv->inbuf_total - c->inbuf + n;
+	c->inbuf = n;
+	max = srv->opt->max_partial > srv->opt->max_message ?
+	    srv->opt->max_partial : srv->opt->max_message;
+	if (srv->inbuf_total > max)
+		lst_shed(srv);
+}
+
+/*
+ * Too much unread input in all: the client holding the most gets
+ * message_too_large and is closed, its input dropped.  It is the one that
+ * costs the most, and likely the one that grew it.
+ */
+static void
+lst_shed(struct server *srv)
+{
+	struct conn	*c, *big = NULL;
+	char		 why[160];
+
+	TAILQ_FOREACH(c, &srv->conns, entry)
+		if (!c->dead && !c->closing &&
+		    (big == NULL || c->inbuf > big->inbuf))
+			big = c;
+	if (big == NULL || big->inbuf == 0)
+		return;
+	snprintf(why, sizeof(why), "the broker holds too many unfinished "
+	    "messages (--max-partial %llu bytes for all clients), and this "
+	    "connection's was the largest",
+	    (unsigned long long)srv->opt->max_partial);
+	conn_expire(big, RPC_INVALID_REQUEST, "message_too_large", why);
+}
+
 static void
 conn_after_io(struct conn *c)
 {
-	size_t	pending = conn_unsent(c);
+	struct evbuffer	*in;
+	size_t		 pending = conn_unsent(c);
 
 	if (c->dead)
 		return;
 	/* A half-closed client still gets the answers it waits for. */
-	if (c->eof && !c->closing && TAILQ_EMPTY(&c->pending))
+	if (c->eof && !c->closing && TAILQ_EMPTY(&c->pending) &&
+	    c->batch == NULL)
 		c->closing = 1;
 	if (c->closing) {
+		/* What it sent after its last request is never read. */
 		bufferevent_disable(c->bev, EV_READ);
+		in = bufferevent_get_input(c->bev);
+		evbuffer_drain(in, evbuffer_get_length(in));
+		conn_account(c);
 		if (pending == 0)
 			conn_kill(c);
 		return;
@@ -379,6 +520,7 @@ conn_readcb(struct bufferevent *bev, void *arg)
 
 	conn_input(c, bufferevent_get_input(bev));
 	conn_after_io(c);
+	conn_account(c);
 }
 
 void
@@ -499,7 +641,8 @@ listener_shutdown(struct server *srv)
 	json_object_object_add(p, "reason", json_object_new_string("stopping"));
 	n = rpc_notification("notifications/server/shutdown", p);
 	TAILQ_FOREACH(c, &srv->conns, entry) {
-		conn_send(c, n);
+		if (!conn_needs_auth(c))
+			conn_send(c, n);
 		c->closing = 1;
 		conn_after_io(c);
 	}

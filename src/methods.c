@@ -8,6 +8,7 @@
 
 #include <json-c/json.h>
 
+#include "authlimit.h"
 #include "conn.h"
 #include "jobs.h"
 #include "log.h"
@@ -28,13 +29,13 @@ const struct rpc_method rpc_methods[] = {
 	{ "list_tools", method_list_tools, 0 },
 	{ "get_tool_details", method_get_tool_details, 0 },
 	{ "report_editor_state", method_report_editor_state, 0 },
-	{ "initialize", mcp_initialize, 0 },
+	{ "initialize", mcp_initialize, RPC_SESSION },
 	{ "notifications/initialized", mcp_initialized, 0 },
 	{ "tools/list", mcp_tools_list, 0 },
-	{ "tools/call", mcp_tools_call, 0 },
-	{ "batch_execute", method_batch_execute, 0 },
+	{ "tools/call", mcp_tools_call, RPC_WAITS },
+	{ "batch_execute", method_batch_execute, RPC_WAITS },
 	{ "poll_job", method_poll_job, 0 },
-	{ "wait_job", method_wait_job, 0 },
+	{ "wait_job", method_wait_job, RPC_WAITS },
 	{ "cancel_job", method_cancel_job, 0 },
 	{ "list_jobs", method_list_jobs, 0 },
 	{ "queue_status", method_queue_status, 0 },
@@ -131,33 +132,51 @@ method_set_client_name(struct rpc_req *req, json_object *params,
 	return RPC_OK;
 }
 
+/* One more failed try on c: refused, and closed at the last strike. */
+static enum rpc_status
+auth_strike(struct conn *c, struct rpc_error *err, const char *why)
+{
+	if (++c->strikes >= AUTH_STRIKES) {
+		c->closing = 1;
+		return rpc_fail(err, RPC_UNAUTHORIZED, "unauthorized",
+		    "%s, %d times: closing the connection", why,
+		    AUTH_STRIKES);
+	}
+	return rpc_fail(err, RPC_UNAUTHORIZED, "unauthorized", "%s (%d of %d "
+	    "tries; the connection closes after the last)", why, c->strikes,
+	    AUTH_STRIKES);
+}
+
 enum rpc_status
 method_authenticate(struct rpc_req *req, json_object *params,
     json_object **result, struct rpc_error *err)
 {
 	struct conn	*c = req->conn;
+	struct server	*srv = c->srv;
 	json_object	*tok;
 	const char	*token;
+	char		 why[128];
+	int64_t		 now = util_monotonic_ms(), wait;
 
 	if (param_string(params, "token", 1, &token, err) == -1)
 		return RPC_ERROR;
 	json_object_object_get_ex(params, "token", &tok);
-	if (c->srv->token != NULL && !c->is_unix &&
-	    !server_token_ok(c->srv, token,
-	    (size_t)json_object_get_string_len(tok))) {
-		c->strikes++;
-		log_warnx("client %llu (%s): wrong token (%d of %d)",
-		    (unsigned long long)c->id, c->peer, c->strikes,
-		    AUTH_STRIKES);
-		if (c->strikes >= AUTH_STRIKES) {
-			c->closing = 1;
-			return rpc_fail(err, RPC_UNAUTHORIZED, "unauthorized",
-			    "wrong token, %d times: closing the connection",
-			    AUTH_STRIKES);
+	if (srv->token != NULL && !c->is_unix) {
+		if (srv->authlimit == NULL)
+			srv->authlimit = authlimit_new();
+		/* Locked out: the token is not even looked at. */
+		if ((wait = authlimit_locked(srv->authlimit, c->peer,
+		    now)) > 0) {
+			snprintf(why, sizeof(why), "too many wrong tokens from "
+			    "this address: try again in %lld s",
+			    (long long)wait);
+			return auth_strike(c, err, why);
 		}
-		return rpc_fail(err, RPC_UNAUTHORIZED, "unauthorized",
-		    "wrong token (%d of %d tries; the connection closes "
-		    "after the last)", c->strikes, AUTH_STRIKES);
+		if (!server_token_ok(srv, token,
+		    (size_t)json_object_get_string_len(tok))) {
+			authlimit_failed(srv->authlimit, c->peer, now);
+			return auth_strike(c, err, "wrong token");
+		}
 	}
 	c->authenticated = 1;
 	*result = json_object_new_object();

@@ -6,23 +6,44 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <event2/event.h>
+
 #include <json-c/json.h>
 
 #include "conn.h"
+#include "jstrict.h"
+#include "listener.h"
 #include "log.h"
 #include "rpc.h"
+#include "server.h"
 #include "util.h"
 
-/* The answers of one batch, sent once every request has one. */
+/*
+ * The answers of one batch, sent once every request has one.  A batch is
+ * answered RPC_BATCH_STEP requests per loop turn, so that other clients
+ * are served between its parts; its connection reads nothing meanwhile.
+ */
 struct rpc_batch {
 	struct conn	*conn;
 	json_object	*responses;
-	int		 waiting;	/* deferred answers still due */
+	int		 waiting;	/* deferred answers still due, + 1 while
+					   requests remain to be answered */
+	json_object	*msg;		/* the requests; NULL once all ran */
+	size_t		 next;		/* the next request of msg to run */
+	struct event	*ev;		/* runs the next part, next turn */
 };
 
 static json_object	*rpc_call(struct conn *, json_object *,
 			    struct rpc_batch *);
+static void		 rpc_batch_start(struct conn *, json_object *);
+static void		 rpc_batch_step(struct rpc_batch *);
+static void		 rpc_batch_next(evutil_socket_t, short, void *);
+static void		 rpc_batch_end(struct rpc_batch *);
 static void		 rpc_batch_done(struct rpc_batch *);
+static int		 rpc_waits_full(struct conn *, struct rpc_error *);
+static int		 rpc_str_has_nul(json_object *);
+static int		 rpc_nul_path(json_object *, const char *, char *,
+			    size_t);
 static int		 rpc_check(json_object *, json_object **,
 			    const char **, int *, struct rpc_error *);
 static json_object	*rpc_answer(struct rpc_req *, enum rpc_status,
@@ -115,6 +136,48 @@ rpc_lookup(const char *name)
 	return NULL;
 }
 
+/* Whether the string v (or NULL) holds U+0000. */
+static int
+rpc_str_has_nul(json_object *v)
+{
+	return json_object_is_type(v, json_type_string) &&
+	    strlen(json_object_get_string(v)) !=
+	    (size_t)json_object_get_string_len(v);
+}
+
+/*
+ * Where under v, named at, a string holds U+0000: 1 with path set (for
+ * example "params.commands[0].params.text"), else 0.  Member names cannot
+ * hold it: jstrict refuses them.
+ */
+static int
+rpc_nul_path(json_object *v, const char *at, char *path, size_t len)
+{
+	char	sub[RPC_REASON_MAX / 2];
+	size_t	i, n;
+
+	if (rpc_str_has_nul(v)) {
+		snprintf(path, len, "%s", at);
+		return 1;
+	}
+	if (json_object_is_type(v, json_type_array)) {
+		n = json_object_array_length(v);
+		for (i = 0; i < n; i++) {
+			snprintf(sub, sizeof(sub), "%s[%zu]", at, i);
+			if (rpc_nul_path(json_object_array_get_idx(v, i), sub,
+			    path, len))
+				return 1;
+		}
+	} else if (json_object_is_type(v, json_type_object)) {
+		json_object_object_foreach(v, key, val) {
+			snprintf(sub, sizeof(sub), "%s.%s", at, key);
+			if (rpc_nul_path(val, sub, path, len))
+				return 1;
+		}
+	}
+	return 0;
+}
+
 /*
  * Check the envelope of one request.  On success *id, *method, *notif are
  * set (id borrowed, NULL for id null).  A request that is not one gets
@@ -141,7 +204,12 @@ rpc_check(json_object *msg, json_object **id, const char **method,
 	if (has_id && (t == json_type_string || t == json_type_int))
 		*id = v;
 	if (json_object_object_get_ex(msg, "method", &v) &&
-	    json_object_is_type(v, json_type_string))
+	    rpc_str_has_nul(v)) {
+		rpc_fail(err, RPC_INVALID_REQUEST, "invalid_request",
+		    "\"method\" holds U+0000, which no method name does");
+		return -1;
+	}
+	if (json_object_is_type(v, json_type_string))
 		*method = json_object_get_string(v);
 	if (has_id && t != json_type_string && t != json_type_int &&
 	    t != json_type_null) {
@@ -151,6 +219,7 @@ rpc_check(json_object *msg, json_object **id, const char **method,
 	}
 	if (!json_object_object_get_ex(msg, "jsonrpc", &v) ||
 	    !json_object_is_type(v, json_type_string) ||
+	    json_object_get_string_len(v) != 3 ||
 	    strcmp(json_object_get_string(v), "2.0") != 0) {
 		rpc_fail(err, RPC_INVALID_REQUEST, "invalid_request",
 		    "\"jsonrpc\" must be \"2.0\"");
@@ -188,6 +257,29 @@ rpc_answer(struct rpc_req *req, enum rpc_status st, json_object *result,
 	return r;
 }
 
+/* Whether c may not leave one more answer outstanding (err filled). */
+static int
+rpc_waits_full(struct conn *c, struct rpc_error *err)
+{
+	const struct options	*opt = c->srv->opt;
+
+	if (c->npending >= opt->max_waits) {
+		rpc_fail(err, RPC_QUEUE_FULL, "too_many_waits", "this "
+		    "connection already waits for %zu answers (--max-waits "
+		    "%llu): take some of them first", c->npending,
+		    (unsigned long long)opt->max_waits);
+		return 1;
+	}
+	if (c->srv->npending >= opt->max_waits_total) {
+		rpc_fail(err, RPC_QUEUE_FULL, "too_many_waits", "the broker "
+		    "already holds %zu answers for its clients "
+		    "(--max-waits-total %llu): try again later",
+		    c->srv->npending, (unsigned long long)opt->max_waits_total);
+		return 1;
+	}
+	return 0;
+}
+
 /* Run one request; the response, or NULL when none is due now. */
 static json_object *
 rpc_call(struct conn *c, json_object *msg, struct rpc_batch *batch)
@@ -197,6 +289,7 @@ rpc_call(struct conn *c, json_object *msg, struct rpc_batch *batch)
 	struct rpc_error	 err;
 	json_object		*params = NULL, *result = NULL, *resp;
 	enum rpc_status		 st;
+	char			 where[RPC_REASON_MAX / 2];
 
 	memset(&err, 0, sizeof(err));
 	memset(&req, 0, sizeof(req));
@@ -214,6 +307,13 @@ rpc_call(struct conn *c, json_object *msg, struct rpc_batch *batch)
 		    "\"params\" must be an object");
 		return rpc_answer(&req, st, NULL, &err);
 	}
+	if (jstrict_has_nul(params)) {
+		rpc_nul_path(params, "params", where, sizeof(where));
+		st = rpc_fail(&err, RPC_INVALID_PARAMS, "invalid_params",
+		    "%s holds U+0000 (\\u0000), which the broker refuses in "
+		    "any string", where);
+		return rpc_answer(&req, st, NULL, &err);
+	}
 	m = rpc_lookup(req.method);
 	if (conn_needs_auth(c) && (m == NULL || !(m->flags & RPC_NOAUTH))) {
 		st = rpc_fail(&err, RPC_UNAUTHORIZED, "unauthorized",
@@ -226,12 +326,16 @@ rpc_call(struct conn *c, json_object *msg, struct rpc_batch *batch)
 		    "no method '%s'; see cmdgate-protocol(7)", req.method);
 		return rpc_answer(&req, st, NULL, &err);
 	}
+	if ((m->flags & RPC_WAITS) && rpc_waits_full(c, &err))
+		return rpc_answer(&req, RPC_ERROR, NULL, &err);
 	if (params == NULL)
 		params = json_object_new_object();
 	else
 		json_object_get(params);
 	st = m->handler(&req, params, &result, &err);
 	json_object_put(params);
+	if (st == RPC_OK && (m->flags & RPC_SESSION))
+		c->session = 1;
 	if (st == RPC_DEFERRED)
 		return NULL;
 	resp = rpc_answer(&req, st, result, &err);
@@ -242,36 +346,20 @@ rpc_call(struct conn *c, json_object *msg, struct rpc_batch *batch)
 void
 rpc_message(struct conn *c, const char *buf, size_t len)
 {
-	struct json_tokener	*tok;
-	json_object		*msg, *resp;
-	struct rpc_batch	*batch;
-	enum json_tokener_error	 jerr;
-	size_t			 i, n;
-	char			 reason[128];
+	json_object	*msg, *resp;
+	char		 reason[128];
+	int		 rc;
 
-	if ((tok = json_tokener_new_ex(RPC_MAX_DEPTH)) == NULL)
-		fatalx("json_tokener_new_ex");
-	json_tokener_set_flags(tok, JSON_TOKENER_STRICT |
-	    JSON_TOKENER_VALIDATE_UTF8);
-	/* The NUL after the message ends a bare number like "42". */
-	msg = json_tokener_parse_ex(tok, buf, (int)len + 1);
-	jerr = json_tokener_get_error(tok);
-	if (msg == NULL || jerr != json_tokener_success ||
-	    json_tokener_get_parse_end(tok) < len) {
-		snprintf(reason, sizeof(reason), "not valid JSON (UTF-8): %s",
-		    jerr == json_tokener_continue ?
-		    "the message ends before its value does" :
-		    jerr == json_tokener_success ? "bytes after the value" :
-		    json_tokener_error_desc(jerr));
+	if ((rc = jstrict_parse(buf, len, &msg)) != 0) {
+		snprintf(reason, sizeof(reason), "not valid JSON (RFC 8259, "
+		    "UTF-8): %s", jstrict_strerror(rc));
 		resp = rpc_error_response(NULL, RPC_PARSE_ERROR, "parse_error",
 		    NULL, reason);
-		json_tokener_free(tok);
-		json_object_put(msg);
 		conn_send(c, resp);
 		json_object_put(resp);
 		return;
 	}
-	json_tokener_free(tok);
+	/* JSON null (msg NULL) and other non-arrays: one request. */
 	if (!json_object_is_type(msg, json_type_array)) {
 		if ((resp = rpc_call(c, msg, NULL)) != NULL)
 			conn_send(c, resp);
@@ -279,25 +367,96 @@ rpc_message(struct conn *c, const char *buf, size_t len)
 		json_object_put(msg);
 		return;
 	}
-	n = json_object_array_length(msg);
-	if (n == 0) {
+	rpc_batch_start(c, msg);
+}
+
+/* A batch (msg, taken): refuse it whole, or answer its first part. */
+static void
+rpc_batch_start(struct conn *c, json_object *msg)
+{
+	struct rpc_batch	*b;
+	json_object		*resp;
+	size_t			 n = json_object_array_length(msg);
+	uint64_t		 max = c->srv->opt->max_rpc_batch;
+	char			 reason[128];
+
+	if (n == 0 || n > max) {
+		if (n == 0)
+			snprintf(reason, sizeof(reason), "an empty batch "
+			    "holds no request");
+		else
+			snprintf(reason, sizeof(reason), "a batch may hold "
+			    "at most %llu requests (--max-rpc-batch); this "
+			    "one holds %zu", (unsigned long long)max, n);
 		resp = rpc_error_response(NULL, RPC_INVALID_REQUEST,
-		    "invalid_request", NULL, "an empty batch holds no request");
+		    "invalid_request", NULL, reason);
 		conn_send(c, resp);
 		json_object_put(resp);
 		json_object_put(msg);
 		return;
 	}
-	batch = xcalloc(1, sizeof(*batch));
-	batch->conn = c;
-	batch->responses = json_object_new_array();
-	batch->waiting = 1;	/* this loop */
-	for (i = 0; i < n && !c->closing; i++)
-		if ((resp = rpc_call(c, json_object_array_get_idx(msg, i),
-		    batch)) != NULL)
-			json_object_array_add(batch->responses, resp);
-	json_object_put(msg);
-	rpc_batch_done(batch);
+	b = xcalloc(1, sizeof(*b));
+	b->conn = c;
+	b->responses = json_object_new_array();
+	b->waiting = 1;		/* until every request has run */
+	b->msg = msg;
+	rpc_batch_step(b);
+}
+
+/* Run the next part of b; the rest waits for the next loop turn. */
+static void
+rpc_batch_step(struct rpc_batch *b)
+{
+	struct conn	*c = b->conn;
+	struct timeval	 now = { 0, 0 };
+	json_object	*resp;
+	size_t		 n = json_object_array_length(b->msg), stop;
+
+	stop = b->next + RPC_BATCH_STEP;
+	if (c->srv->base == NULL || stop > n)
+		stop = n;	/* no loop (unit tests): all at once */
+	while (b->next < stop && !c->closing)
+		if ((resp = rpc_call(c, json_object_array_get_idx(b->msg,
+		    b->next++), b)) != NULL)
+			json_object_array_add(b->responses, resp);
+	if (b->next == n || c->closing) {
+		rpc_batch_end(b);
+		return;
+	}
+	/* A timer, not event_active: the loop polls the sockets first. */
+	if (b->ev == NULL &&
+	    (b->ev = evtimer_new(c->srv->base, rpc_batch_next, b)) == NULL)
+		fatalx("evtimer_new");
+	c->batch = b;
+	evtimer_add(b->ev, &now);
+}
+
+static void
+rpc_batch_next(evutil_socket_t fd, short ev, void *arg)
+{
+	struct rpc_batch	*b = arg;
+	struct conn		*c = b->conn;
+
+	(void)fd;
+	(void)ev;
+	rpc_batch_step(b);
+	/* Done: read what the client sent meanwhile. */
+	if (c->batch == NULL)
+		listener_resume(c);
+}
+
+/* Every request of b has run (or its connection goes). */
+static void
+rpc_batch_end(struct rpc_batch *b)
+{
+	if (b->conn != NULL && b->conn->batch == b)
+		b->conn->batch = NULL;
+	if (b->ev != NULL)
+		event_free(b->ev);
+	b->ev = NULL;
+	json_object_put(b->msg);
+	b->msg = NULL;
+	rpc_batch_done(b);
 }
 
 /* One answer of the batch is in; send them all with the last. */
@@ -327,6 +486,8 @@ rpc_defer(struct rpc_req *req, void (*cancel)(void *), void *arg)
 	if (p->batch != NULL)
 		p->batch->waiting++;
 	TAILQ_INSERT_TAIL(&req->conn->pending, p, entry);
+	req->conn->npending++;
+	req->conn->srv->npending++;
 	return p;
 }
 
@@ -334,6 +495,8 @@ static void
 rpc_pending_free(struct rpc_pending *p)
 {
 	TAILQ_REMOVE(&p->conn->pending, p, entry);
+	p->conn->npending--;
+	p->conn->srv->npending--;
 	json_object_put(p->id);
 	free(p->method);
 	free(p);
@@ -346,6 +509,7 @@ rpc_complete(struct rpc_pending *p, json_object *result, struct rpc_error *err)
 	json_object	*resp;
 
 	memset(&req, 0, sizeof(req));
+	p->conn->active_ms = util_monotonic_ms();	/* idle from now */
 	req.conn = p->conn;
 	req.id = p->id;
 	req.method = p->method;
@@ -369,6 +533,11 @@ rpc_cancel_all(struct conn *c)
 {
 	struct rpc_pending	*p;
 
+	if (c->batch != NULL) {
+		c->batch->conn = NULL;
+		rpc_batch_end(c->batch);
+		c->batch = NULL;
+	}
 	while ((p = TAILQ_FIRST(&c->pending)) != NULL) {
 		if (p->cancel != NULL)
 			p->cancel(p->arg);

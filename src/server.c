@@ -11,6 +11,7 @@
 
 #include <json-c/json.h>
 
+#include "authlimit.h"
 #include "conn.h"
 #include "jobs.h"
 #include "log.h"
@@ -45,6 +46,7 @@ server_free(struct server *srv)
 	jobs_free(srv->jobs);
 	srv->jobs = NULL;
 	tooltab_free(srv->tools);
+	authlimit_free(srv->authlimit);
 	json_object_put(srv->listen_addrs);
 	if (srv->token != NULL)
 		explicit_bzero(srv->token, srv->tokenlen);
@@ -118,8 +120,9 @@ server_broadcast(struct server *srv, json_object *msg)
 {
 	struct conn	*c;
 
+	/* A client that has not authenticated hears nothing unasked. */
 	TAILQ_FOREACH(c, &srv->conns, entry)
-		if (!c->closing)
+		if (!c->closing && !conn_needs_auth(c))
 			conn_send(c, msg);
 }
 

@@ -198,6 +198,25 @@ START_TEST(lsp_too_large)
 }
 END_TEST
 
+/* However large the number, it is too large, not a bad header. */
+START_TEST(lsp_huge_length)
+{
+	static const char *lengths[] = { "1099511627777", "2000000000000",
+	    "9223372036854775808", "99999999999999999999999999999999" };
+	size_t	i;
+
+	for (i = 0; i < sizeof(lengths) / sizeof(lengths[0]); i++) {
+		evbuffer_drain(in, evbuffer_get_length(in));
+		frame_init(&fr, 64);
+		feed("Content-Length: ");
+		feed(lengths[i]);
+		/* Known at the end of the header line, not of the headers. */
+		feed("\r\n");
+		expect(FRAME_TOO_LARGE);
+	}
+}
+END_TEST
+
 START_TEST(lsp_header_without_colon)
 {
 	feed("Content-Length: 2\r\nbogus\r\n\r\n");
@@ -256,6 +275,7 @@ frame_suite(void)
 	tcase_add_test(tc, lsp_non_numeric);
 	tcase_add_test(tc, lsp_empty_value);
 	tcase_add_test(tc, lsp_too_large);
+	tcase_add_test(tc, lsp_huge_length);
 	tcase_add_test(tc, lsp_header_without_colon);
 	tcase_add_test(tc, lsp_endless_headers);
 	tcase_add_test(tc, write_both_framings);

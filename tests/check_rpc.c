@@ -10,6 +10,7 @@
 #include <event2/buffer.h>
 #include <json-c/json.h>
 
+#include "authlimit.h"
 #include "conn.h"
 #include "options.h"
 #include "rpc.h"
@@ -527,6 +528,235 @@ START_TEST(unread_output_bound)
 }
 END_TEST
 
+/* A batch of n pings, ids 0 to n - 1.  Caller frees. */
+static char *
+ping_batch(size_t n)
+{
+	char	*line = malloc(64 * n + 16);
+	size_t	 i, off = 0;
+
+	line[off++] = '[';
+	for (i = 0; i < n; i++)
+		off += (size_t)sprintf(line + off, "%s{\"jsonrpc\":\"2.0\","
+		    "\"id\":%zu,\"method\":\"ping\"}", i > 0 ? "," : "", i);
+	strcpy(line + off, "]");
+	return line;
+}
+
+/* A batch of at most --max-rpc-batch requests; beyond, one -32600. */
+START_TEST(batch_cap)
+{
+	json_object	*r;
+	char		*line;
+
+	ck_assert_uint_eq(opt.max_rpc_batch, 100);
+	line = ping_batch(101);
+	r = call(line);
+	free(line);
+	assert_error(r, RPC_INVALID_REQUEST, "invalid_request", NULL);
+	ck_assert_ptr_nonnull(strstr(gets(r, "error.data.reason"),
+	    "--max-rpc-batch"));
+	ck_assert_ptr_null(get(r, "id"));
+	json_object_put(r);
+	line = ping_batch(100);
+	r = call(line);
+	free(line);
+	ck_assert(json_object_is_type(r, json_type_array));
+	ck_assert_uint_eq(json_object_array_length(r), 100);
+	json_object_put(r);
+	expect_alive();
+}
+END_TEST
+
+/* Answers left outstanding are capped per connection and in all. */
+START_TEST(waits_capped)
+{
+	struct conn		*c2 = conn_new(&srv, NULL, out, 0, "test2");
+	struct rpc_pending	*p[3];
+	struct rpc_req		 req;
+	json_object		*r;
+	const char		*wait = "{\"jsonrpc\":\"2.0\",\"id\":4,"
+				    "\"method\":\"wait_job\",\"params\":"
+				    "{\"ticket\":\"t-000000\"}}";
+
+	opt.max_waits = 2;
+	opt.max_waits_total = 3;
+	memset(&req, 0, sizeof(req));
+	req.conn = c;
+	req.method = "wait_job";
+	p[0] = rpc_defer(&req, NULL, NULL);
+	p[1] = rpc_defer(&req, NULL, NULL);
+	ck_assert_uint_eq(c->npending, 2);
+	r = call(wait);
+	assert_error(r, RPC_QUEUE_FULL, "too_many_waits", "wait_job");
+	ck_assert_ptr_nonnull(strstr(gets(r, "error.data.reason"),
+	    "--max-waits 2"));
+	json_object_put(r);
+	/* Methods that answer at once are not limited. */
+	expect_alive();
+	req.conn = c2;
+	p[2] = rpc_defer(&req, NULL, NULL);
+	ck_assert_uint_eq(srv.npending, 3);
+	c->npending = 0;	/* only the total is full now */
+	r = call(wait);
+	c->npending = 2;
+	assert_error(r, RPC_QUEUE_FULL, "too_many_waits", "wait_job");
+	ck_assert_ptr_nonnull(strstr(gets(r, "error.data.reason"),
+	    "--max-waits-total 3"));
+	json_object_put(r);
+	/* Once answered, the room is back (no store here: another error). */
+	rpc_complete(p[0], NULL, NULL);
+	ck_assert_uint_eq(srv.npending, 2);
+	free(evbuffer_readln(out, NULL, EVBUFFER_EOL_LF));
+	r = call(wait);
+	ck_assert_str_ne(gets(r, "error.data.type"), "too_many_waits");
+	json_object_put(r);
+	rpc_complete(p[1], NULL, NULL);
+	rpc_complete(p[2], NULL, NULL);
+	ck_assert_uint_eq(srv.npending, 0);
+	ck_assert_uint_eq(c->npending, 0);
+}
+END_TEST
+
+/* RFC 8259 and RFC 3629 on input: what json-c alone let through. */
+START_TEST(strict_json)
+{
+	static const char *bad[] = {
+		"\xed\xa0\x80",		/* a surrogate in UTF-8 */
+		"\xc0\xaf",		/* overlong */
+		"\xf4\x90\x80\x80",	/* above U+10FFFF */
+		"\\ud800",		/* a lone surrogate escape */
+	};
+	static const char *numbers[] = {
+		"NaN", "Infinity", "-Infinity", "1e999",
+		"18446744073709551616", "-9223372036854775809",
+	};
+	char		 line[256];
+	size_t		 i;
+
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		snprintf(line, sizeof(line), "{\"jsonrpc\":\"2.0\",\"id\":1,"
+		    "\"method\":\"ping\",\"params\":{\"message\":\"a%sb\"}}",
+		    bad[i]);
+		expect_error(line, RPC_PARSE_ERROR, "parse_error", NULL);
+	}
+	for (i = 0; i < sizeof(numbers) / sizeof(numbers[0]); i++) {
+		snprintf(line, sizeof(line), "{\"jsonrpc\":\"2.0\",\"id\":1,"
+		    "\"method\":\"ping\",\"params\":{\"message\":%s}}",
+		    numbers[i]);
+		expect_error(line, RPC_PARSE_ERROR, "parse_error", NULL);
+		/* An id that would be clamped is refused, not changed. */
+		snprintf(line, sizeof(line), "{\"jsonrpc\":\"2.0\",\"id\":%s,"
+		    "\"method\":\"ping\"}", numbers[i]);
+		expect_error(line, RPC_PARSE_ERROR, "parse_error", NULL);
+	}
+	expect_error("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\","
+	    "\"params\":{\"a\\u0000b\":1}}", RPC_PARSE_ERROR, "parse_error",
+	    NULL);
+	expect_alive();
+}
+END_TEST
+
+/* JSON that is no request at all is -32600, JSON null included. */
+START_TEST(not_requests)
+{
+	static const char *values[] = { "null", "true", "false", "\"x\"",
+	    "-1.5", "0" };
+	json_object	*r;
+	size_t		 i;
+
+	for (i = 0; i < sizeof(values) / sizeof(values[0]); i++)
+		expect_error(values[i], RPC_INVALID_REQUEST, "invalid_request",
+		    NULL);
+	r = call("[null,1,{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}]");
+	ck_assert_uint_eq(json_object_array_length(r), 3);
+	assert_error(json_object_array_get_idx(r, 0), RPC_INVALID_REQUEST,
+	    "invalid_request", NULL);
+	assert_error(json_object_array_get_idx(r, 1), RPC_INVALID_REQUEST,
+	    "invalid_request", NULL);
+	json_object_put(r);
+	expect_alive();
+}
+END_TEST
+
+/* U+0000 in a method name or in any string of params is refused. */
+START_TEST(nul_refused)
+{
+	json_object	*r;
+
+	expect_error("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":"
+	    "\"ping\\u0000xyz\"}", RPC_INVALID_REQUEST, "invalid_request",
+	    NULL);
+	expect_error("{\"jsonrpc\":\"2.0\\u0000\",\"id\":1,\"method\":"
+	    "\"ping\"}", RPC_INVALID_REQUEST, "invalid_request", "ping");
+	r = call("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"batch_execute\","
+	    "\"params\":{\"commands\":[{\"tool\":\"echo\",\"params\":"
+	    "{\"text\":\"safe\\u0000; rm\"}}]}}");
+	assert_error(r, RPC_INVALID_PARAMS, "invalid_params", "batch_execute");
+	ck_assert_ptr_nonnull(strstr(gets(r, "error.data.reason"),
+	    "params.commands[0].params.text holds U+0000"));
+	json_object_put(r);
+	expect_error("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\","
+	    "\"params\":{\"message\":\"\\u0000\"}}", RPC_INVALID_PARAMS,
+	    "invalid_params", "ping");
+	/* Not answered as a notification, like every other error. */
+	ck_assert_ptr_null(call("{\"jsonrpc\":\"2.0\",\"method\":\"ping\","
+	    "\"params\":{\"message\":\"\\u0000\"}}"));
+	/* An id is only echoed: U+0000 in it comes back as it went. */
+	r = call("{\"jsonrpc\":\"2.0\",\"id\":\"a\\u0000b\",\"method\":"
+	    "\"ping\"}");
+	ck_assert_int_eq(json_object_get_string_len(get(r, "id")), 3);
+	json_object_put(r);
+	expect_alive();
+}
+END_TEST
+
+/* Wrong tokens per address: lockouts that double, shared by an address. */
+START_TEST(auth_limit_per_address)
+{
+	struct authlimit	*al = authlimit_new();
+	int64_t			 t = 1000000;
+	char			 peer[64];
+	int			 i;
+
+	ck_assert_int_eq(authlimit_failed(al, "127.0.0.1:4000", t), 0);
+	ck_assert_int_eq(authlimit_failed(al, "127.0.0.2:4001", t), 0);
+	/* The third from the loopback, whatever its address or family. */
+	ck_assert_int_eq(authlimit_failed(al, "[::1]:4002", t), 1);
+	ck_assert_int_eq(authlimit_locked(al, "127.9.9.9:1", t + 500), 1);
+	ck_assert_int_eq(authlimit_locked(al, "[::ffff:127.0.0.1]:1", t), 1);
+	ck_assert_int_eq(authlimit_locked(al, "10.0.0.1:1", t), 0);
+	ck_assert_int_eq(authlimit_locked(al, "127.0.0.1:4000", t + 1000), 0);
+	ck_assert_int_eq(authlimit_failed(al, "127.0.0.1:4000", t + 1000), 2);
+	ck_assert_int_eq(authlimit_failed(al, "127.0.0.1:4000", t + 3000), 4);
+	for (i = 0; i < 10; i++)
+		authlimit_failed(al, "127.0.0.1:4000", t + 10000);
+	ck_assert_int_eq(authlimit_locked(al, "127.0.0.1:9", t + 10000),
+	    AUTHLIMIT_LOCK_MAX_S);
+	/* IPv6 counts by /64. */
+	for (i = 0; i < 3; i++) {
+		snprintf(peer, sizeof(peer), "[2001:db8::%d]:5", i + 1);
+		authlimit_failed(al, peer, t);
+	}
+	ck_assert_int_eq(authlimit_locked(al, "[2001:db8::ffff]:5", t), 1);
+	ck_assert_int_eq(authlimit_locked(al, "[2001:db8:0:1::1]:5", t), 0);
+	/* Forgotten after a quiet while. */
+	t += (AUTHLIMIT_LOCK_MAX_S + AUTHLIMIT_FORGET_S) * 1000LL;
+	ck_assert_int_eq(authlimit_failed(al, "127.0.0.1:4000", t), 0);
+	/* A full table reuses the oldest entry, and stays bounded. */
+	for (i = 0; i < 3 * AUTHLIMIT_PEERS; i++) {
+		snprintf(peer, sizeof(peer), "10.%d.%d.1:80", i / 250, i % 250);
+		authlimit_failed(al, peer, t + i);
+	}
+	ck_assert_int_eq(authlimit_failed(al, "10.0.0.1:80", t + 5000), 0);
+	ck_assert_int_eq(authlimit_failed(al, "10.0.0.1:80", t + 5000), 0);
+	/* The most recent ones are kept: a third wrong token locks. */
+	ck_assert_int_eq(authlimit_failed(al, "10.3.17.1:80", t + 5000), 0);
+	ck_assert_int_eq(authlimit_failed(al, "10.3.17.1:80", t + 5000), 1);
+	authlimit_free(al);
+}
+END_TEST
+
 static Suite *
 rpc_suite(void)
 {
@@ -553,6 +783,12 @@ rpc_suite(void)
 	tcase_add_test(tc, server_status);
 	tcase_add_test(tc, tools_changed_notification);
 	tcase_add_test(tc, unread_output_bound);
+	tcase_add_test(tc, batch_cap);
+	tcase_add_test(tc, waits_capped);
+	tcase_add_test(tc, strict_json);
+	tcase_add_test(tc, not_requests);
+	tcase_add_test(tc, nul_refused);
+	tcase_add_test(tc, auth_limit_per_address);
 	suite_add_tcase(s, tc);
 	return s;
 }
