@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <event2/buffer.h>
@@ -35,6 +36,8 @@
 #define ACCEPT_RETRY_S		1	/* after EMFILE, try accepting again */
 #define LISTEN_BACKLOG		511
 #define SHUTDOWN_FLUSH_S	2	/* longest wait for clients to read */
+#define STALE_TRIES		20	/* connects to a socket that answers, */
+#define STALE_PAUSE_MS		100	/* this far apart, before giving up */
 
 struct listener {
 	struct server		*srv;
@@ -138,8 +141,9 @@ static int
 lst_stale_socket(const char *path, const struct sockaddr_un *sun,
     char *err, size_t errlen)
 {
+	struct timespec	pause = { 0, STALE_PAUSE_MS * 1000000L };
 	struct stat	st;
-	int		fd, rc, saved;
+	int		fd, rc, saved, tries;
 
 	if (lstat(path, &st) == -1)
 		return errno == ENOENT ? 0 : -1;
@@ -148,12 +152,22 @@ lst_stale_socket(const char *path, const struct sockaddr_un *sun,
 		    "socket", path);
 		return -1;
 	}
-	if ((fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC |
-	    SOCK_NONBLOCK, 0)) == -1)
-		return -1;
-	rc = connect(fd, (const struct sockaddr *)sun, sizeof(*sun));
-	saved = errno;
-	close(fd);
+	for (tries = 0; ; tries++) {
+		if ((fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC |
+		    SOCK_NONBLOCK, 0)) == -1)
+			return -1;
+		rc = connect(fd, (const struct sockaddr *)sun, sizeof(*sun));
+		saved = errno;
+		close(fd);
+		/*
+		 * A broker killed while it started a worker leaves its
+		 * sockets to that child until the child execs: give such a
+		 * socket a moment to go before calling it another broker's.
+		 */
+		if (rc != 0 || tries == STALE_TRIES)
+			break;
+		nanosleep(&pause, NULL);
+	}
 	if (rc == 0) {
 		snprintf(err, errlen, "--socket %s: another broker answers "
 		    "on it", path);
