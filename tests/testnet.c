@@ -285,6 +285,28 @@ broker_log_count(struct broker *b, const char *needle)
 	return n;
 }
 
+int
+broker_await_log(struct broker *b, const char *needle)
+{
+	struct pollfd	pfd;
+	char		buf[4096];
+	int		fd, n;
+
+	if ((fd = inotify_init1(IN_CLOEXEC)) == -1 ||
+	    inotify_add_watch(fd, b->log, IN_MODIFY) == -1)
+		return 0;
+	pfd.fd = fd;
+	pfd.events = POLLIN;
+	/* Watch first, then look: a line written in between is not missed. */
+	while ((n = broker_log_count(b, needle)) == 0) {
+		if (poll(&pfd, 1, TN_TIMEOUT_MS) != 1)
+			break;
+		(void)!read(fd, buf, sizeof(buf));
+	}
+	close(fd);
+	return n;
+}
+
 static struct client *
 client_new(int fd)
 {

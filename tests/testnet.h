@@ -59,6 +59,8 @@ void		 write_file(const char *path, const char *text, int mode);
 int		 wait_for_file(const char *path);
 /* How many times needle appears in the broker's log. */
 int		 broker_log_count(struct broker *, const char *needle);
+/* The same, once the count is not 0 (0 after TN_TIMEOUT_MS). */
+int		 broker_await_log(struct broker *, const char *needle);
 
 /* A TCP connection to 127.0.0.1:port, or -1 (errno set). */
 int		 tcp_dial(int port);
