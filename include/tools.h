@@ -115,6 +115,8 @@ int			 tool_forward_split(const char *, char *host,
 			    size_t hostlen, char *port, size_t portlen);
 
 const char		*tier_name(enum tier);
+/* "instant", "smooth" or "heavy" -> *t: 0, or -1 when s is none. */
+int			 tier_parse(const char *s, enum tier *t);
 const char		*busy_name(enum busy);
 
 #endif

@@ -105,7 +105,7 @@ tool_name_ok(const char *s)
 	return 1;
 }
 
-static int
+int
 tier_parse(const char *s, enum tier *t)
 {
 	size_t	i;
