@@ -1216,7 +1216,9 @@ bridge_sock_event(struct bufferevent *bev, short what, void *arg)
 static int
 cmd_mcp(struct cli *cl, int argc, char **argv)
 {
-	struct bridge	b;
+	struct bridge	 b;
+	const char	*rest;
+	size_t		 n;
 
 	(void)argv;
 	if (argc != 1)
@@ -1232,8 +1234,8 @@ cmd_mcp(struct cli *cl, int argc, char **argv)
 		return CX_UNAVAILABLE;
 	cl->c.fd = -1;	/* the bridge owns it now */
 	/* Anything read past the authentication goes first. */
-	if (cl->c.len > 0)
-		bufferevent_write(b.out, cl->c.buf, cl->c.len);
+	if ((rest = jsonl_rest(&cl->c.jl, &n)) != NULL && n > 0)
+		bufferevent_write(b.out, rest, n);
 	bufferevent_setcb(b.in, bridge_stdin, NULL, bridge_stdin_event, &b);
 	bufferevent_setcb(b.out, NULL, bridge_out_flushed, NULL, &b);
 	bufferevent_setcb(b.sock, bridge_sock, bridge_sock_flushed,
