@@ -285,6 +285,30 @@ broker_log_count(struct broker *b, const char *needle)
 	return n;
 }
 
+/*
+ * Wait for c's socket as long as its SO_RCVTIMEO (a test may lengthen
+ * it): each read, not each line, is bounded, as with a blocking recv.
+ */
+static int
+client_wait(void *arg, int fd, int ms)
+{
+	struct pollfd	pfd = { fd, POLLIN, 0 };
+	struct timeval	tv;
+	socklen_t	len = sizeof(tv);
+	int		n;
+
+	(void)arg;	/* ms is always -1: no limit per line */
+	if (getsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, &len) == -1)
+		return JSONL_WAIT_ERROR;
+	ms = tv.tv_sec == 0 && tv.tv_usec == 0 ? -1 :
+	    (int)(tv.tv_sec * 1000 + tv.tv_usec / 1000);
+	if ((n = poll(&pfd, 1, ms)) == 0)
+		errno = EAGAIN;
+	if (n == -1 && errno == EINTR)
+		return 0;
+	return n > 0 ? 1 : JSONL_WAIT_ERROR;
+}
+
 static struct client *
 client_new(int fd)
 {
@@ -296,7 +320,8 @@ client_new(int fd)
 	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
 	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
 	c->fd = fd;
-	c->buf = malloc(TN_BUF);
+	jsonl_init(&c->jl, fd, TN_BUF);
+	c->jl.wait = client_wait;
 	c->notes = json_object_new_array();
 	return c;
 }
@@ -349,7 +374,7 @@ client_close(struct client *c)
 	if (c == NULL)
 		return;
 	close(c->fd);
-	free(c->buf);
+	jsonl_free(&c->jl);
 	json_object_put(c->notes);
 	free(c);
 }
@@ -357,45 +382,16 @@ client_close(struct client *c)
 void
 client_send(struct client *c, const char *s)
 {
-	size_t	n = strlen(s), off = 0;
-	ssize_t	w;
-
-	while (off < n) {
-		w = send(c->fd, s + off, n - off, MSG_NOSIGNAL);
-		ck_assert_msg(w > 0, "send: %s", strerror(errno));
-		off += (size_t)w;
-	}
-}
-
-/* Read more into the buffer; 0 at EOF or timeout. */
-static int
-client_fill(struct client *c)
-{
-	ssize_t	n;
-
-	if (c->len == TN_BUF)
-		return 0;
-	n = recv(c->fd, c->buf + c->len, TN_BUF - c->len, 0);
-	if (n <= 0)
-		return 0;
-	c->len += (size_t)n;
-	return 1;
+	ck_assert_msg(jsonl_send(c->fd, s, strlen(s)) == 0, "send: %s",
+	    strerror(errno));
 }
 
 char *
 client_line(struct client *c)
 {
-	char	*nl, *line;
-	size_t	 n;
+	char	*line;
 
-	while ((nl = memchr(c->buf, '\n', c->len)) == NULL)
-		if (!client_fill(c))
-			return NULL;
-	n = (size_t)(nl - c->buf);
-	line = strndup(c->buf, n);
-	memmove(c->buf, nl + 1, c->len - n - 1);
-	c->len -= n + 1;
-	return line;
+	return jsonl_line(&c->jl, -1, &line, NULL) == JSONL_MSG ? line : NULL;
 }
 
 char *
@@ -403,13 +399,7 @@ client_read(struct client *c, size_t n)
 {
 	char	*s;
 
-	while (c->len < n)
-		if (!client_fill(c))
-			return NULL;
-	s = strndup(c->buf, n);
-	memmove(c->buf, c->buf + n, c->len - n);
-	c->len -= n;
-	return s;
+	return jsonl_take(&c->jl, -1, n, &s) == JSONL_MSG ? s : NULL;
 }
 
 json_object *
@@ -467,7 +457,7 @@ client_eof(struct client *c)
 	char	buf[4096];
 	ssize_t	n;
 
-	c->len = 0;
+	c->jl.len = 0;
 	while ((n = recv(c->fd, buf, sizeof(buf), 0)) > 0)
 		;
 	return n == 0 || (n == -1 && errno == ECONNRESET);

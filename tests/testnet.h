@@ -6,6 +6,8 @@
 
 #include <json-c/json.h>
 
+#include "jsonl.h"
+
 /*
  * Integration helpers: start the real cmdgated on a free loopback port with
  * a temporary state dir and a notify socket the test owns, and speak to it.
@@ -30,8 +32,7 @@ struct broker {
 
 struct client {
 	int		 fd;
-	char		*buf;		/* TN_BUF bytes */
-	size_t		 len;
+	struct jsonl	 jl;		/* lines up to TN_BUF bytes */
 	json_object	*notes;		/* notifications read early */
 };
 
