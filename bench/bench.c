@@ -31,6 +31,7 @@
 #include <json-c/json.h>
 
 #include "broker.h"
+#include "jsonl.h"
 #include "store.h"
 
 #define ROUNDS		5
@@ -194,25 +195,17 @@ xfer(int fd, const char *s, size_t len, int lines)
 static json_object *
 rpc(int fd, const char *line)
 {
-	char		buf[1 << 16];
-	size_t		n = 0;
-	ssize_t		r;
-	json_object	*o;
+	struct jsonl		 jl;
+	enum jsonl_status	 st;
+	json_object		*o;
 
-	if (send(fd, line, strlen(line), MSG_NOSIGNAL) <= 0)
-		die("send");
-	for (;;) {
-		if ((r = recv(fd, buf + n, sizeof(buf) - 1 - n, 0)) <= 0)
-			die("recv");
-		n += (size_t)r;
-		buf[n] = '\0';
-		if (memchr(buf, '\n', n) != NULL)
-			break;
-	}
-	*strchr(buf, '\n') = '\0';
-	o = json_tokener_parse(buf);
-	if (o == NULL)
-		die("not JSON: %.200s", buf);
+	if (jsonl_send(fd, line, strlen(line)) == -1)
+		die("send: %s", strerror(errno));
+	jsonl_init(&jl, fd, 1 << 16);
+	st = jsonl_json(&jl, -1, &o);
+	jsonl_free(&jl);
+	if (st != JSONL_MSG)
+		die("rpc: %s", jsonl_strerror(st));
 	return o;
 }
 

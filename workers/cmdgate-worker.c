@@ -44,6 +44,7 @@
 
 #include <json-c/json.h>
 
+#include "jsonl.h"
 #include "jstrict.h"
 
 #define EXIT_USAGE	64
@@ -758,16 +759,98 @@ fwd_send(int fd, const char *s, size_t n, json_object *r, int64_t deadline,
 	return 0;
 }
 
+/* Mark r failed with why no answer could be read. */
+static void
+fwd_read_failed(json_object *r, enum jsonl_status st)
+{
+	switch (st) {
+	case JSONL_TIMEOUT:
+		json_object_object_add(r, "timed_out",
+		    json_object_new_boolean(1));
+		fwd_fail(r, "upstream %s", "did not answer in time");
+		break;
+	case JSONL_CANCELLED:
+		fwd_fail(r, "upstream %s", "call cancelled");
+		break;
+	case JSONL_EOF:
+		fwd_fail(r, "upstream closed the connection %s",
+		    "before answering");
+		break;
+	case JSONL_TOO_LONG:
+		fwd_fail(r, "upstream: answer longer than %s", "64 MiB");
+		break;
+	default:
+		fwd_fail(r, "upstream: read failed: %s", strerror(errno));
+		break;
+	}
+}
+
+/* What fwd_read_wait needs: the call's deadline and signal mask. */
+struct fwd_call {
+	int64_t		 deadline;
+	const sigset_t	*waitmask;
+};
+
+/* jsonl's wait: fwd_wait for reading, a cancel as JSONL_WAIT_CANCEL. */
+static int
+fwd_read_wait(void *arg, int fd, int ms)
+{
+	struct fwd_call	*fc = arg;
+	int		 w;
+
+	(void)ms;	/* the same deadline */
+	if ((w = fwd_wait(fd, POLLIN, fc->deadline, fc->waitmask)) < 0)
+		return JSONL_WAIT_CANCEL;
+	return w;
+}
+
+/*
+ * The answer with id 1 (caller puts), notifications skipped; NULL with r
+ * marked failed with the reason.
+ */
+static json_object *
+fwd_answer(int fd, json_object *r, int64_t deadline,
+    const sigset_t *waitmask)
+{
+	struct fwd_call		 fc = { deadline, waitmask };
+	struct jsonl		 jl;
+	enum jsonl_status	 st;
+	json_object		*resp, *v;
+
+	jsonl_init(&jl, fd, UPSTREAM_MAX);
+	jl.wait = fwd_read_wait;
+	jl.arg = &fc;
+	for (;;) {
+		st = jsonl_json(&jl, deadline - now_ms() < 0 ? 0 :
+		    deadline - now_ms(), &resp);
+		if (st != JSONL_MSG && st != JSONL_BAD_JSON)
+			break;
+		if (!json_object_is_type(resp, json_type_object)) {
+			json_object_put(resp);
+			jsonl_free(&jl);
+			fwd_fail(r, "upstream sent %s",
+			    "something that is not JSON-RPC");
+			return NULL;
+		}
+		if (json_object_object_get_ex(resp, "id", &v) &&
+		    json_object_get_int(v) == 1) {
+			jsonl_free(&jl);
+			return resp;
+		}
+		json_object_put(resp);	/* a notification: not ours */
+	}
+	jsonl_free(&jl);
+	fwd_read_failed(r, st);
+	return NULL;
+}
+
 static json_object *
 fwd_exchange(int fd, json_object *r, const char *tool, json_object *params,
     int64_t deadline, const sigset_t *waitmask)
 {
 	json_object	*req, *resp, *v;
 	const char	*s;
-	char		*buf = NULL, *nl;
-	size_t		 len = 0, cap = 0, n;
-	ssize_t		 got;
-	int		 w;
+	size_t		 n;
 
 	req = json_object_new_object();
 	json_object_object_add(req, "jsonrpc", json_object_new_string("2.0"));
@@ -783,50 +866,8 @@ fwd_exchange(int fd, json_object *r, const char *tool, json_object *params,
 		return r;
 	}
 	json_object_put(req);
-	for (;;) {
-		while ((nl = buf ? memchr(buf, '\n', len) : NULL) == NULL) {
-			if ((w = fwd_wait(fd, POLLIN, deadline, waitmask)) <= 0) {
-				free(buf);
-				if (w == 0)
-					json_object_object_add(r, "timed_out",
-					    json_object_new_boolean(1));
-				return fwd_fail(r, "upstream %s", w == 0 ?
-				    "did not answer in time" : "call cancelled");
-			}
-			if (len + READ_CHUNK > cap) {
-				cap = len + READ_CHUNK;
-				if (cap > UPSTREAM_MAX) {
-					free(buf);
-					return fwd_fail(r, "upstream: answer "
-					    "longer than %s", "64 MiB");
-				}
-				buf = realloc(buf, cap + 1);
-			}
-			got = recv(fd, buf + len, cap - len, 0);
-			if (got == 0) {
-				free(buf);
-				return fwd_fail(r, "upstream closed the "
-				    "connection %s", "before answering");
-			}
-			if (got > 0)
-				len += (size_t)got;
-		}
-		jstrict_parse(buf, (size_t)(nl - buf), &resp);
-		if (!json_object_is_type(resp, json_type_object)) {
-			json_object_put(resp);
-			free(buf);
-			return fwd_fail(r, "upstream sent %s",
-			    "something that is not JSON-RPC");
-		}
-		if (json_object_object_get_ex(resp, "id", &v) &&
-		    json_object_get_int(v) == 1)
-			break;
-		json_object_put(resp);	/* a notification: not ours */
-		n = (size_t)(nl - buf) + 1;
-		memmove(buf, nl + 1, len - n);
-		len -= n;
-	}
-	free(buf);
+	if ((resp = fwd_answer(fd, r, deadline, waitmask)) == NULL)
+		return r;
 	if (json_object_object_get_ex(resp, "result", &v)) {
 		json_object_object_add(r, "ok", json_object_new_boolean(1));
 		json_object_object_add(r, "result", json_object_get(v));
