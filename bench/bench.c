@@ -33,6 +33,7 @@
 #include "broker.h"
 #include "jsonl.h"
 #include "store.h"
+#include "ticket.h"
 
 #define ROUNDS		5
 #define RTT_N		2000
@@ -653,6 +654,7 @@ prefill(const char *state, int nfinished, int nqueued)
 	struct store		*st;
 	struct store_conf	 conf = { 1ULL << 32, 1ULL << 32, SYNC_NONE, 0 };
 	char			*moved, *damage, json[1024];
+	char			 ticket[TICKET_LEN];
 	uint64_t		 num;
 	int			 i, rc;
 	int64_t			 expire = (int64_t)time(NULL) * 1000 +
@@ -667,14 +669,15 @@ prefill(const char *state, int nfinished, int nqueued)
 		if (i % 1000 == 0 && (rc = store_begin(st)) != 0)
 			die("store: %s", store_strerror(rc));
 		store_take_ticket(st, &num);
-		snprintf(json, sizeof(json), "{\"ticket\":\"t-%06llu\","
+		ticket_format(ticket, sizeof(ticket), num);
+		snprintf(json, sizeof(json), "{\"ticket\":\"%s\","
 		    "\"status\":\"%s\",\"tier\":\"heavy\",\"causes_reload\":"
 		    "false,\"agent\":\"bench\",\"label\":\"\",\"atomic\":false,"
 		    "\"fail_fast\":false,\"created_at\":\"2026-01-01T00:00:00."
 		    "000Z\",\"commands\":[{\"tool\":\"hold\",\"tier\":\"heavy\","
 		    "\"causes_reload\":false,\"exec\":[\"sleep\",\"3600\"],"
 		    "\"timeout_s\":600}],\"results\":[%s]}",
-		    (unsigned long long)num, fin ? "done" : "queued",
+		    ticket, fin ? "done" : "queued",
 		    fin ? "{\"tool\":\"hold\",\"ok\":true,\"duration_ms\":1,"
 		    "\"exit_code\":0,\"stdout\":\"\",\"stderr\":\"\"}" : "");
 		if ((rc = store_job_put(st, num, fin ? 'd' : 'q',

@@ -8,13 +8,13 @@
 #include <poll.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <check.h>
 #include <json-c/json.h>
 
 #include "jsonl.h"
+#include "util.h"
 #include "ckrun.h"
 
 static int	sv[2];		/* sv[0] is read, sv[1] is the peer */
@@ -53,15 +53,6 @@ peer_close(void)
 {
 	close(sv[1]);
 	sv[1] = -1;
-}
-
-static int64_t
-now_ms(void)
-{
-	struct timespec	ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
 static void
@@ -157,12 +148,12 @@ END_TEST
 
 START_TEST(bounded_timeout)
 {
-	int64_t	 t0 = now_ms(), dt;
+	int64_t	 t0 = util_monotonic_ms(), dt;
 	char	*line;
 
 	peer_send("no newline");
 	ck_assert_int_eq(jsonl_line(&j, 100, &line, NULL), JSONL_TIMEOUT);
-	dt = now_ms() - t0;
+	dt = util_monotonic_ms() - t0;
 	ck_assert_int_ge(dt, 100);
 	ck_assert_int_lt(dt, 2000);
 	/* What came stays for the next call. */
