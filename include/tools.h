@@ -86,6 +86,8 @@ const struct tool	*tooltab_find(const struct tooltab *, const char *);
 int			 tooltab_same(const struct tooltab *,
 			    const struct tooltab *);
 
+/* toolcmd.c: one command against its tool. */
+
 /*
  * Classification of one command.  params is the command's params member,
  * NULL when it is absent or null (then no condition holds).
@@ -106,6 +108,11 @@ int			 tool_expand_argv(const struct tool *, json_object *,
 json_object		*tool_details(const struct tool *);
 /* The tool's parameter schema, {"type":"object"} when none; caller puts. */
 json_object		*tool_input_schema(const struct tool *);
+
+/* Whether exec element s has the template {name}. */
+int			 tool_template_uses(const char *s, const char *name);
+
+/* tools.c: the table. */
 
 /*
  * Split a forward address, HOST:PORT or [IPV6]:PORT, into host (without
