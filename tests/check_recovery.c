@@ -363,6 +363,7 @@ START_TEST(bad_record_fails_alone)
 	plant(txn, dbi, 3, 'q', "{\"ticket\":\"t-000003\",\"status\":"
 	    "\"queued\",\"agent\":\"mallory\"}");
 	plant(txn, dbi, 7, 'z', "{}");
+	plant(txn, dbi, 8, 'd', "{not json");	/* read only when asked */
 	ck_assert_int_eq(mdb_txn_commit(txn), 0);
 	mdb_env_close(env);
 	/* It starts; the bad ones failed, the rest of the queue intact. */
@@ -379,6 +380,13 @@ START_TEST(bad_record_fails_alone)
 	json_object_put(r);
 	r = poll_num(7);
 	ck_assert_str_eq(str(r, "result.status"), "failed");
+	json_object_put(r);
+	/* A finished record is not read at start (that would make the start
+	 * as slow as the store is large): a damaged one is said so when read. */
+	r = poll_num(8);
+	ck_assert_int_eq(json_object_get_int(jpath(r, "error.code")), -32603);
+	ck_assert_ptr_nonnull(strstr(str(r, "error.data.reason"),
+	    "cannot be read"));
 	json_object_put(r);
 	r = wait_num(1);
 	ck_assert_msg(strcmp(str(r, "result.status"), "done") == 0, "%s",
