@@ -218,9 +218,8 @@ jobs_fatal_store(const char *what, int rc)
 static int
 jobs_put(struct jobs *J, struct job *j)
 {
-	int64_t	expire = 0;
-
 	const char	*json = jstrict_to_string(j->rec);
+	int64_t		 expire = 0;
 	int		 rc;
 
 	/* Never store what jstrict_parse could not read back (too deep). */
