@@ -163,8 +163,9 @@ options_usage(FILE *f)
 			snprintf(lhs, sizeof(lhs), "-%c, --%s", d->shortopt,
 			    d->name);
 		else
-			snprintf(lhs, sizeof(lhs), "    --%s %s", d->name,
-			    d->metavar);
+			snprintf(lhs, sizeof(lhs), "    --%s%s%s", d->name,
+			    d->metavar != NULL ? " " : "",
+			    d->metavar != NULL ? d->metavar : "");
 		if (d->defhelp != NULL)
 			fprintf(f, "  %-32s %s [%s]\n", lhs, d->help,
 			    d->defhelp);
