@@ -131,22 +131,6 @@ const char	*job_status_name(enum job_status);
 /* "t-000042" -> 42; -1 when not a ticket. */
 int		 job_parse_ticket(const char *, uint64_t *);
 
-/* Methods (jobmethods.c). */
-enum rpc_status	 method_batch_execute(struct rpc_req *, json_object *,
-		    json_object **, struct rpc_error *);
-enum rpc_status	 method_poll_job(struct rpc_req *, json_object *,
-		    json_object **, struct rpc_error *);
-enum rpc_status	 method_wait_job(struct rpc_req *, json_object *,
-		    json_object **, struct rpc_error *);
-enum rpc_status	 method_cancel_job(struct rpc_req *, json_object *,
-		    json_object **, struct rpc_error *);
-enum rpc_status	 method_list_jobs(struct rpc_req *, json_object *,
-		    json_object **, struct rpc_error *);
-enum rpc_status	 method_queue_status(struct rpc_req *, json_object *,
-		    json_object **, struct rpc_error *);
-enum rpc_status	 mcp_tools_call(struct rpc_req *, json_object *,
-		    json_object **, struct rpc_error *);
-
 /* Used by the methods. */
 struct job	*jobs_find(struct jobs *, uint64_t num);
 /* Not over yet, or over with its end not yet stored. */

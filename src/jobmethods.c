@@ -9,9 +9,10 @@
 #include <json-c/json.h>
 
 #include "conn.h"
+#include "jobmethods.h"
 #include "jobs.h"
 #include "jstrict.h"
-#include "methods.h"
+#include "params.h"
 #include "rpc.h"
 #include "schema.h"
 #include "server.h"
@@ -51,42 +52,6 @@ no_store(struct rpc_req *req, struct rpc_error *err)
 	rpc_fail(err, RPC_INTERNAL_ERROR, "internal_error", "this broker "
 	    "has no job store open");
 	return 1;
-}
-
-static int
-param_uint(json_object *params, const char *key, uint64_t min, uint64_t max,
-    uint64_t *out, struct rpc_error *err)
-{
-	json_object	*v;
-
-	if (!json_object_object_get_ex(params, key, &v))
-		return 1;
-	if (!json_object_is_type(v, json_type_int) ||
-	    json_object_get_int64(v) < (int64_t)min ||
-	    (uint64_t)json_object_get_int64(v) > max) {
-		rpc_fail(err, RPC_INVALID_PARAMS, "invalid_params", "parameter "
-		    "\"%s\" must be a whole number from %llu to %llu", key,
-		    (unsigned long long)min, (unsigned long long)max);
-		return -1;
-	}
-	*out = (uint64_t)json_object_get_int64(v);
-	return 0;
-}
-
-/* The ticket parameter; -1 with err when missing or no job has it. */
-static int
-param_ticket(json_object *params, uint64_t *num, struct rpc_error *err)
-{
-	const char	*t;
-
-	if (param_string(params, "ticket", 1, &t, err) == -1)
-		return -1;
-	if (job_parse_ticket(t, num) == -1) {
-		rpc_fail(err, RPC_UNKNOWN_TICKET, "unknown_ticket", "'%s' is "
-		    "not a ticket (they look like t-000042)", t);
-		return -1;
-	}
-	return 0;
 }
 
 static void
@@ -251,7 +216,7 @@ submit_options(struct rpc_req *req, json_object *params, struct submit *o,
 	    param_uint(params, "timeout_s", 0, WAIT_MAX_S, &o->timeout_s,
 	    err) == -1)
 		return -1;
-	if (!client_name_ok(o->agent)) {
+	if (!param_name_ok(o->agent)) {
 		rpc_fail(err, RPC_INVALID_PARAMS, "invalid_params", "\"agent\" "
 		    "has 1 to %d printable characters", CONN_NAME_MAX);
 		return -1;
@@ -552,7 +517,7 @@ mcp_job_method(struct rpc_req *req, const char *name, json_object *args,
 }
 
 enum rpc_status
-mcp_tools_call(struct rpc_req *req, json_object *params,
+method_tools_call(struct rpc_req *req, json_object *params,
     json_object **result, struct rpc_error *err)
 {
 	static const char *job_tools[] = { "poll_job", "wait_job",

@@ -7,7 +7,8 @@
 #include <json-c/json.h>
 
 #include "conn.h"
-#include "methods.h"
+#include "mcp.h"
+#include "params.h"
 #include "rpc.h"
 #include "server.h"
 #include "tools.h"
@@ -57,7 +58,7 @@ mcp_initialize(struct rpc_req *req, json_object *params,
 	if (json_object_object_get_ex(params, "clientInfo", &ci) &&
 	    json_object_object_get_ex(ci, "name", &name) &&
 	    json_object_is_type(name, json_type_string) &&
-	    client_name_ok(json_object_get_string(name))) {
+	    param_name_ok(json_object_get_string(name))) {
 		free(c->name);
 		c->name = xstrdup(json_object_get_string(name));
 	}
