@@ -9,6 +9,7 @@
 #include <json-c/json.h>
 
 #include "frame.h"
+#include "holds.h"
 #include "rpc.h"
 
 /*
@@ -27,12 +28,6 @@ struct event;
 #define CONN_OUT_LOW	(256 * 1024)	/* and read again below */
 #define CONN_OUT_MAX	(64 * 1024 * 1024)	/* drop a client above */
 #define CONN_FAIL_FLUSH_S	5	/* to read a last error, or dropped */
-
-struct editor_flags {
-	int	tests_running;
-	int	compiling;
-	int	busy;
-};
 
 struct conn {
 	TAILQ_ENTRY(conn)	 entry;

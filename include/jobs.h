@@ -34,8 +34,6 @@ enum job_status {
 };
 #define JOB_NSTATUS	5
 
-#define BUSY_BIT(b)	SCHED_BUSY_BIT(b)
-
 struct worker;
 
 struct job {
@@ -167,7 +165,6 @@ void		 jobs_wait(struct jobs *, uint64_t num, struct rpc_pending *p,
 /* The MCP tool result that carries job (taken).  Caller puts. */
 json_object	*jobs_mcp_result(json_object *job);
 void		 jobs_busy(struct jobs *, struct sched_busy *);
-json_object	*jobs_busy_json(struct jobs *);
 const char	*jobs_blocked_by(struct jobs *, const struct job *);
 
 #endif

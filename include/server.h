@@ -10,6 +10,7 @@
 #include <json-c/json.h>
 
 #include "conn.h"
+#include "holds.h"
 #include "options.h"
 
 /*
@@ -49,6 +50,7 @@ struct server {
 	size_t			 npending;	/* every conn's npending */
 	size_t			 inbuf_total;	/* every conn's inbuf */
 	struct authlimit	*authlimit;	/* wrong tokens per address */
+	struct holds		 holds;		/* every conn's editor flags */
 };
 
 void		 server_init(struct server *, struct event_base *,
@@ -59,8 +61,9 @@ int		 server_load_token(struct server *, const char *path,
 		    char *err, size_t errlen);
 /* Constant-time check of a presented token. */
 int		 server_token_ok(const struct server *, const char *, size_t);
-/* The broker-wide busy state: every connection's editor flags OR-ed. */
-void		 server_busy(const struct server *, struct editor_flags *);
+/* c reports the editor flags f: count them, and reschedule if they changed. */
+void		 server_set_editor(struct server *, struct conn *c,
+		    const struct editor_flags *f);
 /* An editor flag or a connection holding one changed: reschedule. */
 void		 server_busy_changed(struct server *);
 /* Stopping, and the last worker is gone: leave once clients are too. */

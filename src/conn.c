@@ -50,7 +50,7 @@ conn_free(struct conn *c)
 	int			had_flags;
 
 	rpc_cancel_all(c);
-	had_flags = memcmp(&c->editor, &none, sizeof(none)) != 0;
+	had_flags = holds_change(&srv->holds, &c->editor, &none);
 	TAILQ_REMOVE(&c->srv->conns, c, entry);
 	c->srv->nconns--;
 	c->srv->inbuf_total -= c->inbuf;

@@ -9,6 +9,7 @@
 #include <json-c/json.h>
 
 #include "conn.h"
+#include "holds.h"
 #include "jobmethods.h"
 #include "jobs.h"
 #include "jstrict.h"
@@ -455,9 +456,10 @@ method_queue_status(struct rpc_req *req, json_object *params,
     json_object **result, struct rpc_error *err)
 {
 	struct jobs	*J = req_jobs(req);
-	struct job	*j;
-	json_object	*r, *heavy = NULL;
-	size_t		 smooth = 0;
+	struct job		*j;
+	struct sched_busy	 b;
+	json_object		*r, *heavy = NULL;
+	size_t			 smooth = 0;
 
 	if (no_store(req, err))
 		return RPC_ERROR;
@@ -479,7 +481,8 @@ method_queue_status(struct rpc_req *req, json_object *params,
 	    json_object_new_int64((int64_t)smooth));
 	json_object_object_add(r, "workers_alive",
 	    json_object_new_int64((int64_t)J->nworkers));
-	json_object_object_add(r, "busy", jobs_busy_json(J));
+	jobs_busy(J, &b);
+	json_object_object_add(r, "busy", holds_json(&b));
 	*result = r;
 	return RPC_OK;
 }

@@ -25,6 +25,7 @@
 #include <json-c/json.h>
 
 #include "conn.h"
+#include "holds.h"
 #include "jobs.h"
 #include "jstrict.h"
 #include "launch.h"
@@ -363,31 +364,10 @@ jobs_busy_bits(struct jobs *J)
 void
 jobs_busy(struct jobs *J, struct sched_busy *b)
 {
-	struct editor_flags	e;
-	unsigned		bits = jobs_busy_bits(J);
-
-	server_busy(J->srv, &e);
-	b->tests_running = e.tests_running ||
-	    J->editor_restored.tests_running;
-	b->compiling = e.compiling || J->editor_restored.compiling;
-	b->editor_busy = e.busy || J->editor_restored.editor_busy;
-	sched_hold(b, bits);
-}
-
-json_object *
-jobs_busy_json(struct jobs *J)
-{
-	struct sched_busy	 b;
-	json_object		*o = json_object_new_object();
-
-	jobs_busy(J, &b);
-	json_object_object_add(o, "tests_running",
-	    json_object_new_boolean(b.tests_running));
-	json_object_object_add(o, "compiling",
-	    json_object_new_boolean(b.compiling));
-	json_object_object_add(o, "editor_busy",
-	    json_object_new_boolean(b.editor_busy));
-	return o;
+	holds_busy(&J->srv->holds, jobs_busy_bits(J), b);
+	b->tests_running |= J->editor_restored.tests_running;
+	b->compiling |= J->editor_restored.compiling;
+	b->editor_busy |= J->editor_restored.editor_busy;
 }
 
 const char *
@@ -1781,12 +1761,7 @@ on_orphan_poll(evutil_socket_t fd, short ev, void *arg)
 static void
 editor_now(struct jobs *J, struct sched_busy *b)
 {
-	struct editor_flags	e;
-
-	server_busy(J->srv, &e);
-	b->tests_running = e.tests_running;
-	b->compiling = e.compiling;
-	b->editor_busy = e.busy;
+	holds_busy(&J->srv->holds, 0, b);
 }
 
 static int

@@ -10,6 +10,7 @@
 
 #include "authlimit.h"
 #include "conn.h"
+#include "holds.h"
 #include "jobmethods.h"
 #include "jobs.h"
 #include "log.h"
@@ -227,37 +228,21 @@ method_get_tool_details(struct rpc_req *req, json_object *params,
 	return RPC_OK;
 }
 
-static json_object *
-busy_json(const struct editor_flags *b)
-{
-	json_object	*o = json_object_new_object();
-
-	json_object_object_add(o, "tests_running",
-	    json_object_new_boolean(b->tests_running));
-	json_object_object_add(o, "compiling",
-	    json_object_new_boolean(b->compiling));
-	json_object_object_add(o, "editor_busy",
-	    json_object_new_boolean(b->busy));
-	return o;
-}
-
 enum rpc_status
 method_report_editor_state(struct rpc_req *req, json_object *params,
     json_object **result, struct rpc_error *err)
 {
 	struct conn		*c = req->conn;
-	struct editor_flags	 f = c->editor, all;
+	struct editor_flags	 f = c->editor;
+	struct sched_busy	 all;
 
 	if (param_bool(params, "tests_running", &f.tests_running, err) == -1 ||
 	    param_bool(params, "compiling", &f.compiling, err) == -1 ||
 	    param_bool(params, "busy", &f.busy, err) == -1)
 		return RPC_ERROR;
-	if (memcmp(&c->editor, &f, sizeof(f)) != 0) {
-		c->editor = f;
-		server_busy_changed(c->srv);
-	}
-	server_busy(c->srv, &all);
+	server_set_editor(c->srv, c, &f);
+	holds_busy(&c->srv->holds, 0, &all);
 	*result = json_object_new_object();
-	json_object_object_add(*result, "busy", busy_json(&all));
+	json_object_object_add(*result, "busy", holds_json(&all));
 	return RPC_OK;
 }

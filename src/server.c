@@ -13,6 +13,7 @@
 
 #include "authlimit.h"
 #include "conn.h"
+#include "holds.h"
 #include "jobs.h"
 #include "log.h"
 #include "rpc.h"
@@ -89,16 +90,13 @@ server_token_ok(const struct server *srv, const char *given, size_t n)
 }
 
 void
-server_busy(const struct server *srv, struct editor_flags *b)
+server_set_editor(struct server *srv, struct conn *c,
+    const struct editor_flags *f)
 {
-	struct conn	*c;
-
-	memset(b, 0, sizeof(*b));
-	TAILQ_FOREACH(c, &srv->conns, entry) {
-		b->tests_running |= c->editor.tests_running;
-		b->compiling |= c->editor.compiling;
-		b->busy |= c->editor.busy;
-	}
+	if (!holds_change(&srv->holds, &c->editor, f))
+		return;
+	c->editor = *f;
+	server_busy_changed(srv);
 }
 
 void

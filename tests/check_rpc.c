@@ -389,8 +389,9 @@ END_TEST
 
 START_TEST(editor_state)
 {
-	struct conn	*c2 = conn_new(&srv, NULL, out, 0, "test2");
-	json_object	*r;
+	struct conn		*c2 = conn_new(&srv, NULL, out, 0, "test2");
+	struct editor_flags	 cf = { 0, 1, 0 };
+	json_object		*r;
 
 	r = call("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":"
 	    "\"report_editor_state\",\"params\":{\"tests_running\":true}}");
@@ -398,7 +399,7 @@ START_TEST(editor_state)
 	ck_assert(!json_object_get_boolean(get(r, "result.busy.compiling")));
 	ck_assert(!json_object_get_boolean(get(r, "result.busy.editor_busy")));
 	json_object_put(r);
-	c2->editor.compiling = 1;
+	server_set_editor(&srv, c2, &cf);
 	r = call("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":"
 	    "\"report_editor_state\",\"params\":{\"busy\":true}}");
 	ck_assert(json_object_get_boolean(get(r, "result.busy.tests_running")));
