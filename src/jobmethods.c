@@ -11,6 +11,7 @@
 #include "conn.h"
 #include "holds.h"
 #include "jobmethods.h"
+#include "job.h"
 #include "jobs.h"
 #include "jstrict.h"
 #include "params.h"
@@ -312,7 +313,7 @@ wait_for(struct rpc_req *req, json_object *params, int mcp,
 	if (param_ticket(params, &num, err) == -1 ||
 	    param_uint(params, "timeout_s", 0, WAIT_MAX_S, &timeout, err) == -1)
 		return RPC_ERROR;
-	if (!jobs_pending(J, num)) {
+	if (!job_pending(J, num)) {
 		if ((*result = jobs_view(J, num, 1, &found, err)) == NULL) {
 			unknown_ticket(err, num);
 			return RPC_ERROR;
@@ -481,7 +482,7 @@ method_queue_status(struct rpc_req *req, json_object *params,
 	    json_object_new_int64((int64_t)smooth));
 	json_object_object_add(r, "workers_alive",
 	    json_object_new_int64((int64_t)J->nworkers));
-	jobs_busy(J, &b);
+	job_busy(J, &b);
 	json_object_object_add(r, "busy", holds_json(&b));
 	*result = r;
 	return RPC_OK;

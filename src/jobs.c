@@ -26,6 +26,7 @@
 
 #include "conn.h"
 #include "holds.h"
+#include "job.h"
 #include "jobs.h"
 #include "jstrict.h"
 #include "launch.h"
@@ -56,27 +57,16 @@ struct waiter {
 	int			 mcp;
 };
 
-static const char *status_names[JOB_NSTATUS] = {
-	"queued", "running", "done", "failed", "cancelled",
-};
-static const char status_chars[JOB_NSTATUS] = { 'q', 'r', 'd', 'f', 'c' };
-
 static char	 **worker_env;
 
-static void	 jobs_fatal_store(const char *, int) __attribute__((noreturn));
-static int	 jobs_put(struct jobs *, struct job *);
-static void	 jobs_commit_or_die(struct jobs *, const char *);
-static int	 worker_store(struct jobs *, struct worker *);
 static void	 jobs_changed(struct jobs *, struct job *);
 static void	 jobs_finish(struct jobs *, struct job *, enum job_status,
 		    const char *);
 static void	 jobs_start(struct jobs *, struct job *);
 static void	 jobs_store_blocked(struct jobs *, const char *, int);
-static void	 jobs_store_recovered(struct jobs *);
 static void	 on_store_retry(evutil_socket_t, short, void *);
 static int	 jobs_store_grow(struct jobs *, const char *);
 static void	 jobs_expire_retry(struct jobs *, int);
-static void	 job_set_status(struct jobs *, struct job *, enum job_status);
 static void	 jobs_expire_arm(struct jobs *);
 static void	 jobs_waiters_done(struct jobs *, struct job *);
 static void	 worker_free(struct jobs *, struct worker *);
@@ -96,231 +86,15 @@ static void	 on_group(evutil_socket_t, short, void *);
 static void	 on_wait_timeout(evutil_socket_t, short, void *);
 static void	 on_editor_grace(evutil_socket_t, short, void *);
 
-const char *
-job_status_name(enum job_status s)
-{
-	return status_names[s];
-}
-
-static int
-status_from_char(char c)
-{
-	int	i;
-
-	for (i = 0; i < JOB_NSTATUS; i++)
-		if (status_chars[i] == c)
-			return i;
-	return -1;
-}
-
-int
-job_parse_ticket(const char *s, uint64_t *num)
-{
-	if (strncmp(s, "t-", 2) != 0 || strlen(s) < 8)
-		return -1;
-	return util_parse_u64(s + 2, 0, UINT64_MAX - 1, num);
-}
-
-static void
-ticket_format(char *buf, size_t len, uint64_t num)
-{
-	snprintf(buf, len, "t-%06llu", (unsigned long long)num);
-}
-
 static void
 now_stamp(char buf[UTIL_TIMESTAMP_LEN])
 {
 	util_timestamp(buf, util_now_ms());
 }
 
-static json_object *
-rec_get(json_object *rec, const char *key)
-{
-	json_object	*v = NULL;
-
-	json_object_object_get_ex(rec, key, &v);
-	return v;
-}
-
-static void
-rec_set_string(json_object *rec, const char *key, const char *val)
-{
-	json_object_object_add(rec, key, json_object_new_string(val));
-}
-
 /* ---- the queue ------------------------------------------------------ */
 
-/* Whether j may start while a heavy job runs (cmdgate-protocol(7)). */
-static int
-beside_heavy(const struct job *j)
-{
-	return j->tier == TIER_INSTANT && !j->reload;
-}
-
-/* A held reload whose submitter hears when its holder changes. */
-static int
-watched(const struct job *j)
-{
-	return j->notify_conn != 0 && j->reload;
-}
-
-/* Jobs join the queue in ticket order, so it stays sorted by ticket. */
-static void
-queue_add(struct jobs *J, struct job *j)
-{
-	TAILQ_INSERT_TAIL(&J->queued, j, entry);
-	J->nqueued++;
-	J->nqueued_beside_heavy += beside_heavy(j);
-	J->nqueued_watched += watched(j);
-}
-
-static void
-queue_remove(struct jobs *J, struct job *j)
-{
-	TAILQ_REMOVE(&J->queued, j, entry);
-	J->nqueued--;
-	J->nqueued_beside_heavy -= beside_heavy(j);
-	J->nqueued_watched -= watched(j);
-}
-
-/*
- * How many jobs are queued ahead of j: walk toward both ends at once, so
- * that the jobs just submitted (at the tail) cost as little as the next
- * to start.
- */
-static size_t
-queue_position(struct jobs *J, struct job *j)
-{
-	struct job	*back = j, *fwd = j;
-	size_t		 i;
-
-	for (i = 0;; i++) {
-		if ((back = TAILQ_PREV(back, joblist, entry)) == NULL)
-			return i;
-		if ((fwd = TAILQ_NEXT(fwd, entry)) == NULL)
-			return J->nqueued - 1 - i;
-	}
-}
-
 /* ---- the store ------------------------------------------------------ */
-
-static void
-jobs_fatal_store(const char *what, int rc)
-{
-	/*
-	 * A change the broker cannot record must not be reported either:
-	 * stop, and let the restart recover from what the store holds.
-	 */
-	fatalx("store: cannot record %s: %s; stopping so that nothing is "
-	    "reported that is not stored", what, store_strerror(rc));
-}
-
-/* Write j's record in the open transaction. */
-static int
-jobs_put(struct jobs *J, struct job *j)
-{
-	int64_t	expire = 0;
-
-	const char	*json = jstrict_to_string(j->rec);
-	int		 rc;
-
-	/* Never store what jstrict_parse could not read back (too deep). */
-	if ((rc = jstrict_check(json, strlen(json))) != 0) {
-		log_warnx("%s: its record would not read back (%s)", j->ticket,
-		    jstrict_strerror(rc));
-		return STORE_EUNREADABLE;
-	}
-	if (j->status >= JOB_DONE)
-		expire = util_now_ms() +
-		    (int64_t)J->srv->opt->result_ttl * 1000;
-	return store_job_put(J->st, j->num, status_chars[j->status], expire,
-	    json);
-}
-
-/* A change was stored after the store refused some: the backoff ends. */
-static void
-jobs_store_recovered(struct jobs *J)
-{
-	if (J->retry_logged)
-		log_info("the store takes changes again");
-	J->retry_logged = 0;
-	J->retry_s = 0;
-}
-
-/* Commit; with --sync group, hold every answer until the sync. */
-static int
-jobs_commit(struct jobs *J)
-{
-	int	rc;
-
-	if ((rc = store_commit(J->st)) != 0)
-		return rc;
-	if (!J->store_blocked)
-		jobs_store_recovered(J);
-	if (J->srv->opt->sync == SYNC_GROUP && !J->srv->hold_output) {
-		J->srv->hold_output = 1;
-		event_active(J->sync_ev, EV_TIMEOUT, 0);
-	}
-	return 0;
-}
-
-/*
- * Record j in one transaction, with its worker's record put (put_worker)
- * or deleted (del_pid > 0).  0, or the error with nothing applied.
- */
-static int
-jobs_save(struct jobs *J, struct job *j, int put_worker, pid_t del_pid)
-{
-	int	rc;
-
-	if ((rc = store_begin(J->st)) != 0)
-		return rc;
-	if ((rc = jobs_put(J, j)) != 0 ||
-	    (put_worker && (rc = worker_store(J, j->worker)) != 0) ||
-	    (del_pid > 0 && (rc = store_worker_del(J->st, del_pid)) != 0)) {
-		store_abort(J->st);
-		return rc;
-	}
-	return jobs_commit(J);
-}
-
-/*
- * The store cannot take j's state (it is full, say): j becomes failed,
- * its results and parameters dropped, so that what is stored is small and
- * still true.
- */
-static void
-jobs_shrink(struct jobs *J, struct job *j, int rc)
-{
-	json_object	*cmds = rec_get(j->rec, "commands"), *c;
-	char		 why[512];
-	size_t		 i;
-
-	log_warnx("%s: the store cannot record this job (%s): it fails, its "
-	    "results dropped", j->ticket, store_strerror(rc));
-	if (j->status != JOB_FAILED)
-		job_set_status(J, j, JOB_FAILED);
-	snprintf(why, sizeof(why), "storage_error: the store could not "
-	    "record this job (%s); its results were dropped",
-	    store_strerror(rc));
-	rec_set_string(j->rec, "error", why);
-	json_object_object_add(j->rec, "results", json_object_new_array());
-	json_object_object_del(j->rec, "failed_at_command");
-	for (i = 0; i < json_object_array_length(cmds); i++) {
-		c = json_object_array_get_idx(cmds, i);
-		json_object_object_del(c, "params");
-		json_object_object_del(c, "exec");
-	}
-}
-
-static void
-jobs_commit_or_die(struct jobs *J, const char *what)
-{
-	int	rc;
-
-	if ((rc = jobs_commit(J)) != 0)
-		jobs_fatal_store(what, rc);
-}
 
 /* --sync group: sync what was committed, then send what it held. */
 static void
@@ -350,26 +124,6 @@ on_sync(evutil_socket_t fd, short ev, void *arg)
 
 /* ---- views ---------------------------------------------------------- */
 
-static unsigned
-jobs_busy_bits(struct jobs *J)
-{
-	struct worker	*w;
-	unsigned	 b = 0;
-
-	TAILQ_FOREACH(w, &J->workers, entry)
-		b |= w->busy;
-	return b;
-}
-
-void
-jobs_busy(struct jobs *J, struct sched_busy *b)
-{
-	holds_busy(&J->srv->holds, jobs_busy_bits(J), b);
-	b->tests_running |= J->editor_restored.tests_running;
-	b->compiling |= J->editor_restored.compiling;
-	b->editor_busy |= J->editor_restored.editor_busy;
-}
-
 const char *
 jobs_blocked_by(struct jobs *J, const struct job *j)
 {
@@ -377,54 +131,8 @@ jobs_blocked_by(struct jobs *J, const struct job *j)
 
 	if (!j->reload || j->status != JOB_QUEUED)
 		return NULL;
-	jobs_busy(J, &b);
+	job_busy(J, &b);
 	return sched_guard(&b);
-}
-
-struct job *
-jobs_find(struct jobs *J, uint64_t num)
-{
-	struct job	*j, *head = TAILQ_FIRST(&J->queued);
-	struct job	*tail = TAILQ_LAST(&J->queued, joblist);
-
-	TAILQ_FOREACH(j, &J->running, entry)
-		if (j->num == num)
-			return j;
-	if (head == NULL || num < head->num || num > tail->num)
-		return NULL;
-	/* The queue is in ticket order: start from the nearer end. */
-	if (num - head->num <= tail->num - num) {
-		TAILQ_FOREACH(j, &J->queued, entry)
-			if (j->num >= num)
-				return j->num == num ? j : NULL;
-	} else {
-		TAILQ_FOREACH_REVERSE(j, &J->queued, joblist, entry)
-			if (j->num <= num)
-				return j->num == num ? j : NULL;
-	}
-	return NULL;
-}
-
-int
-jobs_pending(struct jobs *J, uint64_t num)
-{
-	struct job	*j;
-
-	if (jobs_find(J, num) != NULL)
-		return 1;
-	TAILQ_FOREACH(j, &J->unstored, entry)
-		if (j->num == num)
-			return 1;
-	return 0;
-}
-
-static void
-copy_member(json_object *to, json_object *rec, const char *key)
-{
-	json_object	*v;
-
-	if (json_object_object_get_ex(rec, key, &v))
-		json_object_object_add(to, key, json_object_get(v));
 }
 
 static json_object *
@@ -432,11 +140,11 @@ ahead_entry(json_object *rec)
 {
 	json_object	*a = json_object_new_object();
 
-	copy_member(a, rec, "ticket");
-	copy_member(a, rec, "agent");
-	copy_member(a, rec, "label");
-	copy_member(a, rec, "tier");
-	copy_member(a, rec, "status");
+	job_copy(a, rec, "ticket");
+	job_copy(a, rec, "agent");
+	job_copy(a, rec, "label");
+	job_copy(a, rec, "tier");
+	job_copy(a, rec, "status");
 	return a;
 }
 
@@ -448,7 +156,7 @@ view_queue_place(struct jobs *J, struct job *j, json_object *o, int full)
 	json_object	*ahead;
 
 	json_object_object_add(o, "position",
-	    json_object_new_int64((int64_t)queue_position(J, j)));
+	    json_object_new_int64((int64_t)job_position(J, j)));
 	if (!full)
 		return;
 	ahead = json_object_new_array();
@@ -472,12 +180,13 @@ view(struct jobs *J, json_object *rec, struct job *j, int full)
 	static const char *more[] = { "atomic", "started_at", "finished_at",
 	    "results", "error", "failed_at_command", "rolled_back", NULL };
 	json_object	*o = json_object_new_object(), *cmds, *c, *list, *p;
-	const char	*status = json_object_get_string(rec_get(rec, "status"));
+	const char	*status = json_object_get_string(job_rec_get(rec,
+	    "status"));
 	const char	*bb = j != NULL ? jobs_blocked_by(J, j) : NULL;
 	size_t		 i, n;
 
 	for (i = 0; summary[i] != NULL; i++)
-		copy_member(o, rec, summary[i]);
+		job_copy(o, rec, summary[i]);
 	if (j != NULL && j->status == JOB_QUEUED)
 		view_queue_place(J, j, o, full);
 	json_object_object_add(o, "blocked_by", bb != NULL ?
@@ -485,22 +194,22 @@ view(struct jobs *J, json_object *rec, struct job *j, int full)
 	if (!full)
 		return o;
 	for (i = 0; more[i] != NULL; i++)
-		copy_member(o, rec, more[i]);
-	cmds = rec_get(rec, "commands");
+		job_copy(o, rec, more[i]);
+	cmds = job_rec_get(rec, "commands");
 	n = json_object_array_length(cmds);
 	list = json_object_new_array();
 	for (i = 0; i < n; i++) {
 		c = json_object_new_object();
-		copy_member(c, json_object_array_get_idx(cmds, i), "tool");
-		copy_member(c, json_object_array_get_idx(cmds, i), "tier");
-		copy_member(c, json_object_array_get_idx(cmds, i),
+		job_copy(c, json_object_array_get_idx(cmds, i), "tool");
+		job_copy(c, json_object_array_get_idx(cmds, i), "tier");
+		job_copy(c, json_object_array_get_idx(cmds, i),
 		    "causes_reload");
 		json_object_array_add(list, c);
 	}
 	json_object_object_add(o, "commands", list);
 	p = json_object_new_object();
 	json_object_object_add(p, "completed", json_object_new_int64((int64_t)
-	    json_object_array_length(rec_get(rec, "results"))));
+	    json_object_array_length(job_rec_get(rec, "results"))));
 	json_object_object_add(p, "total", json_object_new_int64((int64_t)n));
 	json_object_object_add(o, "progress", p);
 	if (strcmp(status, "queued") == 0)
@@ -521,7 +230,7 @@ job_view(struct jobs *J, struct job *j, int full)
 json_object *
 jobs_view_record(struct jobs *J, uint64_t num, json_object *rec)
 {
-	struct job	*j = jobs_find(J, num);
+	struct job	*j = job_find(J, num);
 
 	return j != NULL ? job_view(J, j, 0) : view(J, rec, NULL, 0);
 }
@@ -536,7 +245,7 @@ jobs_view(struct jobs *J, uint64_t num, int full, int *found,
 	int		 rc;
 
 	*found = 0;
-	if ((j = jobs_find(J, num)) != NULL) {
+	if ((j = job_find(J, num)) != NULL) {
 		*found = 1;
 		return job_view(J, j, full);
 	}
@@ -590,11 +299,11 @@ jobs_notify(struct jobs *J, struct job *j)
 	j->last_blocked = bb;
 	v = view(J, j->rec, j, 1);
 	p = json_object_new_object();
-	copy_member(p, v, "ticket");
-	copy_member(p, v, "status");
+	job_copy(p, v, "ticket");
+	job_copy(p, v, "status");
 	json_object_object_add(p, "blocked_by", bb != NULL ?
 	    json_object_new_string(bb) : NULL);
-	copy_member(p, v, "progress");
+	job_copy(p, v, "progress");
 	json_object_put(v);
 	n = rpc_notification("notifications/job", p);
 	conn_send(c, n);
@@ -625,7 +334,8 @@ json_object *
 jobs_mcp_result(json_object *job)
 {
 	json_object	*r = json_object_new_object(), *content, *t;
-	const char	*st = json_object_get_string(rec_get(job, "status"));
+	const char	*st = json_object_get_string(job_rec_get(job,
+	    "status"));
 
 	t = json_object_new_object();
 	json_object_object_add(t, "type", json_object_new_string("text"));
@@ -694,7 +404,7 @@ jobs_wait(struct jobs *J, uint64_t num, struct rpc_pending *p,
 	TAILQ_INSERT_TAIL(&J->waiters, w, entry);
 	if ((w->timer = evtimer_new(J->srv->base, on_wait_timeout, w)) == NULL)
 		fatalx("evtimer_new");
-	if (!jobs_pending(J, num)) {
+	if (!job_pending(J, num)) {
 		waiter_answer(w);	/* already finished */
 		return;
 	}
@@ -702,42 +412,6 @@ jobs_wait(struct jobs *J, uint64_t num, struct rpc_pending *p,
 }
 
 /* ---- submit, cancel, finish ----------------------------------------- */
-
-static struct job *
-job_new(json_object *rec, uint64_t num)
-{
-	struct job	*j = xcalloc(1, sizeof(*j));
-	json_object	*cmds = rec_get(rec, "commands"), *c, *b;
-	size_t		 i;
-
-	j->num = num;
-	ticket_format(j->ticket, sizeof(j->ticket), num);
-	j->rec = rec;
-	j->status = JOB_QUEUED;
-	j->tier = strcmp(json_object_get_string(rec_get(rec, "tier")),
-	    "heavy") == 0 ? TIER_HEAVY : strcmp(json_object_get_string(
-	    rec_get(rec, "tier")), "smooth") == 0 ? TIER_SMOOTH : TIER_INSTANT;
-	j->reload = json_object_get_boolean(rec_get(rec, "causes_reload"));
-	j->ncmds = json_object_array_length(cmds);
-	for (i = 0; i < j->ncmds; i++) {
-		c = json_object_array_get_idx(cmds, i);
-		if ((b = rec_get(c, "busy")) == NULL)
-			continue;
-		if (strcmp(json_object_get_string(b), "tests_running") == 0)
-			j->busy |= BUSY_BIT(BUSY_TESTS_RUNNING);
-		else
-			j->busy |= BUSY_BIT(BUSY_COMPILING);
-	}
-	j->completed = json_object_array_length(rec_get(rec, "results"));
-	return j;
-}
-
-static void
-job_free(struct job *j)
-{
-	json_object_put(j->rec);
-	free(j);
-}
 
 /* A submit waiting for the end of the loop turn (group commit). */
 struct submission {
@@ -827,11 +501,11 @@ submission_store(struct jobs *J, struct submission *s, int nested,
 	if ((rc = store_take_ticket(J->st, &s->num)) != 0)
 		goto abort;
 	ticket_format(ticket, sizeof(ticket), s->num);
-	rec_set_string(rec, "ticket", ticket);
-	rec_set_string(rec, "status", "queued");
+	job_rec_set(rec, "ticket", ticket);
+	job_rec_set(rec, "status", "queued");
 	json_object_object_add(rec, "results", json_object_new_array());
 	s->job = job_new(json_object_get(rec), s->num);
-	if ((rc = jobs_put(J, s->job)) != 0 || (s->idem != NULL &&
+	if ((rc = job_put(J, s->job)) != 0 || (s->idem != NULL &&
 	    (rc = store_idem_put(J->st, s->idem, s->num)) != 0) ||
 	    (nested && (rc = store_commit(J->st)) != 0)) {
 		job_free(s->job);
@@ -886,7 +560,7 @@ group_store(struct jobs *J, struct submissionlist *group, size_t *added)
 			    !nested)
 				break;
 		if (s == NULL)
-			return jobs_commit(J);
+			return job_commit(J);
 		store_abort(J->st);
 		group_reset(group);
 	}
@@ -978,7 +652,7 @@ on_group(evutil_socket_t fd, short ev, void *arg)
 		}
 		if (s->job == NULL)
 			continue;
-		queue_add(J, s->job);
+		job_enqueue(J, s->job);
 		J->count[JOB_QUEUED]++;
 		log_debug("%s queued: %s, %zu commands", s->job->ticket,
 		    tier_name(s->job->tier), s->job->ncmds);
@@ -1001,50 +675,14 @@ on_group(evutil_socket_t fd, short ev, void *arg)
 	}
 }
 
-static void
-job_set_status(struct jobs *J, struct job *j, enum job_status s)
-{
-	J->count[j->status]--;
-	J->count[s]++;
-	j->status = s;
-	rec_set_string(j->rec, "status", status_names[s]);
-}
-
-/*
- * The job ends: record it (a finished job carries its expiry), tell its
- * waiters and submitter, forget it here.
- */
-/* Take j off the queued or running list. */
-static void
-jobs_unlist(struct jobs *J, struct job *j)
-{
-	if (j->status == JOB_RUNNING) {
-		TAILQ_REMOVE(&J->running, j, entry);
-		J->nrunning--;
-	} else
-		queue_remove(J, j);
-}
-
-/* Mark rec finished with status s at the current time. */
-static void
-rec_finish(json_object *rec, enum job_status s, const char *error)
-{
-	char	ts[UTIL_TIMESTAMP_LEN];
-
-	rec_set_string(rec, "status", status_names[s]);
-	now_stamp(ts);
-	rec_set_string(rec, "finished_at", ts);
-	if (error != NULL)
-		rec_set_string(rec, "error", error);
-}
-
 /* j is over and stored: tell whoever waits, forget it here. */
 static void
 jobs_forget(struct jobs *J, struct job *j)
 {
-	const char	*error = json_object_get_string(rec_get(j->rec, "error"));
+	const char	*error = json_object_get_string(job_rec_get(j->rec,
+	    "error"));
 
-	log_info("%s %s%s%s", j->ticket, status_names[j->status],
+	log_info("%s %s%s%s", j->ticket, job_status_name(j->status),
 	    error != NULL ? ": " : "", error != NULL ? error : "");
 	jobs_changed(J, j);
 	jobs_waiters_done(J, j);
@@ -1065,15 +703,15 @@ jobs_finish(struct jobs *J, struct job *j, enum job_status s,
 	pid_t	del = j->worker != NULL ? j->worker->pid : 0;
 	int	rc;
 
-	jobs_unlist(J, j);
+	job_unlist(J, j);
 	job_set_status(J, j, s);
-	rec_finish(j->rec, s, error);
-	if ((rc = jobs_save(J, j, 0, del)) != 0) {
-		jobs_shrink(J, j, rc);
-		if ((rc = jobs_save(J, j, 0, del)) != 0) {
+	job_rec_finish(j->rec, s, error);
+	if ((rc = job_save(J, j, 0, del)) != 0) {
+		job_shrink(J, j, rc);
+		if ((rc = job_save(J, j, 0, del)) != 0) {
 			/* Nobody hears of an end that is not stored. */
 			if (rc == STORE_EFAILED)
-				jobs_fatal_store(j->ticket, rc);
+				job_fatal_store(j->ticket, rc);
 			if (j->worker != NULL)
 				j->worker->job = NULL;
 			j->worker = NULL;
@@ -1095,7 +733,7 @@ jobs_store_blocked(struct jobs *J, const char *what, int rc)
 	struct timeval	tv = { 0, 0 };
 
 	if (rc == STORE_EFAILED)
-		jobs_fatal_store(what, rc);
+		job_fatal_store(what, rc);
 	J->store_blocked = 1;
 	if (store_map_full(rc) && jobs_store_grow(J, what) == 0)
 		goto arm;	/* at once: the map is larger now */
@@ -1143,7 +781,7 @@ on_store_retry(evutil_socket_t fd, short ev, void *arg)
 	(void)fd;
 	(void)ev;
 	while ((j = TAILQ_FIRST(&J->unstored)) != NULL) {
-		if ((rc = jobs_save(J, j, 0, 0)) != 0) {
+		if ((rc = job_save(J, j, 0, 0)) != 0) {
 			jobs_store_blocked(J, j->ticket, rc);
 			return;
 		}
@@ -1152,7 +790,7 @@ on_store_retry(evutil_socket_t fd, short ev, void *arg)
 		stored = 1;
 	}
 	if (stored)
-		jobs_store_recovered(J);
+		job_store_recovered(J);
 	/* A start that failed is tried again by the scheduler. */
 	J->store_blocked = 0;
 	jobs_schedule(J);
@@ -1167,12 +805,12 @@ jobs_cancel_queued(struct jobs *J, struct job *j, struct rpc_error *err)
 
 	if (json_object_deep_copy(j->rec, &rec, NULL) != 0)
 		fatalx("json_object_deep_copy");
-	rec_finish(rec, JOB_CANCELLED, "cancelled");
+	job_rec_finish(rec, JOB_CANCELLED, "cancelled");
 	if ((rc = store_begin(J->st)) != 0 ||
-	    (rc = store_job_put(J->st, j->num, status_chars[JOB_CANCELLED],
+	    (rc = store_job_put(J->st, j->num, job_status_char(JOB_CANCELLED),
 	    util_now_ms() + (int64_t)J->srv->opt->result_ttl * 1000,
 	    json_object_to_json_string_ext(rec, JSON_C_TO_STRING_PLAIN))) != 0 ||
-	    (rc = jobs_commit(J)) != 0) {
+	    (rc = job_commit(J)) != 0) {
 		store_abort(J->st);
 		json_object_put(rec);
 		rpc_fail(err, RPC_STORAGE_ERROR, "storage_error", "the cancel "
@@ -1180,7 +818,7 @@ jobs_cancel_queued(struct jobs *J, struct job *j, struct rpc_error *err)
 		    store_strerror(rc));
 		return -1;
 	}
-	jobs_unlist(J, j);
+	job_unlist(J, j);
 	job_set_status(J, j, JOB_CANCELLED);
 	json_object_put(j->rec);
 	j->rec = rec;
@@ -1192,7 +830,7 @@ int
 jobs_cancel(struct jobs *J, uint64_t num, json_object **result,
     struct rpc_error *err)
 {
-	struct job	*j = jobs_find(J, num);
+	struct job	*j = job_find(J, num);
 	json_object	*v, *r;
 	int		 found, cancelled = 0;
 	char		 ticket[24];
@@ -1222,7 +860,7 @@ jobs_cancel(struct jobs *J, uint64_t num, json_object **result,
 	json_object_object_add(r, "ticket", json_object_new_string(ticket));
 	json_object_object_add(r, "cancelled",
 	    json_object_new_boolean(cancelled));
-	copy_member(r, v, "status");
+	job_copy(r, v, "status");
 	json_object_put(v);
 	*result = r;
 	if (cancelled)
@@ -1244,8 +882,9 @@ worker_tools_ok(struct jobs *J, struct job *j, char *why, size_t len)
 	size_t			 i;
 
 	for (i = 0; i < j->ncmds; i++) {
-		name = json_object_get_string(rec_get(json_object_array_get_idx(
-		    rec_get(j->rec, "commands"), i), "tool"));
+		name = json_object_get_string(job_rec_get(
+		    json_object_array_get_idx(job_rec_get(j->rec, "commands"),
+		    i), "tool"));
 		t = tooltab_find(J->srv->tools, name);
 		if (t == NULL || !t->enabled) {
 			snprintf(why, len, "commands[%zu]: tool '%s' %s the "
@@ -1284,8 +923,8 @@ worker_spec(struct jobs *J, struct job *j)
 	json_object_object_add(spec, "ticket",
 	    json_object_new_string(j->ticket));
 	json_object_object_add(spec, "fail_fast", json_object_new_boolean(
-	    json_object_get_boolean(rec_get(j->rec, "fail_fast")) ||
-	    json_object_get_boolean(rec_get(j->rec, "atomic"))));
+	    json_object_get_boolean(job_rec_get(j->rec, "fail_fast")) ||
+	    json_object_get_boolean(job_rec_get(j->rec, "atomic"))));
 	json_object_object_add(spec, "output_cap",
 	    json_object_new_int64((int64_t)J->srv->opt->output_cap));
 	json_object_object_add(spec, "kill_grace",
@@ -1296,21 +935,22 @@ worker_spec(struct jobs *J, struct job *j)
 		    json_object_new_int64(launch_nofile()));
 	cmds = json_object_new_array();
 	for (i = 0; i < j->ncmds; i++) {
-		src = json_object_array_get_idx(rec_get(j->rec, "commands"), i);
+		src = json_object_array_get_idx(job_rec_get(j->rec,
+		    "commands"), i);
 		c = json_object_new_object();
 		for (k = 0; keep[k] != NULL; k++)
-			copy_member(c, src, keep[k]);
-		if (rec_get(src, "exec") != NULL)
+			job_copy(c, src, keep[k]);
+		if (job_rec_get(src, "exec") != NULL)
 			json_object_object_add(c, "cwd", json_object_new_string(
-			    worker_cwd(J, json_object_get_string(rec_get(src,
-			    "tool")), dir, sizeof(dir))));
+			    worker_cwd(J, json_object_get_string(
+			    job_rec_get(src, "tool")), dir, sizeof(dir))));
 		json_object_array_add(cmds, c);
 	}
 	json_object_object_add(spec, "commands", cmds);
 	return spec;
 }
 
-static json_object *
+json_object *
 worker_record(struct worker *w, const char *ticket)
 {
 	json_object	*o = json_object_new_object();
@@ -1326,18 +966,6 @@ worker_record(struct worker *w, const char *ticket)
 		json_object_object_add(o, "ticket",
 		    json_object_new_string(ticket));
 	return o;
-}
-
-static int
-worker_store(struct jobs *J, struct worker *w)
-{
-	json_object	*rec = worker_record(w, w->job ? w->job->ticket : NULL);
-	int		 rc;
-
-	rc = store_worker_put(J->st, w->pid, json_object_to_json_string_ext(
-	    rec, JSON_C_TO_STRING_PLAIN));
-	json_object_put(rec);
-	return rc;
 }
 
 static struct worker *
@@ -1418,7 +1046,7 @@ worker_garbled(struct jobs *J, struct worker *w, const char *why)
 	bufferevent_disable(w->events, EV_READ);
 }
 
-/* Progress that cannot be stored stops the job: see jobs_shrink(). */
+/* Progress that cannot be stored stops the job: see job_shrink(). */
 static void
 worker_store_failed(struct jobs *J, struct worker *w, int rc)
 {
@@ -1440,8 +1068,8 @@ worker_event(struct jobs *J, struct worker *w, const char *line, size_t len)
 
 	jstrict_parse(line, len, &ev);
 	if (ev == NULL || len == 0 ||
-	    (kind = json_object_get_string(rec_get(ev, "event"))) == NULL ||
-	    (v = rec_get(ev, "index")) == NULL ||
+	    (kind = json_object_get_string(job_rec_get(ev, "event"))) == NULL ||
+	    (v = job_rec_get(ev, "index")) == NULL ||
 	    (j != NULL && json_object_get_int64(v) != (int64_t)j->completed)) {
 		json_object_put(ev);
 		worker_garbled(J, w, "garbled message from the worker");
@@ -1449,19 +1077,19 @@ worker_event(struct jobs *J, struct worker *w, const char *line, size_t len)
 	}
 	if (strcmp(kind, "start") == 0) {
 		/* Known even when the job is gone (shutdown): kills reach it. */
-		w->tool_pgid = json_object_get_int(rec_get(ev, "pgid"));
+		w->tool_pgid = json_object_get_int(job_rec_get(ev, "pgid"));
 		if (j != NULL && w->tool_pgid > 0 &&
-		    (rc = jobs_save(J, j, 1, 0)) != 0)
+		    (rc = job_save(J, j, 1, 0)) != 0)
 			worker_store_failed(J, w, rc);
 	} else if (j == NULL) {
 		/* Its job was recorded as interrupted: nothing to add. */
 	} else if (strcmp(kind, "result") == 0 &&
-	    json_object_is_type(res = rec_get(ev, "result"),
+	    json_object_is_type(res = job_rec_get(ev, "result"),
 	    json_type_object)) {
-		json_object_array_add(rec_get(j->rec, "results"),
+		json_object_array_add(job_rec_get(j->rec, "results"),
 		    json_object_get(res));
 		j->completed++;
-		if ((rc = jobs_save(J, j, 0, 0)) != 0)
+		if ((rc = job_save(J, j, 0, 0)) != 0)
 			worker_store_failed(J, w, rc);
 		else
 			jobs_changed(J, j);
@@ -1560,13 +1188,13 @@ jobs_start(struct jobs *J, struct job *j)
 	/* Stored as running first; only then does anything change here. */
 	if (json_object_deep_copy(j->rec, &run, NULL) != 0)
 		fatalx("json_object_deep_copy");
-	rec_set_string(run, "status", status_names[JOB_RUNNING]);
+	job_rec_set(run, "status", job_status_name(JOB_RUNNING));
 	now_stamp(ts);
-	rec_set_string(run, "started_at", ts);
+	job_rec_set(run, "started_at", ts);
 	if ((rc = store_begin(J->st)) != 0 ||
-	    (rc = store_job_put(J->st, j->num, status_chars[JOB_RUNNING], 0,
+	    (rc = store_job_put(J->st, j->num, job_status_char(JOB_RUNNING), 0,
 	    json_object_to_json_string_ext(run, JSON_C_TO_STRING_PLAIN))) != 0 ||
-	    (rc = worker_store(J, w)) != 0 || (rc = jobs_commit(J)) != 0) {
+	    (rc = job_put_worker(J, w)) != 0 || (rc = job_commit(J)) != 0) {
 		store_abort(J->st);
 		json_object_put(run);
 		/* The worker has not read its spec: it never ran anything. */
@@ -1581,7 +1209,7 @@ jobs_start(struct jobs *J, struct job *j)
 	j->rec = run;
 	w->busy = j->busy;
 	j->worker = w;
-	queue_remove(J, j);
+	job_dequeue(J, j);
 	TAILQ_INSERT_TAIL(&J->running, j, entry);
 	J->nrunning++;
 	job_set_status(J, j, JOB_RUNNING);
@@ -1609,7 +1237,7 @@ static enum job_status
 worker_outcome(struct job *j, struct worker *w, int status, char *why,
     size_t len)
 {
-	json_object	*res = rec_get(j->rec, "results"), *r, *e;
+	json_object	*res = job_rec_get(j->rec, "results"), *r, *e;
 	size_t		 i, n = json_object_array_length(res);
 	int		 ff;
 
@@ -1634,19 +1262,19 @@ worker_outcome(struct job *j, struct worker *w, int status, char *why,
 	}
 	for (i = 0; i < n; i++) {
 		r = json_object_array_get_idx(res, i);
-		if (json_object_get_boolean(rec_get(r, "ok")))
+		if (json_object_get_boolean(job_rec_get(r, "ok")))
 			continue;
 		json_object_object_add(j->rec, "failed_at_command",
 		    json_object_new_int64((int64_t)i));
 		json_object_object_add(j->rec, "rolled_back",
 		    json_object_new_boolean(0));
-		e = rec_get(r, "error");
+		e = job_rec_get(r, "error");
 		snprintf(why, len, "command %zu (%s) failed%s%s", i,
-		    json_object_get_string(rec_get(r, "tool")), e ? ": " : "",
-		    e ? json_object_get_string(e) : "");
+		    json_object_get_string(job_rec_get(r, "tool")),
+		    e ? ": " : "", e ? json_object_get_string(e) : "");
 		return JOB_FAILED;
 	}
-	ff = json_object_get_boolean(rec_get(j->rec, "fail_fast"));
+	ff = json_object_get_boolean(job_rec_get(j->rec, "fail_fast"));
 	if (n < j->ncmds && !ff) {
 		snprintf(why, len, "the worker stopped after %zu of %zu "
 		    "commands", n, j->ncmds);
@@ -1689,7 +1317,7 @@ worker_reaped(struct jobs *J, struct worker *w, int status)
 		jobs_finish(J, j, s, why[0] != '\0' ? why : NULL);
 	} else if ((rc = store_begin(J->st)) != 0 ||
 	    (rc = store_worker_del(J->st, w->pid)) != 0 ||
-	    (rc = jobs_commit(J)) != 0) {
+	    (rc = job_commit(J)) != 0) {
 		/* A stale record is harmless: a restart checks its pid. */
 		store_abort(J->st);
 		log_warnx("worker %d: its record stays in the store: %s",
@@ -1947,7 +1575,7 @@ jobs_schedule(struct jobs *J)
 		if (s.workers >= s.max_workers ||
 		    (s.heavy_running && J->nqueued_beside_heavy == 0))
 			break;
-		jobs_busy(J, &s.busy);
+		job_busy(J, &s.busy);
 		sj = xcalloc(J->nqueued, sizeof(*sj));
 		qj = xcalloc(J->nqueued, sizeof(*qj));
 		start = xcalloc(J->nqueued, sizeof(*start));
@@ -1970,7 +1598,7 @@ jobs_schedule(struct jobs *J)
 	if (J->nqueued_watched == 0)
 		return;
 	TAILQ_FOREACH(j, &J->queued, entry)
-		if (watched(j) && jobs_blocked_by(J, j) != j->last_blocked)
+		if (job_watched(j) && jobs_blocked_by(J, j) != j->last_blocked)
 			jobs_notify(J, j);
 }
 
@@ -2016,8 +1644,8 @@ on_expire(evutil_socket_t fd, short ev, void *arg)
 		if (jstrict_parse_str(json, &rec) != 0)
 			rec = NULL;	/* damaged: the job goes all the same */
 		free(json);
-		if ((k = rec_get(rec, "idempotency_key")) != NULL &&
-		    (a = rec_get(rec, "agent")) != NULL) {
+		if ((k = job_rec_get(rec, "idempotency_key")) != NULL &&
+		    (a = job_rec_get(rec, "agent")) != NULL) {
 			key = xasprintf("%s\n%s", json_object_get_string(a),
 			    json_object_get_string(k));
 			rc = store_idem_del(J->st, key);
@@ -2026,9 +1654,9 @@ on_expire(evutil_socket_t fd, short ev, void *arg)
 		json_object_put(rec);
 		if (rc != 0 || (rc = store_job_del(J->st, nums[i])) != 0)
 			break;
-		st_of[i] = status_from_char(status);
+		st_of[i] = job_status_from_char(status);
 	}
-	if (rc != 0 || (rc = jobs_commit(J)) != 0) {
+	if (rc != 0 || (rc = job_commit(J)) != 0) {
 		store_abort(J->st);
 		jobs_expire_retry(J, rc);
 		return;
@@ -2051,7 +1679,7 @@ jobs_expire_retry(struct jobs *J, int rc)
 	struct timeval	tv = { 0, 0 };
 
 	if (rc == STORE_EFAILED)
-		jobs_fatal_store("expired jobs", rc);
+		job_fatal_store("expired jobs", rc);
 	if (!store_map_full(rc) || jobs_store_grow(J, "expiry") != 0) {
 		if (J->expire_retry_s == 0)
 			log_warnx("expired jobs could not be removed: %s; "
@@ -2077,7 +1705,7 @@ struct load_ctx {
 static int
 rec_string(json_object *rec, const char *key, const char **names)
 {
-	json_object	*v = rec_get(rec, key);
+	json_object	*v = job_rec_get(rec, key);
 
 	if (!json_object_is_type(v, json_type_string))
 		return 0;
@@ -2097,7 +1725,7 @@ rec_malformed(json_object *rec)
 	static const char *tiers[] = { "instant", "smooth", "heavy", NULL };
 	static const char *statuses[] = { "queued", "running", "done",
 	    "failed", "cancelled", NULL };
-	json_object	*cmds = rec_get(rec, "commands"), *c;
+	json_object	*cmds = job_rec_get(rec, "commands"), *c;
 	size_t		 i;
 
 	if (!json_object_is_type(rec, json_type_object))
@@ -2113,12 +1741,12 @@ rec_malformed(json_object *rec)
 	for (i = 0; i < json_object_array_length(cmds); i++) {
 		c = json_object_array_get_idx(cmds, i);
 		if (!rec_string(c, "tool", NULL) ||
-		    (rec_get(c, "busy") != NULL && !rec_string(c, "busy",
+		    (job_rec_get(c, "busy") != NULL && !rec_string(c, "busy",
 		    NULL)))
 			return "a command without a tool name";
 	}
-	if (rec_get(rec, "results") != NULL &&
-	    !json_object_is_type(rec_get(rec, "results"), json_type_array))
+	if (job_rec_get(rec, "results") != NULL &&
+	    !json_object_is_type(job_rec_get(rec, "results"), json_type_array))
 		return "its results are not a list";
 	return NULL;
 }
@@ -2140,30 +1768,30 @@ load_damaged(struct load_ctx *lc, uint64_t num, json_object *old,
 
 	now_stamp(ts);
 	ticket_format(ticket, sizeof(ticket), num);
-	rec_set_string(rec, "ticket", ticket);
-	rec_set_string(rec, "status", status_names[JOB_FAILED]);
-	rec_set_string(rec, "tier", "instant");
+	job_rec_set(rec, "ticket", ticket);
+	job_rec_set(rec, "status", job_status_name(JOB_FAILED));
+	job_rec_set(rec, "tier", "instant");
 	json_object_object_add(rec, "causes_reload",
 	    json_object_new_boolean(0));
-	rec_set_string(rec, "agent", rec_string(old, "agent", NULL) ?
-	    json_object_get_string(rec_get(old, "agent")) : "unknown");
-	rec_set_string(rec, "label", rec_string(old, "label", NULL) ?
-	    json_object_get_string(rec_get(old, "label")) : "");
-	rec_set_string(rec, "created_at", rec_string(old, "created_at", NULL) ?
-	    json_object_get_string(rec_get(old, "created_at")) : ts);
-	rec_set_string(rec, "finished_at", ts);
+	job_rec_set(rec, "agent", rec_string(old, "agent", NULL) ?
+	    json_object_get_string(job_rec_get(old, "agent")) : "unknown");
+	job_rec_set(rec, "label", rec_string(old, "label", NULL) ?
+	    json_object_get_string(job_rec_get(old, "label")) : "");
+	job_rec_set(rec, "created_at", rec_string(old, "created_at", NULL) ?
+	    json_object_get_string(job_rec_get(old, "created_at")) : ts);
+	job_rec_set(rec, "finished_at", ts);
 	json_object_object_add(rec, "commands", json_object_new_array());
 	json_object_object_add(rec, "results", json_object_new_array());
 	snprintf(err, sizeof(err), "damaged record: the store's record of "
 	    "this job could not be read at start (%s); it was marked failed "
 	    "and the rest of the queue kept", why);
-	rec_set_string(rec, "error", err);
+	job_rec_set(rec, "error", err);
 	log_warnx("%s: %s", ticket, err);
 	j = job_new(rec, num);
 	j->status = JOB_FAILED;
 	J->count[JOB_FAILED]++;
 	lc->damaged++;
-	rc = jobs_put(J, j);
+	rc = job_put(J, j);
 	job_free(j);
 	return rc;
 }
@@ -2176,7 +1804,7 @@ load_job(void *arg, uint64_t num, char status, const char *json)
 	struct job	*j;
 	json_object	*rec = NULL;
 	const char	*bad = NULL;
-	int		 st = status_from_char(status), rc;
+	int		 st = job_status_from_char(status), rc;
 	char		 ts[UTIL_TIMESTAMP_LEN], why[128];
 
 	if ((rc = jstrict_parse_str(json, &rec)) != 0) {
@@ -2200,17 +1828,17 @@ load_job(void *arg, uint64_t num, char status, const char *json)
 	j = job_new(rec, num);
 	j->status = st;
 	if (st == JOB_QUEUED) {
-		queue_add(J, j);
+		job_enqueue(J, j);
 		return 0;
 	}
 	/* It ran when the broker stopped: it is over, and failed. */
 	job_set_status(J, j, JOB_FAILED);
 	now_stamp(ts);
-	rec_set_string(j->rec, "finished_at", ts);
-	rec_set_string(j->rec, "error", "interrupted by broker restart: the "
+	job_rec_set(j->rec, "finished_at", ts);
+	job_rec_set(j->rec, "error", "interrupted by broker restart: the "
 	    "broker stopped while this job ran");
 	lc->interrupted++;
-	lc->rc = jobs_put(J, j);
+	lc->rc = job_put(J, j);
 	job_free(j);
 	return lc->rc;
 }
@@ -2229,14 +1857,14 @@ load_worker(void *arg, int pid, const char *json)
 	if (jstrict_parse_str(json, &rec) != 0)
 		rec = NULL;	/* unreadable: taken as long gone */
 	if (rec == NULL || start < 0 || start !=
-	    json_object_get_int64(rec_get(rec, "starttime"))) {
+	    json_object_get_int64(job_rec_get(rec, "starttime"))) {
 		json_object_put(rec);
 		return store_worker_del(J->st, pid);	/* long gone */
 	}
 	w = worker_new(J, pid);
 	w->starttime = start;
-	w->busy = (unsigned)json_object_get_int(rec_get(rec, "busy"));
-	w->tool_pgid = json_object_get_int(rec_get(rec, "tool_pgid"));
+	w->busy = (unsigned)json_object_get_int(job_rec_get(rec, "busy"));
+	w->tool_pgid = json_object_get_int(job_rec_get(rec, "tool_pgid"));
 	json_object_put(rec);
 	/*
 	 * Not our child: a pidfd says when it is gone.  Where there is none
@@ -2349,17 +1977,17 @@ jobs_shutdown(struct jobs *J)
 
 	if (J->nrunning > 0) {
 		if ((rc = store_begin(J->st)) != 0)
-			jobs_fatal_store("the shutdown", rc);
+			job_fatal_store("the shutdown", rc);
 		now_stamp(ts);
 		TAILQ_FOREACH(j, &J->running, entry) {
 			job_set_status(J, j, JOB_FAILED);
-			rec_set_string(j->rec, "finished_at", ts);
-			rec_set_string(j->rec, "error", "interrupted by broker "
+			job_rec_set(j->rec, "finished_at", ts);
+			job_rec_set(j->rec, "error", "interrupted by broker "
 			    "shutdown");
-			if ((rc = jobs_put(J, j)) != 0)
-				jobs_fatal_store(j->ticket, rc);
+			if ((rc = job_put(J, j)) != 0)
+				job_fatal_store(j->ticket, rc);
 		}
-		jobs_commit_or_die(J, "the shutdown");
+		job_commit_or_die(J, "the shutdown");
 		while ((j = TAILQ_FIRST(&J->running)) != NULL) {
 			TAILQ_REMOVE(&J->running, j, entry);
 			J->nrunning--;

@@ -25,6 +25,7 @@
 #include <json-c/json.h>
 
 #include "conn.h"
+#include "job.h"
 #include "jobs.h"
 #include "listener.h"
 #include "log.h"

@@ -12,6 +12,7 @@
 #include "conn.h"
 #include "holds.h"
 #include "jobmethods.h"
+#include "job.h"
 #include "jobs.h"
 #include "log.h"
 #include "mcp.h"

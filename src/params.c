@@ -6,7 +6,7 @@
 #include <json-c/json.h>
 
 #include "conn.h"
-#include "jobs.h"
+#include "job.h"
 #include "params.h"
 #include "rpc.h"
 #include "util.h"

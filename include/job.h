@@ -1,0 +1,174 @@
+/* SPDX-License-Identifier: ISC */
+#ifndef CMDGATE_JOB_H
+#define CMDGATE_JOB_H
+
+#include <sys/queue.h>
+#include <sys/types.h>
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <json-c/json.h>
+
+#include "holds.h"
+#include "scheduler.h"
+#include "tools.h"
+
+/*
+ * A job, and the engine's state (struct jobs): the queued and running
+ * jobs, their workers, the counters of the store.  The store holds every
+ * job; a change is committed (job_commit()) before anyone is told.
+ */
+
+struct server;
+struct store;
+struct event;
+struct bufferevent;
+
+enum job_status {
+	JOB_QUEUED,
+	JOB_RUNNING,
+	JOB_DONE,
+	JOB_FAILED,
+	JOB_CANCELLED,
+};
+#define JOB_NSTATUS	5
+
+struct worker;
+
+struct job {
+	TAILQ_ENTRY(job)	 entry;		/* queued or running list */
+	uint64_t		 num;
+	char			 ticket[24];
+	enum job_status		 status;
+	enum tier		 tier;
+	int			 reload;
+	unsigned		 busy;		/* BUSY_BIT()s of its tools */
+	json_object		*rec;		/* the stored record */
+	size_t			 ncmds;
+	size_t			 completed;
+	uint64_t		 notify_conn;	/* 0: no notifications */
+	const char		*last_blocked;
+	struct worker		*worker;
+	int			 cancelling;
+};
+TAILQ_HEAD(joblist, job);
+
+struct jobs;
+
+struct worker {
+	TAILQ_ENTRY(worker)	 entry;
+	struct jobs		*jobs;
+	pid_t			 pid;
+	pid_t			 tool_pgid;	/* 0 until a tool runs */
+	unsigned		 busy;
+	struct job		*job;		/* NULL: left by a past run */
+	struct bufferevent	*events;	/* its JSON lines */
+	struct bufferevent	*spec;		/* the spec going in */
+	struct event		*kill_timer;
+	struct event		*exit_ev;	/* past runs' workers: pidfd */
+	int			 pidfd;
+	char			*garbled;	/* why it was killed */
+	long long		 starttime;	/* from /proc, clock ticks */
+};
+TAILQ_HEAD(workerlist, worker);
+
+struct waiter;
+TAILQ_HEAD(waiterlist, waiter);
+struct submission;
+TAILQ_HEAD(submissionlist, submission);
+
+struct jobs {
+	struct server		*srv;
+	struct store		*st;
+	struct joblist		 queued;
+	struct joblist		 running;
+	struct joblist		 unstored;	/* ended, end not yet stored */
+	struct workerlist	 workers;
+	struct waiterlist	 waiters;
+	struct submissionlist	 submits;	/* for this turn's commit */
+	size_t			 nqueued, nrunning, nworkers, norphans;
+	size_t			 nqueued_beside_heavy;	/* instant, no reload */
+	size_t			 nqueued_watched;	/* notify and reload */
+	uint64_t		 count[JOB_NSTATUS];	/* in the store */
+	struct event		*expire_ev;
+	struct event		*sigchld_ev;
+	struct event		*sync_ev;
+	struct event		*group_ev;	/* commits this turn's submits */
+	struct event		*retry_ev;	/* the store refused a change */
+	int			 store_blocked;	/* start nothing until it takes */
+	int			 retry_s;	/* backoff of retry_ev, 0: none */
+	int			 retry_logged;	/* said once until it takes */
+	int			 expire_retry_s;	/* backoff of expire_ev */
+	int			 store_full;	/* new jobs refused (store_room) */
+	struct sched_busy	 editor_saved;	/* as in STATE_DIR/editor-flags */
+	struct sched_busy	 editor_restored; /* held before a restart */
+	struct event		*grace_ev;	/* ends editor_restored */
+	int			 scheduling, reschedule;
+};
+
+void		 ticket_format(char *buf, size_t len, uint64_t num);
+/* "t-000042" -> 42; -1 when not a ticket. */
+int		 job_parse_ticket(const char *, uint64_t *);
+
+/* A queued job of the stored record rec (taken). */
+struct job	*job_new(json_object *rec, uint64_t num);
+void		 job_free(struct job *);
+/* A held reload whose submitter hears when its holder changes. */
+int		 job_watched(const struct job *);
+const char	*job_status_name(enum job_status);
+char		 job_status_char(enum job_status);
+/* The status of a store's status letter, or -1. */
+int		 job_status_from_char(char);
+/* Change j's status, its record and the counters. */
+void		 job_set_status(struct jobs *, struct job *, enum job_status);
+
+/* The queue, in ticket order. */
+void		 job_enqueue(struct jobs *, struct job *);
+void		 job_dequeue(struct jobs *, struct job *);
+/* Take j off the queued or running list. */
+void		 job_unlist(struct jobs *, struct job *);
+/* How many jobs are queued ahead of j. */
+size_t		 job_position(struct jobs *, struct job *);
+/* The queued or running job num, or NULL. */
+struct job	*job_find(struct jobs *, uint64_t num);
+/* Not over yet, or over with its end not yet stored. */
+int		 job_pending(struct jobs *, uint64_t num);
+/* What holds reloads now: editor flags, past holders, running tools. */
+void		 job_busy(struct jobs *, struct sched_busy *);
+
+/* Records: members of a job's stored JSON object. */
+json_object	*job_rec_get(json_object *rec, const char *key); /* borrowed */
+void		 job_rec_set(json_object *rec, const char *key,
+		    const char *val);
+/* Mark rec finished with status s at the current time. */
+void		 job_rec_finish(json_object *rec, enum job_status s,
+		    const char *error);
+/* Copy member key of from (if any) into to. */
+void		 job_copy(json_object *to, json_object *from, const char *key);
+
+/* The store. */
+/* Write j's record in the open transaction. */
+int		 job_put(struct jobs *, struct job *);
+/* Write w's record in the open transaction. */
+int		 job_put_worker(struct jobs *, struct worker *);
+/* Commit; with --sync group, hold every answer until the sync. */
+int		 job_commit(struct jobs *);
+void		 job_commit_or_die(struct jobs *, const char *what);
+/* Record j in one transaction, with its worker's record put (put_worker)
+ * or deleted (del_pid > 0).  0, or the error with nothing applied. */
+int		 job_save(struct jobs *, struct job *, int put_worker,
+		    pid_t del_pid);
+/* The store cannot take j's state (rc): j fails, its results dropped. */
+void		 job_shrink(struct jobs *, struct job *, int rc);
+/* A change was stored after the store refused some: the backoff ends. */
+void		 job_store_recovered(struct jobs *);
+/* A change cannot be recorded: stop (fatalx). */
+void		 job_fatal_store(const char *what, int rc)
+		    __attribute__((noreturn));
+
+/* Workers (jobs.c). */
+/* The stored record of w, running ticket (NULL: none).  Caller puts. */
+json_object	*worker_record(struct worker *, const char *ticket);
+
+#endif
