@@ -41,13 +41,6 @@ void		 jobs_schedule(struct jobs *);
 void		 jobs_editor_changed(struct jobs *);
 
 /* Used by the methods. */
-/* The job object of cmdgate-protocol(7) (full) or its summary; caller puts. */
-json_object	*jobs_view(struct jobs *, uint64_t num, int full, int *found,
-		    struct rpc_error *);
-json_object	*job_view(struct jobs *, struct job *, int full);
-/* The summary of job num from its stored record rec (borrowed); a live
- * job's own state wins.  Caller puts. */
-json_object	*jobs_view_record(struct jobs *, uint64_t num, json_object *rec);
 /*
  * Submit a validated job record (taken) under idempotency key idem (taken;
  * NULL for none), answering req later.  The submits of one loop turn are
@@ -70,8 +63,5 @@ int		 jobs_cancel(struct jobs *, uint64_t num, json_object **,
 /* Answer p with the job once finished, or as it stands after timeout_s. */
 void		 jobs_wait(struct jobs *, uint64_t num, struct rpc_pending *p,
 		    uint64_t timeout_s, int mcp);
-/* The MCP tool result that carries job (taken).  Caller puts. */
-json_object	*jobs_mcp_result(json_object *job);
-const char	*jobs_blocked_by(struct jobs *, const struct job *);
 
 #endif

@@ -13,7 +13,9 @@
 #include "jobmethods.h"
 #include "job.h"
 #include "jobs.h"
+#include "jobview.h"
 #include "jstrict.h"
+#include "mcp.h"
 #include "params.h"
 #include "rpc.h"
 #include "schema.h"
@@ -295,7 +297,8 @@ method_poll_job(struct rpc_req *req, json_object *params,
 		return RPC_ERROR;
 	if (param_ticket(params, &num, err) == -1)
 		return RPC_ERROR;
-	if ((*result = jobs_view(req_jobs(req), num, 1, &found, err)) == NULL) {
+	if ((*result = jobview_get(req_jobs(req), num, 1, &found,
+	    err)) == NULL) {
 		unknown_ticket(err, num);
 		return RPC_ERROR;
 	}
@@ -314,12 +317,12 @@ wait_for(struct rpc_req *req, json_object *params, int mcp,
 	    param_uint(params, "timeout_s", 0, WAIT_MAX_S, &timeout, err) == -1)
 		return RPC_ERROR;
 	if (!job_pending(J, num)) {
-		if ((*result = jobs_view(J, num, 1, &found, err)) == NULL) {
+		if ((*result = jobview_get(J, num, 1, &found, err)) == NULL) {
 			unknown_ticket(err, num);
 			return RPC_ERROR;
 		}
 		if (mcp)	/* finished: answered now, as a tool result */
-			*result = jobs_mcp_result(*result);
+			*result = mcp_job_result(*result);
 		return RPC_OK;
 	}
 	jobs_wait(J, num, rpc_defer(req, NULL, NULL), timeout, mcp);
@@ -384,7 +387,7 @@ list_one(void *arg, uint64_t num, char status, const char *json)
 		return 1;	/* stop: one more matched */
 	}
 	/* The record at hand makes the summary: no second read. */
-	json_object_array_add(lc->jobs, jobs_view_record(lc->J, num, rec));
+	json_object_array_add(lc->jobs, jobview_record(lc->J, num, rec));
 	json_object_put(rec);
 	lc->last = num;
 	return 0;
@@ -456,35 +459,10 @@ enum rpc_status
 method_queue_status(struct rpc_req *req, json_object *params,
     json_object **result, struct rpc_error *err)
 {
-	struct jobs	*J = req_jobs(req);
-	struct job		*j;
-	struct sched_busy	 b;
-	json_object		*r, *heavy = NULL;
-	size_t			 smooth = 0;
-
+	(void)params;
 	if (no_store(req, err))
 		return RPC_ERROR;
-	r = json_object_new_object();
-	(void)params;
-	(void)err;
-	TAILQ_FOREACH(j, &J->running, entry) {
-		if (j->tier == TIER_HEAVY)
-			heavy = json_object_new_string(j->ticket);
-		else if (j->tier == TIER_SMOOTH)
-			smooth++;
-	}
-	json_object_object_add(r, "queued",
-	    json_object_new_int64((int64_t)J->nqueued));
-	json_object_object_add(r, "running",
-	    json_object_new_int64((int64_t)J->nrunning));
-	json_object_object_add(r, "heavy_active", heavy);
-	json_object_object_add(r, "smooth_in_flight",
-	    json_object_new_int64((int64_t)smooth));
-	json_object_object_add(r, "workers_alive",
-	    json_object_new_int64((int64_t)J->nworkers));
-	job_busy(J, &b);
-	json_object_object_add(r, "busy", holds_json(&b));
-	*result = r;
+	*result = jobview_queue(req_jobs(req));
 	return RPC_OK;
 }
 
@@ -493,7 +471,7 @@ static enum rpc_status
 mcp_job_method(struct rpc_req *req, const char *name, json_object *args,
     json_object **result, struct rpc_error *err)
 {
-	json_object	*r = NULL, *res, *content, *t;
+	json_object	*r = NULL;
 	enum rpc_status	 st;
 
 	if (strcmp(name, "wait_job") == 0)
@@ -506,17 +484,7 @@ mcp_job_method(struct rpc_req *req, const char *name, json_object *args,
 		st = method_queue_status(req, args, &r, err);
 	if (st != RPC_OK)
 		return st;
-	t = json_object_new_object();
-	json_object_object_add(t, "type", json_object_new_string("text"));
-	json_object_object_add(t, "text", json_object_new_string(
-	    json_object_to_json_string_ext(r, JSON_C_TO_STRING_PLAIN)));
-	content = json_object_new_array();
-	json_object_array_add(content, t);
-	res = json_object_new_object();
-	json_object_object_add(res, "content", content);
-	json_object_object_add(res, "structuredContent", r);
-	json_object_object_add(res, "isError", json_object_new_boolean(0));
-	*result = res;
+	*result = mcp_tool_result(r, 0);
 	return RPC_OK;
 }
 

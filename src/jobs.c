@@ -28,10 +28,12 @@
 #include "holds.h"
 #include "job.h"
 #include "jobs.h"
+#include "jobview.h"
 #include "jstrict.h"
 #include "launch.h"
 #include "listener.h"
 #include "log.h"
+#include "mcp.h"
 #include "rpc.h"
 #include "scheduler.h"
 #include "server.h"
@@ -40,7 +42,6 @@
 #include "util.h"
 
 #define EXPIRE_BATCH	256	/* jobs deleted per expiry transaction */
-#define AHEAD_MAX	50	/* entries of "ahead" in a job object */
 #define EVENT_SLACK	(1024 * 1024)
 #define STORE_RETRY_S	1	/* after the store refused a change... */
 #define STORE_RETRY_MAX_S 60	/* ...doubling up to this */
@@ -124,153 +125,6 @@ on_sync(evutil_socket_t fd, short ev, void *arg)
 
 /* ---- views ---------------------------------------------------------- */
 
-const char *
-jobs_blocked_by(struct jobs *J, const struct job *j)
-{
-	struct sched_busy	b;
-
-	if (!j->reload || j->status != JOB_QUEUED)
-		return NULL;
-	job_busy(J, &b);
-	return sched_guard(&b);
-}
-
-static json_object *
-ahead_entry(json_object *rec)
-{
-	json_object	*a = json_object_new_object();
-
-	job_copy(a, rec, "ticket");
-	job_copy(a, rec, "agent");
-	job_copy(a, rec, "label");
-	job_copy(a, rec, "tier");
-	job_copy(a, rec, "status");
-	return a;
-}
-
-/* position and ahead of a queued job. */
-static void
-view_queue_place(struct jobs *J, struct job *j, json_object *o, int full)
-{
-	struct job	*k;
-	json_object	*ahead;
-
-	json_object_object_add(o, "position",
-	    json_object_new_int64((int64_t)job_position(J, j)));
-	if (!full)
-		return;
-	ahead = json_object_new_array();
-	TAILQ_FOREACH(k, &J->running, entry)
-		if (k->tier == TIER_HEAVY)
-			json_object_array_add(ahead, ahead_entry(k->rec));
-	TAILQ_FOREACH(k, &J->queued, entry) {
-		if (k == j || json_object_array_length(ahead) >= AHEAD_MAX)
-			break;
-		json_object_array_add(ahead, ahead_entry(k->rec));
-	}
-	json_object_object_add(o, "ahead", ahead);
-}
-
-/* A view of rec; j is its live job (NULL when finished).  Caller puts. */
-static json_object *
-view(struct jobs *J, json_object *rec, struct job *j, int full)
-{
-	static const char *summary[] = { "ticket", "status", "tier",
-	    "causes_reload", "agent", "label", "created_at", NULL };
-	static const char *more[] = { "atomic", "started_at", "finished_at",
-	    "results", "error", "failed_at_command", "rolled_back", NULL };
-	json_object	*o = json_object_new_object(), *cmds, *c, *list, *p;
-	const char	*status = json_object_get_string(job_rec_get(rec,
-	    "status"));
-	const char	*bb = j != NULL ? jobs_blocked_by(J, j) : NULL;
-	size_t		 i, n;
-
-	for (i = 0; summary[i] != NULL; i++)
-		job_copy(o, rec, summary[i]);
-	if (j != NULL && j->status == JOB_QUEUED)
-		view_queue_place(J, j, o, full);
-	json_object_object_add(o, "blocked_by", bb != NULL ?
-	    json_object_new_string(bb) : NULL);
-	if (!full)
-		return o;
-	for (i = 0; more[i] != NULL; i++)
-		job_copy(o, rec, more[i]);
-	cmds = job_rec_get(rec, "commands");
-	n = json_object_array_length(cmds);
-	list = json_object_new_array();
-	for (i = 0; i < n; i++) {
-		c = json_object_new_object();
-		job_copy(c, json_object_array_get_idx(cmds, i), "tool");
-		job_copy(c, json_object_array_get_idx(cmds, i), "tier");
-		job_copy(c, json_object_array_get_idx(cmds, i),
-		    "causes_reload");
-		json_object_array_add(list, c);
-	}
-	json_object_object_add(o, "commands", list);
-	p = json_object_new_object();
-	json_object_object_add(p, "completed", json_object_new_int64((int64_t)
-	    json_object_array_length(job_rec_get(rec, "results"))));
-	json_object_object_add(p, "total", json_object_new_int64((int64_t)n));
-	json_object_object_add(o, "progress", p);
-	if (strcmp(status, "queued") == 0)
-		json_object_object_add(o, "poll_interval_s",
-		    json_object_new_int(2));
-	else if (strcmp(status, "running") == 0)
-		json_object_object_add(o, "poll_interval_s",
-		    json_object_new_int(1));
-	return o;
-}
-
-json_object *
-job_view(struct jobs *J, struct job *j, int full)
-{
-	return view(J, j->rec, j, full);
-}
-
-json_object *
-jobs_view_record(struct jobs *J, uint64_t num, json_object *rec)
-{
-	struct job	*j = job_find(J, num);
-
-	return j != NULL ? job_view(J, j, 0) : view(J, rec, NULL, 0);
-}
-
-json_object *
-jobs_view(struct jobs *J, uint64_t num, int full, int *found,
-    struct rpc_error *err)
-{
-	struct job	*j;
-	json_object	*rec, *o;
-	char		*json, status;
-	int		 rc;
-
-	*found = 0;
-	if ((j = job_find(J, num)) != NULL) {
-		*found = 1;
-		return job_view(J, j, full);
-	}
-	if ((rc = store_job_get(J->st, num, &status, &json)) ==
-	    STORE_ENOTFOUND)
-		return NULL;
-	if (rc != 0) {
-		rpc_fail(err, RPC_STORAGE_ERROR, "storage_error", "the store "
-		    "could not be read: %s", store_strerror(rc));
-		return NULL;
-	}
-	rc = jstrict_parse_str(json, &rec);
-	free(json);
-	if (rc != 0) {
-		rpc_fail(err, RPC_INTERNAL_ERROR, "internal_error", "the "
-		    "stored record of this job cannot be read: %s",
-		    jstrict_strerror(rc));
-		return NULL;
-	}
-	*found = 1;
-	o = view(J, rec, NULL, full);
-	json_object_put(rec);
-	return o;
-}
-
 /* ---- notifications and waiters -------------------------------------- */
 
 static struct conn *
@@ -289,23 +143,13 @@ static void
 jobs_notify(struct jobs *J, struct job *j)
 {
 	struct conn	*c;
-	json_object	*p, *v, *n;
-	const char	*bb;
+	json_object	*n;
 
 	if (j->notify_conn == 0 ||
 	    (c = conn_by_id(J->srv, j->notify_conn)) == NULL)
 		return;
-	bb = jobs_blocked_by(J, j);
-	j->last_blocked = bb;
-	v = view(J, j->rec, j, 1);
-	p = json_object_new_object();
-	job_copy(p, v, "ticket");
-	job_copy(p, v, "status");
-	json_object_object_add(p, "blocked_by", bb != NULL ?
-	    json_object_new_string(bb) : NULL);
-	job_copy(p, v, "progress");
-	json_object_put(v);
-	n = rpc_notification("notifications/job", p);
+	j->last_blocked = jobview_blocked_by(J, j);
+	n = rpc_notification("notifications/job", jobview_note(J, j));
 	conn_send(c, n);
 	json_object_put(n);
 }
@@ -330,26 +174,6 @@ waiter_cancel(void *arg)
 	waiter_free(arg);
 }
 
-json_object *
-jobs_mcp_result(json_object *job)
-{
-	json_object	*r = json_object_new_object(), *content, *t;
-	const char	*st = json_object_get_string(job_rec_get(job,
-	    "status"));
-
-	t = json_object_new_object();
-	json_object_object_add(t, "type", json_object_new_string("text"));
-	json_object_object_add(t, "text", json_object_new_string(
-	    json_object_to_json_string_ext(job, JSON_C_TO_STRING_PLAIN)));
-	content = json_object_new_array();
-	json_object_array_add(content, t);
-	json_object_object_add(r, "content", content);
-	json_object_object_add(r, "isError", json_object_new_boolean(
-	    strcmp(st, "failed") == 0 || strcmp(st, "cancelled") == 0));
-	json_object_object_add(r, "structuredContent", job);
-	return r;
-}
-
 static void
 waiter_answer(struct waiter *w)
 {
@@ -358,12 +182,12 @@ waiter_answer(struct waiter *w)
 	int			 found;
 
 	memset(&err, 0, sizeof(err));
-	o = jobs_view(w->jobs, w->num, 1, &found, &err);
+	o = jobview_get(w->jobs, w->num, 1, &found, &err);
 	if (o == NULL && !found && err.code == 0)
 		rpc_fail(&err, RPC_UNKNOWN_TICKET, "unknown_ticket", "the job "
 		    "expired while it was waited for");
 	if (o != NULL && w->mcp)
-		o = jobs_mcp_result(o);
+		o = mcp_job_result(o);
 	rpc_complete(w->pending, o, o != NULL ? NULL : &err);
 	waiter_free(w);
 }
@@ -602,7 +426,7 @@ submission_answer(struct jobs *J, struct submission *s)
 	memset(&err, 0, sizeof(err));
 	if (s->err.code != 0)
 		err = s->err;
-	else if ((v = jobs_view(J, s->num, 0, &found, &err)) != NULL) {
+	else if ((v = jobview_get(J, s->num, 0, &found, &err)) != NULL) {
 		json_object_object_add(v, "deduplicated",
 		    json_object_new_boolean(s->dedup));
 		rpc_complete(s->p, v, NULL);
@@ -849,7 +673,7 @@ jobs_cancel(struct jobs *J, uint64_t num, json_object **result,
 		}
 		cancelled = 1;
 	}
-	if ((v = jobs_view(J, num, 0, &found, err)) == NULL) {
+	if ((v = jobview_get(J, num, 0, &found, err)) == NULL) {
 		if (!found && err->code == 0)
 			rpc_fail(err, RPC_UNKNOWN_TICKET, "unknown_ticket",
 			    "no job %s: it never existed or has expired",
@@ -1598,7 +1422,8 @@ jobs_schedule(struct jobs *J)
 	if (J->nqueued_watched == 0)
 		return;
 	TAILQ_FOREACH(j, &J->queued, entry)
-		if (job_watched(j) && jobs_blocked_by(J, j) != j->last_blocked)
+		if (job_watched(j) &&
+		    jobview_blocked_by(J, j) != j->last_blocked)
 			jobs_notify(J, j);
 }
 

@@ -126,3 +126,33 @@ mcp_tools_list(struct rpc_req *req, json_object *params,
 	json_object_object_add(*result, "tools", list);
 	return RPC_OK;
 }
+
+json_object *
+mcp_tool_result(json_object *r, int is_error)
+{
+	json_object	*res = json_object_new_object(), *content, *t;
+
+	t = json_object_new_object();
+	json_object_object_add(t, "type", json_object_new_string("text"));
+	json_object_object_add(t, "text", json_object_new_string(
+	    json_object_to_json_string_ext(r, JSON_C_TO_STRING_PLAIN)));
+	content = json_object_new_array();
+	json_object_array_add(content, t);
+	json_object_object_add(res, "content", content);
+	json_object_object_add(res, "isError",
+	    json_object_new_boolean(is_error));
+	json_object_object_add(res, "structuredContent", r);
+	return res;
+}
+
+json_object *
+mcp_job_result(json_object *job)
+{
+	json_object	*v = NULL;
+	const char	*st;
+
+	json_object_object_get_ex(job, "status", &v);
+	st = json_object_get_string(v);
+	return mcp_tool_result(job, strcmp(st, "failed") == 0 ||
+	    strcmp(st, "cancelled") == 0);
+}
