@@ -13,6 +13,7 @@
 #include "holds.h"
 #include "scheduler.h"
 #include "tools.h"
+#include "worker.h"
 
 /*
  * A job, and the engine's state (struct jobs): the queued and running
@@ -23,7 +24,6 @@
 struct server;
 struct store;
 struct event;
-struct bufferevent;
 
 enum job_status {
 	JOB_QUEUED,
@@ -33,8 +33,6 @@ enum job_status {
 	JOB_CANCELLED,
 };
 #define JOB_NSTATUS	5
-
-struct worker;
 
 struct job {
 	TAILQ_ENTRY(job)	 entry;		/* queued or running list */
@@ -56,22 +54,6 @@ TAILQ_HEAD(joblist, job);
 
 struct jobs;
 
-struct worker {
-	TAILQ_ENTRY(worker)	 entry;
-	struct jobs		*jobs;
-	pid_t			 pid;
-	pid_t			 tool_pgid;	/* 0 until a tool runs */
-	unsigned		 busy;
-	struct job		*job;		/* NULL: left by a past run */
-	struct bufferevent	*events;	/* its JSON lines */
-	struct bufferevent	*spec;		/* the spec going in */
-	struct event		*kill_timer;
-	struct event		*exit_ev;	/* past runs' workers: pidfd */
-	int			 pidfd;
-	char			*garbled;	/* why it was killed */
-	long long		 starttime;	/* from /proc, clock ticks */
-};
-TAILQ_HEAD(workerlist, worker);
 
 struct waiter;
 TAILQ_HEAD(waiterlist, waiter);
@@ -84,15 +66,14 @@ struct jobs {
 	struct joblist		 queued;
 	struct joblist		 running;
 	struct joblist		 unstored;	/* ended, end not yet stored */
-	struct workerlist	 workers;
 	struct waiterlist	 waiters;
 	struct submissionlist	 submits;	/* for this turn's commit */
-	size_t			 nqueued, nrunning, nworkers, norphans;
+	size_t			 nqueued, nrunning;
 	size_t			 nqueued_beside_heavy;	/* instant, no reload */
 	size_t			 nqueued_watched;	/* notify and reload */
 	uint64_t		 count[JOB_NSTATUS];	/* in the store */
+	struct workers		 W;
 	struct event		*expire_ev;
-	struct event		*sigchld_ev;
 	struct event		*sync_ev;
 	struct event		*group_ev;	/* commits this turn's submits */
 	struct event		*retry_ev;	/* the store refused a change */
@@ -166,9 +147,5 @@ void		 job_store_recovered(struct jobs *);
 /* A change cannot be recorded: stop (fatalx). */
 void		 job_fatal_store(const char *what, int rc)
 		    __attribute__((noreturn));
-
-/* Workers (jobs.c). */
-/* The stored record of w, running ticket (NULL: none).  Caller puts. */
-json_object	*worker_record(struct worker *, const char *ticket);
 
 #endif

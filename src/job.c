@@ -253,21 +253,10 @@ job_commit_or_die(struct jobs *J, const char *what)
 		job_fatal_store(what, rc);
 }
 
-static unsigned
-job_busy_bits(struct jobs *J)
-{
-	struct worker	*w;
-	unsigned	 b = 0;
-
-	TAILQ_FOREACH(w, &J->workers, entry)
-		b |= w->busy;
-	return b;
-}
-
 void
 job_busy(struct jobs *J, struct sched_busy *b)
 {
-	holds_busy(&J->srv->holds, job_busy_bits(J), b);
+	holds_busy(&J->srv->holds, workers_busy_bits(&J->W), b);
 	b->tests_running |= J->editor_restored.tests_running;
 	b->compiling |= J->editor_restored.compiling;
 	b->editor_busy |= J->editor_restored.editor_busy;

@@ -5,7 +5,6 @@
  */
 #include "config.h"
 
-#include <sys/pidfd.h>
 #include <sys/types.h>
 #include <sys/wait.h>
 
@@ -18,8 +17,6 @@
 #include <string.h>
 #include <unistd.h>
 
-#include <event2/buffer.h>
-#include <event2/bufferevent.h>
 #include <event2/event.h>
 
 #include <json-c/json.h>
@@ -40,12 +37,12 @@
 #include "store.h"
 #include "tools.h"
 #include "util.h"
+#include "worker.h"
 
 #define EXPIRE_BATCH	256	/* jobs deleted per expiry transaction */
 #define EVENT_SLACK	(1024 * 1024)
 #define STORE_RETRY_S	1	/* after the store refused a change... */
 #define STORE_RETRY_MAX_S 60	/* ...doubling up to this */
-#define ORPHAN_POLL_MS	100	/* without a pidfd: how often to look */
 #define EDITOR_FILE	"editor-flags"	/* in the state dir */
 #define EDITOR_FILE_MAX	512
 
@@ -58,8 +55,6 @@ struct waiter {
 	int			 mcp;
 };
 
-static char	 **worker_env;
-
 static void	 jobs_changed(struct jobs *, struct job *);
 static void	 jobs_finish(struct jobs *, struct job *, enum job_status,
 		    const char *);
@@ -70,17 +65,6 @@ static int	 jobs_store_grow(struct jobs *, const char *);
 static void	 jobs_expire_retry(struct jobs *, int);
 static void	 jobs_expire_arm(struct jobs *);
 static void	 jobs_waiters_done(struct jobs *, struct job *);
-static void	 worker_free(struct jobs *, struct worker *);
-static void	 worker_kill(struct jobs *, struct worker *, int);
-static void	 worker_reaped(struct jobs *, struct worker *, int);
-static void	 on_events(struct bufferevent *, void *);
-static void	 on_events_error(struct bufferevent *, short, void *);
-static void	 on_spec_written(struct bufferevent *, void *);
-static void	 on_spec_error(struct bufferevent *, short, void *);
-static void	 on_sigchld(evutil_socket_t, short, void *);
-static void	 on_kill_timer(evutil_socket_t, short, void *);
-static void	 on_orphan_exit(evutil_socket_t, short, void *);
-static void	 on_orphan_poll(evutil_socket_t, short, void *);
 static void	 on_expire(evutil_socket_t, short, void *);
 static void	 on_sync(evutil_socket_t, short, void *);
 static void	 on_group(evutil_socket_t, short, void *);
@@ -669,7 +653,7 @@ jobs_cancel(struct jobs *J, uint64_t num, json_object **result,
 			j->cancelling = 1;
 			log_info("%s: cancelling; its processes get SIGTERM",
 			    j->ticket);
-			worker_kill(J, j->worker, SIGTERM);
+			worker_kill(j->worker, SIGTERM);
 		}
 		cancelled = 1;
 	}
@@ -699,7 +683,7 @@ jobs_cancel(struct jobs *J, uint64_t num, json_object **result,
  * removed or disabled fails the job instead of running.  0, or -1 with why.
  */
 static int
-worker_tools_ok(struct jobs *J, struct job *j, char *why, size_t len)
+jobs_tools_ok(struct jobs *J, struct job *j, char *why, size_t len)
 {
 	const struct tool	*t;
 	const char		*name;
@@ -722,7 +706,7 @@ worker_tools_ok(struct jobs *J, struct job *j, char *why, size_t len)
 
 /* Where a command's tool starts: the table's cwd, else the state dir. */
 static const char *
-worker_cwd(struct jobs *J, const char *name, char *buf, size_t len)
+jobs_cwd(struct jobs *J, const char *name, char *buf, size_t len)
 {
 	const struct tool	*t = tooltab_find(J->srv->tools, name);
 	const char		*dir = J->srv->opt->state_dir;
@@ -736,7 +720,7 @@ worker_cwd(struct jobs *J, const char *name, char *buf, size_t len)
 }
 
 static json_object *
-worker_spec(struct jobs *J, struct job *j)
+jobs_spec(struct jobs *J, struct job *j)
 {
 	static const char *keep[] = { "tool", "exec", "forward", "params",
 	    "timeout_s", NULL };
@@ -766,7 +750,7 @@ worker_spec(struct jobs *J, struct job *j)
 			job_copy(c, src, keep[k]);
 		if (job_rec_get(src, "exec") != NULL)
 			json_object_object_add(c, "cwd", json_object_new_string(
-			    worker_cwd(J, json_object_get_string(
+			    jobs_cwd(J, json_object_get_string(
 			    job_rec_get(src, "tool")), dir, sizeof(dir))));
 		json_object_array_add(cmds, c);
 	}
@@ -774,211 +758,44 @@ worker_spec(struct jobs *J, struct job *j)
 	return spec;
 }
 
-json_object *
-worker_record(struct worker *w, const char *ticket)
-{
-	json_object	*o = json_object_new_object();
-
-	json_object_object_add(o, "pid", json_object_new_int(w->pid));
-	json_object_object_add(o, "pgid", json_object_new_int(w->pid));
-	json_object_object_add(o, "tool_pgid",
-	    json_object_new_int(w->tool_pgid));
-	json_object_object_add(o, "starttime",
-	    json_object_new_int64(w->starttime));
-	json_object_object_add(o, "busy", json_object_new_int((int)w->busy));
-	if (ticket != NULL)
-		json_object_object_add(o, "ticket",
-		    json_object_new_string(ticket));
-	return o;
-}
-
-static struct worker *
-worker_new(struct jobs *J, pid_t pid)
-{
-	struct worker	*w = xcalloc(1, sizeof(*w));
-
-	w->jobs = J;
-	w->pid = pid;
-	w->pidfd = -1;
-	w->kill_timer = evtimer_new(J->srv->base, on_kill_timer, w);
-	if (w->kill_timer == NULL)
-		fatalx("evtimer_new");
-	TAILQ_INSERT_TAIL(&J->workers, w, entry);
-	J->nworkers++;
-	return w;
-}
-
-static void
-worker_free(struct jobs *J, struct worker *w)
-{
-	TAILQ_REMOVE(&J->workers, w, entry);
-	J->nworkers--;
-	if (w->events != NULL)
-		bufferevent_free(w->events);
-	if (w->spec != NULL)
-		bufferevent_free(w->spec);
-	event_free(w->kill_timer);
-	if (w->exit_ev != NULL)
-		event_free(w->exit_ev);
-	if (w->pidfd != -1)
-		close(w->pidfd);
-	free(w->garbled);
-	free(w);
-}
-
-/* Signal the worker; SIGKILL reaches the tool's process group too. */
-static void
-worker_kill(struct jobs *J, struct worker *w, int sig)
-{
-	struct timeval	tv = { (time_t)J->srv->opt->kill_grace, 0 };
-
-	if (sig == SIGKILL) {
-		kill(-w->pid, SIGKILL);
-		if (w->tool_pgid > 0)
-			kill(-w->tool_pgid, SIGKILL);
-		return;
-	}
-	kill(w->pid, sig);
-	if (w->exit_ev != NULL && w->tool_pgid > 0)
-		kill(-w->tool_pgid, sig);	/* a past run's: nobody relays */
-	if (!evtimer_pending(w->kill_timer, NULL))
-		evtimer_add(w->kill_timer, &tv);
-}
-
-static void
-on_kill_timer(evutil_socket_t fd, short ev, void *arg)
-{
-	struct worker	*w = arg;
-
-	(void)fd;
-	(void)ev;
-	log_info("worker %d still alive after --kill-grace: SIGKILL",
-	    (int)w->pid);
-	kill(-w->pid, SIGKILL);
-	if (w->tool_pgid > 0)
-		kill(-w->tool_pgid, SIGKILL);
-}
-
-static void
-worker_garbled(struct jobs *J, struct worker *w, const char *why)
-{
-	if (w->garbled != NULL)
-		return;
-	log_warnx("worker %d: %s; killed", (int)w->pid, why);
-	w->garbled = xstrdup(why);
-	worker_kill(J, w, SIGKILL);
-	bufferevent_disable(w->events, EV_READ);
-}
-
 /* Progress that cannot be stored stops the job: see job_shrink(). */
 static void
-worker_store_failed(struct jobs *J, struct worker *w, int rc)
+worker_store_failed(struct worker *w, int rc)
 {
 	char	why[256];
 
 	snprintf(why, sizeof(why), "storage_error: its progress could not be "
 	    "recorded (%s)", store_strerror(rc));
-	worker_garbled(J, w, why);
+	worker_garbled(w, why);
 }
 
-/* One event line from a worker. */
+/* Hook: w's job started a tool; its group is recorded for a restart. */
 static void
-worker_event(struct jobs *J, struct worker *w, const char *line, size_t len)
+jobs_worker_started(void *arg, struct worker *w)
 {
+	int	rc;
+
+	if ((rc = job_save(arg, w->job, 1, 0)) != 0)
+		worker_store_failed(w, rc);
+}
+
+/* Hook: w's job finished a command with res (borrowed). */
+static int
+jobs_worker_result(void *arg, struct worker *w, json_object *res)
+{
+	struct jobs	*J = arg;
 	struct job	*j = w->job;
-	json_object	*ev, *v, *res;
-	const char	*kind;
 	int		 rc;
 
-	jstrict_parse(line, len, &ev);
-	if (ev == NULL || len == 0 ||
-	    (kind = json_object_get_string(job_rec_get(ev, "event"))) == NULL ||
-	    (v = job_rec_get(ev, "index")) == NULL ||
-	    (j != NULL && json_object_get_int64(v) != (int64_t)j->completed)) {
-		json_object_put(ev);
-		worker_garbled(J, w, "garbled message from the worker");
-		return;
+	json_object_array_add(job_rec_get(j->rec, "results"),
+	    json_object_get(res));
+	j->completed++;
+	if ((rc = job_save(J, j, 0, 0)) != 0) {
+		worker_store_failed(w, rc);
+		return -1;
 	}
-	if (strcmp(kind, "start") == 0) {
-		/* Known even when the job is gone (shutdown): kills reach it. */
-		w->tool_pgid = json_object_get_int(job_rec_get(ev, "pgid"));
-		if (j != NULL && w->tool_pgid > 0 &&
-		    (rc = job_save(J, j, 1, 0)) != 0)
-			worker_store_failed(J, w, rc);
-	} else if (j == NULL) {
-		/* Its job was recorded as interrupted: nothing to add. */
-	} else if (strcmp(kind, "result") == 0 &&
-	    json_object_is_type(res = job_rec_get(ev, "result"),
-	    json_type_object)) {
-		json_object_array_add(job_rec_get(j->rec, "results"),
-		    json_object_get(res));
-		j->completed++;
-		if ((rc = job_save(J, j, 0, 0)) != 0)
-			worker_store_failed(J, w, rc);
-		else
-			jobs_changed(J, j);
-	} else
-		worker_garbled(J, w, "unknown message from the worker");
-	json_object_put(ev);
-}
-
-static void
-worker_read(struct jobs *J, struct worker *w, struct evbuffer *in)
-{
-	char		*line;
-	size_t		 len, max = 12 * J->srv->opt->output_cap + EVENT_SLACK;
-
-	while (w->garbled == NULL &&
-	    (line = evbuffer_readln(in, &len, EVBUFFER_EOL_LF)) != NULL) {
-		worker_event(J, w, line, len);
-		free(line);
-	}
-	if (w->garbled == NULL && evbuffer_get_length(in) > max)
-		worker_garbled(J, w, "a message from the worker is too long");
-}
-
-static void
-on_events(struct bufferevent *bev, void *arg)
-{
-	struct worker	*w = arg;
-
-	(void)bev;
-	worker_read(w->jobs, w, bufferevent_get_input(bev));
-}
-
-static void
-on_events_error(struct bufferevent *bev, short what, void *arg)
-{
-	struct worker	*w = arg;
-
-	(void)what;
-	/* End of file: the worker is exiting; SIGCHLD finishes the job. */
-	bufferevent_disable(bev, EV_READ);
-	worker_read(w->jobs, w, bufferevent_get_input(bev));
-}
-
-static void
-on_spec_written(struct bufferevent *bev, void *arg)
-{
-	struct worker	*w = arg;
-
-	if (evbuffer_get_length(bufferevent_get_output(bev)) == 0) {
-		bufferevent_free(bev);	/* closes the pipe: end of spec */
-		w->spec = NULL;
-	}
-}
-
-static void
-on_spec_error(struct bufferevent *bev, short what, void *arg)
-{
-	struct worker	*w = arg;
-
-	(void)what;
-	/* The worker is gone before reading its spec; SIGCHLD says why. */
-	log_warnx("worker %d: its job spec could not be written",
-	    (int)w->pid);
-	bufferevent_free(bev);
-	w->spec = NULL;
+	jobs_changed(J, j);
+	return 0;
 }
 
 /* Start j's worker; the job is running once that is committed. */
@@ -987,28 +804,22 @@ jobs_start(struct jobs *J, struct job *j)
 {
 	struct worker	*w;
 	json_object	*spec, *run = NULL;
-	const char	*s;
 	char		 ts[UTIL_TIMESTAMP_LEN], why[256];
-	size_t		 len;
-	pid_t		 pid;
-	int		 sfd, efd, rc;
+	int		 rc;
 
-	if (worker_tools_ok(J, j, why, sizeof(why)) == -1) {
+	if (jobs_tools_ok(J, j, why, sizeof(why)) == -1) {
 		log_warnx("%s: %s", j->ticket, why);
 		jobs_finish(J, j, JOB_FAILED, why);
 		return;
 	}
-	rc = launch_worker(J->srv->worker_path, worker_env, &pid, &sfd, &efd);
-	if (rc != 0) {
+	if ((rc = worker_spawn(&J->W, &w)) != 0) {
 		snprintf(why, sizeof(why), "cannot start a worker: %s",
 		    strerror(rc));
 		log_warnx("%s: %s", j->ticket, why);
 		jobs_finish(J, j, JOB_FAILED, why);
 		return;
 	}
-	w = worker_new(J, pid);
 	w->job = j;
-	w->starttime = launch_starttime(pid);
 	/* Stored as running first; only then does anything change here. */
 	if (json_object_deep_copy(j->rec, &run, NULL) != 0)
 		fatalx("json_object_deep_copy");
@@ -1021,44 +832,29 @@ jobs_start(struct jobs *J, struct job *j)
 	    (rc = job_put_worker(J, w)) != 0 || (rc = job_commit(J)) != 0) {
 		store_abort(J->st);
 		json_object_put(run);
-		/* The worker has not read its spec: it never ran anything. */
-		kill(-pid, SIGKILL);
-		w->job = NULL;
-		close(sfd);
-		close(efd);
+		worker_abort(w);
 		jobs_store_blocked(J, j->ticket, rc);
 		return;
 	}
 	json_object_put(j->rec);
 	j->rec = run;
 	w->busy = j->busy;
+	w->next_index = j->completed;
 	j->worker = w;
 	job_dequeue(J, j);
 	TAILQ_INSERT_TAIL(&J->running, j, entry);
 	J->nrunning++;
 	job_set_status(J, j, JOB_RUNNING);
-	w->events = bufferevent_socket_new(J->srv->base, efd,
-	    BEV_OPT_CLOSE_ON_FREE);
-	w->spec = bufferevent_socket_new(J->srv->base, sfd,
-	    BEV_OPT_CLOSE_ON_FREE);
-	if (w->events == NULL || w->spec == NULL)
-		fatalx("bufferevent_socket_new");
-	bufferevent_setcb(w->events, on_events, NULL, on_events_error, w);
-	bufferevent_enable(w->events, EV_READ);
-	spec = worker_spec(J, j);
-	s = json_object_to_json_string_length(spec, JSON_C_TO_STRING_PLAIN,
-	    &len);
-	bufferevent_write(w->spec, s, len);
+	spec = jobs_spec(J, j);
+	worker_run(w, spec);
 	json_object_put(spec);
-	bufferevent_setcb(w->spec, NULL, on_spec_written, on_spec_error, w);
-	bufferevent_enable(w->spec, EV_WRITE);
-	log_info("%s running: worker %d", j->ticket, (int)pid);
+	log_info("%s running: worker %d", j->ticket, (int)w->pid);
 	jobs_changed(J, j);
 }
 
 /* How a reaped worker's job ended. */
 static enum job_status
-worker_outcome(struct job *j, struct worker *w, int status, char *why,
+jobs_outcome(struct job *j, struct worker *w, int status, char *why,
     size_t len)
 {
 	json_object	*res = job_rec_get(j->rec, "results"), *r, *e;
@@ -1108,36 +904,18 @@ worker_outcome(struct job *j, struct worker *w, int status, char *why,
 	return JOB_DONE;
 }
 
+/* Hook: w exited; its job ends, or its record goes. */
 static void
-worker_reaped(struct jobs *J, struct worker *w, int status)
+jobs_worker_exited(void *arg, struct worker *w, int status)
 {
+	struct jobs	*J = arg;
 	struct job	*j = w->job;
 	enum job_status	 s;
 	char		 why[512];
 	int		 rc;
 
-	if (w->events != NULL) {
-		/*
-		 * What it wrote before exiting is all in the pipe now.  (A
-		 * bufferevent's input takes data only from the bufferevent,
-		 * so the rest is read into a buffer of our own.)
-		 */
-		struct evbuffer	*rest = evbuffer_new();
-
-		if (rest == NULL)
-			fatalx("evbuffer_new");
-		evbuffer_prepend_buffer(rest, bufferevent_get_input(w->events));
-		while (evbuffer_read(rest, bufferevent_getfd(w->events),
-		    -1) > 0)
-			;
-		worker_read(J, w, rest);
-		evbuffer_free(rest);
-	}
-	/* A worker that died on a signal left its tool: stop it too. */
-	if ((WIFSIGNALED(status) || w->garbled != NULL) && w->tool_pgid > 0)
-		kill(-w->tool_pgid, SIGKILL);
 	if (j != NULL) {
-		s = worker_outcome(j, w, status, why, sizeof(why));
+		s = jobs_outcome(j, w, status, why, sizeof(why));
 		jobs_finish(J, j, s, why[0] != '\0' ? why : NULL);
 	} else if ((rc = store_begin(J->st)) != 0 ||
 	    (rc = store_worker_del(J->st, w->pid)) != 0 ||
@@ -1147,64 +925,17 @@ worker_reaped(struct jobs *J, struct worker *w, int status)
 		log_warnx("worker %d: its record stays in the store: %s",
 		    (int)w->pid, store_strerror(rc));
 	}
-	worker_free(J, w);
 }
 
+/* Hook: workers were reaped; a worker's place may be free. */
 static void
-on_sigchld(evutil_socket_t fd, short ev, void *arg)
+jobs_worker_reaped(void *arg)
 {
 	struct jobs	*J = arg;
-	struct worker	*w;
-	pid_t		 pid;
-	int		 status;
 
-	(void)fd;
-	(void)ev;
-	while ((pid = waitpid(-1, &status, WNOHANG)) > 0) {
-		TAILQ_FOREACH(w, &J->workers, entry)
-			if (w->pid == pid && w->exit_ev == NULL)
-				break;
-		if (w == NULL) {
-			log_warnx("reaped unknown child %d", (int)pid);
-			continue;
-		}
-		if (WIFSIGNALED(status))
-			log_warnx("worker %d lost: killed by signal %d",
-			    (int)pid, WTERMSIG(status));
-		else
-			log_debug("worker %d exited with status %d",
-			    (int)pid, WEXITSTATUS(status));
-		worker_reaped(J, w, status);
-	}
 	jobs_schedule(J);
-	if (J->srv->stopping && J->nworkers == 0)
+	if (J->srv->stopping && J->W.nworkers == 0)
 		server_jobs_stopped(J->srv);
-}
-
-/* A worker left by an earlier run (not our child) is gone. */
-static void
-on_orphan_exit(evutil_socket_t fd, short ev, void *arg)
-{
-	struct worker	*w = arg;
-	struct jobs	*J = w->jobs;
-
-	(void)fd;
-	(void)ev;
-	log_info("worker %d of an earlier run is gone", (int)w->pid);
-	J->norphans--;
-	worker_reaped(J, w, 0);
-	jobs_schedule(J);
-	if (J->srv->stopping && J->nworkers == 0)
-		server_jobs_stopped(J->srv);
-}
-
-static void
-on_orphan_poll(evutil_socket_t fd, short ev, void *arg)
-{
-	struct worker	*w = arg;
-
-	if (launch_starttime(w->pid) != w->starttime)
-		on_orphan_exit(fd, ev, arg);
 }
 
 /* ---- editor flags across a restart ---------------------------------- */
@@ -1383,7 +1114,7 @@ jobs_schedule(struct jobs *J)
 	do {
 		J->reschedule = 0;
 		/* Nothing new while a past run's worker is being stopped. */
-		if (J->srv->stopping || J->norphans > 0 || J->nqueued == 0 ||
+		if (J->srv->stopping || J->W.norphans > 0 || J->nqueued == 0 ||
 		    J->store_blocked)
 			break;
 		memset(&s, 0, sizeof(s));
@@ -1393,7 +1124,7 @@ jobs_schedule(struct jobs *J)
 			else if (j->tier == TIER_SMOOTH)
 				s.smooth_running++;
 		}
-		s.workers = J->nworkers;
+		s.workers = J->W.nworkers;
 		s.max_workers = J->srv->opt->max_workers;
 		/* The common wait: a heavy job runs and only heavier wait. */
 		if (s.workers >= s.max_workers ||
@@ -1673,46 +1404,14 @@ load_worker(void *arg, int pid, const char *json)
 {
 	struct load_ctx	*lc = arg;
 	struct jobs	*J = lc->J;
-	struct worker	*w;
 	json_object	*rec = NULL;
-	long long	 start = launch_starttime(pid);
-	struct timeval	 poll = { 0, ORPHAN_POLL_MS * 1000 };
-	int		 fd;
+	int		 gone;
 
 	if (jstrict_parse_str(json, &rec) != 0)
 		rec = NULL;	/* unreadable: taken as long gone */
-	if (rec == NULL || start < 0 || start !=
-	    json_object_get_int64(job_rec_get(rec, "starttime"))) {
-		json_object_put(rec);
-		return store_worker_del(J->st, pid);	/* long gone */
-	}
-	w = worker_new(J, pid);
-	w->starttime = start;
-	w->busy = (unsigned)json_object_get_int(job_rec_get(rec, "busy"));
-	w->tool_pgid = json_object_get_int(job_rec_get(rec, "tool_pgid"));
+	gone = worker_adopt(&J->W, pid, rec) == -1;
 	json_object_put(rec);
-	/*
-	 * Not our child: a pidfd says when it is gone.  Where there is none
-	 * (old kernels, valgrind), look at /proc on a timer instead.
-	 */
-	if ((fd = pidfd_open(pid, 0)) != -1) {
-		w->pidfd = fd;
-		w->exit_ev = event_new(J->srv->base, fd, EV_READ,
-		    on_orphan_exit, w);
-		if (w->exit_ev == NULL || event_add(w->exit_ev, NULL) == -1)
-			fatalx("event_add");
-	} else {
-		w->exit_ev = event_new(J->srv->base, -1, EV_PERSIST,
-		    on_orphan_poll, w);
-		if (w->exit_ev == NULL || event_add(w->exit_ev, &poll) == -1)
-			fatalx("event_add");
-	}
-	J->norphans++;
-	log_warnx("worker %d of an earlier run is still alive: SIGTERM, "
-	    "SIGKILL after %llus", pid,
-	    (unsigned long long)J->srv->opt->kill_grace);
-	worker_kill(J, w, SIGTERM);
-	return 0;
+	return gone ? store_worker_del(J->st, pid) : 0;
 }
 
 /* Open the store as the flags say; 0, or the exit status, logged. */
@@ -1747,14 +1446,16 @@ jobs_open_store(struct jobs *J, const struct options *opt)
 int
 jobs_open(struct server *srv)
 {
-	struct jobs	*J = xcalloc(1, sizeof(*J));
-	struct load_ctx	 lc = { J, 0, 0, 0 };
-	int		 rc;
+	struct jobs		*J = xcalloc(1, sizeof(*J));
+	struct load_ctx		 lc = { J, 0, 0, 0 };
+	struct worker_hooks	 hooks = { J, jobs_worker_started,
+				    jobs_worker_result, jobs_worker_exited,
+				    jobs_worker_reaped };
+	int			 rc;
 
 	J->srv = srv;
 	TAILQ_INIT(&J->queued);
 	TAILQ_INIT(&J->running);
-	TAILQ_INIT(&J->workers);
 	TAILQ_INIT(&J->waiters);
 	TAILQ_INIT(&J->submits);
 	TAILQ_INIT(&J->unstored);
@@ -1763,17 +1464,17 @@ jobs_open(struct server *srv)
 		return rc;
 	}
 	srv->jobs = J;
-	if (worker_env == NULL)
-		worker_env = launch_env();
+	if (workers_init(&J->W, srv->base, srv->worker_path,
+	    srv->opt->kill_grace, 12 * srv->opt->output_cap + EVENT_SLACK,
+	    &hooks) == -1)
+		fatalx("evsignal_add");
 	J->expire_ev = evtimer_new(srv->base, on_expire, J);
 	J->retry_ev = evtimer_new(srv->base, on_store_retry, J);
 	J->sync_ev = event_new(srv->base, -1, 0, on_sync, J);
 	J->group_ev = event_new(srv->base, -1, 0, on_group, J);
-	J->sigchld_ev = evsignal_new(srv->base, SIGCHLD, on_sigchld, J);
 	J->grace_ev = evtimer_new(srv->base, on_editor_grace, J);
 	if (J->expire_ev == NULL || J->sync_ev == NULL || J->retry_ev == NULL ||
-	    J->group_ev == NULL || J->grace_ev == NULL ||
-	    J->sigchld_ev == NULL || evsignal_add(J->sigchld_ev, NULL) == -1)
+	    J->group_ev == NULL || J->grace_ev == NULL)
 		fatalx("event_new");
 	if ((rc = store_begin(J->st)) != 0 ||
 	    (rc = store_jobs_each(J->st, 0, load_job, &lc)) != 0 ||
@@ -1796,7 +1497,6 @@ void
 jobs_shutdown(struct jobs *J)
 {
 	struct job	*j;
-	struct worker	*w;
 	char		 ts[UTIL_TIMESTAMP_LEN];
 	int		 rc;
 
@@ -1828,21 +1528,19 @@ jobs_shutdown(struct jobs *J)
 	 */
 	if (J->srv->hold_output)
 		jobs_sync(J);
-	TAILQ_FOREACH(w, &J->workers, entry)
-		worker_kill(J, w, SIGTERM);
+	workers_kill_all(&J->W, SIGTERM);
 }
 
 int
 jobs_idle(const struct jobs *J)
 {
-	return J == NULL || J->nworkers == 0;
+	return J == NULL || J->W.nworkers == 0;
 }
 
 void
 jobs_free(struct jobs *J)
 {
 	struct job	*j;
-	struct worker	*w;
 	struct waiter	*wt;
 	struct submission *s;
 
@@ -1868,17 +1566,13 @@ jobs_free(struct jobs *J)
 		TAILQ_REMOVE(&J->unstored, j, entry);
 		job_free(j);
 	}
-	while ((w = TAILQ_FIRST(&J->workers)) != NULL)
-		worker_free(J, w);
+	workers_free(&J->W);
 	event_free(J->expire_ev);
 	event_free(J->retry_ev);
 	event_free(J->sync_ev);
 	event_free(J->group_ev);
-	event_free(J->sigchld_ev);
 	if (J->grace_ev != NULL)
 		event_free(J->grace_ev);
 	store_close(J->st);
-	launch_env_free(worker_env);
-	worker_env = NULL;
 	free(J);
 }

@@ -633,7 +633,7 @@ lst_deadline(evutil_socket_t fd, short ev, void *arg)
 		    l->srv->nconns);
 	if (!jobs_idle(l->srv->jobs))
 		log_warnx("%zu workers still alive at exit; the next start "
-		    "stops them", l->srv->jobs->nworkers);
+		    "stops them", l->srv->jobs->W.nworkers);
 	TAILQ_FOREACH(c, &l->srv->conns, entry)
 		conn_kill(c);
 	event_base_loopexit(l->srv->base, NULL);

@@ -182,7 +182,7 @@ method_server_status(struct rpc_req *req, json_object *params,
 	    json_object_new_int((int)srv->nconns));
 	json_object_object_add(r, "store", store);
 	json_object_object_add(r, "workers_alive", json_object_new_int64(
-	    srv->jobs != NULL ? (int64_t)srv->jobs->nworkers : 0));
+	    srv->jobs != NULL ? (int64_t)srv->jobs->W.nworkers : 0));
 	json_object_object_add(r, "jobs_by_status",
 	    status_jobs_by_status(srv->jobs));
 	json_object_object_add(r, "tools", json_object_new_string(
