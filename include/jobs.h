@@ -18,6 +18,7 @@
  * and the engine's state are in job.h.
  */
 
+struct conn_pending;
 struct server;
 struct job;
 struct jobs;
@@ -61,7 +62,7 @@ void		 jobs_submit(struct jobs *, struct rpc_req *, json_object *rec,
 int		 jobs_cancel(struct jobs *, uint64_t num, json_object **,
 		    struct rpc_error *);
 /* Answer p with the job once finished, or as it stands after timeout_s. */
-void		 jobs_wait(struct jobs *, uint64_t num, struct rpc_pending *p,
+void		 jobs_wait(struct jobs *, uint64_t num, struct conn_pending *p,
 		    uint64_t timeout_s, int mcp);
 
 #endif

@@ -325,7 +325,7 @@ wait_for(struct rpc_req *req, json_object *params, int mcp,
 			*result = mcp_job_result(*result);
 		return RPC_OK;
 	}
-	jobs_wait(J, num, rpc_defer(req, NULL, NULL), timeout, mcp);
+	jobs_wait(J, num, conn_defer(req, NULL, NULL), timeout, mcp);
 	return RPC_DEFERRED;
 }
 

@@ -50,7 +50,7 @@ struct waiter {
 	TAILQ_ENTRY(waiter)	 entry;
 	struct jobs		*jobs;
 	uint64_t		 num;
-	struct rpc_pending	*pending;
+	struct conn_pending	*pending;
 	struct event		*timer;
 	int			 mcp;
 };
@@ -172,7 +172,7 @@ waiter_answer(struct waiter *w)
 		    "expired while it was waited for");
 	if (o != NULL && w->mcp)
 		o = mcp_job_result(o);
-	rpc_complete(w->pending, o, o != NULL ? NULL : &err);
+	conn_complete(w->pending, o, o != NULL ? NULL : &err);
 	waiter_free(w);
 }
 
@@ -197,7 +197,7 @@ jobs_waiters_done(struct jobs *J, struct job *j)
 }
 
 void
-jobs_wait(struct jobs *J, uint64_t num, struct rpc_pending *p,
+jobs_wait(struct jobs *J, uint64_t num, struct conn_pending *p,
     uint64_t timeout_s, int mcp)
 {
 	struct waiter	*w = xcalloc(1, sizeof(*w));
@@ -224,7 +224,7 @@ jobs_wait(struct jobs *J, uint64_t num, struct rpc_pending *p,
 /* A submit waiting for the end of the loop turn (group commit). */
 struct submission {
 	TAILQ_ENTRY(submission)	 entry;
-	struct rpc_pending	*p;	/* NULL: its client left */
+	struct conn_pending	*p;	/* NULL: its client left */
 	json_object		*rec;
 	char			*idem;
 	struct submit_how	 how;
@@ -259,7 +259,7 @@ jobs_submit(struct jobs *J, struct rpc_req *req, json_object *rec,
 	s->rec = rec;
 	s->idem = idem;
 	s->how = *how;
-	s->p = rpc_defer(req, submission_cancel, s);
+	s->p = conn_defer(req, submission_cancel, s);
 	req->conn->committing++;
 	if (TAILQ_EMPTY(&J->submits))
 		event_active(J->group_ev, EV_TIMEOUT, 0);
@@ -413,13 +413,13 @@ submission_answer(struct jobs *J, struct submission *s)
 	else if ((v = jobview_get(J, s->num, 0, &found, &err)) != NULL) {
 		json_object_object_add(v, "deduplicated",
 		    json_object_new_boolean(s->dedup));
-		rpc_complete(s->p, v, NULL);
+		conn_complete(s->p, v, NULL);
 		return;
 	} else if (err.code == 0)
 		rpc_fail(&err, RPC_UNKNOWN_TICKET, "unknown_ticket", "the job "
 		    "t-%06llu this idempotency key named has expired",
 		    (unsigned long long)s->num);
-	rpc_complete(s->p, NULL, &err);
+	conn_complete(s->p, NULL, &err);
 }
 
 /*

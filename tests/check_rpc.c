@@ -52,7 +52,7 @@ call(const char *line)
 	size_t		 n;
 	json_object	*r;
 
-	rpc_message(c, line, strlen(line));
+	conn_message(c, line, strlen(line));
 	s = evbuffer_readln(out, &n, EVBUFFER_EOL_LF);
 	if (s == NULL)
 		return NULL;
@@ -573,7 +573,7 @@ END_TEST
 START_TEST(waits_capped)
 {
 	struct conn		*c2 = conn_new(&srv, NULL, out, 0, "test2");
-	struct rpc_pending	*p[3];
+	struct conn_pending	*p[3];
 	struct rpc_req		 req;
 	json_object		*r;
 	const char		*wait = "{\"jsonrpc\":\"2.0\",\"id\":4,"
@@ -585,8 +585,8 @@ START_TEST(waits_capped)
 	memset(&req, 0, sizeof(req));
 	req.conn = c;
 	req.method = "wait_job";
-	p[0] = rpc_defer(&req, NULL, NULL);
-	p[1] = rpc_defer(&req, NULL, NULL);
+	p[0] = conn_defer(&req, NULL, NULL);
+	p[1] = conn_defer(&req, NULL, NULL);
 	ck_assert_uint_eq(c->npending, 2);
 	r = call(wait);
 	assert_error(r, RPC_QUEUE_FULL, "too_many_waits", "wait_job");
@@ -596,7 +596,7 @@ START_TEST(waits_capped)
 	/* Methods that answer at once are not limited. */
 	expect_alive();
 	req.conn = c2;
-	p[2] = rpc_defer(&req, NULL, NULL);
+	p[2] = conn_defer(&req, NULL, NULL);
 	ck_assert_uint_eq(srv.npending, 3);
 	c->npending = 0;	/* only the total is full now */
 	r = call(wait);
@@ -606,14 +606,14 @@ START_TEST(waits_capped)
 	    "--max-waits-total 3"));
 	json_object_put(r);
 	/* Once answered, the room is back (no store here: another error). */
-	rpc_complete(p[0], NULL, NULL);
+	conn_complete(p[0], NULL, NULL);
 	ck_assert_uint_eq(srv.npending, 2);
 	free(evbuffer_readln(out, NULL, EVBUFFER_EOL_LF));
 	r = call(wait);
 	ck_assert_str_ne(gets(r, "error.data.type"), "too_many_waits");
 	json_object_put(r);
-	rpc_complete(p[1], NULL, NULL);
-	rpc_complete(p[2], NULL, NULL);
+	conn_complete(p[1], NULL, NULL);
+	conn_complete(p[2], NULL, NULL);
 	ck_assert_uint_eq(srv.npending, 0);
 	ck_assert_uint_eq(c->npending, 0);
 }
