@@ -64,7 +64,8 @@ struct conn {
 	int			 eof;		/* half-closed by the client */
 	int			 dead;		/* to be freed by the reaper */
 	int			 throttled;	/* reading paused: out is full */
-	int			 committing;	/* submits awaiting their commit */
+	int			 holds;		/* answers due before reading */
+	void			(*resume)(struct conn *); /* read again */
 	char			*name;		/* client name or NULL */
 	struct editor_flags	 editor;
 	char			 peer[80];
@@ -98,6 +99,10 @@ void		 conn_message(struct conn *c, const char *buf, size_t len);
  */
 struct conn_pending *conn_defer(struct rpc_req *, void (*cancel)(void *),
 		    void *arg);
+/* Read no further request until as many conn_unhold(): an answer is due
+ * first (a submit's, once stored).  The last one reads what came meanwhile. */
+void		 conn_hold(struct conn *);
+void		 conn_unhold(struct conn *);
 /* Answer a deferred request (result taken, or err) and free it. */
 void		 conn_complete(struct conn_pending *, json_object *result,
 		    struct rpc_error *err);

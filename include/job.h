@@ -68,6 +68,7 @@ struct jobs {
 	struct joblist		 unstored;	/* ended, end not yet stored */
 	struct waiterlist	 waiters;
 	struct submissionlist	 submits;	/* for this turn's commit */
+	struct submissionlist	 turn;		/* being stored, answered */
 	size_t			 nqueued, nrunning;
 	size_t			 nqueued_beside_heavy;	/* instant, no reload */
 	size_t			 nqueued_watched;	/* notify and reload */
@@ -144,6 +145,8 @@ int		 job_save(struct jobs *, struct job *, int put_worker,
 void		 job_shrink(struct jobs *, struct job *, int rc);
 /* A change was stored after the store refused some: the backoff ends. */
 void		 job_store_recovered(struct jobs *);
+/* The store's map is full: grow it (logged, what changed).  0, or rc. */
+int		 job_store_grow(struct jobs *, const char *what);
 /* A change cannot be recorded: stop (fatalx). */
 void		 job_fatal_store(const char *what, int rc)
 		    __attribute__((noreturn));

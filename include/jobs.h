@@ -18,7 +18,6 @@
  * and the engine's state are in job.h.
  */
 
-struct conn_pending;
 struct server;
 struct job;
 struct jobs;
@@ -42,27 +41,7 @@ void		 jobs_schedule(struct jobs *);
 void		 jobs_editor_changed(struct jobs *);
 
 /* Used by the methods. */
-/*
- * Submit a validated job record (taken) under idempotency key idem (taken;
- * NULL for none), answering req later.  The submits of one loop turn are
- * stored in one commit (group commit) at its end, each in a nested
- * transaction so that one that cannot be stored fails alone; then they
- * are queued and answered: async with the summary, else like wait_job.
- * Until then the connection reads no further request, so that answers
- * keep their order.
- */
-struct submit_how {
-	uint64_t	 notify_conn;	/* 0: no notifications */
-	uint64_t	 timeout_s;	/* when not async */
-	int		 async;
-	int		 mcp;		/* tools/call: answer as MCP */
-};
-void		 jobs_submit(struct jobs *, struct rpc_req *, json_object *rec,
-		    char *idem, const struct submit_how *);
 int		 jobs_cancel(struct jobs *, uint64_t num, json_object **,
 		    struct rpc_error *);
-/* Answer p with the job once finished, or as it stands after timeout_s. */
-void		 jobs_wait(struct jobs *, uint64_t num, struct conn_pending *p,
-		    uint64_t timeout_s, int mcp);
 
 #endif

@@ -14,7 +14,6 @@
 #include "conn.h"
 #include "frame.h"
 #include "jstrict.h"
-#include "listener.h"
 #include "log.h"
 #include "rpc.h"
 #include "server.h"
@@ -105,7 +104,7 @@ int
 conn_busy(const struct conn *c)
 {
 	return !TAILQ_EMPTY(&c->pending) || c->batch != NULL ||
-	    c->committing > 0 || c->session || c->editor.tests_running ||
+	    c->holds > 0 || c->session || c->editor.tests_running ||
 	    c->editor.compiling || c->editor.busy;
 }
 
@@ -228,6 +227,19 @@ conn_fail(struct conn *c, int code, const char *type, const char *reason)
 }
 
 void
+conn_hold(struct conn *c)
+{
+	c->holds++;
+}
+
+void
+conn_unhold(struct conn *c)
+{
+	if (--c->holds == 0 && c->resume != NULL)
+		c->resume(c);
+}
+
+void
 conn_input(struct conn *c, struct evbuffer *in)
 {
 	enum frame_status	 st;
@@ -238,7 +250,7 @@ conn_input(struct conn *c, struct evbuffer *in)
 	 * A submit's answer comes after its commit, and a batch's after its
 	 * last request: both before the next request's.
 	 */
-	while (!c->closing && c->committing == 0 && c->batch == NULL) {
+	while (!c->closing && c->holds == 0 && c->batch == NULL) {
 		st = frame_next(&c->fr, in, &msg, &len);
 		switch (st) {
 		case FRAME_MORE:
@@ -441,8 +453,8 @@ conn_batch_next(evutil_socket_t fd, short ev, void *arg)
 	(void)ev;
 	conn_batch_step(b);
 	/* Done: read what the client sent meanwhile. */
-	if (c->batch == NULL)
-		listener_resume(c);
+	if (c->batch == NULL && c->resume != NULL)
+		c->resume(c);
 }
 
 /* Every request of b has run (or its connection goes). */

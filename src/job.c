@@ -389,3 +389,18 @@ job_put_worker(struct jobs *J, struct worker *w)
 	json_object_put(rec);
 	return rc;
 }
+
+/* The map is full: grow it if --map-size-max allows; 0 when it grew. */
+int
+job_store_grow(struct jobs *J, const char *what)
+{
+	struct store_info	si;
+	int			rc;
+
+	if ((rc = store_grow(J->st)) != 0)
+		return rc;
+	if (store_info(J->st, &si) == 0)
+		log_info("%s: the store's map was full: grown to %llu bytes",
+		    what, (unsigned long long)si.map_size);
+	return 0;
+}

@@ -21,6 +21,7 @@
 #include "schema.h"
 #include "server.h"
 #include "store.h"
+#include "submit.h"
 #include "tools.h"
 #include "util.h"
 
@@ -41,10 +42,26 @@ struct submit {
 	uint64_t	 timeout_s;
 };
 
+/* A request answered later: once its submit is stored, or its job ends. */
+struct jm_call {
+	struct conn_pending	*p;
+	struct submission	*s;	/* until stored */
+	struct waiter		*w;	/* while it waits for the end */
+	uint64_t		 timeout_s;	/* of w, for a submit */
+	int			 async;
+	int			 mcp;	/* tools/call: answer as MCP */
+};
+
+static struct jobs *
+req_jobs_of(struct conn *c)
+{
+	return c->srv->jobs;
+}
+
 static struct jobs *
 req_jobs(struct rpc_req *req)
 {
-	return req->conn->srv->jobs;
+	return req_jobs_of(req->conn);
 }
 
 /* Without a store (unit tests, fuzzing) job methods say so, not crash. */
@@ -244,27 +261,105 @@ submit_options(struct rpc_req *req, json_object *params, struct submit *o,
 	return 0;
 }
 
+/* The caller's connection is gone: forget the submit or the wait. */
+static void
+jm_cancel(void *arg)
+{
+	struct jm_call	*call = arg;
+
+	if (call->s != NULL)
+		submit_forget(call->s);
+	if (call->w != NULL)
+		waiter_cancel(call->w);
+	free(call);
+}
+
+/* Answer call with its job (taken), or err; as a tool result for MCP. */
+static void
+jm_waited(void *arg, json_object *job, struct rpc_error *err)
+{
+	struct jm_call	*call = arg;
+
+	if (job != NULL && call->mcp)
+		job = mcp_job_result(job);
+	conn_complete(call->p, job, job != NULL ? NULL : err);
+	free(call);
+}
+
+/* Answer call, stored: an error, the summary (async), or the job when it
+ * ends (now, when it ended already). */
+static void
+submission_answer(struct jobs *J, struct jm_call *call, uint64_t num,
+    int dedup, struct rpc_error *serr)
+{
+	struct rpc_error	 err;
+	json_object		*v;
+	int			 found;
+
+	memset(&err, 0, sizeof(err));
+	if (serr == NULL && !call->async) {
+		if (job_pending(J, num))
+			call->w = waiter_add(J, num, call->timeout_s,
+			    jm_waited, call);
+		else {
+			v = waiter_view(J, num, &err);
+			jm_waited(call, v, v != NULL ? NULL : &err);
+		}
+		return;
+	}
+	if (serr != NULL)
+		err = *serr;
+	else if ((v = jobview_get(J, num, 0, &found, &err)) != NULL) {
+		json_object_object_add(v, "deduplicated",
+		    json_object_new_boolean(dedup));
+		conn_complete(call->p, v, NULL);
+		free(call);
+		return;
+	} else if (err.code == 0)
+		rpc_fail(&err, RPC_UNKNOWN_TICKET, "unknown_ticket", "the job "
+		    "t-%06llu this idempotency key named has expired",
+		    (unsigned long long)num);
+	conn_complete(call->p, NULL, &err);
+	free(call);
+}
+
+/* call's submit was stored (or not): answer, and read the next request. */
+static void
+jm_submitted(void *arg, uint64_t num, int dedup, struct rpc_error *err)
+{
+	struct jm_call	*call = arg;
+	struct conn	*c = call->p->conn;
+
+	call->s = NULL;
+	submission_answer(req_jobs_of(c), call, num, dedup, err);
+	conn_unhold(c);
+}
+
 /*
  * Submit (or find the job of the same idempotency key) and answer: the
  * summary once stored, or the job when it ends.  mcp wraps it for
- * tools/call.
+ * tools/call.  Until it is stored the connection reads no further
+ * request, so that answers keep their order.
  */
 static enum rpc_status
 submit_and_answer(struct rpc_req *req, json_object *commands,
     struct submit *o, int mcp, struct rpc_error *err)
 {
-	struct submit_how	 how;
-	json_object		*rec;
+	struct jm_call	*call;
+	json_object	*rec;
 
 	if ((rec = build_job(req->conn->srv, commands, o, err)) == NULL)
 		return RPC_ERROR;
-	memset(&how, 0, sizeof(how));
-	how.notify_conn = o->notify ? req->conn->id : 0;
-	how.timeout_s = o->timeout_s;
-	how.async = o->async;
-	how.mcp = mcp;
-	jobs_submit(req_jobs(req), req, rec, o->idem != NULL ?
-	    xasprintf("%s\n%s", o->agent, o->idem) : NULL, &how);
+	call = xcalloc(1, sizeof(*call));
+	call->timeout_s = mcp ? req->conn->srv->opt->call_timeout :
+	    o->timeout_s;
+	call->async = o->async;
+	call->mcp = mcp;
+	call->p = conn_defer(req, jm_cancel, call);
+	call->s = submit_add(req_jobs(req), rec, o->idem != NULL ?
+	    xasprintf("%s\n%s", o->agent, o->idem) : NULL,
+	    o->notify ? req->conn->id : 0, jm_submitted, call);
+	conn_hold(req->conn);
 	return RPC_DEFERRED;
 }
 
@@ -310,6 +405,7 @@ wait_for(struct rpc_req *req, json_object *params, int mcp,
     json_object **result, struct rpc_error *err)
 {
 	struct jobs	*J = req_jobs(req);
+	struct jm_call	*call;
 	uint64_t	 num, timeout = WAIT_DEFAULT_S;
 	int		 found;
 
@@ -325,7 +421,10 @@ wait_for(struct rpc_req *req, json_object *params, int mcp,
 			*result = mcp_job_result(*result);
 		return RPC_OK;
 	}
-	jobs_wait(J, num, conn_defer(req, NULL, NULL), timeout, mcp);
+	call = xcalloc(1, sizeof(*call));
+	call->mcp = mcp;
+	call->p = conn_defer(req, jm_cancel, call);
+	call->w = waiter_add(J, num, timeout, jm_waited, call);
 	return RPC_DEFERRED;
 }
 

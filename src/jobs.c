@@ -28,13 +28,12 @@
 #include "jobview.h"
 #include "jstrict.h"
 #include "launch.h"
-#include "listener.h"
 #include "log.h"
-#include "mcp.h"
 #include "rpc.h"
 #include "scheduler.h"
 #include "server.h"
 #include "store.h"
+#include "submit.h"
 #include "tools.h"
 #include "util.h"
 #include "worker.h"
@@ -46,29 +45,17 @@
 #define EDITOR_FILE	"editor-flags"	/* in the state dir */
 #define EDITOR_FILE_MAX	512
 
-struct waiter {
-	TAILQ_ENTRY(waiter)	 entry;
-	struct jobs		*jobs;
-	uint64_t		 num;
-	struct conn_pending	*pending;
-	struct event		*timer;
-	int			 mcp;
-};
-
 static void	 jobs_changed(struct jobs *, struct job *);
 static void	 jobs_finish(struct jobs *, struct job *, enum job_status,
 		    const char *);
 static void	 jobs_start(struct jobs *, struct job *);
 static void	 jobs_store_blocked(struct jobs *, const char *, int);
 static void	 on_store_retry(evutil_socket_t, short, void *);
-static int	 jobs_store_grow(struct jobs *, const char *);
 static void	 jobs_expire_retry(struct jobs *, int);
 static void	 jobs_expire_arm(struct jobs *);
-static void	 jobs_waiters_done(struct jobs *, struct job *);
 static void	 on_expire(evutil_socket_t, short, void *);
 static void	 on_sync(evutil_socket_t, short, void *);
 static void	 on_group(evutil_socket_t, short, void *);
-static void	 on_wait_timeout(evutil_socket_t, short, void *);
 static void	 on_editor_grace(evutil_socket_t, short, void *);
 
 static void
@@ -144,283 +131,8 @@ jobs_changed(struct jobs *J, struct job *j)
 	jobs_notify(J, j);
 }
 
-static void
-waiter_free(struct waiter *w)
-{
-	TAILQ_REMOVE(&w->jobs->waiters, w, entry);
-	event_free(w->timer);
-	free(w);
-}
-
-static void
-waiter_cancel(void *arg)
-{
-	waiter_free(arg);
-}
-
-static void
-waiter_answer(struct waiter *w)
-{
-	struct rpc_error	 err;
-	json_object		*o;
-	int			 found;
-
-	memset(&err, 0, sizeof(err));
-	o = jobview_get(w->jobs, w->num, 1, &found, &err);
-	if (o == NULL && !found && err.code == 0)
-		rpc_fail(&err, RPC_UNKNOWN_TICKET, "unknown_ticket", "the job "
-		    "expired while it was waited for");
-	if (o != NULL && w->mcp)
-		o = mcp_job_result(o);
-	conn_complete(w->pending, o, o != NULL ? NULL : &err);
-	waiter_free(w);
-}
-
-static void
-on_wait_timeout(evutil_socket_t fd, short ev, void *arg)
-{
-	(void)fd;
-	(void)ev;
-	waiter_answer(arg);
-}
-
-static void
-jobs_waiters_done(struct jobs *J, struct job *j)
-{
-	struct waiter	*w, *next;
-
-	for (w = TAILQ_FIRST(&J->waiters); w != NULL; w = next) {
-		next = TAILQ_NEXT(w, entry);
-		if (w->num == j->num)
-			waiter_answer(w);
-	}
-}
-
-void
-jobs_wait(struct jobs *J, uint64_t num, struct conn_pending *p,
-    uint64_t timeout_s, int mcp)
-{
-	struct waiter	*w = xcalloc(1, sizeof(*w));
-	struct timeval	 tv = { (time_t)timeout_s, 0 };
-
-	w->jobs = J;
-	w->num = num;
-	w->pending = p;
-	w->mcp = mcp;
-	p->cancel = waiter_cancel;
-	p->arg = w;
-	TAILQ_INSERT_TAIL(&J->waiters, w, entry);
-	if ((w->timer = evtimer_new(J->srv->base, on_wait_timeout, w)) == NULL)
-		fatalx("evtimer_new");
-	if (!job_pending(J, num)) {
-		waiter_answer(w);	/* already finished */
-		return;
-	}
-	evtimer_add(w->timer, &tv);
-}
-
 /* ---- submit, cancel, finish ----------------------------------------- */
 
-/* A submit waiting for the end of the loop turn (group commit). */
-struct submission {
-	TAILQ_ENTRY(submission)	 entry;
-	struct conn_pending	*p;	/* NULL: its client left */
-	json_object		*rec;
-	char			*idem;
-	struct submit_how	 how;
-	struct job		*job;	/* stored as new */
-	uint64_t		 num;
-	int			 dedup;
-	struct rpc_error	 err;	/* code 0: none */
-};
-
-static void
-submission_cancel(void *arg)
-{
-	struct submission	*s = arg;
-
-	s->p = NULL;
-}
-
-static void
-submission_free(struct submission *s)
-{
-	json_object_put(s->rec);
-	free(s->idem);
-	free(s);
-}
-
-void
-jobs_submit(struct jobs *J, struct rpc_req *req, json_object *rec,
-    char *idem, const struct submit_how *how)
-{
-	struct submission	*s = xcalloc(1, sizeof(*s));
-
-	s->rec = rec;
-	s->idem = idem;
-	s->how = *how;
-	s->p = conn_defer(req, submission_cancel, s);
-	req->conn->committing++;
-	if (TAILQ_EMPTY(&J->submits))
-		event_active(J->group_ev, EV_TIMEOUT, 0);
-	TAILQ_INSERT_TAIL(&J->submits, s, entry);
-}
-
-/*
- * Store s in the open transaction: found by its idempotency key, or new
- * (s->job), or refused (s->err).  0, or -1 when the store failed it.
- * With nested, s has a nested transaction of its own, so that its failure
- * leaves the others' changes; without, a failure spoils the transaction.
- */
-static int
-submission_store(struct jobs *J, struct submission *s, int nested,
-    size_t *added)
-{
-	json_object	*rec = s->rec;
-	char		 ticket[24];
-	int		 rc;
-
-	if (s->idem != NULL) {
-		rc = store_idem_get(J->st, s->idem, &s->num);
-		if (rc == 0) {
-			s->dedup = 1;
-			return 0;
-		}
-		if (rc != STORE_ENOTFOUND) {
-			rpc_fail(&s->err, RPC_STORAGE_ERROR, "storage_error",
-			    "the store could not be read: %s",
-			    store_strerror(rc));
-			return -1;
-		}
-	}
-	if (J->store_full) {
-		rpc_fail(&s->err, RPC_STORAGE_ERROR, "store_full", "%s",
-		    store_strerror(STORE_EFULL));
-		return 0;
-	}
-	if (J->nqueued + *added >= J->srv->opt->max_queued) {
-		rpc_fail(&s->err, RPC_QUEUE_FULL, "queue_full", "%llu jobs are "
-		    "already waiting (--max-queued); try again later",
-		    (unsigned long long)J->srv->opt->max_queued);
-		return 0;
-	}
-	if (nested && (rc = store_begin(J->st)) != 0)
-		goto fail;
-	if ((rc = store_take_ticket(J->st, &s->num)) != 0)
-		goto abort;
-	ticket_format(ticket, sizeof(ticket), s->num);
-	job_rec_set(rec, "ticket", ticket);
-	job_rec_set(rec, "status", "queued");
-	json_object_object_add(rec, "results", json_object_new_array());
-	s->job = job_new(json_object_get(rec), s->num);
-	if ((rc = job_put(J, s->job)) != 0 || (s->idem != NULL &&
-	    (rc = store_idem_put(J->st, s->idem, s->num)) != 0) ||
-	    (nested && (rc = store_commit(J->st)) != 0)) {
-		job_free(s->job);
-		s->job = NULL;
-		goto abort;
-	}
-	s->job->notify_conn = s->how.notify_conn;
-	(*added)++;
-	return 0;
-abort:
-	if (nested)
-		store_abort(J->st);
-fail:
-	rpc_fail(&s->err, RPC_STORAGE_ERROR, "storage_error", "the job could "
-	    "not be stored and was not queued: %s", store_strerror(rc));
-	return -1;
-}
-
-/* Forget what submission_store() did to the submits of group. */
-static void
-group_reset(struct submissionlist *group)
-{
-	struct submission	*s;
-
-	TAILQ_FOREACH(s, group, entry) {
-		if (s->job != NULL)
-			job_free(s->job);
-		s->job = NULL;
-		s->dedup = 0;
-		memset(&s->err, 0, sizeof(s->err));
-	}
-}
-
-/*
- * Store the submits of group in one transaction and commit it: 0, or the
- * commit's error.  The first try has no nested transactions (each costs
- * LMDB a large allocation); if one submit fails, the group is stored again
- * with them, so that it fails alone.
- */
-static int
-group_store(struct jobs *J, struct submissionlist *group, size_t *added)
-{
-	struct submission	*s;
-	int			 nested, rc;
-
-	for (nested = 0; nested < 2; nested++) {
-		*added = 0;
-		if ((rc = store_begin(J->st)) != 0)
-			return rc;
-		TAILQ_FOREACH(s, group, entry)
-			if (submission_store(J, s, nested, added) == -1 &&
-			    !nested)
-				break;
-		if (s == NULL)
-			return job_commit(J);
-		store_abort(J->st);
-		group_reset(group);
-	}
-	return EINVAL;	/* not reached */
-}
-
-/*
- * New jobs are refused above the store's high-water mark, so that the
- * jobs it holds can always finish, be cancelled and expire; said when it
- * starts and when it ends.
- */
-static void
-jobs_check_room(struct jobs *J)
-{
-	int	full = store_room(J->st) == STORE_EFULL;
-
-	if (full && !J->store_full)
-		log_warnx("store: %d%% of its map is in use and it may not "
-		    "grow (--map-size-max): new jobs are refused with "
-		    "store_full until finished ones expire", STORE_FULL_PCT);
-	else if (!full && J->store_full)
-		log_info("store: room again: new jobs are taken");
-	J->store_full = full;
-}
-
-/* Answer s: an error, the summary (async), or the job when it ends. */
-static void
-submission_answer(struct jobs *J, struct submission *s)
-{
-	struct rpc_error	 err;
-	json_object		*v;
-	int			 found;
-
-	if (s->err.code == 0 && !s->how.async) {
-		jobs_wait(J, s->num, s->p, s->how.mcp ?
-		    J->srv->opt->call_timeout : s->how.timeout_s, s->how.mcp);
-		return;
-	}
-	memset(&err, 0, sizeof(err));
-	if (s->err.code != 0)
-		err = s->err;
-	else if ((v = jobview_get(J, s->num, 0, &found, &err)) != NULL) {
-		json_object_object_add(v, "deduplicated",
-		    json_object_new_boolean(s->dedup));
-		conn_complete(s->p, v, NULL);
-		return;
-	} else if (err.code == 0)
-		rpc_fail(&err, RPC_UNKNOWN_TICKET, "unknown_ticket", "the job "
-		    "t-%06llu this idempotency key named has expired",
-		    (unsigned long long)s->num);
-	conn_complete(s->p, NULL, &err);
-}
 
 /*
  * The end of a loop turn with submits: store them all in one commit (one
@@ -430,57 +142,13 @@ submission_answer(struct jobs *J, struct submission *s)
 static void
 on_group(evutil_socket_t fd, short ev, void *arg)
 {
-	struct jobs		*J = arg;
-	struct submissionlist	 group;
-	struct submission	*s;
-	struct conn		*c;
-	size_t			 added = 0;
-	int			 rc;
+	struct jobs	*J = arg;
 
 	(void)fd;
 	(void)ev;
-	TAILQ_INIT(&group);
-	TAILQ_CONCAT(&group, &J->submits, entry);
-	jobs_check_room(J);
-	rc = group_store(J, &group, &added);
-	if (store_map_full(rc) && jobs_store_grow(J, "a submit") == 0) {
-		group_reset(&group);
-		rc = group_store(J, &group, &added);
-	}
-	TAILQ_FOREACH(s, &group, entry) {
-		if (rc != 0 && (s->err.code == 0 || s->job != NULL)) {
-			memset(&s->err, 0, sizeof(s->err));
-			rpc_fail(&s->err, RPC_STORAGE_ERROR, "storage_error",
-			    "the job could not be stored and was not queued: "
-			    "%s", store_strerror(rc));
-		}
-		if (rc != 0 && s->job != NULL) {
-			job_free(s->job);
-			s->job = NULL;
-		}
-		if (s->job == NULL)
-			continue;
-		job_enqueue(J, s->job);
-		J->count[JOB_QUEUED]++;
-		log_debug("%s queued: %s, %zu commands", s->job->ticket,
-		    tier_name(s->job->tier), s->job->ncmds);
-	}
-	if (rc != 0)
-		log_warnx("store: %zu submits could not be stored: %s",
-		    added, store_strerror(rc));
-	if (added > 0 && rc == 0)
+	if (submit_store_turn(J) > 0)
 		jobs_schedule(J);
-	while ((s = TAILQ_FIRST(&group)) != NULL) {
-		TAILQ_REMOVE(&group, s, entry);
-		if (s->p != NULL) {
-			c = s->p->conn;	/* the answer frees p */
-			s->p->cancel = NULL;
-			submission_answer(J, s);
-			if (--c->committing == 0)
-				listener_resume(c);
-		}
-		submission_free(s);
-	}
+	submit_answer_turn(J);
 }
 
 /* j is over and stored: tell whoever waits, forget it here. */
@@ -493,7 +161,7 @@ jobs_forget(struct jobs *J, struct job *j)
 	log_info("%s %s%s%s", j->ticket, job_status_name(j->status),
 	    error != NULL ? ": " : "", error != NULL ? error : "");
 	jobs_changed(J, j);
-	jobs_waiters_done(J, j);
+	waiter_job_done(J, j->num);
 	jobs_expire_arm(J);
 	if (j->worker != NULL)
 		j->worker->job = NULL;
@@ -543,7 +211,7 @@ jobs_store_blocked(struct jobs *J, const char *what, int rc)
 	if (rc == STORE_EFAILED)
 		job_fatal_store(what, rc);
 	J->store_blocked = 1;
-	if (store_map_full(rc) && jobs_store_grow(J, what) == 0)
+	if (store_map_full(rc) && job_store_grow(J, what) == 0)
 		goto arm;	/* at once: the map is larger now */
 	J->retry_s = J->retry_s == 0 ? STORE_RETRY_S :
 	    J->retry_s * 2 > STORE_RETRY_MAX_S ? STORE_RETRY_MAX_S :
@@ -562,21 +230,6 @@ jobs_store_blocked(struct jobs *J, const char *what, int rc)
 arm:
 	if (!evtimer_pending(J->retry_ev, NULL))
 		evtimer_add(J->retry_ev, &tv);
-}
-
-/* The map is full: grow it if --map-size-max allows; 0 when it grew. */
-static int
-jobs_store_grow(struct jobs *J, const char *what)
-{
-	struct store_info	si;
-	int			rc;
-
-	if ((rc = store_grow(J->st)) != 0)
-		return rc;
-	if (store_info(J->st, &si) == 0)
-		log_info("%s: the store's map was full: grown to %llu bytes",
-		    what, (unsigned long long)si.map_size);
-	return 0;
 }
 
 static void
@@ -1236,7 +889,7 @@ jobs_expire_retry(struct jobs *J, int rc)
 
 	if (rc == STORE_EFAILED)
 		job_fatal_store("expired jobs", rc);
-	if (!store_map_full(rc) || jobs_store_grow(J, "expiry") != 0) {
+	if (!store_map_full(rc) || job_store_grow(J, "expiry") != 0) {
 		if (J->expire_retry_s == 0)
 			log_warnx("expired jobs could not be removed: %s; "
 			    "retrying with backoff", store_strerror(rc));
@@ -1458,6 +1111,7 @@ jobs_open(struct server *srv)
 	TAILQ_INIT(&J->running);
 	TAILQ_INIT(&J->waiters);
 	TAILQ_INIT(&J->submits);
+	TAILQ_INIT(&J->turn);
 	TAILQ_INIT(&J->unstored);
 	if ((rc = jobs_open_store(J, srv->opt)) != 0) {
 		free(J);
@@ -1517,7 +1171,7 @@ jobs_shutdown(struct jobs *J)
 			TAILQ_REMOVE(&J->running, j, entry);
 			J->nrunning--;
 			jobs_changed(J, j);
-			jobs_waiters_done(J, j);
+			waiter_job_done(J, j->num);
 			j->worker->job = NULL;
 			job_free(j);
 		}
@@ -1541,19 +1195,10 @@ void
 jobs_free(struct jobs *J)
 {
 	struct job	*j;
-	struct waiter	*wt;
-	struct submission *s;
 
 	if (J == NULL)
 		return;
-	while ((s = TAILQ_FIRST(&J->submits)) != NULL) {
-		TAILQ_REMOVE(&J->submits, s, entry);
-		if (s->p != NULL)
-			s->p->cancel = NULL;	/* the connection frees it */
-		submission_free(s);
-	}
-	while ((wt = TAILQ_FIRST(&J->waiters)) != NULL)
-		waiter_free(wt);
+	submit_free_all(J);
 	while ((j = TAILQ_FIRST(&J->queued)) != NULL) {
 		TAILQ_REMOVE(&J->queued, j, entry);
 		job_free(j);

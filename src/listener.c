@@ -61,6 +61,7 @@ static void	lst_reap(evutil_socket_t, short, void *);
 static void	lst_flush(evutil_socket_t, short, void *);
 static void	lst_deadline(evutil_socket_t, short, void *);
 static void	conn_readcb(struct bufferevent *, void *);
+static void	conn_resume(struct conn *);
 static void	conn_writecb(struct bufferevent *, void *);
 static void	conn_eventcb(struct bufferevent *, short, void *);
 static void	conn_after_io(struct conn *);
@@ -377,6 +378,7 @@ lst_accept(struct evconnlistener *lev, evutil_socket_t fd,
 		return;
 	}
 	c = conn_new(srv, bev, NULL, is_unix, peer);
+	c->resume = conn_resume;
 	if ((c->timer = evtimer_new(srv->base, conn_timeout, c)) == NULL)
 		fatalx("evtimer_new");
 	conn_arm(c, c->since_ms);
@@ -538,8 +540,9 @@ conn_readcb(struct bufferevent *bev, void *arg)
 	conn_account(c);
 }
 
-void
-listener_resume(struct conn *c)
+/* c may read requests again: answer what it sent meanwhile. */
+static void
+conn_resume(struct conn *c)
 {
 	if (c->bev != NULL && !c->dead)
 		conn_readcb(c->bev, c);
