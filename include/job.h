@@ -21,6 +21,9 @@
  * job; a change is committed (job_commit()) before anyone is told.
  */
 
+#define STORE_RETRY_S	1	/* after the store refused a change... */
+#define STORE_RETRY_MAX_S 60	/* ...doubling up to this */
+
 struct server;
 struct store;
 struct event;

@@ -22,6 +22,7 @@
 #include <json-c/json.h>
 
 #include "conn.h"
+#include "expiry.h"
 #include "holds.h"
 #include "job.h"
 #include "jobs.h"
@@ -38,10 +39,7 @@
 #include "util.h"
 #include "worker.h"
 
-#define EXPIRE_BATCH	256	/* jobs deleted per expiry transaction */
 #define EVENT_SLACK	(1024 * 1024)
-#define STORE_RETRY_S	1	/* after the store refused a change... */
-#define STORE_RETRY_MAX_S 60	/* ...doubling up to this */
 #define EDITOR_FILE	"editor-flags"	/* in the state dir */
 #define EDITOR_FILE_MAX	512
 
@@ -51,9 +49,6 @@ static void	 jobs_finish(struct jobs *, struct job *, enum job_status,
 static void	 jobs_start(struct jobs *, struct job *);
 static void	 jobs_store_blocked(struct jobs *, const char *, int);
 static void	 on_store_retry(evutil_socket_t, short, void *);
-static void	 jobs_expire_retry(struct jobs *, int);
-static void	 jobs_expire_arm(struct jobs *);
-static void	 on_expire(evutil_socket_t, short, void *);
 static void	 on_sync(evutil_socket_t, short, void *);
 static void	 on_group(evutil_socket_t, short, void *);
 static void	 on_editor_grace(evutil_socket_t, short, void *);
@@ -162,7 +157,7 @@ jobs_forget(struct jobs *J, struct job *j)
 	    error != NULL ? ": " : "", error != NULL ? error : "");
 	jobs_changed(J, j);
 	waiter_job_done(J, j->num);
-	jobs_expire_arm(J);
+	expiry_arm(J);
 	if (j->worker != NULL)
 		j->worker->job = NULL;
 	job_free(j);
@@ -811,96 +806,6 @@ jobs_schedule(struct jobs *J)
 			jobs_notify(J, j);
 }
 
-/* ---- expiry --------------------------------------------------------- */
-
-static void
-jobs_expire_arm(struct jobs *J)
-{
-	int64_t		next = store_next_expiry(J->st), wait;
-	struct timeval	tv;
-
-	evtimer_del(J->expire_ev);
-	if (next == 0)
-		return;
-	wait = next - util_now_ms();
-	if (wait < 0)
-		wait = 0;
-	tv.tv_sec = wait / 1000;
-	tv.tv_usec = (wait % 1000) * 1000;
-	evtimer_add(J->expire_ev, &tv);
-}
-
-static void
-on_expire(evutil_socket_t fd, short ev, void *arg)
-{
-	struct jobs	*J = arg;
-	uint64_t	 nums[EXPIRE_BATCH];
-	json_object	*rec, *k, *a;
-	char		*json, status, *key;
-	size_t		 i, n;
-	int		 rc = 0, st_of[EXPIRE_BATCH];
-
-	(void)fd;
-	(void)ev;
-	n = store_expired(J->st, util_now_ms(), nums, EXPIRE_BATCH);
-	if (n == 0 || (rc = store_begin(J->st)) != 0) {
-		jobs_expire_arm(J);
-		return;
-	}
-	for (i = 0; i < n; i++) {
-		if ((rc = store_job_get(J->st, nums[i], &status, &json)) != 0)
-			break;
-		if (jstrict_parse_str(json, &rec) != 0)
-			rec = NULL;	/* damaged: the job goes all the same */
-		free(json);
-		if ((k = job_rec_get(rec, "idempotency_key")) != NULL &&
-		    (a = job_rec_get(rec, "agent")) != NULL) {
-			key = xasprintf("%s\n%s", json_object_get_string(a),
-			    json_object_get_string(k));
-			rc = store_idem_del(J->st, key);
-			free(key);
-		}
-		json_object_put(rec);
-		if (rc != 0 || (rc = store_job_del(J->st, nums[i])) != 0)
-			break;
-		st_of[i] = job_status_from_char(status);
-	}
-	if (rc != 0 || (rc = job_commit(J)) != 0) {
-		store_abort(J->st);
-		jobs_expire_retry(J, rc);
-		return;
-	}
-	J->expire_retry_s = 0;
-	for (i = 0; i < n; i++)
-		if (st_of[i] >= 0)
-			J->count[st_of[i]]--;
-	log_debug("%zu finished jobs expired", n);
-	jobs_expire_arm(J);
-}
-
-/*
- * Expired jobs could not be removed: grow the map and go again at once
- * if it was full and may grow, else back off (logged once).
- */
-static void
-jobs_expire_retry(struct jobs *J, int rc)
-{
-	struct timeval	tv = { 0, 0 };
-
-	if (rc == STORE_EFAILED)
-		job_fatal_store("expired jobs", rc);
-	if (!store_map_full(rc) || job_store_grow(J, "expiry") != 0) {
-		if (J->expire_retry_s == 0)
-			log_warnx("expired jobs could not be removed: %s; "
-			    "retrying with backoff", store_strerror(rc));
-		J->expire_retry_s = J->expire_retry_s == 0 ? STORE_RETRY_S :
-		    J->expire_retry_s * 2 > STORE_RETRY_MAX_S ?
-		    STORE_RETRY_MAX_S : J->expire_retry_s * 2;
-		tv.tv_sec = J->expire_retry_s;
-	}
-	evtimer_add(J->expire_ev, &tv);
-}
-
 /* ---- start-up and shutdown ------------------------------------------ */
 
 struct load_ctx {
@@ -1122,12 +1027,12 @@ jobs_open(struct server *srv)
 	    srv->opt->kill_grace, 12 * srv->opt->output_cap + EVENT_SLACK,
 	    &hooks) == -1)
 		fatalx("evsignal_add");
-	J->expire_ev = evtimer_new(srv->base, on_expire, J);
+	expiry_init(J);
 	J->retry_ev = evtimer_new(srv->base, on_store_retry, J);
 	J->sync_ev = event_new(srv->base, -1, 0, on_sync, J);
 	J->group_ev = event_new(srv->base, -1, 0, on_group, J);
 	J->grace_ev = evtimer_new(srv->base, on_editor_grace, J);
-	if (J->expire_ev == NULL || J->sync_ev == NULL || J->retry_ev == NULL ||
+	if (J->sync_ev == NULL || J->retry_ev == NULL ||
 	    J->group_ev == NULL || J->grace_ev == NULL)
 		fatalx("event_new");
 	if ((rc = store_begin(J->st)) != 0 ||
@@ -1141,7 +1046,7 @@ jobs_open(struct server *srv)
 	    "%zu damaged records failed, next ticket t-%06llu",
 	    store_path(J->st), J->nqueued, lc.interrupted, lc.damaged,
 	    (unsigned long long)store_next_ticket(J->st));
-	jobs_expire_arm(J);
+	expiry_arm(J);
 	editor_restore(J);
 	jobs_schedule(J);
 	return 0;
