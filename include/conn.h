@@ -50,6 +50,7 @@ TAILQ_HEAD(conn_pendings, conn_pending);
 struct conn {
 	TAILQ_ENTRY(conn)	 entry;
 	TAILQ_ENTRY(conn)	 flush_entry;	/* on srv->flushq */
+	LIST_ENTRY(conn)	 byid;		/* srv->byid, by id */
 	struct server		*srv;
 	struct bufferevent	*bev;		/* NULL in unit tests */
 	struct evbuffer		*out;		/* answers are framed here */

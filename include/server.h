@@ -26,6 +26,7 @@ struct event;
 struct authlimit;
 
 TAILQ_HEAD(connlist, conn);
+LIST_HEAD(connhash, conn);
 
 struct server {
 	struct event_base	*base;
@@ -36,6 +37,8 @@ struct server {
 	int64_t			 started_ms;	/* monotonic */
 	struct connlist		 conns;
 	unsigned		 nconns;
+	struct connhash		*byid;		/* by id & (nbuckets - 1) */
+	size_t			 nbuckets;	/* a power of 2, >= nconns */
 	uint64_t		 next_conn_id;
 	json_object		*listen_addrs;	/* array of strings */
 	struct listener		*listener;
@@ -66,6 +69,11 @@ void		 server_set_editor(struct server *, struct conn *c,
 		    const struct editor_flags *f);
 /* An editor flag or a connection holding one changed: reschedule. */
 void		 server_busy_changed(struct server *);
+/* Enter c in the table by id, or take it out. */
+void		 server_conn_link(struct server *, struct conn *c);
+void		 server_conn_unlink(struct server *, struct conn *c);
+/* The connection of id, closing or not, or NULL. */
+struct conn	*server_conn_find(const struct server *, uint64_t id);
 /* Stopping, and the last worker is gone: leave once clients are too. */
 void		 server_jobs_stopped(struct server *);
 /* Send msg (borrowed) to every connection past authentication. */

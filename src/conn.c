@@ -65,6 +65,7 @@ conn_new(struct server *srv, struct bufferevent *bev, struct evbuffer *out,
 	TAILQ_INIT(&c->pending);
 	TAILQ_INSERT_TAIL(&srv->conns, c, entry);
 	srv->nconns++;
+	server_conn_link(srv, c);
 	return c;
 }
 
@@ -78,6 +79,7 @@ conn_free(struct conn *c)
 	conn_cancel_all(c);
 	had_flags = holds_change(&srv->holds, &c->editor, &none);
 	TAILQ_REMOVE(&c->srv->conns, c, entry);
+	server_conn_unlink(srv, c);
 	c->srv->nconns--;
 	c->srv->inbuf_total -= c->inbuf;
 	if (c->timer != NULL)

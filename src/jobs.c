@@ -93,17 +93,6 @@ on_sync(evutil_socket_t fd, short ev, void *arg)
 
 /* ---- notifications and waiters -------------------------------------- */
 
-static struct conn *
-conn_by_id(struct server *srv, uint64_t id)
-{
-	struct conn	*c;
-
-	TAILQ_FOREACH(c, &srv->conns, entry)
-		if (c->id == id && !c->closing)
-			return c;
-	return NULL;
-}
-
 /* Tell the submitter (notify: true) that j changed. */
 static void
 jobs_notify(struct jobs *J, struct job *j)
@@ -112,7 +101,8 @@ jobs_notify(struct jobs *J, struct job *j)
 	json_object	*n;
 
 	if (j->notify_conn == 0 ||
-	    (c = conn_by_id(J->srv, j->notify_conn)) == NULL)
+	    (c = server_conn_find(J->srv, j->notify_conn)) == NULL ||
+	    c->closing)
 		return;
 	j->last_blocked = jobview_blocked_by(J, j);
 	n = rpc_notification("notifications/job", jobview_note(J, j));

@@ -22,6 +22,28 @@
 #include "tools.h"
 #include "util.h"
 
+#define SERVER_BUCKETS_MIN	64	/* of the table of connections by id */
+
+/* Make the table of connections by id n buckets (a power of 2). */
+static void
+server_conn_rehash(struct server *srv, size_t n)
+{
+	struct connhash	*old = srv->byid;
+	struct conn	*c;
+	size_t		 i, nold = srv->nbuckets;
+
+	srv->byid = xcalloc(n, sizeof(*srv->byid));
+	srv->nbuckets = n;
+	for (i = 0; i < n; i++)
+		LIST_INIT(&srv->byid[i]);
+	for (i = 0; i < nold; i++)
+		while ((c = LIST_FIRST(&old[i])) != NULL) {
+			LIST_REMOVE(c, byid);
+			LIST_INSERT_HEAD(&srv->byid[c->id & (n - 1)], c, byid);
+		}
+	free(old);
+}
+
 void
 server_init(struct server *srv, struct event_base *base, struct options *opt,
     struct tooltab *tools)
@@ -35,6 +57,7 @@ server_init(struct server *srv, struct event_base *base, struct options *opt,
 	TAILQ_INIT(&srv->flushq);
 	srv->listen_addrs = json_object_new_array();
 	srv->store_path = xasprintf("%s/store", opt->state_dir);
+	server_conn_rehash(srv, SERVER_BUCKETS_MIN);
 }
 
 void
@@ -54,6 +77,7 @@ server_free(struct server *srv)
 	free(srv->token);
 	free(srv->worker_path);
 	free(srv->store_path);
+	free(srv->byid);
 }
 
 int
@@ -104,6 +128,32 @@ server_busy_changed(struct server *srv)
 {
 	if (srv->jobs != NULL)
 		jobs_editor_changed(srv->jobs);
+}
+
+void
+server_conn_link(struct server *srv, struct conn *c)
+{
+	if (srv->nconns > srv->nbuckets)
+		server_conn_rehash(srv, srv->nbuckets * 2);
+	LIST_INSERT_HEAD(&srv->byid[c->id & (srv->nbuckets - 1)], c, byid);
+}
+
+void
+server_conn_unlink(struct server *srv, struct conn *c)
+{
+	(void)srv;
+	LIST_REMOVE(c, byid);
+}
+
+struct conn *
+server_conn_find(const struct server *srv, uint64_t id)
+{
+	struct conn	*c;
+
+	LIST_FOREACH(c, &srv->byid[id & (srv->nbuckets - 1)], byid)
+		if (c->id == id)
+			return c;
+	return NULL;
 }
 
 void

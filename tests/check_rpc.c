@@ -619,6 +619,35 @@ START_TEST(waits_capped)
 }
 END_TEST
 
+/* The table of connections by id: found while open, gone once freed,
+ * across the doublings of the table. */
+START_TEST(conn_table)
+{
+	enum { N = 5000 };
+	struct conn	**cs = calloc(N, sizeof(*cs));
+	uint64_t	 *ids = calloc(N, sizeof(*ids));
+	size_t		  i;
+
+	ck_assert_ptr_nonnull(cs);
+	ck_assert_ptr_nonnull(ids);
+	ck_assert_ptr_eq(server_conn_find(&srv, c->id), c);
+	for (i = 0; i < N; i++) {
+		cs[i] = conn_new(&srv, NULL, out, 0, "many");
+		ids[i] = cs[i]->id;
+	}
+	ck_assert_uint_ge(srv.nbuckets, srv.nconns);
+	for (i = 0; i < N; i += 2)
+		conn_free(cs[i]);
+	for (i = 0; i < N; i++)
+		ck_assert_ptr_eq(server_conn_find(&srv, ids[i]),
+		    i % 2 == 0 ? NULL : cs[i]);
+	ck_assert_ptr_eq(server_conn_find(&srv, c->id), c);
+	ck_assert_ptr_null(server_conn_find(&srv, ids[N - 1] + 1));
+	free(cs);
+	free(ids);
+}
+END_TEST
+
 /* RFC 8259 and RFC 3629 on input: what json-c alone let through. */
 START_TEST(strict_json)
 {
@@ -786,6 +815,7 @@ rpc_suite(void)
 	tcase_add_test(tc, unread_output_bound);
 	tcase_add_test(tc, batch_cap);
 	tcase_add_test(tc, waits_capped);
+	tcase_add_test(tc, conn_table);
 	tcase_add_test(tc, strict_json);
 	tcase_add_test(tc, not_requests);
 	tcase_add_test(tc, nul_refused);
