@@ -24,9 +24,22 @@
 #define STORE_RETRY_S	1	/* after the store refused a change... */
 #define STORE_RETRY_MAX_S 60	/* ...doubling up to this */
 
-struct server;
+struct event_base;
+struct options;
 struct store;
+struct tooltab;
 struct event;
+
+/* What the engine tells the broker (from inside its own calls). */
+struct jobs_hooks {
+	void	*arg;
+	/* Job news for connection conn_id (note borrowed). */
+	void	(*job_changed)(void *arg, uint64_t conn_id, json_object *note);
+	/* --sync group: 1, hold every answer until the sync; 0, send them. */
+	void	(*job_synced)(void *arg, int held);
+	/* Stopping, and the last worker is gone. */
+	void	(*idle)(void *arg);
+};
 
 enum job_status {
 	JOB_QUEUED,
@@ -64,7 +77,14 @@ struct submission;
 TAILQ_HEAD(submissionlist, submission);
 
 struct jobs {
-	struct server		*srv;
+	struct event_base	*base;
+	const struct options	*opt;
+	const char		*worker_path;
+	const struct holds	*holds;		/* the connections' flags */
+	struct tooltab		**tools;	/* the table now */
+	struct jobs_hooks	 hooks;
+	int			 sync_held;	/* --sync group: answers held */
+	int			 stopping;	/* jobs_shutdown() ran */
 	struct store		*st;
 	struct joblist		 queued;
 	struct joblist		 running;

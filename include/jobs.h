@@ -18,17 +18,33 @@
  * and the engine's state are in job.h.
  */
 
-struct server;
+struct event_base;
+struct holds;
 struct job;
 struct jobs;
+struct jobs_hooks;
+struct options;
+struct tooltab;
 
-/* Open the store and recover (cmdgate-protocol(7), Durability): 0, or
- * an exit status. */
-int		 jobs_open(struct server *);
+/* What the engine needs of the broker; all borrowed, outliving it. */
+struct jobs_config {
+	struct event_base	*base;
+	const struct options	*opt;
+	const char		*worker_path;
+	const struct holds	*holds;		/* the connections' flags */
+	struct tooltab		**tools;	/* the table now */
+};
+
+/* Open the store and recover (cmdgate-protocol(7), Durability): 0 with
+ * *J set, or an exit status (with *J set when the store opened). */
+int		 jobs_open(struct jobs **J, const struct jobs_config *,
+		    const struct jobs_hooks *);
 void		 jobs_free(struct jobs *);
 /* Stop: every running job's processes get SIGTERM, then SIGKILL. */
 void		 jobs_shutdown(struct jobs *);
+/* No worker is left (or J is NULL); how many are. */
 int		 jobs_idle(const struct jobs *);
+size_t		 jobs_nworkers(const struct jobs *);
 /* A holder changed. */
 void		 jobs_schedule(struct jobs *);
 /*

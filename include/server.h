@@ -74,8 +74,13 @@ void		 server_conn_link(struct server *, struct conn *c);
 void		 server_conn_unlink(struct server *, struct conn *c);
 /* The connection of id, closing or not, or NULL. */
 struct conn	*server_conn_find(const struct server *, uint64_t id);
-/* Stopping, and the last worker is gone: leave once clients are too. */
-void		 server_jobs_stopped(struct server *);
+/* Open the engine (jobs_open) with the server's hooks: 0, or an exit
+ * status. */
+int		 server_jobs_open(struct server *);
+/* Stopping, and no client nor worker is left: leave the loop. */
+void		 server_may_exit(struct server *);
+/* The shutdown deadline: drop every client and leave the loop now. */
+void		 server_stop_now(struct server *);
 /* Send msg (borrowed) to every connection past authentication. */
 void		 server_broadcast(struct server *, json_object *msg);
 /* Replace the tool table, telling clients when it changed; tab taken. */

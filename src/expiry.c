@@ -15,7 +15,6 @@
 #include "job.h"
 #include "jstrict.h"
 #include "log.h"
-#include "server.h"
 #include "store.h"
 #include "util.h"
 
@@ -27,7 +26,7 @@ static void	 expiry_retry(struct jobs *, int);
 void
 expiry_init(struct jobs *J)
 {
-	if ((J->expire_ev = evtimer_new(J->srv->base, on_expire, J)) == NULL)
+	if ((J->expire_ev = evtimer_new(J->base, on_expire, J)) == NULL)
 		fatalx("event_new");
 }
 

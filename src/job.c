@@ -21,7 +21,6 @@
 #include "log.h"
 #include "options.h"
 #include "scheduler.h"
-#include "server.h"
 #include "store.h"
 #include "tools.h"
 #include "util.h"
@@ -163,7 +162,7 @@ job_put(struct jobs *J, struct job *j)
 	}
 	if (j->status >= JOB_DONE)
 		expire = util_now_ms() +
-		    (int64_t)J->srv->opt->result_ttl * 1000;
+		    (int64_t)J->opt->result_ttl * 1000;
 	return store_job_put(J->st, j->num, job_status_char(j->status), expire,
 	    json);
 }
@@ -188,8 +187,9 @@ job_commit(struct jobs *J)
 		return rc;
 	if (!J->store_blocked)
 		job_store_recovered(J);
-	if (J->srv->opt->sync == SYNC_GROUP && !J->srv->hold_output) {
-		J->srv->hold_output = 1;
+	if (J->opt->sync == SYNC_GROUP && !J->sync_held) {
+		J->sync_held = 1;
+		J->hooks.job_synced(J->hooks.arg, 1);
 		event_active(J->sync_ev, EV_TIMEOUT, 0);
 	}
 	return 0;
@@ -256,7 +256,7 @@ job_commit_or_die(struct jobs *J, const char *what)
 void
 job_busy(struct jobs *J, struct sched_busy *b)
 {
-	holds_busy(&J->srv->holds, workers_busy_bits(&J->W), b);
+	holds_busy(J->holds, workers_busy_bits(&J->W), b);
 	b->tests_running |= J->editor_restored.tests_running;
 	b->compiling |= J->editor_restored.compiling;
 	b->editor_busy |= J->editor_restored.editor_busy;

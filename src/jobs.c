@@ -21,7 +21,6 @@
 
 #include <json-c/json.h>
 
-#include "conn.h"
 #include "expiry.h"
 #include "holds.h"
 #include "job.h"
@@ -30,9 +29,9 @@
 #include "jstrict.h"
 #include "launch.h"
 #include "log.h"
+#include "options.h"
 #include "rpc.h"
 #include "scheduler.h"
-#include "server.h"
 #include "store.h"
 #include "submit.h"
 #include "tools.h"
@@ -59,23 +58,19 @@ now_stamp(char buf[UTIL_TIMESTAMP_LEN])
 	util_timestamp(buf, util_now_ms());
 }
 
-/* ---- the queue ------------------------------------------------------ */
-
 /* ---- the store ------------------------------------------------------ */
 
 /* --sync group: sync what was committed, then send what it held. */
 static void
 jobs_sync(struct jobs *J)
 {
-	struct conn	*c;
-	int		 rc;
+	int	rc;
 
 	if ((rc = store_sync(J->st)) != 0)
 		fatalx("store: sync failed: %s; stopping before any answer "
 		    "claims it", store_strerror(rc));
-	J->srv->hold_output = 0;
-	TAILQ_FOREACH(c, &J->srv->conns, entry)
-		conn_release(c);
+	J->sync_held = 0;
+	J->hooks.job_synced(J->hooks.arg, 0);
 }
 
 static void
@@ -85,29 +80,24 @@ on_sync(evutil_socket_t fd, short ev, void *arg)
 
 	(void)fd;
 	(void)ev;
-	if (J->srv->hold_output)	/* else the shutdown synced already */
+	if (J->sync_held)	/* else the shutdown synced already */
 		jobs_sync(J);
 }
 
-/* ---- views ---------------------------------------------------------- */
-
-/* ---- notifications and waiters -------------------------------------- */
+/* ---- notifications -------------------------------------------------- */
 
 /* Tell the submitter (notify: true) that j changed. */
 static void
 jobs_notify(struct jobs *J, struct job *j)
 {
-	struct conn	*c;
-	json_object	*n;
+	json_object	*note;
 
-	if (j->notify_conn == 0 ||
-	    (c = server_conn_find(J->srv, j->notify_conn)) == NULL ||
-	    c->closing)
+	if (j->notify_conn == 0)
 		return;
 	j->last_blocked = jobview_blocked_by(J, j);
-	n = rpc_notification("notifications/job", jobview_note(J, j));
-	conn_send(c, n);
-	json_object_put(n);
+	note = jobview_note(J, j);
+	J->hooks.job_changed(J->hooks.arg, j->notify_conn, note);
+	json_object_put(note);
 }
 
 static void
@@ -117,7 +107,6 @@ jobs_changed(struct jobs *J, struct job *j)
 }
 
 /* ---- submit, cancel, finish ----------------------------------------- */
-
 
 /*
  * The end of a loop turn with submits: store them all in one commit (one
@@ -254,7 +243,7 @@ jobs_cancel_queued(struct jobs *J, struct job *j, struct rpc_error *err)
 	job_rec_finish(rec, JOB_CANCELLED, "cancelled");
 	if ((rc = store_begin(J->st)) != 0 ||
 	    (rc = store_job_put(J->st, j->num, job_status_char(JOB_CANCELLED),
-	    util_now_ms() + (int64_t)J->srv->opt->result_ttl * 1000,
+	    util_now_ms() + (int64_t)J->opt->result_ttl * 1000,
 	    json_object_to_json_string_ext(rec, JSON_C_TO_STRING_PLAIN))) != 0 ||
 	    (rc = job_commit(J)) != 0) {
 		store_abort(J->st);
@@ -331,7 +320,7 @@ jobs_tools_ok(struct jobs *J, struct job *j, char *why, size_t len)
 		name = json_object_get_string(job_rec_get(
 		    json_object_array_get_idx(job_rec_get(j->rec, "commands"),
 		    i), "tool"));
-		t = tooltab_find(J->srv->tools, name);
+		t = tooltab_find(*J->tools, name);
 		if (t == NULL || !t->enabled) {
 			snprintf(why, len, "commands[%zu]: tool '%s' %s the "
 			    "tool table since the job was queued", i, name,
@@ -346,8 +335,8 @@ jobs_tools_ok(struct jobs *J, struct job *j, char *why, size_t len)
 static const char *
 jobs_cwd(struct jobs *J, const char *name, char *buf, size_t len)
 {
-	const struct tool	*t = tooltab_find(J->srv->tools, name);
-	const char		*dir = J->srv->opt->state_dir;
+	const struct tool	*t = tooltab_find(*J->tools, name);
+	const char		*dir = J->opt->state_dir;
 
 	if (t != NULL && t->cwd != NULL)
 		return t->cwd;
@@ -372,9 +361,9 @@ jobs_spec(struct jobs *J, struct job *j)
 	    json_object_get_boolean(job_rec_get(j->rec, "fail_fast")) ||
 	    json_object_get_boolean(job_rec_get(j->rec, "atomic"))));
 	json_object_object_add(spec, "output_cap",
-	    json_object_new_int64((int64_t)J->srv->opt->output_cap));
+	    json_object_new_int64((int64_t)J->opt->output_cap));
 	json_object_object_add(spec, "kill_grace",
-	    json_object_new_int64((int64_t)J->srv->opt->kill_grace));
+	    json_object_new_int64((int64_t)J->opt->kill_grace));
 	json_object_object_add(spec, "broker", json_object_new_int64(getpid()));
 	if (launch_nofile() > 0)
 		json_object_object_add(spec, "nofile",
@@ -572,8 +561,8 @@ jobs_worker_reaped(void *arg)
 	struct jobs	*J = arg;
 
 	jobs_schedule(J);
-	if (J->srv->stopping && J->W.nworkers == 0)
-		server_jobs_stopped(J->srv);
+	if (J->stopping && J->W.nworkers == 0)
+		J->hooks.idle(J->hooks.arg);
 }
 
 /* ---- editor flags across a restart ---------------------------------- */
@@ -582,7 +571,7 @@ jobs_worker_reaped(void *arg)
 static void
 editor_now(struct jobs *J, struct sched_busy *b)
 {
-	holds_busy(&J->srv->holds, 0, b);
+	holds_busy(J->holds, 0, b);
 }
 
 static int
@@ -602,7 +591,7 @@ editor_save(struct jobs *J, const struct sched_busy *b)
 	char	*path, *tmp, buf[128];
 	int	 fd, n, ok;
 
-	path = xasprintf("%s/%s", J->srv->opt->state_dir, EDITOR_FILE);
+	path = xasprintf("%s/%s", J->opt->state_dir, EDITOR_FILE);
 	tmp = xasprintf("%s.tmp", path);
 	if (!editor_any(b))
 		ok = unlink(path) == 0 || errno == ENOENT;
@@ -639,7 +628,7 @@ editor_read(struct jobs *J, struct sched_busy *b)
 	int		 fd;
 
 	memset(b, 0, sizeof(*b));
-	path = xasprintf("%s/%s", J->srv->opt->state_dir, EDITOR_FILE);
+	path = xasprintf("%s/%s", J->opt->state_dir, EDITOR_FILE);
 	if ((fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)) != -1) {
 		n = read(fd, buf, sizeof(buf) - 1);
 		close(fd);
@@ -667,13 +656,13 @@ editor_read(struct jobs *J, struct sched_busy *b)
 static void
 editor_restore(struct jobs *J)
 {
-	struct timeval		tv = { (time_t)J->srv->opt->editor_grace, 0 };
+	struct timeval		tv = { (time_t)J->opt->editor_grace, 0 };
 	struct sched_busy	none = { 0, 0, 0 };
 
 	editor_read(J, &J->editor_saved);
 	if (!editor_any(&J->editor_saved))
 		return;
-	if (J->srv->opt->editor_grace == 0) {
+	if (J->opt->editor_grace == 0) {
 		editor_save(J, &none);
 		return;
 	}
@@ -682,7 +671,7 @@ editor_restore(struct jobs *J)
 	log_info("editor flags (%s) were held when the broker stopped: "
 	    "reload jobs wait up to %llus for editor clients to report again",
 	    sched_guard(&J->editor_restored),
-	    (unsigned long long)J->srv->opt->editor_grace);
+	    (unsigned long long)J->opt->editor_grace);
 }
 
 /* A flag held again by a live client is no longer the restored one's. */
@@ -707,7 +696,7 @@ jobs_editor_changed(struct jobs *J)
 {
 	struct sched_busy	now;
 
-	if (J->srv->stopping)
+	if (J->stopping)
 		return;
 	editor_now(J, &now);
 	editor_taken_over(J, &now);
@@ -752,7 +741,7 @@ jobs_schedule(struct jobs *J)
 	do {
 		J->reschedule = 0;
 		/* Nothing new while a past run's worker is being stopped. */
-		if (J->srv->stopping || J->W.norphans > 0 || J->nqueued == 0 ||
+		if (J->stopping || J->W.norphans > 0 || J->nqueued == 0 ||
 		    J->store_blocked)
 			break;
 		memset(&s, 0, sizeof(s));
@@ -763,7 +752,7 @@ jobs_schedule(struct jobs *J)
 				s.smooth_running++;
 		}
 		s.workers = J->W.nworkers;
-		s.max_workers = J->srv->opt->max_workers;
+		s.max_workers = J->opt->max_workers;
 		/* The common wait: a heavy job runs and only heavier wait. */
 		if (s.workers >= s.max_workers ||
 		    (s.heavy_running && J->nqueued_beside_heavy == 0))
@@ -992,36 +981,42 @@ jobs_open_store(struct jobs *J, const struct options *opt)
 }
 
 int
-jobs_open(struct server *srv)
+jobs_open(struct jobs **Jp, const struct jobs_config *cfg,
+    const struct jobs_hooks *hooks)
 {
 	struct jobs		*J = xcalloc(1, sizeof(*J));
 	struct load_ctx		 lc = { J, 0, 0, 0 };
-	struct worker_hooks	 hooks = { J, jobs_worker_started,
+	struct worker_hooks	 wh = { J, jobs_worker_started,
 				    jobs_worker_result, jobs_worker_exited,
 				    jobs_worker_reaped };
 	int			 rc;
 
-	J->srv = srv;
+	J->base = cfg->base;
+	J->opt = cfg->opt;
+	J->worker_path = cfg->worker_path;
+	J->holds = cfg->holds;
+	J->tools = cfg->tools;
+	J->hooks = *hooks;
 	TAILQ_INIT(&J->queued);
 	TAILQ_INIT(&J->running);
 	TAILQ_INIT(&J->waiters);
 	TAILQ_INIT(&J->submits);
 	TAILQ_INIT(&J->turn);
 	TAILQ_INIT(&J->unstored);
-	if ((rc = jobs_open_store(J, srv->opt)) != 0) {
+	if ((rc = jobs_open_store(J, J->opt)) != 0) {
 		free(J);
 		return rc;
 	}
-	srv->jobs = J;
-	if (workers_init(&J->W, srv->base, srv->worker_path,
-	    srv->opt->kill_grace, 12 * srv->opt->output_cap + EVENT_SLACK,
-	    &hooks) == -1)
+	*Jp = J;
+	if (workers_init(&J->W, J->base, J->worker_path,
+	    J->opt->kill_grace, 12 * J->opt->output_cap + EVENT_SLACK,
+	    &wh) == -1)
 		fatalx("evsignal_add");
 	expiry_init(J);
-	J->retry_ev = evtimer_new(srv->base, on_store_retry, J);
-	J->sync_ev = event_new(srv->base, -1, 0, on_sync, J);
-	J->group_ev = event_new(srv->base, -1, 0, on_group, J);
-	J->grace_ev = evtimer_new(srv->base, on_editor_grace, J);
+	J->retry_ev = evtimer_new(J->base, on_store_retry, J);
+	J->sync_ev = event_new(J->base, -1, 0, on_sync, J);
+	J->group_ev = event_new(J->base, -1, 0, on_group, J);
+	J->grace_ev = evtimer_new(J->base, on_editor_grace, J);
 	if (J->sync_ev == NULL || J->retry_ev == NULL ||
 	    J->group_ev == NULL || J->grace_ev == NULL)
 		fatalx("event_new");
@@ -1049,6 +1044,7 @@ jobs_shutdown(struct jobs *J)
 	char		 ts[UTIL_TIMESTAMP_LEN];
 	int		 rc;
 
+	J->stopping = 1;
 	if (J->nrunning > 0) {
 		if ((rc = store_begin(J->st)) != 0)
 			job_fatal_store("the shutdown", rc);
@@ -1075,7 +1071,7 @@ jobs_shutdown(struct jobs *J)
 	 * The connections close once their output is out: what --sync group
 	 * holds (these ends, earlier answers of this turn) must be out first.
 	 */
-	if (J->srv->hold_output)
+	if (J->sync_held)
 		jobs_sync(J);
 	workers_kill_all(&J->W, SIGTERM);
 }
@@ -1083,7 +1079,13 @@ jobs_shutdown(struct jobs *J)
 int
 jobs_idle(const struct jobs *J)
 {
-	return J == NULL || J->W.nworkers == 0;
+	return jobs_nworkers(J) == 0;
+}
+
+size_t
+jobs_nworkers(const struct jobs *J)
+{
+	return J == NULL ? 0 : J->W.nworkers;
 }
 
 void

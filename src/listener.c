@@ -26,7 +26,6 @@
 
 #include "conn.h"
 #include "job.h"
-#include "jobs.h"
 #include "listener.h"
 #include "log.h"
 #include "options.h"
@@ -604,8 +603,7 @@ lst_reap(evutil_socket_t fd, short ev, void *arg)
 		conn_free(c);
 	}
 	lst_resume(l);
-	if (srv->stopping && srv->nconns == 0 && jobs_idle(srv->jobs))
-		event_base_loopexit(srv->base, NULL);
+	server_may_exit(srv);
 }
 
 /* The end of a loop turn: write every answer the turn produced. */
@@ -627,19 +625,10 @@ static void
 lst_deadline(evutil_socket_t fd, short ev, void *arg)
 {
 	struct listener	*l = arg;
-	struct conn	*c;
 
 	(void)fd;
 	(void)ev;
-	if (l->srv->nconns > 0)
-		log_info("%u clients did not read the shutdown notice in time",
-		    l->srv->nconns);
-	if (!jobs_idle(l->srv->jobs))
-		log_warnx("%zu workers still alive at exit; the next start "
-		    "stops them", l->srv->jobs->W.nworkers);
-	TAILQ_FOREACH(c, &l->srv->conns, entry)
-		conn_kill(c);
-	event_base_loopexit(l->srv->base, NULL);
+	server_stop_now(l->srv);
 }
 
 void

@@ -14,6 +14,7 @@
 #include "authlimit.h"
 #include "conn.h"
 #include "holds.h"
+#include "job.h"
 #include "jobs.h"
 #include "log.h"
 #include "rpc.h"
@@ -157,10 +158,73 @@ server_conn_find(const struct server *srv, uint64_t id)
 }
 
 void
-server_jobs_stopped(struct server *srv)
+server_may_exit(struct server *srv)
 {
-	if (srv->stopping && srv->nconns == 0)
+	if (srv->stopping && srv->nconns == 0 && jobs_idle(srv->jobs))
 		event_base_loopexit(srv->base, NULL);
+}
+
+void
+server_stop_now(struct server *srv)
+{
+	struct conn	*c;
+
+	if (srv->nconns > 0)
+		log_info("%u clients did not read the shutdown notice in time",
+		    srv->nconns);
+	if (!jobs_idle(srv->jobs))
+		log_warnx("%zu workers still alive at exit; the next start "
+		    "stops them", jobs_nworkers(srv->jobs));
+	TAILQ_FOREACH(c, &srv->conns, entry)
+		conn_kill(c);
+	event_base_loopexit(srv->base, NULL);
+}
+
+/* Hook: the engine stopped its last worker. */
+static void
+server_may_exit_hook(void *arg)
+{
+	server_may_exit(arg);
+}
+
+/* Hook: job news for connection id, if it is still there. */
+static void
+server_job_changed(void *arg, uint64_t id, json_object *note)
+{
+	struct server	*srv = arg;
+	struct conn	*c;
+	json_object	*n;
+
+	if ((c = server_conn_find(srv, id)) == NULL || c->closing)
+		return;
+	n = rpc_notification("notifications/job", json_object_get(note));
+	conn_send(c, n);
+	json_object_put(n);
+}
+
+/* Hook: --sync group holds every answer, or the sync is done. */
+static void
+server_job_synced(void *arg, int held)
+{
+	struct server	*srv = arg;
+	struct conn	*c;
+
+	srv->hold_output = held;
+	if (!held)
+		TAILQ_FOREACH(c, &srv->conns, entry)
+			conn_release(c);
+}
+
+
+int
+server_jobs_open(struct server *srv)
+{
+	struct jobs_config	cfg = { srv->base, srv->opt, srv->worker_path,
+				    &srv->holds, &srv->tools };
+	struct jobs_hooks	hooks = { srv, server_job_changed,
+				    server_job_synced, server_may_exit_hook };
+
+	return jobs_open(&srv->jobs, &cfg, &hooks);
 }
 
 void

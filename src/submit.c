@@ -14,12 +14,10 @@
 #include <json-c/json.h>
 
 #include "job.h"
-#include "jobs.h"
 #include "jobview.h"
 #include "log.h"
 #include "options.h"
 #include "rpc.h"
-#include "server.h"
 #include "store.h"
 #include "submit.h"
 #include "tools.h"
@@ -115,10 +113,10 @@ submission_store(struct jobs *J, struct submission *s, int nested,
 		    store_strerror(STORE_EFULL));
 		return 0;
 	}
-	if (J->nqueued + *added >= J->srv->opt->max_queued) {
+	if (J->nqueued + *added >= J->opt->max_queued) {
 		rpc_fail(&s->err, RPC_QUEUE_FULL, "queue_full", "%llu jobs are "
 		    "already waiting (--max-queued); try again later",
-		    (unsigned long long)J->srv->opt->max_queued);
+		    (unsigned long long)J->opt->max_queued);
 		return 0;
 	}
 	if (nested && (rc = store_begin(J->st)) != 0)
@@ -336,7 +334,7 @@ waiter_add(struct jobs *J, uint64_t num, uint64_t timeout_s,
 	w->done = done;
 	w->arg = arg;
 	TAILQ_INSERT_TAIL(&J->waiters, w, entry);
-	if ((w->timer = evtimer_new(J->srv->base, on_wait_timeout, w)) == NULL)
+	if ((w->timer = evtimer_new(J->base, on_wait_timeout, w)) == NULL)
 		fatalx("evtimer_new");
 	evtimer_add(w->timer, &tv);
 	return w;
