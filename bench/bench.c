@@ -30,7 +30,10 @@
 
 #include <json-c/json.h>
 
+#include "broker.h"
+#include "jsonl.h"
 #include "store.h"
+#include "ticket.h"
 
 #define ROUNDS		5
 #define RTT_N		2000
@@ -106,26 +109,6 @@ die(const char *fmt, ...)
 }
 
 static int
-dial(int port)
-{
-	struct sockaddr_in	sin;
-	int			fd, one = 1;
-
-	memset(&sin, 0, sizeof(sin));
-	sin.sin_family = AF_INET;
-	sin.sin_port = htons((uint16_t)port);
-	sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	if ((fd = socket(AF_INET, SOCK_STREAM, 0)) == -1)
-		return -1;
-	if (connect(fd, (struct sockaddr *)&sin, sizeof(sin)) == -1) {
-		close(fd);
-		return -1;
-	}
-	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-	return fd;
-}
-
-static int
 free_port(void)
 {
 	struct sockaddr_in	sin;
@@ -150,7 +133,7 @@ await_port(int port)
 	int		i, fd;
 
 	for (i = 0; i < 5000; i++) {
-		if ((fd = dial(port)) != -1) {
+		if ((fd = broker_dial(port)) != -1) {
 			close(fd);
 			return;
 		}
@@ -191,23 +174,6 @@ stop(pid_t pid)
 	waitpid(pid, NULL, 0);
 }
 
-static long
-rss_kib(pid_t pid)
-{
-	char	 path[64], line[256];
-	long	 kib = -1;
-	FILE	*f;
-
-	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
-	if ((f = fopen(path, "r")) == NULL)
-		return -1;
-	while (fgets(line, sizeof(line), f) != NULL)
-		if (sscanf(line, "VmRSS: %ld kB", &kib) == 1)
-			break;
-	fclose(f);
-	return kib;
-}
-
 /* Send s, read until n newline-ended lines arrived. */
 static void
 xfer(int fd, const char *s, size_t len, int lines)
@@ -230,68 +196,56 @@ xfer(int fd, const char *s, size_t len, int lines)
 static json_object *
 rpc(int fd, const char *line)
 {
-	char		buf[1 << 16];
-	size_t		n = 0;
-	ssize_t		r;
-	json_object	*o;
+	struct jsonl		 jl;
+	enum jsonl_status	 st;
+	json_object		*o;
 
-	if (send(fd, line, strlen(line), MSG_NOSIGNAL) <= 0)
-		die("send");
-	for (;;) {
-		if ((r = recv(fd, buf + n, sizeof(buf) - 1 - n, 0)) <= 0)
-			die("recv");
-		n += (size_t)r;
-		buf[n] = '\0';
-		if (memchr(buf, '\n', n) != NULL)
-			break;
-	}
-	*strchr(buf, '\n') = '\0';
-	o = json_tokener_parse(buf);
-	if (o == NULL)
-		die("not JSON: %.200s", buf);
+	if (jsonl_send(fd, line, strlen(line)) == -1)
+		die("send: %s", strerror(errno));
+	jsonl_init(&jl, fd, 1 << 16);
+	st = jsonl_json(&jl, -1, &o);
+	jsonl_free(&jl);
+	if (st != JSONL_MSG)
+		die("rpc: %s", jsonl_strerror(st));
 	return o;
 }
 
 /* ---- the programs under test ----------------------------------------- */
 
-struct broker {
-	pid_t	pid;
-	int	port;
-	char	dir[256];
-};
-
+/* cmdgated with the bench's flags and state; ready when this returns. */
 static void
 broker_start(struct broker *b, const char *tools, const char *sync,
     const char *state)
 {
-	char	port[16], listen[32], *argv[20];
-	int	n = 0;
+	struct broker_how	 how = { 1, state, 0, 0, 0 };
+	const char		*argv[16];
+	int			 n = 0;
 
-	b->port = free_port();
-	snprintf(port, sizeof(port), "%d", b->port);
-	snprintf(listen, sizeof(listen), "127.0.0.1:%d", b->port);
-	snprintf(b->dir, sizeof(b->dir), "%s", state);
-	argv[n++] = (char *)cmdgated;
-	argv[n++] = "--listen";
-	argv[n++] = listen;
-	argv[n++] = "--state-dir";
-	argv[n++] = b->dir;
 	argv[n++] = "--sync";
-	argv[n++] = (char *)sync;
+	argv[n++] = sync;
 	argv[n++] = "--log-level";
 	argv[n++] = "error";
 	argv[n++] = "--max-queued";
 	argv[n++] = "1000000";
 	argv[n++] = "--max-clients";
 	argv[n++] = "100000";
-	argv[n++] = "--no-auth";	/* a loopback bench, not about auth */
 	if (tools != NULL) {
 		argv[n++] = "--tools";
-		argv[n++] = (char *)tools;
+		argv[n++] = tools;
 	}
 	argv[n] = NULL;
-	b->pid = spawn(argv, NULL);
-	await_port(b->port);
+	/* --no-auth comes with the defaults: a loopback bench. */
+	if (broker_mkdir(b) == -1)
+		die("broker temp dir: %s", strerror(errno));
+	if (broker_spawn(b, argv, &how) == -1 || broker_ready(b) == -1)
+		die("cmdgated did not become ready");
+}
+
+static void
+broker_stop(struct broker *b)
+{
+	broker_kill(b, SIGTERM);
+	broker_rmdir(b);
 }
 
 static void
@@ -389,7 +343,7 @@ static double
 rtt_us(int port, const char *req, int n)
 {
 	double	*t = calloc((size_t)n, sizeof(double)), t0, med;
-	int	 fd = dial(port), i;
+	int	 fd = broker_dial(port), i;
 
 	if (fd == -1)
 		die("dial %d", port);
@@ -410,7 +364,7 @@ pipelined(int port, const char *req, int total, int depth)
 {
 	size_t	len = strlen(req);
 	char	*batch = malloc(len * (size_t)depth);
-	int	 fd = dial(port), i, done = 0;
+	int	 fd = broker_dial(port), i, done = 0;
 	double	 t0;
 
 	for (i = 0; i < depth; i++)
@@ -439,7 +393,7 @@ concurrent(int port, const char *req, int lines, int clients, int n)
 		die("pipe");
 	for (i = 0; i < clients; i++) {
 		if ((pids[i] = fork()) == 0) {
-			int fd = dial(port);
+			int fd = broker_dial(port);
 
 			close(go[1]);
 			if (read(go[0], &c, 1) < 0 || fd == -1)
@@ -500,7 +454,7 @@ bench_rtt(void)
 	report("cmdgate pipelined ping, 64 in flight", "req/s",
 	    summarize(p, ROUNDS));
 	printf("  %-44s %10s     (target >= 300000 req/s)\n", "", "");
-	stop(b.pid);
+	broker_stop(&b);
 	stop(bs);
 	stop(fl);
 }
@@ -528,7 +482,7 @@ bench_submits(const char *sync, int durable)
 		snprintf(state, sizeof(state), "sub-%s-%d", sync, r);
 		broker_start(&b, tmp("hold.json"), sync, tmp(state));
 		/* A held heavy job: every submit then only queues. */
-		fd = dial(b.port);
+		fd = broker_dial(b.port);
 		o = rpc(fd, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":"
 		    "\"batch_execute\",\"params\":{\"async\":true,\"commands\":"
 		    "[{\"tool\":\"hold\"}]}}\n");
@@ -537,7 +491,7 @@ bench_submits(const char *sync, int durable)
 		c1[r] = concurrent(b.port, SUBMIT, 1, 1, SUBMIT_N);
 		c16[r] = concurrent(b.port, SUBMIT, 1, CLIENTS,
 		    SUBMIT_N / 4);
-		stop(b.pid);
+		broker_stop(&b);
 		rmtree(tmp(state));
 		if (binlog != NULL) {
 			rmtree(binlog);
@@ -575,7 +529,7 @@ cmdgate_true(const char *tier)
 	write_text(tmp("true.json"), json);
 	snprintf(state, sizeof(state), "true-%s", tier);
 	broker_start(&b, tmp("true.json"), "full", tmp(state));
-	fd = dial(b.port);
+	fd = broker_dial(b.port);
 	t0 = now();
 	for (i = 0; i < TRUE_N; i++) {
 		o = rpc(fd, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":"
@@ -598,7 +552,7 @@ cmdgate_true(const char *tier)
 	}
 	t = now() - t0;
 	close(fd);
-	stop(b.pid);
+	broker_stop(&b);
 	rmtree(tmp(state));
 	free(tickets);
 	return TRUE_N / t;
@@ -700,6 +654,7 @@ prefill(const char *state, int nfinished, int nqueued)
 	struct store		*st;
 	struct store_conf	 conf = { 1ULL << 32, 1ULL << 32, SYNC_NONE, 0 };
 	char			*moved, *damage, json[1024];
+	char			 ticket[TICKET_LEN];
 	uint64_t		 num;
 	int			 i, rc;
 	int64_t			 expire = (int64_t)time(NULL) * 1000 +
@@ -714,14 +669,15 @@ prefill(const char *state, int nfinished, int nqueued)
 		if (i % 1000 == 0 && (rc = store_begin(st)) != 0)
 			die("store: %s", store_strerror(rc));
 		store_take_ticket(st, &num);
-		snprintf(json, sizeof(json), "{\"ticket\":\"t-%06llu\","
+		ticket_format(ticket, sizeof(ticket), num);
+		snprintf(json, sizeof(json), "{\"ticket\":\"%s\","
 		    "\"status\":\"%s\",\"tier\":\"heavy\",\"causes_reload\":"
 		    "false,\"agent\":\"bench\",\"label\":\"\",\"atomic\":false,"
 		    "\"fail_fast\":false,\"created_at\":\"2026-01-01T00:00:00."
 		    "000Z\",\"commands\":[{\"tool\":\"hold\",\"tier\":\"heavy\","
 		    "\"causes_reload\":false,\"exec\":[\"sleep\",\"3600\"],"
 		    "\"timeout_s\":600}],\"results\":[%s]}",
-		    (unsigned long long)num, fin ? "done" : "queued",
+		    ticket, fin ? "done" : "queued",
 		    fin ? "{\"tool\":\"hold\",\"ok\":true,\"duration_ms\":1,"
 		    "\"exit_code\":0,\"stdout\":\"\",\"stderr\":\"\"}" : "");
 		if ((rc = store_job_put(st, num, fin ? 'd' : 'q',
@@ -761,7 +717,7 @@ restart_time(const char *state)
 	argv[12] = NULL;
 	t0 = now();
 	pid = spawn(argv, NULL);
-	while ((fd = dial(port)) == -1)
+	while ((fd = broker_dial(port)) == -1)
 		nanosleep(&ts, NULL);
 	o = rpc(fd, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"poll_job\","
 	    "\"params\":{\"ticket\":\"t-000000\"}}\n");
@@ -814,7 +770,7 @@ bench_guard(void)
 	    " exec date +%s%N\"]},{\"name\":\"reload\",\"reload\":true,"
 	    "\"exec\":[\"date\",\"+%s%N\"]}]}");
 	broker_start(&b, tmp("guard.json"), "full", tmp("guard-state"));
-	fd = dial(b.port);
+	fd = broker_dial(b.port);
 	for (i = 0; i < 20; i++) {
 		t = rpc(fd, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":"
 		    "\"batch_execute\",\"params\":{\"async\":true,\"commands\":"
@@ -844,7 +800,7 @@ bench_guard(void)
 		json_object_put(rl);
 	}
 	close(fd);
-	stop(b.pid);
+	broker_stop(&b);
 	report("median of 20 (includes the tools' own exit and exec)",
 	    "ms", summarize(lat, 20));
 	printf("  %-44s %10s     (target <= 5 ms median)\n", "", "");
@@ -863,17 +819,17 @@ bench_memory(void)
 	nanosleep(&ts, NULL);
 	idle = rss_kib(b.pid);
 	for (i = 0; i < 1000; i++)
-		fds[i] = dial(b.port);
+		fds[i] = broker_dial(b.port);
 	json_object_put(rpc(fds[999], PING));	/* all accepted by now */
 	conns = rss_kib(b.pid);
 	for (i = 0; i < 1000; i++)
 		close(fds[i]);
-	stop(b.pid);
+	broker_stop(&b);
 	prefill(tmp("mem-jobs"), 10000, 0);
 	broker_start(&b, NULL, "full", tmp("mem-jobs"));
 	nanosleep(&ts, NULL);
 	jobs = rss_kib(b.pid);
-	stop(b.pid);
+	broker_stop(&b);
 	printf("  %-44s %10ld KiB   (target <= 8192 KiB)\n", "idle", idle);
 	printf("  %-44s %10.2f KiB   (target <= 4 KiB)\n",
 	    "per idle connection (1,000 open)", (conns - idle) / 1000.0);

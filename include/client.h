@@ -7,6 +7,8 @@
 
 #include <json-c/json.h>
 
+#include "jsonl.h"
+
 /*
  * The client side of the protocol, for cmdgate(1): one connection, one
  * request at a time, answers matched by id, notifications skipped.
@@ -25,12 +27,11 @@
 #define CG_REPLY_TIMEOUT_S	30
 
 struct cg_client {
-	int	 fd;
-	char	*buf;
-	size_t	 len, cap;
-	int64_t	 next_id;
-	int64_t	 timeout_ms;	/* for each answer; from the target */
-	char	 err[512];	/* why the last call failed */
+	int		 fd;
+	struct jsonl	 jl;		/* reads fd */
+	int64_t		 next_id;
+	int64_t		 timeout_ms;	/* for each answer; from the target */
+	char		 err[512];	/* why the last call failed */
 };
 
 struct cg_target {
@@ -58,13 +59,6 @@ json_object	*cg_call(struct cg_client *, const char *method,
 /* The same for a request that asks the broker to wait up to wait_ms. */
 json_object	*cg_call_wait(struct cg_client *, const char *method,
 		    json_object *params, int64_t wait_ms, json_object **error);
-/* Send one raw line; 0 or -1. */
-int		 cg_send_line(struct cg_client *, const char *, size_t);
-/*
- * Read one line within timeout_ms (-1: no limit); NULL at end of file,
- * error or timeout, with c->err set.  Caller frees.
- */
-char		*cg_read_line(struct cg_client *, int64_t timeout_ms);
 /* The exit status that fits a JSON-RPC error object. */
 int		 cg_error_status(json_object *error);
 

@@ -12,6 +12,7 @@
 
 #include "holds.h"
 #include "scheduler.h"
+#include "ticket.h"
 #include "tools.h"
 #include "worker.h"
 
@@ -53,7 +54,7 @@ enum job_status {
 struct job {
 	TAILQ_ENTRY(job)	 entry;		/* queued or running list */
 	uint64_t		 num;
-	char			 ticket[24];
+	char			 ticket[TICKET_LEN];
 	enum job_status		 status;
 	enum tier		 tier;
 	int			 reload;
@@ -112,9 +113,6 @@ struct jobs {
 	int			 scheduling, reschedule;
 };
 
-void		 ticket_format(char *buf, size_t len, uint64_t num);
-/* "t-000042" -> 42; -1 when not a ticket. */
-int		 job_parse_ticket(const char *, uint64_t *);
 
 /* A queued job of the stored record rec (taken). */
 struct job	*job_new(json_object *rec, uint64_t num);

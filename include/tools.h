@@ -86,6 +86,8 @@ const struct tool	*tooltab_find(const struct tooltab *, const char *);
 int			 tooltab_same(const struct tooltab *,
 			    const struct tooltab *);
 
+/* toolcmd.c: one command against its tool. */
+
 /*
  * Classification of one command.  params is the command's params member,
  * NULL when it is absent or null (then no condition holds).
@@ -107,6 +109,11 @@ json_object		*tool_details(const struct tool *);
 /* The tool's parameter schema, {"type":"object"} when none; caller puts. */
 json_object		*tool_input_schema(const struct tool *);
 
+/* Whether exec element s has the template {name}. */
+int			 tool_template_uses(const char *s, const char *name);
+
+/* tools.c: the table. */
+
 /*
  * Split a forward address, HOST:PORT or [IPV6]:PORT, into host (without
  * brackets) and port: 0, or -1 when it is neither.
@@ -115,6 +122,8 @@ int			 tool_forward_split(const char *, char *host,
 			    size_t hostlen, char *port, size_t portlen);
 
 const char		*tier_name(enum tier);
+/* "instant", "smooth" or "heavy" -> *t: 0, or -1 when s is none. */
+int			 tier_parse(const char *s, enum tier *t);
 const char		*busy_name(enum busy);
 
 #endif

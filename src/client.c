@@ -19,6 +19,7 @@
 #include <json-c/json.h>
 
 #include "client.h"
+#include "jsonl.h"
 #include "jstrict.h"
 #include "options.h"
 #include "rpc.h"
@@ -26,7 +27,6 @@
 #include "util.h"
 
 #define CG_LINE_MAX	(256 * 1024 * 1024)
-#define CG_READ		65536
 
 /* Whether host is this machine's loopback: 127/8, ::1 or localhost. */
 static int
@@ -145,6 +145,7 @@ cg_connect(struct cg_client *c, const struct cg_target *t)
 	    CG_REPLY_TIMEOUT_S * 1000;
 	if ((c->fd = cg_dial(c, t)) == -1)
 		return CX_UNAVAILABLE;
+	jsonl_init(&c->jl, c->fd, CG_LINE_MAX);
 	if (t->socket != NULL)
 		return 0;	/* trusted by the socket's permissions */
 	if ((rc = cg_find_token(c, t, &tok)) != 0 || tok == NULL)
@@ -171,123 +172,33 @@ cg_close(struct cg_client *c)
 	if (c->fd != -1)
 		close(c->fd);
 	c->fd = -1;
-	free(c->buf);
-	c->buf = NULL;
+	jsonl_free(&c->jl);
 }
 
-int
-cg_send_line(struct cg_client *c, const char *s, size_t n)
+/* Set c->err to why no answer could be read. */
+static void
+cg_read_failed(struct cg_client *c, enum jsonl_status st)
 {
-	size_t	off = 0;
-	ssize_t	w;
-
-	while (off < n) {
-		w = send(c->fd, s + off, n - off, MSG_NOSIGNAL);
-		if (w == -1 && errno == EINTR)
-			continue;
-		if (w == -1) {
-			snprintf(c->err, sizeof(c->err), "send: %s",
-			    strerror(errno));
-			return -1;
-		}
-		off += (size_t)w;
+	switch (st) {
+	case JSONL_TIMEOUT:
+		snprintf(c->err, sizeof(c->err), "the broker did not answer "
+		    "within %lld s (--reply-timeout)",
+		    (long long)(c->timeout_ms + 999) / 1000);
+		break;
+	case JSONL_TOO_LONG:
+		snprintf(c->err, sizeof(c->err), "an answer longer than "
+		    "256 MiB");
+		break;
+	case JSONL_BAD_JSON:
+		snprintf(c->err, sizeof(c->err), "the broker sent a line "
+		    "that is not JSON (%s)", jstrict_strerror(c->jl.jerr));
+		break;
+	default:
+		snprintf(c->err, sizeof(c->err), "the broker closed the "
+		    "connection%s%s", st == JSONL_EOF ? "" : ": ",
+		    st == JSONL_EOF ? "" : strerror(errno));
+		break;
 	}
-	return 0;
-}
-
-/* Wait until fd is readable or deadline (-1: none) passes: 0, or -1. */
-static int
-cg_wait_readable(struct cg_client *c, int64_t deadline)
-{
-	struct pollfd	pfd = { c->fd, POLLIN, 0 };
-	int64_t		left;
-	int		n;
-
-	for (;;) {
-		left = deadline < 0 ? -1 : deadline - util_monotonic_ms();
-		if (deadline >= 0 && left < 0)
-			left = 0;
-		if ((n = poll(&pfd, 1, left > INT_MAX ? INT_MAX : (int)left)) > 0)
-			return 0;
-		if (n == -1 && errno != EINTR) {
-			snprintf(c->err, sizeof(c->err), "poll: %s",
-			    strerror(errno));
-			return -1;
-		}
-		if (n == 0 && deadline >= 0 &&
-		    util_monotonic_ms() >= deadline) {
-			snprintf(c->err, sizeof(c->err), "the broker did not "
-			    "answer within %lld s (--reply-timeout)",
-			    (long long)(c->timeout_ms + 999) / 1000);
-			return -1;
-		}
-	}
-}
-
-/* Read until buf holds a line or deadline passes; the line, or NULL. */
-static char *
-cg_read_until(struct cg_client *c, int64_t deadline)
-{
-	char		*nl, *line;
-	size_t		 n;
-	ssize_t		 got;
-
-	while ((nl = c->len > 0 ? memchr(c->buf, '\n', c->len) : NULL) ==
-	    NULL) {
-		if (c->len + CG_READ > c->cap) {
-			if (c->cap > CG_LINE_MAX) {
-				snprintf(c->err, sizeof(c->err), "an answer "
-				    "longer than 256 MiB");
-				return NULL;
-			}
-			c->cap = (c->len + CG_READ) * 2;
-			c->buf = xrealloc(c->buf, c->cap);
-		}
-		if (cg_wait_readable(c, deadline) == -1)
-			return NULL;
-		got = recv(c->fd, c->buf + c->len, c->cap - c->len, 0);
-		if (got == -1 && errno == EINTR)
-			continue;
-		if (got <= 0) {
-			snprintf(c->err, sizeof(c->err), "the broker closed "
-			    "the connection%s%s", got == 0 ? "" : ": ",
-			    got == 0 ? "" : strerror(errno));
-			return NULL;
-		}
-		c->len += (size_t)got;
-	}
-	n = (size_t)(nl - c->buf);
-	line = xmalloc(n + 1);
-	memcpy(line, c->buf, n);
-	line[n] = '\0';
-	memmove(c->buf, nl + 1, c->len - n - 1);
-	c->len -= n + 1;
-	return line;
-}
-
-char *
-cg_read_line(struct cg_client *c, int64_t timeout_ms)
-{
-	return cg_read_until(c, timeout_ms < 0 ? -1 :
-	    util_monotonic_ms() + timeout_ms);
-}
-
-/*
- * Whether resp answers request id: it has that id, or it is an error
- * with a null id (the broker could not read the request, so cannot name
- * it; one request at a time makes it ours).
- */
-static int
-cg_answers(json_object *resp, int64_t id)
-{
-	json_object	*v;
-
-	if (!json_object_object_get_ex(resp, "id", &v))
-		return 0;	/* a notification */
-	if (v == NULL)
-		return json_object_object_get_ex(resp, "error", NULL);
-	return json_object_is_type(v, json_type_int) &&
-	    json_object_get_int64(v) == id;
 }
 
 /*
@@ -297,24 +208,19 @@ cg_answers(json_object *resp, int64_t id)
 static json_object *
 cg_answer(struct cg_client *c, int64_t id, int64_t wait_ms)
 {
-	int64_t		 deadline = util_monotonic_ms() + c->timeout_ms +
-			    wait_ms;
-	json_object	*resp;
-	char		*line;
-	int		 rc;
+	int64_t			 deadline = util_monotonic_ms() + c->timeout_ms +
+				    wait_ms, left;
+	enum jsonl_status	 st;
+	json_object		*resp;
 
 	for (;;) {
-		if ((line = cg_read_until(c, deadline)) == NULL)
-			return NULL;
-		rc = jstrict_parse_str(line, &resp);
-		free(line);
-		if (rc != 0) {
-			snprintf(c->err, sizeof(c->err), "the broker sent a "
-			    "line that is not JSON (%s)", jstrict_strerror(rc));
+		left = deadline - util_monotonic_ms();
+		if ((st = jsonl_json(&c->jl, left < 0 ? 0 : left, &resp)) !=
+		    JSONL_MSG) {
+			cg_read_failed(c, st);
 			return NULL;
 		}
-		if (json_object_is_type(resp, json_type_object) &&
-		    cg_answers(resp, id))
+		if (jsonl_is_answer(resp, id))
 			return resp;
 		json_object_put(resp);	/* a notification */
 	}
@@ -344,7 +250,8 @@ cg_call_wait(struct cg_client *c, const char *method, json_object *params,
 	    json_object_new_object());
 	s = json_object_to_json_string_length(req, JSON_C_TO_STRING_PLAIN |
 	    JSON_C_TO_STRING_NOSLASHESCAPE, &n);
-	if (cg_send_line(c, s, n) == -1 || cg_send_line(c, "\n", 1) == -1) {
+	if (jsonl_send(c->fd, s, n) == -1 || jsonl_send(c->fd, "\n", 1) == -1) {
+		snprintf(c->err, sizeof(c->err), "send: %s", strerror(errno));
 		json_object_put(req);
 		return NULL;
 	}

@@ -22,6 +22,7 @@
 #include "options.h"
 #include "scheduler.h"
 #include "store.h"
+#include "ticket.h"
 #include "tools.h"
 #include "util.h"
 
@@ -29,12 +30,6 @@ static const char *status_names[JOB_NSTATUS] = {
 	"queued", "running", "done", "failed", "cancelled",
 };
 static const char status_chars[JOB_NSTATUS] = { 'q', 'r', 'd', 'f', 'c' };
-
-void
-ticket_format(char *buf, size_t len, uint64_t num)
-{
-	snprintf(buf, len, "t-%06llu", (unsigned long long)num);
-}
 
 const char *
 job_status_name(enum job_status s)
@@ -57,14 +52,6 @@ job_status_from_char(char c)
 		if (job_status_char(i) == c)
 			return i;
 	return -1;
-}
-
-int
-job_parse_ticket(const char *s, uint64_t *num)
-{
-	if (strncmp(s, "t-", 2) != 0 || strlen(s) < 8)
-		return -1;
-	return util_parse_u64(s + 2, 0, UINT64_MAX - 1, num);
 }
 
 json_object *
@@ -319,10 +306,9 @@ job_new(json_object *rec, uint64_t num)
 	ticket_format(j->ticket, sizeof(j->ticket), num);
 	j->rec = rec;
 	j->status = JOB_QUEUED;
-	j->tier = strcmp(json_object_get_string(job_rec_get(rec, "tier")),
-	    "heavy") == 0 ? TIER_HEAVY : strcmp(json_object_get_string(
-	    job_rec_get(rec, "tier")), "smooth") == 0 ? TIER_SMOOTH :
-	    TIER_INSTANT;
+	if (tier_parse(json_object_get_string(job_rec_get(rec, "tier")),
+	    &j->tier) == -1)
+		j->tier = TIER_INSTANT;
 	j->reload = json_object_get_boolean(job_rec_get(rec, "causes_reload"));
 	j->ncmds = json_object_array_length(cmds);
 	for (i = 0; i < j->ncmds; i++) {

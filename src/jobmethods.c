@@ -21,6 +21,7 @@
 #include "schema.h"
 #include "server.h"
 #include "store.h"
+#include "ticket.h"
 #include "submit.h"
 #include "tools.h"
 #include "util.h"
@@ -512,7 +513,7 @@ method_list_jobs(struct rpc_req *req, json_object *params,
 		return RPC_ERROR;
 	if (json_object_object_get_ex(params, "after", &e)) {
 		if (!json_object_is_type(e, json_type_string) ||
-		    job_parse_ticket(json_object_get_string(e), &after) == -1)
+		    ticket_parse(json_object_get_string(e), &after) == -1)
 			return rpc_fail(err, RPC_INVALID_PARAMS,
 			    "invalid_params", "\"after\" must be a ticket");
 		after++;
@@ -542,9 +543,9 @@ method_list_jobs(struct rpc_req *req, json_object *params,
 	*result = json_object_new_object();
 	json_object_object_add(*result, "jobs", lc.jobs);
 	if (lc.more) {
-		char t[24];
+		char t[TICKET_LEN];
 
-		snprintf(t, sizeof(t), "t-%06llu", (unsigned long long)lc.last);
+		ticket_format(t, sizeof(t), lc.last);
 		json_object_object_add(*result, "next",
 		    json_object_new_string(t));
 	}

@@ -34,6 +34,7 @@
 #include "scheduler.h"
 #include "store.h"
 #include "submit.h"
+#include "ticket.h"
 #include "tools.h"
 #include "util.h"
 #include "worker.h"
@@ -268,7 +269,7 @@ jobs_cancel(struct jobs *J, uint64_t num, json_object **result,
 	struct job	*j = job_find(J, num);
 	json_object	*v, *r;
 	int		 found, cancelled = 0;
-	char		 ticket[24];
+	char		 ticket[TICKET_LEN];
 
 	ticket_format(ticket, sizeof(ticket), num);
 	if (j != NULL && j->status == JOB_QUEUED) {
@@ -856,7 +857,7 @@ load_damaged(struct load_ctx *lc, uint64_t num, json_object *old,
 	struct jobs	*J = lc->J;
 	struct job	*j;
 	json_object	*rec = json_object_new_object();
-	char		 ts[UTIL_TIMESTAMP_LEN], ticket[24], err[512];
+	char		 ts[UTIL_TIMESTAMP_LEN], ticket[TICKET_LEN], err[512];
 	int		 rc;
 
 	now_stamp(ts);

@@ -6,9 +6,9 @@
 #include <json-c/json.h>
 
 #include "conn.h"
-#include "job.h"
 #include "params.h"
 #include "rpc.h"
+#include "ticket.h"
 #include "util.h"
 
 /*
@@ -96,7 +96,7 @@ param_ticket(json_object *params, uint64_t *num, struct rpc_error *err)
 
 	if (param_string(params, "ticket", 1, &t, err) == -1)
 		return -1;
-	if (job_parse_ticket(t, num) == -1) {
+	if (ticket_parse(t, num) == -1) {
 		rpc_fail(err, RPC_UNKNOWN_TICKET, "unknown_ticket", "'%s' is "
 		    "not a ticket (they look like t-000042)", t);
 		return -1;

@@ -20,6 +20,7 @@
 #include "rpc.h"
 #include "store.h"
 #include "submit.h"
+#include "ticket.h"
 #include "tools.h"
 #include "util.h"
 
@@ -92,7 +93,7 @@ submission_store(struct jobs *J, struct submission *s, int nested,
     size_t *added)
 {
 	json_object	*rec = s->rec;
-	char		 ticket[24];
+	char		 ticket[TICKET_LEN];
 	int		 rc;
 
 	if (s->idem != NULL) {

@@ -51,13 +51,8 @@ static int	tool_parse_forward(struct tctx *, json_object *, struct tool *);
 static int	tool_parse_cwd(struct tctx *, json_object *, struct tool *);
 static int	tool_parse_dash(struct tctx *, json_object *, struct tool *);
 static int	tool_parse_params(struct tctx *, json_object *, struct tool *);
-static int	template_uses(const char *, const char *);
 static void	tool_free(struct tool *);
 static void	cond_free(struct tool_cond *);
-static int	cond_holds(const struct tool *, const struct tool_cond *,
-		    json_object *);
-static int	param_value(const struct tool *, json_object *, const char *,
-		    json_object **);
 
 const char *
 tier_name(enum tier t)
@@ -105,7 +100,7 @@ tool_name_ok(const char *s)
 	return 1;
 }
 
-static int
+int
 tier_parse(const char *s, enum tier *t)
 {
 	size_t	i;
@@ -358,7 +353,7 @@ tool_parse_dash(struct tctx *c, json_object *o, struct tool *t)
 		t->allow_dash[i] = xstrdup(json_object_get_string(e));
 		t->nallow_dash = i + 1;
 		for (j = 0; j < t->nexec; j++)
-			if (template_uses(t->exec[j], t->allow_dash[i]))
+			if (tool_template_uses(t->exec[j], t->allow_dash[i]))
 				break;
 		if (j == t->nexec)
 			return tctx_fail(c, "allow_dash", "no exec element "
@@ -673,246 +668,4 @@ int
 tooltab_same(const struct tooltab *a, const struct tooltab *b)
 {
 	return strcmp(a->canon, b->canon) == 0;
-}
-
-/*
- * A condition looks at the string value of parameter P as the tool will
- * see it: the command's value, else the schema's default (absent params
- * count as {}).  A string as it is, any other value in its compact JSON
- * form; a parameter with neither is in no list.
- */
-static int
-cond_holds(const struct tool *t, const struct tool_cond *c,
-    json_object *params)
-{
-	json_object	*v;
-	const char	*s;
-	size_t		 i;
-
-	if (!param_value(t, params, c->param, &v))
-		return c->not_in;
-	s = json_object_is_type(v, json_type_string) ?
-	    json_object_get_string(v) :
-	    json_object_to_json_string_ext(v, JSON_C_TO_STRING_PLAIN);
-	for (i = 0; i < c->nvalues; i++)
-		if (strcmp(s, c->values[i]) == 0)
-			return !c->not_in;
-	return c->not_in;
-}
-
-enum tier
-tool_command_tier(const struct tool *t, json_object *params)
-{
-	size_t	i;
-
-	for (i = 0; i < t->nrules; i++)
-		if (cond_holds(t, &t->rules[i].cond, params))
-			return t->rules[i].tier;
-	return t->tier;
-}
-
-int
-tool_command_reload(const struct tool *t, json_object *params)
-{
-	size_t	i;
-
-	if (t->reload_always)
-		return 1;
-	for (i = 0; i < t->nreload; i++)
-		if (cond_holds(t, &t->reload[i], params))
-			return 1;
-	return 0;
-}
-
-json_object *
-tool_input_schema(const struct tool *t)
-{
-	json_object	*s;
-
-	if (t->params != NULL)
-		return json_object_get(t->params);
-	s = json_object_new_object();
-	json_object_object_add(s, "type", json_object_new_string("object"));
-	return s;
-}
-
-json_object *
-tool_details(const struct tool *t)
-{
-	json_object	*d = json_object_new_object();
-
-	json_object_object_add(d, "name", json_object_new_string(t->name));
-	json_object_object_add(d, "description",
-	    json_object_new_string(t->description));
-	json_object_object_add(d, "tier",
-	    json_object_new_string(tier_name(t->tier)));
-	json_object_object_add(d, "reload", t->reload_json != NULL ?
-	    json_object_get(t->reload_json) : json_object_new_boolean(0));
-	json_object_object_add(d, "busy", t->busy == BUSY_NONE ? NULL :
-	    json_object_new_string(busy_name(t->busy)));
-	json_object_object_add(d, "enabled",
-	    json_object_new_boolean(t->enabled));
-	json_object_object_add(d, "timeout_s",
-	    json_object_new_int64((int64_t)t->timeout_s));
-	json_object_object_add(d, "params", tool_input_schema(t));
-	return d;
-}
-
-/*
- * The value of {name}: params.name, else the schema's default; 0 when
- * neither.  *v is borrowed, and NULL for a JSON null.
- */
-static int
-param_value(const struct tool *t, json_object *params, const char *name,
-    json_object **v)
-{
-	json_object	*props, *prop;
-
-	*v = NULL;
-	if (json_object_is_type(params, json_type_object) &&
-	    json_object_object_get_ex(params, name, v))
-		return 1;
-	return t->params != NULL &&
-	    json_object_object_get_ex(t->params, "properties", &props) &&
-	    json_object_object_get_ex(props, name, &prop) &&
-	    json_object_object_get_ex(prop, "default", v);
-}
-
-static int
-template_name_char(char c, int first)
-{
-	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_' ||
-	    (!first && c >= '0' && c <= '9');
-}
-
-/* The text of a parameter's value in an argument; borrowed. */
-static const char *
-template_text(json_object *v)
-{
-	if (v == NULL)
-		return "null";
-	if (json_object_is_type(v, json_type_string))
-		return json_object_get_string(v);
-	return json_object_to_json_string_ext(v, JSON_C_TO_STRING_PLAIN);
-}
-
-/*
- * Expand one element; NULL with err when a parameter is missing.  dash
- * gets the name of the parameter whose value starts the element with
- * '-', else "".  Caller frees.
- */
-static char *
-template_expand(const struct tool *t, json_object *params, const char *s,
-    char dash[TOOL_NAME_MAX + 1], char *err, size_t errlen)
-{
-	char		*out, name[TOOL_NAME_MAX + 1];
-	const char	*p, *end, *val;
-	size_t		 len = 0, cap = strlen(s) + 1, n;
-	json_object	*v;
-
-	dash[0] = '\0';
-	out = xmalloc(cap);
-	for (p = s; *p != '\0'; ) {
-		val = NULL;
-		n = 1;
-		if ((p[0] == '{' && p[1] == '{') || (p[0] == '}' && p[1] == '}'))
-			n = 2;
-		else if (p[0] == '{' && template_name_char(p[1], 1)) {
-			for (end = p + 1; template_name_char(*end, 0); end++)
-				;
-			if (*end == '}' && (size_t)(end - p - 1) <
-			    sizeof(name)) {
-				memcpy(name, p + 1, (size_t)(end - p - 1));
-				name[end - p - 1] = '\0';
-				if (!param_value(t, params, name, &v)) {
-					snprintf(err, errlen, "parameter \"%s\" "
-					    "has no value and no default", name);
-					free(out);
-					return NULL;
-				}
-				val = template_text(v);
-				if (len == 0 && val[0] == '-')
-					memcpy(dash, name, sizeof(name));
-				n = (size_t)(end - p) + 1;
-			}
-		}
-		if (val == NULL)
-			val = n == 2 ? (p[0] == '{' ? "{" : "}") : NULL;
-		if (len + (val ? strlen(val) : 1) + 1 > cap) {
-			cap = (len + (val ? strlen(val) : 1) + 1) * 2;
-			out = xrealloc(out, cap);
-		}
-		if (val != NULL) {
-			memcpy(out + len, val, strlen(val));
-			len += strlen(val);
-		} else
-			out[len++] = *p;
-		p += n;
-	}
-	out[len] = '\0';
-	return out;
-}
-
-/* Whether element s has the template {name}. */
-static int
-template_uses(const char *s, const char *name)
-{
-	size_t		 n = strlen(name);
-	const char	*p;
-
-	for (p = s; (p = strchr(p, '{')) != NULL; p++)
-		if (strncmp(p + 1, name, n) == 0 && p[n + 1] == '}' &&
-		    (p == s || p[-1] != '{'))
-			return 1;
-	return 0;
-}
-
-/*
- * A value that starts an argument with '-' would be read as an option:
- * allowed only for the parameters in allow_dash, or after a literal "--".
- */
-static int
-template_dash_ok(const struct tool *t, size_t i, const char *dash)
-{
-	size_t	k;
-
-	if (dash[0] == '\0')
-		return 1;
-	for (k = 1; k < i; k++)
-		if (strcmp(t->exec[k], "--") == 0)
-			return 1;
-	for (k = 0; k < t->nallow_dash; k++)
-		if (strcmp(t->allow_dash[k], dash) == 0)
-			return 1;
-	return 0;
-}
-
-int
-tool_expand_argv(const struct tool *t, json_object *params,
-    json_object **argv, char *err, size_t errlen)
-{
-	json_object	*a = json_object_new_array();
-	char		*s, dash[TOOL_NAME_MAX + 1];
-	size_t		 i;
-
-	for (i = 0; i < t->nexec; i++) {
-		if ((s = template_expand(t, params, t->exec[i], dash, err,
-		    errlen)) == NULL) {
-			json_object_put(a);
-			return -1;
-		}
-		if (!template_dash_ok(t, i, dash)) {
-			snprintf(err, errlen, "parameter \"%s\" starts with "
-			    "'-' and would be read as an option of the tool; "
-			    "the tool table allows that only for the "
-			    "parameters in allow_dash, or after \"--\"", dash);
-			free(s);
-			json_object_put(a);
-			return -1;
-		}
-		json_object_array_add(a, json_object_new_string(s));
-		free(s);
-	}
-	*argv = a;
-	return 0;
 }

@@ -83,7 +83,7 @@ client_loop(int id, const char *ackpath)
 				port = 0;
 			if (pf != NULL)
 				fclose(pf);
-			if ((fd = tcp_dial(port)) == -1) {
+			if ((fd = broker_dial(port)) == -1) {
 				struct timespec ts = { 0, 5 * 1000000 };
 
 				nanosleep(&ts, NULL);	/* the broker restarts */

@@ -45,23 +45,6 @@ teardown(void)
 	broker_stop(&b);
 }
 
-static long
-rss_kib(pid_t pid)
-{
-	char	 path[64], line[256];
-	long	 kib = -1;
-	FILE	*f;
-
-	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
-	if ((f = fopen(path, "r")) == NULL)
-		return -1;
-	while (fgets(line, sizeof(line), f) != NULL)
-		if (sscanf(line, "VmRSS: %ld kB", &kib) == 1)
-			break;
-	fclose(f);
-	return kib;
-}
-
 /* A broker built with ASan keeps freed memory in quarantine: its RSS says
  * nothing about ours. */
 static int
@@ -155,7 +138,7 @@ START_TEST(load)
 	/* Idle connections. */
 	fds = calloc((size_t)nconns, sizeof(int));
 	for (i = 0; i < nconns; i++)
-		ck_assert_msg((fds[i] = tcp_dial(b.port)) != -1, "connection %d: %s",
+		ck_assert_msg((fds[i] = broker_dial(b.port)) != -1, "connection %d: %s",
 		    i, strerror(errno));
 	r = client_call(c, "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":"
 	    "\"server_status\"}");
@@ -166,7 +149,7 @@ START_TEST(load)
 	ping_latency(c, 200, &med1, &max1);
 
 	/* A client that never reads, and one that sends a byte at a time. */
-	lazy = tcp_dial(b.port);
+	lazy = broker_dial(b.port);
 	burst = malloc(blen);
 	for (i = 0; i < 20000; i++) {
 		memcpy(burst + (size_t)i * (strlen(PING) + 1), PING,
@@ -176,7 +159,7 @@ START_TEST(load)
 	fcntl(lazy, F_SETFL, O_NONBLOCK);
 	(void)!send(lazy, burst, blen, MSG_NOSIGNAL);
 	free(burst);
-	slow = tcp_dial(b.port);
+	slow = broker_dial(b.port);
 	(void)!send(slow, "{\"jsonrpc\":\"2.0\",", 17, MSG_NOSIGNAL);
 
 	/* A long queue behind a job that holds it, polled by many. */

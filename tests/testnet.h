@@ -6,32 +6,22 @@
 
 #include <json-c/json.h>
 
+#include "broker.h"
+#include "jsonl.h"
+
 /*
  * Integration helpers: start the real cmdgated on a free loopback port with
  * a temporary state dir and a notify socket the test owns, and speak to it.
  * Every wait is bounded by TN_TIMEOUT_MS.
  */
 
-#define TN_TIMEOUT_MS	10000
-
-struct broker {
-	pid_t	 pid;
-	int	 pidfd;
-	int	 notify_fd;
-	int	 port;
-	char	 dir[64];		/* temp dir, removed by broker_stop */
-	char	 sock[128];		/* its Unix socket */
-	char	 log[128];		/* its stderr */
-	char	 status[512];		/* last STATUS= it sent */
-	int	 auth;			/* 1: no --no-auth by default */
-};
+#define TN_TIMEOUT_MS	BROKER_TIMEOUT_MS
 
 #define TN_BUF	(8 * 1024 * 1024)
 
 struct client {
 	int		 fd;
-	char		*buf;		/* TN_BUF bytes */
-	size_t		 len;
+	struct jsonl	 jl;		/* lines up to TN_BUF bytes */
 	json_object	*notes;		/* notifications read early */
 };
 
@@ -46,22 +36,12 @@ void		 broker_prepare(struct broker *);
 int		 broker_start(struct broker *, const char **args, int nofile);
 /* Run cmdgated with args to completion; its exit status. */
 int		 broker_run(struct broker *, const char **args);
-/* Wait for a notify datagram containing want; 0, or -1 on timeout. */
-int		 broker_notified(struct broker *, const char *want);
 /* Send sig and wait for the exit; the exit status (-1 if signalled). */
 int		 broker_signal_wait(struct broker *, int sig);
 /* Stop (SIGTERM) if running, remove the temp dir. */
 void		 broker_stop(struct broker *);
-/* Path of a file in the temp dir. Borrowed until the next call. */
-const char	*broker_path(struct broker *, const char *name);
 void		 write_file(const char *path, const char *text, int mode);
-/* Wait (inotify, bounded) until path exists; 0, or -1 on timeout. */
-int		 wait_for_file(const char *path);
-/* How many times needle appears in the broker's log. */
-int		 broker_log_count(struct broker *, const char *needle);
 
-/* A TCP connection to 127.0.0.1:port, or -1 (errno set). */
-int		 tcp_dial(int port);
 struct client	*client_tcp(int port);
 struct client	*client_unix(const char *path);
 void		 client_close(struct client *);

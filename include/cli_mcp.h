@@ -1,0 +1,12 @@
+/* SPDX-License-Identifier: ISC */
+#ifndef CMDGATE_CLI_MCP_H
+#define CMDGATE_CLI_MCP_H
+
+#include "cli.h"
+
+/* cmdgate mcp: bridge stdin/stdout to the broker's connection. */
+int	 cmd_mcp(struct cli *, int, char **);
+/* cmdgate mcp-config: the MCP client configuration that runs cmdgate mcp. */
+int	 cmd_mcp_config(struct cli *, int, char **);
+
+#endif

@@ -1,0 +1,162 @@
+/* SPDX-License-Identifier: ISC */
+/* What every cmdgate(1) command shares: calls, errors, safe output. */
+#include "config.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <json-c/json.h>
+
+#include "cli.h"
+#include "client.h"
+#include "util.h"
+
+#define VIS_SLOTS	16	/* cli_vis() results alive at once */
+
+int
+cli_usage_error(const char *fmt, const char *arg)
+{
+	fprintf(stderr, "cmdgate: ");
+	fprintf(stderr, fmt, arg);
+	fprintf(stderr, " (see cmdgate --help)\n");
+	return CX_USAGE;
+}
+
+/* Print a broker error; the exit status that fits it. */
+int
+cli_error(struct cli *cl, json_object *error)
+{
+	json_object	*d;
+
+	if (error == NULL) {
+		fprintf(stderr, "cmdgate: %s\n", cl->c.err);
+		return CX_UNAVAILABLE;
+	}
+	d = json_object_object_get(error, "data");
+	fprintf(stderr, "cmdgate: %s (%s): %s\n", cli_hstr(error, "message"),
+	    cli_hstr(d, "type"), cli_hstr(d, "reason"));
+	return cg_error_status(error);
+}
+
+/* Bytes of the UTF-8 sequence at p, or 0 when it is not one. */
+static size_t
+utf8_seq(const unsigned char *p)
+{
+	size_t	n, i;
+
+	if (*p < 0x80)
+		return 1;
+	if (*p >= 0xc2 && *p <= 0xdf)
+		n = 2;
+	else if (*p >= 0xe0 && *p <= 0xef)
+		n = 3;
+	else if (*p >= 0xf0 && *p <= 0xf4)
+		n = 4;
+	else
+		return 0;
+	for (i = 1; i < n; i++)
+		if ((p[i] & 0xc0) != 0x80)
+			return 0;
+	return n;
+}
+
+const char *
+cli_str(json_object *o, const char *key)
+{
+	json_object	*v;
+
+	if (!json_object_object_get_ex(o, key, &v) || v == NULL)
+		return "";
+	return json_object_get_string(v);
+}
+
+/*
+ * s as it may be shown on a terminal: C0 controls, DEL and bytes that are
+ * not UTF-8 as \xHH, C1 controls (U+0080 to U+009F) as \u00HH, so that a
+ * name or an output cannot drive the terminal; the characters in keep
+ * stay as they are; NULL is "".  Borrowed: valid until VIS_SLOTS more
+ * calls.
+ */
+const char *
+cli_vis_keep(const char *s, const char *keep)
+{
+	static char	*slot[VIS_SLOTS];
+	static size_t	 next;
+	const unsigned char *p = (const unsigned char *)(s ? s : "");
+	char		*o, **buf = &slot[next++ % VIS_SLOTS];
+	size_t		 n;
+
+	free(*buf);
+	o = *buf = xmalloc(strlen((const char *)p) * 6 + 1);
+	while (*p != '\0') {
+		if ((*p < 0x20 && strchr(keep, *p) == NULL) || *p == 0x7f) {
+			o += sprintf(o, "\\x%02x", *p++);
+			continue;
+		}
+		if ((n = utf8_seq(p)) == 0) {
+			o += sprintf(o, "\\x%02x", *p++);
+			continue;
+		}
+		if (p[0] == 0xc2 && p[1] < 0xa0) {
+			o += sprintf(o, "\\u%04x", p[1]);
+			p += 2;
+			continue;
+		}
+		memcpy(o, p, n);
+		o += n;
+		p += n;
+	}
+	*o = '\0';
+	return *buf;
+}
+
+const char *
+cli_vis(const char *s)
+{
+	return cli_vis_keep(s, "");
+}
+
+/* The member key of o, shown safely (cli_vis()); "" when absent. */
+const char *
+cli_hstr(json_object *o, const char *key)
+{
+	return cli_vis(cli_str(o, key));
+}
+
+int64_t
+cli_int(json_object *o, const char *key)
+{
+	return json_object_get_int64(json_object_object_get(o, key));
+}
+
+void
+cli_print_json(json_object *o)
+{
+	printf("%s\n", json_object_to_json_string_ext(o,
+	    JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE));
+}
+
+/*
+ * Call, for an answer that may take wait_s more than --reply-timeout; on
+ * error print it and return NULL with *rc set.
+ */
+json_object *
+cli_call_wait(struct cli *cl, const char *method, json_object *params,
+    int64_t wait_s, int *rc)
+{
+	json_object	*r, *e = NULL;
+
+	if ((r = cg_call_wait(&cl->c, method, params, wait_s * 1000,
+	    &e)) == NULL) {
+		*rc = cli_error(cl, e);
+		json_object_put(e);
+	}
+	return r;
+}
+
+json_object *
+cli_call(struct cli *cl, const char *method, json_object *params, int *rc)
+{
+	return cli_call_wait(cl, method, params, 0, rc);
+}

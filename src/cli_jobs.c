@@ -1,0 +1,517 @@
+/* SPDX-License-Identifier: ISC */
+/* cmdgate(1)'s job commands: submit, poll, wait, cancel, jobs. */
+#include "config.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <json-c/json.h>
+
+#include "cli.h"
+#include "cli_jobs.h"
+#include "client.h"
+#include "util.h"
+
+#define WAIT_STEP_S	1	/* how often a wait shows a change */
+#define SUBMIT_TIMEOUT	300
+
+static int
+job_status_exit(json_object *job)
+{
+	const char	*s = cli_str(job, "status");
+
+	if (strcmp(s, "done") == 0)
+		return CX_DONE;
+	if (strcmp(s, "failed") == 0)
+		return CX_FAILED;
+	if (strcmp(s, "cancelled") == 0)
+		return CX_CANCELLED;
+	return CX_RUNNING;
+}
+
+static void
+print_text_block(const char *label, const char *text)
+{
+	const char	*p = text, *nl;
+	char		*line;
+	size_t		 n;
+
+	if (*text == '\0')
+		return;
+	printf("      %s:\n", label);
+	while (*p != '\0') {
+		nl = strchr(p, '\n');
+		n = nl != NULL ? (size_t)(nl - p) : strlen(p);
+		line = xmalloc(n + 1);
+		memcpy(line, p, n);
+		line[n] = '\0';
+		printf("        %s\n", cli_vis_keep(line, "\t"));
+		free(line);
+		if (nl == NULL)
+			break;
+		p = nl + 1;
+	}
+}
+
+/* One line of where a job stands. */
+static void
+job_state_line(json_object *job, char *buf, size_t len)
+{
+	json_object	*p = json_object_object_get(job, "progress");
+	const char	*st = cli_str(job, "status");
+	const char	*bb = cli_str(job, "blocked_by");
+
+	if (strcmp(st, "queued") == 0)
+		snprintf(buf, len, "%s queued, position %lld%s%s",
+		    cli_hstr(job, "ticket"),
+		    (long long)cli_int(job, "position"),
+		    *bb ? ", blocked by " : "", cli_vis(bb));
+	else
+		snprintf(buf, len, "%s %s, %lld of %lld commands",
+		    cli_hstr(job, "ticket"), cli_vis(st),
+		    (long long)cli_int(p, "completed"),
+		    (long long)cli_int(p, "total"));
+}
+
+static void
+print_job(struct cli *cl, json_object *job)
+{
+	json_object	*res = json_object_object_get(job, "results"), *r;
+	char		 line[256];
+	size_t		 i;
+
+	if (cl->json) {
+		cli_print_json(job);
+		return;
+	}
+	job_state_line(job, line, sizeof(line));
+	printf("%s\n", line);
+	printf("  %s%s, agent %s%s%s\n", cli_hstr(job, "tier"),
+	    json_object_get_boolean(json_object_object_get(job,
+	    "causes_reload")) ? " reload" : "", cli_hstr(job, "agent"),
+	    *cli_hstr(job, "label") ? ", label " : "", cli_hstr(job, "label"));
+	if (*cli_hstr(job, "error"))
+		printf("  error: %s\n", cli_hstr(job, "error"));
+	for (i = 0; res != NULL && i < json_object_array_length(res); i++) {
+		r = json_object_array_get_idx(res, i);
+		printf("  [%zu] %s: %s", i, cli_hstr(r, "tool"),
+		    json_object_get_boolean(json_object_object_get(r, "ok")) ?
+		    "ok" : "FAILED");
+		if (json_object_object_get_ex(r, "exit_code", NULL))
+			printf(", exit %lld",
+			    (long long)cli_int(r, "exit_code"));
+		if (*cli_hstr(r, "signal"))
+			printf(", %s", cli_hstr(r, "signal"));
+		printf(", %lld ms\n", (long long)cli_int(r, "duration_ms"));
+		if (*cli_hstr(r, "error"))
+			printf("      error: %s\n", cli_hstr(r, "error"));
+		print_text_block("stdout", cli_str(r, "stdout"));
+		print_text_block("stderr", cli_str(r, "stderr"));
+	}
+}
+
+/* Print a job (taken); the exit status its state calls for. */
+static int
+show_job(struct cli *cl, json_object *job)
+{
+	int	rc;
+
+	print_job(cl, job);
+	rc = job_status_exit(job);
+	json_object_put(job);
+	return rc;
+}
+
+/*
+ * key=value sets a string, converted when the tool's schema gives the
+ * parameter another type; key:=JSON sets any JSON value.
+ */
+static int
+add_param(struct cli *cl, json_object *params, json_object *schema,
+    const char *arg)
+{
+	const char	*eq = strchr(arg, '=');
+	json_object	*props, *prop, *type, *v;
+	char		 key[256];
+	size_t		 klen;
+	int		 raw;
+
+	if (eq == NULL || eq == arg)
+		return cli_usage_error("'%s' is not key=value or key:=JSON",
+		    arg);
+	raw = eq[-1] == ':';
+	klen = (size_t)(eq - arg) - (size_t)raw;
+	if (klen == 0 || klen >= sizeof(key))
+		return cli_usage_error("'%s' has no key", arg);
+	memcpy(key, arg, klen);
+	key[klen] = '\0';
+	type = NULL;
+	if (json_object_object_get_ex(schema, "properties", &props) &&
+	    json_object_object_get_ex(props, key, &prop))
+		json_object_object_get_ex(prop, "type", &type);
+	if (raw || (type != NULL && strcmp(json_object_get_string(type),
+	    "string") != 0)) {
+		v = json_tokener_parse(eq + 1);
+		if (v == NULL && strcmp(eq + 1, "null") != 0)
+			return cli_usage_error("'%s': the value is not JSON",
+			    arg);
+	} else
+		v = json_object_new_string(eq + 1);
+	(void)cl;
+	json_object_object_add(params, key, v);
+	return 0;
+}
+
+static json_object *
+tool_schema(struct cli *cl, const char *tool)
+{
+	json_object	*p = json_object_new_object(), *d, *e = NULL, *s;
+
+	json_object_object_add(p, "name", json_object_new_string(tool));
+	if ((d = cg_call(&cl->c, "get_tool_details", p, &e)) == NULL) {
+		json_object_put(e);
+		return NULL;	/* the submit will say what is wrong */
+	}
+	s = json_object_get(json_object_object_get(d, "params"));
+	json_object_put(d);
+	return s;
+}
+
+/* Poll until the job ends or timeout_s passes; the last job object. */
+static json_object *
+wait_job(struct cli *cl, const char *ticket, int64_t timeout_s, int *rc)
+{
+	json_object	*p, *job = NULL;
+	int64_t		 deadline = util_monotonic_ms() + timeout_s * 1000;
+	int64_t		 left, step;
+	int		 tty = isatty(1) && !cl->json;
+	char		 line[256], last[256] = "";
+
+	for (;;) {
+		left = (deadline - util_monotonic_ms()) / 1000;
+		if (left < 0)
+			left = 0;
+		p = json_object_new_object();
+		json_object_object_add(p, "ticket",
+		    json_object_new_string(ticket));
+		step = left > WAIT_STEP_S ? WAIT_STEP_S : left;
+		json_object_object_add(p, "timeout_s",
+		    json_object_new_int64(step));
+		json_object_put(job);
+		if ((job = cli_call_wait(cl, "wait_job", p, step, rc)) == NULL)
+			return NULL;
+		job_state_line(job, line, sizeof(line));
+		if (job_status_exit(job) != CX_RUNNING || left == 0)
+			break;
+		if (strcmp(line, last) != 0) {
+			if (tty)
+				printf("\r\033[K%s", line);
+			else if (!cl->json)
+				printf("%s\n", line);
+			fflush(stdout);
+			snprintf(last, sizeof(last), "%s", line);
+		}
+	}
+	if (tty && last[0] != '\0')
+		printf("\r\033[K");
+	return job;
+}
+
+struct submit_opts {
+	const char	*agent, *label;
+	int		 atomic, fail_fast, async;
+	int64_t		 timeout;
+};
+
+static int
+submit_flag(struct submit_opts *o, int argc, char **argv, int *i)
+{
+	const char	*a = argv[*i];
+	uint64_t	 t;
+
+	if (strcmp(a, "--atomic") == 0)
+		o->atomic = 1;
+	else if (strcmp(a, "--fail-fast") == 0)
+		o->fail_fast = 1;
+	else if (strcmp(a, "--async") == 0)
+		o->async = 1;
+	else if (strcmp(a, "--wait") == 0)
+		o->async = 0;
+	else if (*i + 1 >= argc)
+		return cli_usage_error("'%s' needs a value or is unknown", a);
+	else if (strcmp(a, "--agent") == 0)
+		o->agent = argv[++*i];
+	else if (strcmp(a, "--label") == 0)
+		o->label = argv[++*i];
+	else if (strcmp(a, "--timeout") == 0) {
+		if (util_parse_u64(argv[++*i], 0, 3600, &t) == -1)
+			return cli_usage_error("--timeout '%s' is not 0-3600",
+			    argv[*i]);
+		o->timeout = (int64_t)t;
+	} else
+		return cli_usage_error("unknown flag '%s'", a);
+	return 0;
+}
+
+/* Commands from argv: TOOL args [--then TOOL args]... */
+static int
+submit_commands(struct cli *cl, int argc, char **argv,
+    struct submit_opts *o, json_object *cmds)
+{
+	json_object	*cmd = NULL, *params = NULL, *schema = NULL, *v;
+	int		 i, rc = 0;
+
+	for (i = 1; i < argc && rc == 0; i++) {
+		if (cmd == NULL || strcmp(argv[i], "--then") == 0) {
+			if (cmd != NULL && ++i >= argc) {
+				rc = cli_usage_error("--then needs a TOOL%s",
+				    "");
+				break;
+			}
+			if (argv[i][0] == '-') {
+				rc = cli_usage_error("expected a TOOL, not "
+				    "'%s'", argv[i]);
+				break;
+			}
+			json_object_put(schema);
+			schema = tool_schema(cl, argv[i]);
+			cmd = json_object_new_object();
+			params = json_object_new_object();
+			json_object_object_add(cmd, "tool",
+			    json_object_new_string(argv[i]));
+			json_object_object_add(cmd, "params", params);
+			json_object_array_add(cmds, cmd);
+		} else if (strcmp(argv[i], "--params") == 0) {
+			if (++i >= argc || (v = json_tokener_parse(argv[i])) ==
+			    NULL || !json_object_is_type(v, json_type_object)) {
+				rc = cli_usage_error("--params needs a JSON "
+				    "object%s", "");
+				break;
+			}
+			json_object_object_foreach(v, key, val)
+				json_object_object_add(params, key,
+				    json_object_get(val));
+			json_object_put(v);
+		} else if (argv[i][0] == '-' && argv[i][1] == '-')
+			rc = submit_flag(o, argc, argv, &i);
+		else
+			rc = add_param(cl, params, schema, argv[i]);
+	}
+	json_object_put(schema);
+	if (rc == 0 && cmd == NULL)
+		rc = cli_usage_error("submit needs a TOOL%s", "");
+	return rc;
+}
+
+/* A batch on stdin: a list of commands, or {commands, ...options}. */
+static json_object *
+submit_stdin(int *rc)
+{
+	struct json_tokener	*tok = json_tokener_new();
+	json_object		*v = NULL, *p;
+	char			 buf[65536];
+	size_t			 n;
+
+	while ((n = fread(buf, 1, sizeof(buf), stdin)) > 0) {
+		v = json_tokener_parse_ex(tok, buf, (int)n);
+		if (json_tokener_get_error(tok) != json_tokener_continue)
+			break;
+	}
+	json_tokener_free(tok);
+	if (json_object_is_type(v, json_type_array)) {
+		p = json_object_new_object();
+		json_object_object_add(p, "commands", v);
+		return p;
+	}
+	if (json_object_is_type(v, json_type_object))
+		return v;
+	json_object_put(v);
+	*rc = cli_usage_error("stdin holds no JSON batch (a list of commands, "
+	    "or {\"commands\": [...]})%s", "");
+	return NULL;
+}
+
+int
+cmd_submit(struct cli *cl, int argc, char **argv)
+{
+	struct submit_opts	 o = { NULL, NULL, 0, 0, 0, SUBMIT_TIMEOUT };
+	json_object		*params, *r, *job;
+	char			 ticket[64];
+	int			 rc = 0, i;
+
+	if (argc >= 2 && strcmp(argv[1], "-") == 0) {
+		for (i = 2; i < argc; i++)
+			if ((rc = submit_flag(&o, argc, argv, &i)) != 0)
+				return rc;
+		if ((params = submit_stdin(&rc)) == NULL)
+			return rc;
+	} else {
+		params = json_object_new_object();
+		json_object_object_add(params, "commands",
+		    json_object_new_array());
+		if ((rc = submit_commands(cl, argc, argv, &o,
+		    json_object_object_get(params, "commands"))) != 0) {
+			json_object_put(params);
+			return rc;
+		}
+	}
+	json_object_object_add(params, "async", json_object_new_boolean(1));
+	if (o.agent != NULL)
+		json_object_object_add(params, "agent",
+		    json_object_new_string(o.agent));
+	if (o.label != NULL)
+		json_object_object_add(params, "label",
+		    json_object_new_string(o.label));
+	if (o.atomic)
+		json_object_object_add(params, "atomic",
+		    json_object_new_boolean(1));
+	if (o.fail_fast)
+		json_object_object_add(params, "fail_fast",
+		    json_object_new_boolean(1));
+	if ((r = cli_call(cl, "batch_execute", params, &rc)) == NULL)
+		return rc;
+	snprintf(ticket, sizeof(ticket), "%s", cli_str(r, "ticket"));
+	if (o.async) {
+		if (cl->json)
+			cli_print_json(r);
+		else
+			printf("%s %s%s%s\n", cli_vis(ticket),
+			    cli_hstr(r, "status"),
+			    *cli_hstr(r, "blocked_by") ? ", blocked by " : "",
+			    cli_hstr(r, "blocked_by"));
+		json_object_put(r);
+		return 0;
+	}
+	json_object_put(r);
+	if ((job = wait_job(cl, ticket, o.timeout, &rc)) == NULL)
+		return rc;
+	return show_job(cl, job);
+}
+
+static json_object *
+ticket_params(const char *ticket)
+{
+	json_object	*p = json_object_new_object();
+
+	json_object_object_add(p, "ticket", json_object_new_string(ticket));
+	return p;
+}
+
+int
+cmd_poll(struct cli *cl, int argc, char **argv)
+{
+	json_object	*job;
+	int		 rc = 0;
+
+	if (argc != 2)
+		return cli_usage_error("poll needs a TICKET%s", "");
+	if ((job = cli_call(cl, "poll_job", ticket_params(argv[1]),
+	    &rc)) == NULL)
+		return rc;
+	return show_job(cl, job);
+}
+
+int
+cmd_wait(struct cli *cl, int argc, char **argv)
+{
+	json_object	*job;
+	uint64_t	 t = SUBMIT_TIMEOUT;
+	int		 rc = 0;
+
+	if (argc == 4 && strcmp(argv[2], "--timeout") == 0) {
+		if (util_parse_u64(argv[3], 0, 3600, &t) == -1)
+			return cli_usage_error("--timeout '%s' is not 0-3600",
+			    argv[3]);
+	} else if (argc != 2)
+		return cli_usage_error("wait needs a TICKET [--timeout S]%s",
+		    "");
+	if ((job = wait_job(cl, argv[1], (int64_t)t, &rc)) == NULL)
+		return rc;
+	return show_job(cl, job);
+}
+
+int
+cmd_cancel(struct cli *cl, int argc, char **argv)
+{
+	json_object	*r;
+	int		 rc = 0;
+
+	if (argc != 2)
+		return cli_usage_error("cancel needs a TICKET%s", "");
+	if ((r = cli_call(cl, "cancel_job", ticket_params(argv[1]),
+	    &rc)) == NULL)
+		return rc;
+	if (cl->json)
+		cli_print_json(r);
+	else
+		printf("%s %s (%s)\n", cli_hstr(r, "ticket"),
+		    json_object_get_boolean(json_object_object_get(r,
+		    "cancelled")) ? "cancelled" : "not cancelled",
+		    cli_hstr(r, "status"));
+	rc = json_object_get_boolean(json_object_object_get(r, "cancelled")) ?
+	    0 : CX_FAILED;
+	json_object_put(r);
+	return rc;
+}
+
+int
+cmd_jobs(struct cli *cl, int argc, char **argv)
+{
+	json_object	*p = json_object_new_object(), *st = NULL, *r, *list, *j;
+	uint64_t	 limit;
+	size_t		 i;
+	int		 rc = 0, k;
+
+	for (k = 1; k < argc; k++) {
+		if (k + 1 >= argc) {
+			json_object_put(p);
+			return cli_usage_error("'%s' needs a value or is "
+			    "unknown", argv[k]);
+		}
+		if (strcmp(argv[k], "--status") == 0) {
+			if (st == NULL) {
+				st = json_object_new_array();
+				json_object_object_add(p, "status", st);
+			}
+			json_object_array_add(st,
+			    json_object_new_string(argv[++k]));
+		} else if (strcmp(argv[k], "--agent") == 0)
+			json_object_object_add(p, "agent",
+			    json_object_new_string(argv[++k]));
+		else if (strcmp(argv[k], "--limit") == 0 &&
+		    util_parse_u64(argv[k + 1], 1, 1000, &limit) == 0) {
+			json_object_object_add(p, "limit",
+			    json_object_new_int64((int64_t)limit));
+			k++;
+		} else {
+			json_object_put(p);
+			return cli_usage_error("bad flag or value at '%s'",
+			    argv[k]);
+		}
+	}
+	if ((r = cli_call(cl, "list_jobs", p, &rc)) == NULL)
+		return rc;
+	if (cl->json) {
+		cli_print_json(r);
+		json_object_put(r);
+		return 0;
+	}
+	list = json_object_object_get(r, "jobs");
+	printf("%-10s %-10s %-8s %-7s %-16s %-24s %s\n", "TICKET", "STATUS",
+	    "TIER", "RELOAD", "AGENT", "CREATED", "LABEL");
+	for (i = 0; i < json_object_array_length(list); i++) {
+		j = json_object_array_get_idx(list, i);
+		printf("%-10s %-10s %-8s %-7s %-16s %-24s %s\n",
+		    cli_hstr(j, "ticket"), cli_hstr(j, "status"),
+		    cli_hstr(j, "tier"),
+		    json_object_get_boolean(json_object_object_get(j,
+		    "causes_reload")) ? "yes" : "no", cli_hstr(j, "agent"),
+		    cli_hstr(j, "created_at"), cli_hstr(j, "label"));
+	}
+	if (*cli_hstr(r, "next"))
+		printf("(more: cmdgate jobs after %s)\n", cli_hstr(r, "next"));
+	json_object_put(r);
+	return 0;
+}

@@ -1,0 +1,29 @@
+/* SPDX-License-Identifier: ISC */
+#ifndef CMDGATE_WORKER_H
+#define CMDGATE_WORKER_H
+
+#include <sys/types.h>
+
+#include <poll.h>
+#include <signal.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* What cmdgate-worker.c shares with forward.c and run.c. */
+
+#define EVENTS_FD	1	/* the pipe to the broker */
+#define READ_CHUNK	65536
+
+/* 1 once SIGTERM came or the broker is gone (2: passed on to a tool). */
+extern volatile sig_atomic_t	got_term;
+/* How long a tool has after SIGTERM before SIGKILL (the spec's). */
+extern int64_t			kill_grace_ms;
+
+/* CLOCK_MONOTONIC in milliseconds. */
+int64_t		 now_ms(void);
+/* Whether ev (EVENTS_FD, polled) says the broker is gone: got_term then. */
+void		 broker_gone(struct pollfd *ev);
+/* Emit {"event":"start","index":index,"pgid":pgid}. */
+void		 emit_start(size_t index, pid_t pgid);
+
+#endif
