@@ -31,6 +31,15 @@ struct store;
 struct tooltab;
 struct event;
 
+/* What the engine needs of the broker; all borrowed, outliving it. */
+struct jobs_config {
+	struct event_base	*base;
+	const struct options	*opt;
+	const char		*worker_path;
+	const struct holds	*holds;		/* the connections' flags */
+	struct tooltab		**tools;	/* the table now */
+};
+
 /* What the engine tells the broker (from inside its own calls). */
 struct jobs_hooks {
 	void	*arg;
@@ -78,11 +87,7 @@ struct submission;
 TAILQ_HEAD(submissionlist, submission);
 
 struct jobs {
-	struct event_base	*base;
-	const struct options	*opt;
-	const char		*worker_path;
-	const struct holds	*holds;		/* the connections' flags */
-	struct tooltab		**tools;	/* the table now */
+	struct jobs_config	 cfg;
 	struct jobs_hooks	 hooks;
 	int			 sync_held;	/* --sync group: answers held */
 	int			 stopping;	/* jobs_shutdown() ran */

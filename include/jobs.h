@@ -18,22 +18,10 @@
  * and the engine's state are in job.h.
  */
 
-struct event_base;
-struct holds;
 struct job;
 struct jobs;
+struct jobs_config;
 struct jobs_hooks;
-struct options;
-struct tooltab;
-
-/* What the engine needs of the broker; all borrowed, outliving it. */
-struct jobs_config {
-	struct event_base	*base;
-	const struct options	*opt;
-	const char		*worker_path;
-	const struct holds	*holds;		/* the connections' flags */
-	struct tooltab		**tools;	/* the table now */
-};
 
 /* Open the store and recover (cmdgate-protocol(7), Durability): 0 with
  * *J set, or an exit status (with *J set when the store opened). */

@@ -26,7 +26,7 @@ static void	 expiry_retry(struct jobs *, int);
 void
 expiry_init(struct jobs *J)
 {
-	if ((J->expire_ev = evtimer_new(J->base, on_expire, J)) == NULL)
+	if ((J->expire_ev = evtimer_new(J->cfg.base, on_expire, J)) == NULL)
 		fatalx("event_new");
 }
 

@@ -149,7 +149,7 @@ job_put(struct jobs *J, struct job *j)
 	}
 	if (j->status >= JOB_DONE)
 		expire = util_now_ms() +
-		    (int64_t)J->opt->result_ttl * 1000;
+		    (int64_t)J->cfg.opt->result_ttl * 1000;
 	return store_job_put(J->st, j->num, job_status_char(j->status), expire,
 	    json);
 }
@@ -174,7 +174,7 @@ job_commit(struct jobs *J)
 		return rc;
 	if (!J->store_blocked)
 		job_store_recovered(J);
-	if (J->opt->sync == SYNC_GROUP && !J->sync_held) {
+	if (J->cfg.opt->sync == SYNC_GROUP && !J->sync_held) {
 		J->sync_held = 1;
 		J->hooks.job_synced(J->hooks.arg, 1);
 		event_active(J->sync_ev, EV_TIMEOUT, 0);
@@ -243,7 +243,7 @@ job_commit_or_die(struct jobs *J, const char *what)
 void
 job_busy(struct jobs *J, struct sched_busy *b)
 {
-	holds_busy(J->holds, workers_busy_bits(&J->W), b);
+	holds_busy(J->cfg.holds, workers_busy_bits(&J->W), b);
 	b->tests_running |= J->editor_restored.tests_running;
 	b->compiling |= J->editor_restored.compiling;
 	b->editor_busy |= J->editor_restored.editor_busy;

@@ -244,7 +244,7 @@ jobs_cancel_queued(struct jobs *J, struct job *j, struct rpc_error *err)
 	job_rec_finish(rec, JOB_CANCELLED, "cancelled");
 	if ((rc = store_begin(J->st)) != 0 ||
 	    (rc = store_job_put(J->st, j->num, job_status_char(JOB_CANCELLED),
-	    util_now_ms() + (int64_t)J->opt->result_ttl * 1000,
+	    util_now_ms() + (int64_t)J->cfg.opt->result_ttl * 1000,
 	    json_object_to_json_string_ext(rec, JSON_C_TO_STRING_PLAIN))) != 0 ||
 	    (rc = job_commit(J)) != 0) {
 		store_abort(J->st);
@@ -321,7 +321,7 @@ jobs_tools_ok(struct jobs *J, struct job *j, char *why, size_t len)
 		name = json_object_get_string(job_rec_get(
 		    json_object_array_get_idx(job_rec_get(j->rec, "commands"),
 		    i), "tool"));
-		t = tooltab_find(*J->tools, name);
+		t = tooltab_find(*J->cfg.tools, name);
 		if (t == NULL || !t->enabled) {
 			snprintf(why, len, "commands[%zu]: tool '%s' %s the "
 			    "tool table since the job was queued", i, name,
@@ -336,8 +336,8 @@ jobs_tools_ok(struct jobs *J, struct job *j, char *why, size_t len)
 static const char *
 jobs_cwd(struct jobs *J, const char *name, char *buf, size_t len)
 {
-	const struct tool	*t = tooltab_find(*J->tools, name);
-	const char		*dir = J->opt->state_dir;
+	const struct tool	*t = tooltab_find(*J->cfg.tools, name);
+	const char		*dir = J->cfg.opt->state_dir;
 
 	if (t != NULL && t->cwd != NULL)
 		return t->cwd;
@@ -362,9 +362,9 @@ jobs_spec(struct jobs *J, struct job *j)
 	    json_object_get_boolean(job_rec_get(j->rec, "fail_fast")) ||
 	    json_object_get_boolean(job_rec_get(j->rec, "atomic"))));
 	json_object_object_add(spec, "output_cap",
-	    json_object_new_int64((int64_t)J->opt->output_cap));
+	    json_object_new_int64((int64_t)J->cfg.opt->output_cap));
 	json_object_object_add(spec, "kill_grace",
-	    json_object_new_int64((int64_t)J->opt->kill_grace));
+	    json_object_new_int64((int64_t)J->cfg.opt->kill_grace));
 	json_object_object_add(spec, "broker", json_object_new_int64(getpid()));
 	if (launch_nofile() > 0)
 		json_object_object_add(spec, "nofile",
@@ -572,7 +572,7 @@ jobs_worker_reaped(void *arg)
 static void
 editor_now(struct jobs *J, struct sched_busy *b)
 {
-	holds_busy(J->holds, 0, b);
+	holds_busy(J->cfg.holds, 0, b);
 }
 
 static int
@@ -592,7 +592,7 @@ editor_save(struct jobs *J, const struct sched_busy *b)
 	char	*path, *tmp, buf[128];
 	int	 fd, n, ok;
 
-	path = xasprintf("%s/%s", J->opt->state_dir, EDITOR_FILE);
+	path = xasprintf("%s/%s", J->cfg.opt->state_dir, EDITOR_FILE);
 	tmp = xasprintf("%s.tmp", path);
 	if (!editor_any(b))
 		ok = unlink(path) == 0 || errno == ENOENT;
@@ -629,7 +629,7 @@ editor_read(struct jobs *J, struct sched_busy *b)
 	int		 fd;
 
 	memset(b, 0, sizeof(*b));
-	path = xasprintf("%s/%s", J->opt->state_dir, EDITOR_FILE);
+	path = xasprintf("%s/%s", J->cfg.opt->state_dir, EDITOR_FILE);
 	if ((fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)) != -1) {
 		n = read(fd, buf, sizeof(buf) - 1);
 		close(fd);
@@ -657,13 +657,13 @@ editor_read(struct jobs *J, struct sched_busy *b)
 static void
 editor_restore(struct jobs *J)
 {
-	struct timeval		tv = { (time_t)J->opt->editor_grace, 0 };
+	struct timeval		tv = { (time_t)J->cfg.opt->editor_grace, 0 };
 	struct sched_busy	none = { 0, 0, 0 };
 
 	editor_read(J, &J->editor_saved);
 	if (!editor_any(&J->editor_saved))
 		return;
-	if (J->opt->editor_grace == 0) {
+	if (J->cfg.opt->editor_grace == 0) {
 		editor_save(J, &none);
 		return;
 	}
@@ -672,7 +672,7 @@ editor_restore(struct jobs *J)
 	log_info("editor flags (%s) were held when the broker stopped: "
 	    "reload jobs wait up to %llus for editor clients to report again",
 	    sched_guard(&J->editor_restored),
-	    (unsigned long long)J->opt->editor_grace);
+	    (unsigned long long)J->cfg.opt->editor_grace);
 }
 
 /* A flag held again by a live client is no longer the restored one's. */
@@ -753,7 +753,7 @@ jobs_schedule(struct jobs *J)
 				s.smooth_running++;
 		}
 		s.workers = J->W.nworkers;
-		s.max_workers = J->opt->max_workers;
+		s.max_workers = J->cfg.opt->max_workers;
 		/* The common wait: a heavy job runs and only heavier wait. */
 		if (s.workers >= s.max_workers ||
 		    (s.heavy_running && J->nqueued_beside_heavy == 0))
@@ -992,11 +992,7 @@ jobs_open(struct jobs **Jp, const struct jobs_config *cfg,
 				    jobs_worker_reaped };
 	int			 rc;
 
-	J->base = cfg->base;
-	J->opt = cfg->opt;
-	J->worker_path = cfg->worker_path;
-	J->holds = cfg->holds;
-	J->tools = cfg->tools;
+	J->cfg = *cfg;
 	J->hooks = *hooks;
 	TAILQ_INIT(&J->queued);
 	TAILQ_INIT(&J->running);
@@ -1004,20 +1000,20 @@ jobs_open(struct jobs **Jp, const struct jobs_config *cfg,
 	TAILQ_INIT(&J->submits);
 	TAILQ_INIT(&J->turn);
 	TAILQ_INIT(&J->unstored);
-	if ((rc = jobs_open_store(J, J->opt)) != 0) {
+	if ((rc = jobs_open_store(J, J->cfg.opt)) != 0) {
 		free(J);
 		return rc;
 	}
 	*Jp = J;
-	if (workers_init(&J->W, J->base, J->worker_path,
-	    J->opt->kill_grace, 12 * J->opt->output_cap + EVENT_SLACK,
+	if (workers_init(&J->W, J->cfg.base, J->cfg.worker_path,
+	    J->cfg.opt->kill_grace, 12 * J->cfg.opt->output_cap + EVENT_SLACK,
 	    &wh) == -1)
 		fatalx("evsignal_add");
 	expiry_init(J);
-	J->retry_ev = evtimer_new(J->base, on_store_retry, J);
-	J->sync_ev = event_new(J->base, -1, 0, on_sync, J);
-	J->group_ev = event_new(J->base, -1, 0, on_group, J);
-	J->grace_ev = evtimer_new(J->base, on_editor_grace, J);
+	J->retry_ev = evtimer_new(J->cfg.base, on_store_retry, J);
+	J->sync_ev = event_new(J->cfg.base, -1, 0, on_sync, J);
+	J->group_ev = event_new(J->cfg.base, -1, 0, on_group, J);
+	J->grace_ev = evtimer_new(J->cfg.base, on_editor_grace, J);
 	if (J->sync_ev == NULL || J->retry_ev == NULL ||
 	    J->group_ev == NULL || J->grace_ev == NULL)
 		fatalx("event_new");

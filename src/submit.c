@@ -114,10 +114,10 @@ submission_store(struct jobs *J, struct submission *s, int nested,
 		    store_strerror(STORE_EFULL));
 		return 0;
 	}
-	if (J->nqueued + *added >= J->opt->max_queued) {
+	if (J->nqueued + *added >= J->cfg.opt->max_queued) {
 		rpc_fail(&s->err, RPC_QUEUE_FULL, "queue_full", "%llu jobs are "
 		    "already waiting (--max-queued); try again later",
-		    (unsigned long long)J->opt->max_queued);
+		    (unsigned long long)J->cfg.opt->max_queued);
 		return 0;
 	}
 	if (nested && (rc = store_begin(J->st)) != 0)
@@ -335,7 +335,7 @@ waiter_add(struct jobs *J, uint64_t num, uint64_t timeout_s,
 	w->done = done;
 	w->arg = arg;
 	TAILQ_INSERT_TAIL(&J->waiters, w, entry);
-	if ((w->timer = evtimer_new(J->base, on_wait_timeout, w)) == NULL)
+	if ((w->timer = evtimer_new(J->cfg.base, on_wait_timeout, w)) == NULL)
 		fatalx("evtimer_new");
 	evtimer_add(w->timer, &tv);
 	return w;
