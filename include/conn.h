@@ -9,6 +9,7 @@
 #include <json-c/json.h>
 
 #include "frame.h"
+#include "holds.h"
 #include "rpc.h"
 
 /*
@@ -27,16 +28,29 @@ struct event;
 #define CONN_OUT_LOW	(256 * 1024)	/* and read again below */
 #define CONN_OUT_MAX	(64 * 1024 * 1024)	/* drop a client above */
 #define CONN_FAIL_FLUSH_S	5	/* to read a last error, or dropped */
+#define CONN_BATCH_STEP	8	/* batch requests answered per loop turn */
 
-struct editor_flags {
-	int	tests_running;
-	int	compiling;
-	int	busy;
+/*
+ * A request whose answer waits (wait_job, a sync batch_execute,
+ * tools/call).  It belongs to its connection; when the connection closes
+ * first, cancel(arg) is called (unless NULL) and the owner forgets it.
+ */
+struct conn_pending {
+	TAILQ_ENTRY(conn_pending)	 entry;
+	struct conn			*conn;
+	json_object			*id;
+	char				*method;
+	int				 notification;
+	struct conn_batch		*batch;
+	void				(*cancel)(void *);
+	void				*arg;
 };
+TAILQ_HEAD(conn_pendings, conn_pending);
 
 struct conn {
 	TAILQ_ENTRY(conn)	 entry;
 	TAILQ_ENTRY(conn)	 flush_entry;	/* on srv->flushq */
+	LIST_ENTRY(conn)	 byid;		/* srv->byid, by id */
 	struct server		*srv;
 	struct bufferevent	*bev;		/* NULL in unit tests */
 	struct evbuffer		*out;		/* answers are framed here */
@@ -51,13 +65,14 @@ struct conn {
 	int			 eof;		/* half-closed by the client */
 	int			 dead;		/* to be freed by the reaper */
 	int			 throttled;	/* reading paused: out is full */
-	int			 committing;	/* submits awaiting their commit */
+	int			 holds;		/* answers due before reading */
+	void			(*resume)(struct conn *); /* read again */
 	char			*name;		/* client name or NULL */
 	struct editor_flags	 editor;
 	char			 peer[80];
-	struct rpc_pendings	 pending;	/* answers that wait */
+	struct conn_pendings	 pending;	/* answers that wait */
 	size_t			 npending;	/* entries of pending */
-	struct rpc_batch	*batch;		/* a batch being answered */
+	struct conn_batch	*batch;		/* a batch being answered */
 	struct event		*timer;		/* auth and idle deadlines */
 	int64_t			 since_ms;	/* connected (monotonic) */
 	int64_t			 active_ms;	/* last request or answer */
@@ -74,6 +89,24 @@ struct conn	*conn_new(struct server *, struct bufferevent *,
 void		 conn_free(struct conn *);
 /* Cut messages out of in and answer them. */
 void		 conn_input(struct conn *, struct evbuffer *in);
+/*
+ * Handle one framed message from c (JSON-RPC 2.0: a request or a batch);
+ * buf[len] must be NUL.  Answers go out through conn_send.
+ */
+void		 conn_message(struct conn *c, const char *buf, size_t len);
+/*
+ * Keep req for a later answer: the handler returns RPC_DEFERRED and the
+ * owner later calls conn_complete() exactly once, or is told by cancel().
+ */
+struct conn_pending *conn_defer(struct rpc_req *, void (*cancel)(void *),
+		    void *arg);
+/* Read no further request until as many conn_unhold(): an answer is due
+ * first (a submit's, once stored).  The last one reads what came meanwhile. */
+void		 conn_hold(struct conn *);
+void		 conn_unhold(struct conn *);
+/* Answer a deferred request (result taken, or err) and free it. */
+void		 conn_complete(struct conn_pending *, json_object *result,
+		    struct rpc_error *err);
 /*
  * Frame and queue one message; msg borrowed.  What is queued in a loop
  * turn goes out at the end of the turn (listener_flush), in one write.

@@ -21,8 +21,6 @@ void	listener_close(struct server *);
  * flushed, and leave the loop when none is left.
  */
 void	listener_shutdown(struct server *);
-/* c may read requests again: answer what it sent meanwhile. */
-void	listener_resume(struct conn *);
 /* Free the listeners and every connection. */
 void	listener_free(struct server *);
 

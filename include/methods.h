@@ -7,17 +7,9 @@
 #include "rpc.h"
 
 /*
- * The handlers behind rpc_methods[]: the broker's own methods (methods.c)
- * and the Model Context Protocol ones (mcp.c).
+ * The broker's own methods behind rpc_methods[] (methods.c); the job
+ * methods are in jobmethods.h, the Model Context Protocol ones in mcp.h.
  */
-
-/* Params helpers: 0, 1 when absent and optional, or -1 with err filled. */
-int	param_string(json_object *params, const char *key, int required,
-	    const char **out, struct rpc_error *err);
-int	param_bool(json_object *params, const char *key, int *out,
-	    struct rpc_error *err);
-/* Check a client name: 1-64 characters, no control characters. */
-int	client_name_ok(const char *);
 
 enum rpc_status	method_ping(struct rpc_req *, json_object *, json_object **,
 		    struct rpc_error *);
@@ -32,13 +24,6 @@ enum rpc_status	method_list_tools(struct rpc_req *, json_object *,
 enum rpc_status	method_get_tool_details(struct rpc_req *, json_object *,
 		    json_object **, struct rpc_error *);
 enum rpc_status	method_report_editor_state(struct rpc_req *, json_object *,
-		    json_object **, struct rpc_error *);
-
-enum rpc_status	mcp_initialize(struct rpc_req *, json_object *,
-		    json_object **, struct rpc_error *);
-enum rpc_status	mcp_initialized(struct rpc_req *, json_object *,
-		    json_object **, struct rpc_error *);
-enum rpc_status	mcp_tools_list(struct rpc_req *, json_object *,
 		    json_object **, struct rpc_error *);
 
 #endif

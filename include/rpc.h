@@ -2,19 +2,19 @@
 #ifndef CMDGATE_RPC_H
 #define CMDGATE_RPC_H
 
-#include <sys/queue.h>
-
 #include <stddef.h>
 
 #include <json-c/json.h>
 
 /*
- * JSON-RPC 2.0 of cmdgate-protocol(7), Framing and Errors: parse a
- * message, check it, dispatch it to a method and frame the answer.  Methods live in
- * methods.c and mcp.c and are listed in rpc_methods[].
+ * JSON-RPC 2.0 of cmdgate-protocol(7), Framing and Errors: the envelope
+ * of requests, answers, errors and notifications.  conn.c runs requests
+ * through rpc_methods[], the table of handlers, defined in methods.c (a
+ * table of pointers, so that the transport includes no handler).
  */
 
 struct conn;
+struct conn_batch;
 
 enum rpc_code {
 	RPC_PARSE_ERROR = -32700,
@@ -42,10 +42,8 @@ struct rpc_error {
 enum rpc_status {
 	RPC_OK,		/* *result set (may be NULL: answered with {}) */
 	RPC_ERROR,	/* err filled in */
-	RPC_DEFERRED,	/* rpc_defer() was called: answered later */
+	RPC_DEFERRED,	/* conn_defer() was called: answered later */
 };
-
-struct rpc_batch;
 
 /* One request while it is being answered. */
 struct rpc_req {
@@ -53,25 +51,8 @@ struct rpc_req {
 	json_object		*id;		/* borrowed; NULL with id null */
 	int			 notification;	/* no id member: no answer */
 	const char		*method;	/* borrowed from the message */
-	struct rpc_batch	*batch;		/* the batch it came in, or NULL */
+	struct conn_batch	*batch;		/* the batch it came in or NULL */
 };
-
-/*
- * A request whose answer waits (wait_job, a sync batch_execute,
- * tools/call).  It belongs to its connection; when the connection closes
- * first, cancel(arg) is called (unless NULL) and the owner forgets it.
- */
-struct rpc_pending {
-	TAILQ_ENTRY(rpc_pending)	 entry;
-	struct conn			*conn;
-	json_object			*id;
-	char				*method;
-	int				 notification;
-	struct rpc_batch		*batch;
-	void				(*cancel)(void *);
-	void				*arg;
-};
-TAILQ_HEAD(rpc_pendings, rpc_pending);
 
 typedef enum rpc_status (*rpc_handler)(struct rpc_req *, json_object *params,
     json_object **result, struct rpc_error *);
@@ -81,8 +62,6 @@ typedef enum rpc_status (*rpc_handler)(struct rpc_req *, json_object *params,
 #define RPC_SESSION	0x04	/* once answered, the connection is a session
 				   that is never idle */
 
-#define RPC_BATCH_STEP	8	/* batch requests answered per loop turn */
-
 struct rpc_method {
 	const char	*name;
 	rpc_handler	 handler;
@@ -90,24 +69,6 @@ struct rpc_method {
 };
 
 extern const struct rpc_method	rpc_methods[];
-
-/*
- * Handle one framed message from c; buf[len] must be NUL.  Answers go out
- * through conn_send.
- */
-void		 rpc_message(struct conn *c, const char *buf, size_t len);
-
-/*
- * Keep req for a later answer: the handler returns RPC_DEFERRED and the
- * owner later calls rpc_complete() exactly once, or is told by cancel().
- */
-struct rpc_pending *rpc_defer(struct rpc_req *, void (*cancel)(void *),
-		    void *arg);
-/* Answer a deferred request (result taken, or err) and free it. */
-void		 rpc_complete(struct rpc_pending *, json_object *result,
-		    struct rpc_error *err);
-/* The connection is closing: cancel and free its deferred requests. */
-void		 rpc_cancel_all(struct conn *);
 
 /* Fill err; returns RPC_ERROR so handlers can "return rpc_fail(...)". */
 enum rpc_status	 rpc_fail(struct rpc_error *err, int code, const char *type,
@@ -118,5 +79,23 @@ json_object	*rpc_error_response(json_object *id, int code,
 /* A notification {"jsonrpc","method","params"}; params taken; caller puts. */
 json_object	*rpc_notification(const char *method, json_object *params);
 const char	*rpc_code_message(int code);
+
+/* The method called name, or NULL. */
+const struct rpc_method *rpc_lookup(const char *name);
+/*
+ * Check the envelope of one request.  0 with *id, *method, *notif set
+ * (id borrowed, NULL for id null), or -1 with err (-32600); *id is kept
+ * when it is a valid one, so that the client can match the error.
+ */
+int		 rpc_check(json_object *msg, json_object **id,
+		    const char **method, int *notif, struct rpc_error *err);
+/* Check the params of msg: 0 with *params (borrowed, NULL when absent),
+ * or -1 with err. */
+int		 rpc_check_params(json_object *msg, json_object **params,
+		    struct rpc_error *err);
+/* The response to req: result (taken) or err; NULL for a notification.
+ * Caller puts. */
+json_object	*rpc_answer(struct rpc_req *req, enum rpc_status,
+		    json_object *result, struct rpc_error *err);
 
 #endif

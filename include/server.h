@@ -10,6 +10,7 @@
 #include <json-c/json.h>
 
 #include "conn.h"
+#include "holds.h"
 #include "options.h"
 
 /*
@@ -25,6 +26,7 @@ struct event;
 struct authlimit;
 
 TAILQ_HEAD(connlist, conn);
+LIST_HEAD(connhash, conn);
 
 struct server {
 	struct event_base	*base;
@@ -35,6 +37,8 @@ struct server {
 	int64_t			 started_ms;	/* monotonic */
 	struct connlist		 conns;
 	unsigned		 nconns;
+	struct connhash		*byid;		/* by id & (nbuckets - 1) */
+	size_t			 nbuckets;	/* a power of 2, >= nconns */
 	uint64_t		 next_conn_id;
 	json_object		*listen_addrs;	/* array of strings */
 	struct listener		*listener;
@@ -49,6 +53,7 @@ struct server {
 	size_t			 npending;	/* every conn's npending */
 	size_t			 inbuf_total;	/* every conn's inbuf */
 	struct authlimit	*authlimit;	/* wrong tokens per address */
+	struct holds		 holds;		/* every conn's editor flags */
 };
 
 void		 server_init(struct server *, struct event_base *,
@@ -59,12 +64,23 @@ int		 server_load_token(struct server *, const char *path,
 		    char *err, size_t errlen);
 /* Constant-time check of a presented token. */
 int		 server_token_ok(const struct server *, const char *, size_t);
-/* The broker-wide busy state: every connection's editor flags OR-ed. */
-void		 server_busy(const struct server *, struct editor_flags *);
+/* c reports the editor flags f: count them, and reschedule if they changed. */
+void		 server_set_editor(struct server *, struct conn *c,
+		    const struct editor_flags *f);
 /* An editor flag or a connection holding one changed: reschedule. */
 void		 server_busy_changed(struct server *);
-/* Stopping, and the last worker is gone: leave once clients are too. */
-void		 server_jobs_stopped(struct server *);
+/* Enter c in the table by id, or take it out. */
+void		 server_conn_link(struct server *, struct conn *c);
+void		 server_conn_unlink(struct server *, struct conn *c);
+/* The connection of id, closing or not, or NULL. */
+struct conn	*server_conn_find(const struct server *, uint64_t id);
+/* Open the engine (jobs_open) with the server's hooks: 0, or an exit
+ * status. */
+int		 server_jobs_open(struct server *);
+/* Stopping, and no client nor worker is left: leave the loop. */
+void		 server_may_exit(struct server *);
+/* The shutdown deadline: drop every client and leave the loop now. */
+void		 server_stop_now(struct server *);
 /* Send msg (borrowed) to every connection past authentication. */
 void		 server_broadcast(struct server *, json_object *msg);
 /* Replace the tool table, telling clients when it changed; tab taken. */

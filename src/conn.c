@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: ISC */
 #include "config.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -12,10 +13,35 @@
 
 #include "conn.h"
 #include "frame.h"
+#include "jstrict.h"
 #include "log.h"
 #include "rpc.h"
 #include "server.h"
 #include "util.h"
+
+/*
+ * The answers of one batch, sent once every request has one.  A batch is
+ * answered CONN_BATCH_STEP requests per loop turn, so that other clients
+ * are served between its parts; its connection reads nothing meanwhile.
+ */
+struct conn_batch {
+	struct conn	*conn;
+	json_object	*responses;
+	int		 waiting;	/* deferred answers still due, + 1 while
+					   requests remain to be answered */
+	json_object	*msg;		/* the requests; NULL once all ran */
+	size_t		 next;		/* the next request of msg to run */
+	struct event	*ev;		/* runs the next part, next turn */
+};
+
+static json_object	*conn_call(struct conn *, json_object *,
+			    struct conn_batch *);
+static void		 conn_batch_start(struct conn *, json_object *);
+static void		 conn_batch_step(struct conn_batch *);
+static void		 conn_batch_next(evutil_socket_t, short, void *);
+static void		 conn_batch_end(struct conn_batch *);
+static void		 conn_batch_done(struct conn_batch *);
+static void		 conn_cancel_all(struct conn *);
 
 struct conn *
 conn_new(struct server *srv, struct bufferevent *bev, struct evbuffer *out,
@@ -39,6 +65,7 @@ conn_new(struct server *srv, struct bufferevent *bev, struct evbuffer *out,
 	TAILQ_INIT(&c->pending);
 	TAILQ_INSERT_TAIL(&srv->conns, c, entry);
 	srv->nconns++;
+	server_conn_link(srv, c);
 	return c;
 }
 
@@ -49,9 +76,10 @@ conn_free(struct conn *c)
 	struct server		*srv = c->srv;
 	int			had_flags;
 
-	rpc_cancel_all(c);
-	had_flags = memcmp(&c->editor, &none, sizeof(none)) != 0;
+	conn_cancel_all(c);
+	had_flags = holds_change(&srv->holds, &c->editor, &none);
 	TAILQ_REMOVE(&c->srv->conns, c, entry);
+	server_conn_unlink(srv, c);
 	c->srv->nconns--;
 	c->srv->inbuf_total -= c->inbuf;
 	if (c->timer != NULL)
@@ -78,7 +106,7 @@ int
 conn_busy(const struct conn *c)
 {
 	return !TAILQ_EMPTY(&c->pending) || c->batch != NULL ||
-	    c->committing > 0 || c->session || c->editor.tests_running ||
+	    c->holds > 0 || c->session || c->editor.tests_running ||
 	    c->editor.compiling || c->editor.busy;
 }
 
@@ -201,6 +229,19 @@ conn_fail(struct conn *c, int code, const char *type, const char *reason)
 }
 
 void
+conn_hold(struct conn *c)
+{
+	c->holds++;
+}
+
+void
+conn_unhold(struct conn *c)
+{
+	if (--c->holds == 0 && c->resume != NULL)
+		c->resume(c);
+}
+
+void
 conn_input(struct conn *c, struct evbuffer *in)
 {
 	enum frame_status	 st;
@@ -211,14 +252,14 @@ conn_input(struct conn *c, struct evbuffer *in)
 	 * A submit's answer comes after its commit, and a batch's after its
 	 * last request: both before the next request's.
 	 */
-	while (!c->closing && c->committing == 0 && c->batch == NULL) {
+	while (!c->closing && c->holds == 0 && c->batch == NULL) {
 		st = frame_next(&c->fr, in, &msg, &len);
 		switch (st) {
 		case FRAME_MORE:
 			return;
 		case FRAME_MSG:
 			c->active_ms = util_monotonic_ms();
-			rpc_message(c, msg, len);
+			conn_message(c, msg, len);
 			free(msg);
 			break;
 		case FRAME_TOO_LARGE:
@@ -237,5 +278,288 @@ conn_input(struct conn *c, struct evbuffer *in)
 			    (unsigned long long)c->id, c->peer);
 			return;
 		}
+	}
+}
+
+/* ---- JSON-RPC: requests, batches, deferred answers ----------------- */
+
+/* Whether c may not leave one more answer outstanding (err filled). */
+static int
+conn_waits_full(struct conn *c, struct rpc_error *err)
+{
+	const struct options	*opt = c->srv->opt;
+
+	if (c->npending >= opt->max_waits) {
+		rpc_fail(err, RPC_QUEUE_FULL, "too_many_waits", "this "
+		    "connection already waits for %zu answers (--max-waits "
+		    "%llu): take some of them first", c->npending,
+		    (unsigned long long)opt->max_waits);
+		return 1;
+	}
+	if (c->srv->npending >= opt->max_waits_total) {
+		rpc_fail(err, RPC_QUEUE_FULL, "too_many_waits", "the broker "
+		    "already holds %zu answers for its clients "
+		    "(--max-waits-total %llu): try again later",
+		    c->srv->npending, (unsigned long long)opt->max_waits_total);
+		return 1;
+	}
+	return 0;
+}
+
+/* Run one request; the response, or NULL when none is due now. */
+static json_object *
+conn_call(struct conn *c, json_object *msg, struct conn_batch *batch)
+{
+	const struct rpc_method	*m;
+	struct rpc_req		 req;
+	struct rpc_error	 err;
+	json_object		*params, *result = NULL, *resp;
+	enum rpc_status		 st;
+
+	memset(&err, 0, sizeof(err));
+	memset(&req, 0, sizeof(req));
+	req.conn = c;
+	req.batch = batch;
+	if (rpc_check(msg, &req.id, &req.method, &req.notification,
+	    &err) == -1) {
+		req.notification = 0;
+		return rpc_error_response(req.id, err.code, err.type,
+		    req.method, err.reason);
+	}
+	if (rpc_check_params(msg, &params, &err) == -1)
+		return rpc_answer(&req, RPC_ERROR, NULL, &err);
+	m = rpc_lookup(req.method);
+	if (conn_needs_auth(c) && (m == NULL || !(m->flags & RPC_NOAUTH))) {
+		st = rpc_fail(&err, RPC_UNAUTHORIZED, "unauthorized",
+		    "this broker requires a token: call authenticate "
+		    "{\"token\": ...} first");
+		return rpc_answer(&req, st, NULL, &err);
+	}
+	if (m == NULL) {
+		st = rpc_fail(&err, RPC_METHOD_NOT_FOUND, "method_not_found",
+		    "no method '%s'; see cmdgate-protocol(7)", req.method);
+		return rpc_answer(&req, st, NULL, &err);
+	}
+	if ((m->flags & RPC_WAITS) && conn_waits_full(c, &err))
+		return rpc_answer(&req, RPC_ERROR, NULL, &err);
+	if (params == NULL)
+		params = json_object_new_object();
+	else
+		json_object_get(params);
+	st = m->handler(&req, params, &result, &err);
+	json_object_put(params);
+	if (st == RPC_OK && (m->flags & RPC_SESSION))
+		c->session = 1;
+	if (st == RPC_DEFERRED)
+		return NULL;
+	resp = rpc_answer(&req, st, result, &err);
+	free(err.command);
+	return resp;
+}
+
+void
+conn_message(struct conn *c, const char *buf, size_t len)
+{
+	json_object	*msg, *resp;
+	char		 reason[128];
+	int		 rc;
+
+	if ((rc = jstrict_parse(buf, len, &msg)) != 0) {
+		snprintf(reason, sizeof(reason), "not valid JSON (RFC 8259, "
+		    "UTF-8): %s", jstrict_strerror(rc));
+		resp = rpc_error_response(NULL, RPC_PARSE_ERROR, "parse_error",
+		    NULL, reason);
+		conn_send(c, resp);
+		json_object_put(resp);
+		return;
+	}
+	/* JSON null (msg NULL) and other non-arrays: one request. */
+	if (!json_object_is_type(msg, json_type_array)) {
+		if ((resp = conn_call(c, msg, NULL)) != NULL)
+			conn_send(c, resp);
+		json_object_put(resp);
+		json_object_put(msg);
+		return;
+	}
+	conn_batch_start(c, msg);
+}
+
+/* A batch (msg, taken): refuse it whole, or answer its first part. */
+static void
+conn_batch_start(struct conn *c, json_object *msg)
+{
+	struct conn_batch	*b;
+	json_object		*resp;
+	size_t			 n = json_object_array_length(msg);
+	uint64_t		 max = c->srv->opt->max_rpc_batch;
+	char			 reason[128];
+
+	if (n == 0 || n > max) {
+		if (n == 0)
+			snprintf(reason, sizeof(reason), "an empty batch "
+			    "holds no request");
+		else
+			snprintf(reason, sizeof(reason), "a batch may hold "
+			    "at most %llu requests (--max-rpc-batch); this "
+			    "one holds %zu", (unsigned long long)max, n);
+		resp = rpc_error_response(NULL, RPC_INVALID_REQUEST,
+		    "invalid_request", NULL, reason);
+		conn_send(c, resp);
+		json_object_put(resp);
+		json_object_put(msg);
+		return;
+	}
+	b = xcalloc(1, sizeof(*b));
+	b->conn = c;
+	b->responses = json_object_new_array();
+	b->waiting = 1;		/* until every request has run */
+	b->msg = msg;
+	conn_batch_step(b);
+}
+
+/* Run the next part of b; the rest waits for the next loop turn. */
+static void
+conn_batch_step(struct conn_batch *b)
+{
+	struct conn	*c = b->conn;
+	struct timeval	 now = { 0, 0 };
+	json_object	*resp;
+	size_t		 n = json_object_array_length(b->msg), stop;
+
+	stop = b->next + CONN_BATCH_STEP;
+	if (c->srv->base == NULL || stop > n)
+		stop = n;	/* no loop (unit tests): all at once */
+	while (b->next < stop && !c->closing)
+		if ((resp = conn_call(c, json_object_array_get_idx(b->msg,
+		    b->next++), b)) != NULL)
+			json_object_array_add(b->responses, resp);
+	if (b->next == n || c->closing) {
+		conn_batch_end(b);
+		return;
+	}
+	/* A timer, not event_active: the loop polls the sockets first. */
+	if (b->ev == NULL &&
+	    (b->ev = evtimer_new(c->srv->base, conn_batch_next, b)) == NULL)
+		fatalx("evtimer_new");
+	c->batch = b;
+	evtimer_add(b->ev, &now);
+}
+
+static void
+conn_batch_next(evutil_socket_t fd, short ev, void *arg)
+{
+	struct conn_batch	*b = arg;
+	struct conn		*c = b->conn;
+
+	(void)fd;
+	(void)ev;
+	conn_batch_step(b);
+	/* Done: read what the client sent meanwhile. */
+	if (c->batch == NULL && c->resume != NULL)
+		c->resume(c);
+}
+
+/* Every request of b has run (or its connection goes). */
+static void
+conn_batch_end(struct conn_batch *b)
+{
+	if (b->conn != NULL && b->conn->batch == b)
+		b->conn->batch = NULL;
+	if (b->ev != NULL)
+		event_free(b->ev);
+	b->ev = NULL;
+	json_object_put(b->msg);
+	b->msg = NULL;
+	conn_batch_done(b);
+}
+
+/* One answer of the batch is in; send them all with the last. */
+static void
+conn_batch_done(struct conn_batch *b)
+{
+	if (--b->waiting > 0)
+		return;
+	if (b->conn != NULL && json_object_array_length(b->responses) > 0)
+		conn_send(b->conn, b->responses);
+	json_object_put(b->responses);
+	free(b);
+}
+
+struct conn_pending *
+conn_defer(struct rpc_req *req, void (*cancel)(void *), void *arg)
+{
+	struct conn_pending	*p = xcalloc(1, sizeof(*p));
+
+	p->conn = req->conn;
+	p->id = json_object_get(req->id);
+	p->method = xstrdup(req->method);
+	p->notification = req->notification;
+	p->batch = req->batch;
+	p->cancel = cancel;
+	p->arg = arg;
+	if (p->batch != NULL)
+		p->batch->waiting++;
+	TAILQ_INSERT_TAIL(&req->conn->pending, p, entry);
+	req->conn->npending++;
+	req->conn->srv->npending++;
+	return p;
+}
+
+static void
+conn_pending_free(struct conn_pending *p)
+{
+	TAILQ_REMOVE(&p->conn->pending, p, entry);
+	p->conn->npending--;
+	p->conn->srv->npending--;
+	json_object_put(p->id);
+	free(p->method);
+	free(p);
+}
+
+void
+conn_complete(struct conn_pending *p, json_object *result,
+    struct rpc_error *err)
+{
+	struct rpc_req	 req;
+	json_object	*resp;
+
+	memset(&req, 0, sizeof(req));
+	p->conn->active_ms = util_monotonic_ms();	/* idle from now */
+	req.conn = p->conn;
+	req.id = p->id;
+	req.method = p->method;
+	req.notification = p->notification;
+	resp = rpc_answer(&req, err != NULL ? RPC_ERROR : RPC_OK, result, err);
+	if (err != NULL)
+		free(err->command);
+	if (resp != NULL && p->batch != NULL)
+		json_object_array_add(p->batch->responses, resp);
+	else if (resp != NULL) {
+		conn_send(p->conn, resp);
+		json_object_put(resp);
+	}
+	if (p->batch != NULL)
+		conn_batch_done(p->batch);
+	conn_pending_free(p);
+}
+
+static void
+conn_cancel_all(struct conn *c)
+{
+	struct conn_pending	*p;
+
+	if (c->batch != NULL) {
+		c->batch->conn = NULL;
+		conn_batch_end(c->batch);
+		c->batch = NULL;
+	}
+	while ((p = TAILQ_FIRST(&c->pending)) != NULL) {
+		if (p->cancel != NULL)
+			p->cancel(p->arg);
+		if (p->batch != NULL) {
+			p->batch->conn = NULL;
+			conn_batch_done(p->batch);
+		}
+		conn_pending_free(p);
 	}
 }

@@ -9,13 +9,20 @@
 #include <json-c/json.h>
 
 #include "conn.h"
+#include "holds.h"
+#include "jobmethods.h"
+#include "job.h"
 #include "jobs.h"
+#include "jobview.h"
 #include "jstrict.h"
-#include "methods.h"
+#include "mcp.h"
+#include "params.h"
 #include "rpc.h"
 #include "schema.h"
 #include "server.h"
 #include "store.h"
+#include "ticket.h"
+#include "submit.h"
 #include "tools.h"
 #include "util.h"
 
@@ -36,10 +43,26 @@ struct submit {
 	uint64_t	 timeout_s;
 };
 
+/* A request answered later: once its submit is stored, or its job ends. */
+struct jm_call {
+	struct conn_pending	*p;
+	struct submission	*s;	/* until stored */
+	struct waiter		*w;	/* while it waits for the end */
+	uint64_t		 timeout_s;	/* of w, for a submit */
+	int			 async;
+	int			 mcp;	/* tools/call: answer as MCP */
+};
+
+static struct jobs *
+req_jobs_of(struct conn *c)
+{
+	return c->srv->jobs;
+}
+
 static struct jobs *
 req_jobs(struct rpc_req *req)
 {
-	return req->conn->srv->jobs;
+	return req_jobs_of(req->conn);
 }
 
 /* Without a store (unit tests, fuzzing) job methods say so, not crash. */
@@ -51,42 +74,6 @@ no_store(struct rpc_req *req, struct rpc_error *err)
 	rpc_fail(err, RPC_INTERNAL_ERROR, "internal_error", "this broker "
 	    "has no job store open");
 	return 1;
-}
-
-static int
-param_uint(json_object *params, const char *key, uint64_t min, uint64_t max,
-    uint64_t *out, struct rpc_error *err)
-{
-	json_object	*v;
-
-	if (!json_object_object_get_ex(params, key, &v))
-		return 1;
-	if (!json_object_is_type(v, json_type_int) ||
-	    json_object_get_int64(v) < (int64_t)min ||
-	    (uint64_t)json_object_get_int64(v) > max) {
-		rpc_fail(err, RPC_INVALID_PARAMS, "invalid_params", "parameter "
-		    "\"%s\" must be a whole number from %llu to %llu", key,
-		    (unsigned long long)min, (unsigned long long)max);
-		return -1;
-	}
-	*out = (uint64_t)json_object_get_int64(v);
-	return 0;
-}
-
-/* The ticket parameter; -1 with err when missing or no job has it. */
-static int
-param_ticket(json_object *params, uint64_t *num, struct rpc_error *err)
-{
-	const char	*t;
-
-	if (param_string(params, "ticket", 1, &t, err) == -1)
-		return -1;
-	if (job_parse_ticket(t, num) == -1) {
-		rpc_fail(err, RPC_UNKNOWN_TICKET, "unknown_ticket", "'%s' is "
-		    "not a ticket (they look like t-000042)", t);
-		return -1;
-	}
-	return 0;
 }
 
 static void
@@ -251,7 +238,7 @@ submit_options(struct rpc_req *req, json_object *params, struct submit *o,
 	    param_uint(params, "timeout_s", 0, WAIT_MAX_S, &o->timeout_s,
 	    err) == -1)
 		return -1;
-	if (!client_name_ok(o->agent)) {
+	if (!param_name_ok(o->agent)) {
 		rpc_fail(err, RPC_INVALID_PARAMS, "invalid_params", "\"agent\" "
 		    "has 1 to %d printable characters", CONN_NAME_MAX);
 		return -1;
@@ -275,27 +262,105 @@ submit_options(struct rpc_req *req, json_object *params, struct submit *o,
 	return 0;
 }
 
+/* The caller's connection is gone: forget the submit or the wait. */
+static void
+jm_cancel(void *arg)
+{
+	struct jm_call	*call = arg;
+
+	if (call->s != NULL)
+		submit_forget(call->s);
+	if (call->w != NULL)
+		waiter_cancel(call->w);
+	free(call);
+}
+
+/* Answer call with its job (taken), or err; as a tool result for MCP. */
+static void
+jm_waited(void *arg, json_object *job, struct rpc_error *err)
+{
+	struct jm_call	*call = arg;
+
+	if (job != NULL && call->mcp)
+		job = mcp_job_result(job);
+	conn_complete(call->p, job, job != NULL ? NULL : err);
+	free(call);
+}
+
+/* Answer call, stored: an error, the summary (async), or the job when it
+ * ends (now, when it ended already). */
+static void
+submission_answer(struct jobs *J, struct jm_call *call, uint64_t num,
+    int dedup, struct rpc_error *serr)
+{
+	struct rpc_error	 err;
+	json_object		*v;
+	int			 found;
+
+	memset(&err, 0, sizeof(err));
+	if (serr == NULL && !call->async) {
+		if (job_pending(J, num))
+			call->w = waiter_add(J, num, call->timeout_s,
+			    jm_waited, call);
+		else {
+			v = waiter_view(J, num, &err);
+			jm_waited(call, v, v != NULL ? NULL : &err);
+		}
+		return;
+	}
+	if (serr != NULL)
+		err = *serr;
+	else if ((v = jobview_get(J, num, 0, &found, &err)) != NULL) {
+		json_object_object_add(v, "deduplicated",
+		    json_object_new_boolean(dedup));
+		conn_complete(call->p, v, NULL);
+		free(call);
+		return;
+	} else if (err.code == 0)
+		rpc_fail(&err, RPC_UNKNOWN_TICKET, "unknown_ticket", "the job "
+		    "t-%06llu this idempotency key named has expired",
+		    (unsigned long long)num);
+	conn_complete(call->p, NULL, &err);
+	free(call);
+}
+
+/* call's submit was stored (or not): answer, and read the next request. */
+static void
+jm_submitted(void *arg, uint64_t num, int dedup, struct rpc_error *err)
+{
+	struct jm_call	*call = arg;
+	struct conn	*c = call->p->conn;
+
+	call->s = NULL;
+	submission_answer(req_jobs_of(c), call, num, dedup, err);
+	conn_unhold(c);
+}
+
 /*
  * Submit (or find the job of the same idempotency key) and answer: the
  * summary once stored, or the job when it ends.  mcp wraps it for
- * tools/call.
+ * tools/call.  Until it is stored the connection reads no further
+ * request, so that answers keep their order.
  */
 static enum rpc_status
 submit_and_answer(struct rpc_req *req, json_object *commands,
     struct submit *o, int mcp, struct rpc_error *err)
 {
-	struct submit_how	 how;
-	json_object		*rec;
+	struct jm_call	*call;
+	json_object	*rec;
 
 	if ((rec = build_job(req->conn->srv, commands, o, err)) == NULL)
 		return RPC_ERROR;
-	memset(&how, 0, sizeof(how));
-	how.notify_conn = o->notify ? req->conn->id : 0;
-	how.timeout_s = o->timeout_s;
-	how.async = o->async;
-	how.mcp = mcp;
-	jobs_submit(req_jobs(req), req, rec, o->idem != NULL ?
-	    xasprintf("%s\n%s", o->agent, o->idem) : NULL, &how);
+	call = xcalloc(1, sizeof(*call));
+	call->timeout_s = mcp ? req->conn->srv->opt->call_timeout :
+	    o->timeout_s;
+	call->async = o->async;
+	call->mcp = mcp;
+	call->p = conn_defer(req, jm_cancel, call);
+	call->s = submit_add(req_jobs(req), rec, o->idem != NULL ?
+	    xasprintf("%s\n%s", o->agent, o->idem) : NULL,
+	    o->notify ? req->conn->id : 0, jm_submitted, call);
+	conn_hold(req->conn);
 	return RPC_DEFERRED;
 }
 
@@ -328,7 +393,8 @@ method_poll_job(struct rpc_req *req, json_object *params,
 		return RPC_ERROR;
 	if (param_ticket(params, &num, err) == -1)
 		return RPC_ERROR;
-	if ((*result = jobs_view(req_jobs(req), num, 1, &found, err)) == NULL) {
+	if ((*result = jobview_get(req_jobs(req), num, 1, &found,
+	    err)) == NULL) {
 		unknown_ticket(err, num);
 		return RPC_ERROR;
 	}
@@ -340,22 +406,26 @@ wait_for(struct rpc_req *req, json_object *params, int mcp,
     json_object **result, struct rpc_error *err)
 {
 	struct jobs	*J = req_jobs(req);
+	struct jm_call	*call;
 	uint64_t	 num, timeout = WAIT_DEFAULT_S;
 	int		 found;
 
 	if (param_ticket(params, &num, err) == -1 ||
 	    param_uint(params, "timeout_s", 0, WAIT_MAX_S, &timeout, err) == -1)
 		return RPC_ERROR;
-	if (!jobs_pending(J, num)) {
-		if ((*result = jobs_view(J, num, 1, &found, err)) == NULL) {
+	if (!job_pending(J, num)) {
+		if ((*result = jobview_get(J, num, 1, &found, err)) == NULL) {
 			unknown_ticket(err, num);
 			return RPC_ERROR;
 		}
 		if (mcp)	/* finished: answered now, as a tool result */
-			*result = jobs_mcp_result(*result);
+			*result = mcp_job_result(*result);
 		return RPC_OK;
 	}
-	jobs_wait(J, num, rpc_defer(req, NULL, NULL), timeout, mcp);
+	call = xcalloc(1, sizeof(*call));
+	call->mcp = mcp;
+	call->p = conn_defer(req, jm_cancel, call);
+	call->w = waiter_add(J, num, timeout, jm_waited, call);
 	return RPC_DEFERRED;
 }
 
@@ -417,7 +487,7 @@ list_one(void *arg, uint64_t num, char status, const char *json)
 		return 1;	/* stop: one more matched */
 	}
 	/* The record at hand makes the summary: no second read. */
-	json_object_array_add(lc->jobs, jobs_view_record(lc->J, num, rec));
+	json_object_array_add(lc->jobs, jobview_record(lc->J, num, rec));
 	json_object_put(rec);
 	lc->last = num;
 	return 0;
@@ -443,7 +513,7 @@ method_list_jobs(struct rpc_req *req, json_object *params,
 		return RPC_ERROR;
 	if (json_object_object_get_ex(params, "after", &e)) {
 		if (!json_object_is_type(e, json_type_string) ||
-		    job_parse_ticket(json_object_get_string(e), &after) == -1)
+		    ticket_parse(json_object_get_string(e), &after) == -1)
 			return rpc_fail(err, RPC_INVALID_PARAMS,
 			    "invalid_params", "\"after\" must be a ticket");
 		after++;
@@ -473,9 +543,9 @@ method_list_jobs(struct rpc_req *req, json_object *params,
 	*result = json_object_new_object();
 	json_object_object_add(*result, "jobs", lc.jobs);
 	if (lc.more) {
-		char t[24];
+		char t[TICKET_LEN];
 
-		snprintf(t, sizeof(t), "t-%06llu", (unsigned long long)lc.last);
+		ticket_format(t, sizeof(t), lc.last);
 		json_object_object_add(*result, "next",
 		    json_object_new_string(t));
 	}
@@ -489,33 +559,10 @@ enum rpc_status
 method_queue_status(struct rpc_req *req, json_object *params,
     json_object **result, struct rpc_error *err)
 {
-	struct jobs	*J = req_jobs(req);
-	struct job	*j;
-	json_object	*r, *heavy = NULL;
-	size_t		 smooth = 0;
-
+	(void)params;
 	if (no_store(req, err))
 		return RPC_ERROR;
-	r = json_object_new_object();
-	(void)params;
-	(void)err;
-	TAILQ_FOREACH(j, &J->running, entry) {
-		if (j->tier == TIER_HEAVY)
-			heavy = json_object_new_string(j->ticket);
-		else if (j->tier == TIER_SMOOTH)
-			smooth++;
-	}
-	json_object_object_add(r, "queued",
-	    json_object_new_int64((int64_t)J->nqueued));
-	json_object_object_add(r, "running",
-	    json_object_new_int64((int64_t)J->nrunning));
-	json_object_object_add(r, "heavy_active", heavy);
-	json_object_object_add(r, "smooth_in_flight",
-	    json_object_new_int64((int64_t)smooth));
-	json_object_object_add(r, "workers_alive",
-	    json_object_new_int64((int64_t)J->nworkers));
-	json_object_object_add(r, "busy", jobs_busy_json(J));
-	*result = r;
+	*result = jobview_queue(req_jobs(req));
 	return RPC_OK;
 }
 
@@ -524,7 +571,7 @@ static enum rpc_status
 mcp_job_method(struct rpc_req *req, const char *name, json_object *args,
     json_object **result, struct rpc_error *err)
 {
-	json_object	*r = NULL, *res, *content, *t;
+	json_object	*r = NULL;
 	enum rpc_status	 st;
 
 	if (strcmp(name, "wait_job") == 0)
@@ -537,22 +584,12 @@ mcp_job_method(struct rpc_req *req, const char *name, json_object *args,
 		st = method_queue_status(req, args, &r, err);
 	if (st != RPC_OK)
 		return st;
-	t = json_object_new_object();
-	json_object_object_add(t, "type", json_object_new_string("text"));
-	json_object_object_add(t, "text", json_object_new_string(
-	    json_object_to_json_string_ext(r, JSON_C_TO_STRING_PLAIN)));
-	content = json_object_new_array();
-	json_object_array_add(content, t);
-	res = json_object_new_object();
-	json_object_object_add(res, "content", content);
-	json_object_object_add(res, "structuredContent", r);
-	json_object_object_add(res, "isError", json_object_new_boolean(0));
-	*result = res;
+	*result = mcp_tool_result(r, 0);
 	return RPC_OK;
 }
 
 enum rpc_status
-mcp_tools_call(struct rpc_req *req, json_object *params,
+method_tools_call(struct rpc_req *req, json_object *params,
     json_object **result, struct rpc_error *err)
 {
 	static const char *job_tools[] = { "poll_job", "wait_job",

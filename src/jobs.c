@@ -5,12 +5,9 @@
  */
 #include "config.h"
 
-#include <sys/pidfd.h>
 #include <sys/types.h>
 #include <sys/wait.h>
 
-#include <errno.h>
-#include <fcntl.h>
 #include <limits.h>
 #include <signal.h>
 #include <stdio.h>
@@ -18,113 +15,39 @@
 #include <string.h>
 #include <unistd.h>
 
-#include <event2/buffer.h>
-#include <event2/bufferevent.h>
 #include <event2/event.h>
 
 #include <json-c/json.h>
 
-#include "conn.h"
+#include "editor.h"
+#include "expiry.h"
+#include "job.h"
 #include "jobs.h"
-#include "jstrict.h"
+#include "jobview.h"
 #include "launch.h"
-#include "listener.h"
 #include "log.h"
+#include "recover.h"
+#include "options.h"
 #include "rpc.h"
 #include "scheduler.h"
-#include "server.h"
 #include "store.h"
+#include "submit.h"
+#include "ticket.h"
 #include "tools.h"
 #include "util.h"
+#include "worker.h"
 
-#define EXPIRE_BATCH	256	/* jobs deleted per expiry transaction */
-#define AHEAD_MAX	50	/* entries of "ahead" in a job object */
 #define EVENT_SLACK	(1024 * 1024)
-#define STORE_RETRY_S	1	/* after the store refused a change... */
-#define STORE_RETRY_MAX_S 60	/* ...doubling up to this */
-#define ORPHAN_POLL_MS	100	/* without a pidfd: how often to look */
-#define EDITOR_FILE	"editor-flags"	/* in the state dir */
-#define EDITOR_FILE_MAX	512
 
-struct waiter {
-	TAILQ_ENTRY(waiter)	 entry;
-	struct jobs		*jobs;
-	uint64_t		 num;
-	struct rpc_pending	*pending;
-	struct event		*timer;
-	int			 mcp;
-};
-
-static const char *status_names[JOB_NSTATUS] = {
-	"queued", "running", "done", "failed", "cancelled",
-};
-static const char status_chars[JOB_NSTATUS] = { 'q', 'r', 'd', 'f', 'c' };
-
-static char	 **worker_env;
-
-static void	 jobs_fatal_store(const char *, int) __attribute__((noreturn));
-static int	 jobs_put(struct jobs *, struct job *);
-static void	 jobs_commit_or_die(struct jobs *, const char *);
-static int	 worker_store(struct jobs *, struct worker *);
 static void	 jobs_changed(struct jobs *, struct job *);
 static void	 jobs_finish(struct jobs *, struct job *, enum job_status,
 		    const char *);
 static void	 jobs_start(struct jobs *, struct job *);
 static void	 jobs_store_blocked(struct jobs *, const char *, int);
-static void	 jobs_store_recovered(struct jobs *);
 static void	 on_store_retry(evutil_socket_t, short, void *);
-static int	 jobs_store_grow(struct jobs *, const char *);
-static void	 jobs_expire_retry(struct jobs *, int);
-static void	 job_set_status(struct jobs *, struct job *, enum job_status);
-static void	 jobs_expire_arm(struct jobs *);
-static void	 jobs_waiters_done(struct jobs *, struct job *);
-static void	 worker_free(struct jobs *, struct worker *);
-static void	 worker_kill(struct jobs *, struct worker *, int);
-static void	 worker_reaped(struct jobs *, struct worker *, int);
-static void	 on_events(struct bufferevent *, void *);
-static void	 on_events_error(struct bufferevent *, short, void *);
-static void	 on_spec_written(struct bufferevent *, void *);
-static void	 on_spec_error(struct bufferevent *, short, void *);
-static void	 on_sigchld(evutil_socket_t, short, void *);
-static void	 on_kill_timer(evutil_socket_t, short, void *);
-static void	 on_orphan_exit(evutil_socket_t, short, void *);
-static void	 on_orphan_poll(evutil_socket_t, short, void *);
-static void	 on_expire(evutil_socket_t, short, void *);
 static void	 on_sync(evutil_socket_t, short, void *);
 static void	 on_group(evutil_socket_t, short, void *);
-static void	 on_wait_timeout(evutil_socket_t, short, void *);
 static void	 on_editor_grace(evutil_socket_t, short, void *);
-
-const char *
-job_status_name(enum job_status s)
-{
-	return status_names[s];
-}
-
-static int
-status_from_char(char c)
-{
-	int	i;
-
-	for (i = 0; i < JOB_NSTATUS; i++)
-		if (status_chars[i] == c)
-			return i;
-	return -1;
-}
-
-int
-job_parse_ticket(const char *s, uint64_t *num)
-{
-	if (strncmp(s, "t-", 2) != 0 || strlen(s) < 8)
-		return -1;
-	return util_parse_u64(s + 2, 0, UINT64_MAX - 1, num);
-}
-
-static void
-ticket_format(char *buf, size_t len, uint64_t num)
-{
-	snprintf(buf, len, "t-%06llu", (unsigned long long)num);
-}
 
 static void
 now_stamp(char buf[UTIL_TIMESTAMP_LEN])
@@ -132,207 +55,19 @@ now_stamp(char buf[UTIL_TIMESTAMP_LEN])
 	util_timestamp(buf, util_now_ms());
 }
 
-static json_object *
-rec_get(json_object *rec, const char *key)
-{
-	json_object	*v = NULL;
-
-	json_object_object_get_ex(rec, key, &v);
-	return v;
-}
-
-static void
-rec_set_string(json_object *rec, const char *key, const char *val)
-{
-	json_object_object_add(rec, key, json_object_new_string(val));
-}
-
-/* ---- the queue ------------------------------------------------------ */
-
-/* Whether j may start while a heavy job runs (cmdgate-protocol(7)). */
-static int
-beside_heavy(const struct job *j)
-{
-	return j->tier == TIER_INSTANT && !j->reload;
-}
-
-/* A held reload whose submitter hears when its holder changes. */
-static int
-watched(const struct job *j)
-{
-	return j->notify_conn != 0 && j->reload;
-}
-
-/* Jobs join the queue in ticket order, so it stays sorted by ticket. */
-static void
-queue_add(struct jobs *J, struct job *j)
-{
-	TAILQ_INSERT_TAIL(&J->queued, j, entry);
-	J->nqueued++;
-	J->nqueued_beside_heavy += beside_heavy(j);
-	J->nqueued_watched += watched(j);
-}
-
-static void
-queue_remove(struct jobs *J, struct job *j)
-{
-	TAILQ_REMOVE(&J->queued, j, entry);
-	J->nqueued--;
-	J->nqueued_beside_heavy -= beside_heavy(j);
-	J->nqueued_watched -= watched(j);
-}
-
-/*
- * How many jobs are queued ahead of j: walk toward both ends at once, so
- * that the jobs just submitted (at the tail) cost as little as the next
- * to start.
- */
-static size_t
-queue_position(struct jobs *J, struct job *j)
-{
-	struct job	*back = j, *fwd = j;
-	size_t		 i;
-
-	for (i = 0;; i++) {
-		if ((back = TAILQ_PREV(back, joblist, entry)) == NULL)
-			return i;
-		if ((fwd = TAILQ_NEXT(fwd, entry)) == NULL)
-			return J->nqueued - 1 - i;
-	}
-}
-
 /* ---- the store ------------------------------------------------------ */
-
-static void
-jobs_fatal_store(const char *what, int rc)
-{
-	/*
-	 * A change the broker cannot record must not be reported either:
-	 * stop, and let the restart recover from what the store holds.
-	 */
-	fatalx("store: cannot record %s: %s; stopping so that nothing is "
-	    "reported that is not stored", what, store_strerror(rc));
-}
-
-/* Write j's record in the open transaction. */
-static int
-jobs_put(struct jobs *J, struct job *j)
-{
-	const char	*json = jstrict_to_string(j->rec);
-	int64_t		 expire = 0;
-	int		 rc;
-
-	/* Never store what jstrict_parse could not read back (too deep). */
-	if ((rc = jstrict_check(json, strlen(json))) != 0) {
-		log_warnx("%s: its record would not read back (%s)", j->ticket,
-		    jstrict_strerror(rc));
-		return STORE_EUNREADABLE;
-	}
-	if (j->status >= JOB_DONE)
-		expire = util_now_ms() +
-		    (int64_t)J->srv->opt->result_ttl * 1000;
-	return store_job_put(J->st, j->num, status_chars[j->status], expire,
-	    json);
-}
-
-/* A change was stored after the store refused some: the backoff ends. */
-static void
-jobs_store_recovered(struct jobs *J)
-{
-	if (J->retry_logged)
-		log_info("the store takes changes again");
-	J->retry_logged = 0;
-	J->retry_s = 0;
-}
-
-/* Commit; with --sync group, hold every answer until the sync. */
-static int
-jobs_commit(struct jobs *J)
-{
-	int	rc;
-
-	if ((rc = store_commit(J->st)) != 0)
-		return rc;
-	if (!J->store_blocked)
-		jobs_store_recovered(J);
-	if (J->srv->opt->sync == SYNC_GROUP && !J->srv->hold_output) {
-		J->srv->hold_output = 1;
-		event_active(J->sync_ev, EV_TIMEOUT, 0);
-	}
-	return 0;
-}
-
-/*
- * Record j in one transaction, with its worker's record put (put_worker)
- * or deleted (del_pid > 0).  0, or the error with nothing applied.
- */
-static int
-jobs_save(struct jobs *J, struct job *j, int put_worker, pid_t del_pid)
-{
-	int	rc;
-
-	if ((rc = store_begin(J->st)) != 0)
-		return rc;
-	if ((rc = jobs_put(J, j)) != 0 ||
-	    (put_worker && (rc = worker_store(J, j->worker)) != 0) ||
-	    (del_pid > 0 && (rc = store_worker_del(J->st, del_pid)) != 0)) {
-		store_abort(J->st);
-		return rc;
-	}
-	return jobs_commit(J);
-}
-
-/*
- * The store cannot take j's state (it is full, say): j becomes failed,
- * its results and parameters dropped, so that what is stored is small and
- * still true.
- */
-static void
-jobs_shrink(struct jobs *J, struct job *j, int rc)
-{
-	json_object	*cmds = rec_get(j->rec, "commands"), *c;
-	char		 why[512];
-	size_t		 i;
-
-	log_warnx("%s: the store cannot record this job (%s): it fails, its "
-	    "results dropped", j->ticket, store_strerror(rc));
-	if (j->status != JOB_FAILED)
-		job_set_status(J, j, JOB_FAILED);
-	snprintf(why, sizeof(why), "storage_error: the store could not "
-	    "record this job (%s); its results were dropped",
-	    store_strerror(rc));
-	rec_set_string(j->rec, "error", why);
-	json_object_object_add(j->rec, "results", json_object_new_array());
-	json_object_object_del(j->rec, "failed_at_command");
-	for (i = 0; i < json_object_array_length(cmds); i++) {
-		c = json_object_array_get_idx(cmds, i);
-		json_object_object_del(c, "params");
-		json_object_object_del(c, "exec");
-	}
-}
-
-static void
-jobs_commit_or_die(struct jobs *J, const char *what)
-{
-	int	rc;
-
-	if ((rc = jobs_commit(J)) != 0)
-		jobs_fatal_store(what, rc);
-}
 
 /* --sync group: sync what was committed, then send what it held. */
 static void
 jobs_sync(struct jobs *J)
 {
-	struct conn	*c;
-	int		 rc;
+	int	rc;
 
 	if ((rc = store_sync(J->st)) != 0)
 		fatalx("store: sync failed: %s; stopping before any answer "
 		    "claims it", store_strerror(rc));
-	J->srv->hold_output = 0;
-	TAILQ_FOREACH(c, &J->srv->conns, entry)
-		conn_release(c);
+	J->sync_held = 0;
+	J->hooks.job_synced(J->hooks.arg, 0);
 }
 
 static void
@@ -342,282 +77,24 @@ on_sync(evutil_socket_t fd, short ev, void *arg)
 
 	(void)fd;
 	(void)ev;
-	if (J->srv->hold_output)	/* else the shutdown synced already */
+	if (J->sync_held)	/* else the shutdown synced already */
 		jobs_sync(J);
 }
 
-/* ---- views ---------------------------------------------------------- */
-
-static unsigned
-jobs_busy_bits(struct jobs *J)
-{
-	struct worker	*w;
-	unsigned	 b = 0;
-
-	TAILQ_FOREACH(w, &J->workers, entry)
-		b |= w->busy;
-	return b;
-}
-
-void
-jobs_busy(struct jobs *J, struct sched_busy *b)
-{
-	struct editor_flags	e;
-	unsigned		bits = jobs_busy_bits(J);
-
-	server_busy(J->srv, &e);
-	b->tests_running = e.tests_running ||
-	    J->editor_restored.tests_running;
-	b->compiling = e.compiling || J->editor_restored.compiling;
-	b->editor_busy = e.busy || J->editor_restored.editor_busy;
-	sched_hold(b, bits);
-}
-
-json_object *
-jobs_busy_json(struct jobs *J)
-{
-	struct sched_busy	 b;
-	json_object		*o = json_object_new_object();
-
-	jobs_busy(J, &b);
-	json_object_object_add(o, "tests_running",
-	    json_object_new_boolean(b.tests_running));
-	json_object_object_add(o, "compiling",
-	    json_object_new_boolean(b.compiling));
-	json_object_object_add(o, "editor_busy",
-	    json_object_new_boolean(b.editor_busy));
-	return o;
-}
-
-const char *
-jobs_blocked_by(struct jobs *J, const struct job *j)
-{
-	struct sched_busy	b;
-
-	if (!j->reload || j->status != JOB_QUEUED)
-		return NULL;
-	jobs_busy(J, &b);
-	return sched_guard(&b);
-}
-
-struct job *
-jobs_find(struct jobs *J, uint64_t num)
-{
-	struct job	*j, *head = TAILQ_FIRST(&J->queued);
-	struct job	*tail = TAILQ_LAST(&J->queued, joblist);
-
-	TAILQ_FOREACH(j, &J->running, entry)
-		if (j->num == num)
-			return j;
-	if (head == NULL || num < head->num || num > tail->num)
-		return NULL;
-	/* The queue is in ticket order: start from the nearer end. */
-	if (num - head->num <= tail->num - num) {
-		TAILQ_FOREACH(j, &J->queued, entry)
-			if (j->num >= num)
-				return j->num == num ? j : NULL;
-	} else {
-		TAILQ_FOREACH_REVERSE(j, &J->queued, joblist, entry)
-			if (j->num <= num)
-				return j->num == num ? j : NULL;
-	}
-	return NULL;
-}
-
-int
-jobs_pending(struct jobs *J, uint64_t num)
-{
-	struct job	*j;
-
-	if (jobs_find(J, num) != NULL)
-		return 1;
-	TAILQ_FOREACH(j, &J->unstored, entry)
-		if (j->num == num)
-			return 1;
-	return 0;
-}
-
-static void
-copy_member(json_object *to, json_object *rec, const char *key)
-{
-	json_object	*v;
-
-	if (json_object_object_get_ex(rec, key, &v))
-		json_object_object_add(to, key, json_object_get(v));
-}
-
-static json_object *
-ahead_entry(json_object *rec)
-{
-	json_object	*a = json_object_new_object();
-
-	copy_member(a, rec, "ticket");
-	copy_member(a, rec, "agent");
-	copy_member(a, rec, "label");
-	copy_member(a, rec, "tier");
-	copy_member(a, rec, "status");
-	return a;
-}
-
-/* position and ahead of a queued job. */
-static void
-view_queue_place(struct jobs *J, struct job *j, json_object *o, int full)
-{
-	struct job	*k;
-	json_object	*ahead;
-
-	json_object_object_add(o, "position",
-	    json_object_new_int64((int64_t)queue_position(J, j)));
-	if (!full)
-		return;
-	ahead = json_object_new_array();
-	TAILQ_FOREACH(k, &J->running, entry)
-		if (k->tier == TIER_HEAVY)
-			json_object_array_add(ahead, ahead_entry(k->rec));
-	TAILQ_FOREACH(k, &J->queued, entry) {
-		if (k == j || json_object_array_length(ahead) >= AHEAD_MAX)
-			break;
-		json_object_array_add(ahead, ahead_entry(k->rec));
-	}
-	json_object_object_add(o, "ahead", ahead);
-}
-
-/* A view of rec; j is its live job (NULL when finished).  Caller puts. */
-static json_object *
-view(struct jobs *J, json_object *rec, struct job *j, int full)
-{
-	static const char *summary[] = { "ticket", "status", "tier",
-	    "causes_reload", "agent", "label", "created_at", NULL };
-	static const char *more[] = { "atomic", "started_at", "finished_at",
-	    "results", "error", "failed_at_command", "rolled_back", NULL };
-	json_object	*o = json_object_new_object(), *cmds, *c, *list, *p;
-	const char	*status = json_object_get_string(rec_get(rec, "status"));
-	const char	*bb = j != NULL ? jobs_blocked_by(J, j) : NULL;
-	size_t		 i, n;
-
-	for (i = 0; summary[i] != NULL; i++)
-		copy_member(o, rec, summary[i]);
-	if (j != NULL && j->status == JOB_QUEUED)
-		view_queue_place(J, j, o, full);
-	json_object_object_add(o, "blocked_by", bb != NULL ?
-	    json_object_new_string(bb) : NULL);
-	if (!full)
-		return o;
-	for (i = 0; more[i] != NULL; i++)
-		copy_member(o, rec, more[i]);
-	cmds = rec_get(rec, "commands");
-	n = json_object_array_length(cmds);
-	list = json_object_new_array();
-	for (i = 0; i < n; i++) {
-		c = json_object_new_object();
-		copy_member(c, json_object_array_get_idx(cmds, i), "tool");
-		copy_member(c, json_object_array_get_idx(cmds, i), "tier");
-		copy_member(c, json_object_array_get_idx(cmds, i),
-		    "causes_reload");
-		json_object_array_add(list, c);
-	}
-	json_object_object_add(o, "commands", list);
-	p = json_object_new_object();
-	json_object_object_add(p, "completed", json_object_new_int64((int64_t)
-	    json_object_array_length(rec_get(rec, "results"))));
-	json_object_object_add(p, "total", json_object_new_int64((int64_t)n));
-	json_object_object_add(o, "progress", p);
-	if (strcmp(status, "queued") == 0)
-		json_object_object_add(o, "poll_interval_s",
-		    json_object_new_int(2));
-	else if (strcmp(status, "running") == 0)
-		json_object_object_add(o, "poll_interval_s",
-		    json_object_new_int(1));
-	return o;
-}
-
-json_object *
-job_view(struct jobs *J, struct job *j, int full)
-{
-	return view(J, j->rec, j, full);
-}
-
-json_object *
-jobs_view_record(struct jobs *J, uint64_t num, json_object *rec)
-{
-	struct job	*j = jobs_find(J, num);
-
-	return j != NULL ? job_view(J, j, 0) : view(J, rec, NULL, 0);
-}
-
-json_object *
-jobs_view(struct jobs *J, uint64_t num, int full, int *found,
-    struct rpc_error *err)
-{
-	struct job	*j;
-	json_object	*rec, *o;
-	char		*json, status;
-	int		 rc;
-
-	*found = 0;
-	if ((j = jobs_find(J, num)) != NULL) {
-		*found = 1;
-		return job_view(J, j, full);
-	}
-	if ((rc = store_job_get(J->st, num, &status, &json)) ==
-	    STORE_ENOTFOUND)
-		return NULL;
-	if (rc != 0) {
-		rpc_fail(err, RPC_STORAGE_ERROR, "storage_error", "the store "
-		    "could not be read: %s", store_strerror(rc));
-		return NULL;
-	}
-	rc = jstrict_parse_str(json, &rec);
-	free(json);
-	if (rc != 0) {
-		rpc_fail(err, RPC_INTERNAL_ERROR, "internal_error", "the "
-		    "stored record of this job cannot be read: %s",
-		    jstrict_strerror(rc));
-		return NULL;
-	}
-	*found = 1;
-	o = view(J, rec, NULL, full);
-	json_object_put(rec);
-	return o;
-}
-
-/* ---- notifications and waiters -------------------------------------- */
-
-static struct conn *
-conn_by_id(struct server *srv, uint64_t id)
-{
-	struct conn	*c;
-
-	TAILQ_FOREACH(c, &srv->conns, entry)
-		if (c->id == id && !c->closing)
-			return c;
-	return NULL;
-}
+/* ---- notifications -------------------------------------------------- */
 
 /* Tell the submitter (notify: true) that j changed. */
 static void
 jobs_notify(struct jobs *J, struct job *j)
 {
-	struct conn	*c;
-	json_object	*p, *v, *n;
-	const char	*bb;
+	json_object	*note;
 
-	if (j->notify_conn == 0 ||
-	    (c = conn_by_id(J->srv, j->notify_conn)) == NULL)
+	if (j->notify_conn == 0)
 		return;
-	bb = jobs_blocked_by(J, j);
-	j->last_blocked = bb;
-	v = view(J, j->rec, j, 1);
-	p = json_object_new_object();
-	copy_member(p, v, "ticket");
-	copy_member(p, v, "status");
-	json_object_object_add(p, "blocked_by", bb != NULL ?
-	    json_object_new_string(bb) : NULL);
-	copy_member(p, v, "progress");
-	json_object_put(v);
-	n = rpc_notification("notifications/job", p);
-	conn_send(c, n);
-	json_object_put(n);
+	j->last_blocked = jobview_blocked_by(J, j);
+	note = jobview_note(J, j);
+	J->hooks.job_changed(J->hooks.arg, j->notify_conn, note);
+	json_object_put(note);
 }
 
 static void
@@ -626,338 +103,7 @@ jobs_changed(struct jobs *J, struct job *j)
 	jobs_notify(J, j);
 }
 
-static void
-waiter_free(struct waiter *w)
-{
-	TAILQ_REMOVE(&w->jobs->waiters, w, entry);
-	event_free(w->timer);
-	free(w);
-}
-
-static void
-waiter_cancel(void *arg)
-{
-	waiter_free(arg);
-}
-
-json_object *
-jobs_mcp_result(json_object *job)
-{
-	json_object	*r = json_object_new_object(), *content, *t;
-	const char	*st = json_object_get_string(rec_get(job, "status"));
-
-	t = json_object_new_object();
-	json_object_object_add(t, "type", json_object_new_string("text"));
-	json_object_object_add(t, "text", json_object_new_string(
-	    json_object_to_json_string_ext(job, JSON_C_TO_STRING_PLAIN)));
-	content = json_object_new_array();
-	json_object_array_add(content, t);
-	json_object_object_add(r, "content", content);
-	json_object_object_add(r, "isError", json_object_new_boolean(
-	    strcmp(st, "failed") == 0 || strcmp(st, "cancelled") == 0));
-	json_object_object_add(r, "structuredContent", job);
-	return r;
-}
-
-static void
-waiter_answer(struct waiter *w)
-{
-	struct rpc_error	 err;
-	json_object		*o;
-	int			 found;
-
-	memset(&err, 0, sizeof(err));
-	o = jobs_view(w->jobs, w->num, 1, &found, &err);
-	if (o == NULL && !found && err.code == 0)
-		rpc_fail(&err, RPC_UNKNOWN_TICKET, "unknown_ticket", "the job "
-		    "expired while it was waited for");
-	if (o != NULL && w->mcp)
-		o = jobs_mcp_result(o);
-	rpc_complete(w->pending, o, o != NULL ? NULL : &err);
-	waiter_free(w);
-}
-
-static void
-on_wait_timeout(evutil_socket_t fd, short ev, void *arg)
-{
-	(void)fd;
-	(void)ev;
-	waiter_answer(arg);
-}
-
-static void
-jobs_waiters_done(struct jobs *J, struct job *j)
-{
-	struct waiter	*w, *next;
-
-	for (w = TAILQ_FIRST(&J->waiters); w != NULL; w = next) {
-		next = TAILQ_NEXT(w, entry);
-		if (w->num == j->num)
-			waiter_answer(w);
-	}
-}
-
-void
-jobs_wait(struct jobs *J, uint64_t num, struct rpc_pending *p,
-    uint64_t timeout_s, int mcp)
-{
-	struct waiter	*w = xcalloc(1, sizeof(*w));
-	struct timeval	 tv = { (time_t)timeout_s, 0 };
-
-	w->jobs = J;
-	w->num = num;
-	w->pending = p;
-	w->mcp = mcp;
-	p->cancel = waiter_cancel;
-	p->arg = w;
-	TAILQ_INSERT_TAIL(&J->waiters, w, entry);
-	if ((w->timer = evtimer_new(J->srv->base, on_wait_timeout, w)) == NULL)
-		fatalx("evtimer_new");
-	if (!jobs_pending(J, num)) {
-		waiter_answer(w);	/* already finished */
-		return;
-	}
-	evtimer_add(w->timer, &tv);
-}
-
 /* ---- submit, cancel, finish ----------------------------------------- */
-
-static struct job *
-job_new(json_object *rec, uint64_t num)
-{
-	struct job	*j = xcalloc(1, sizeof(*j));
-	json_object	*cmds = rec_get(rec, "commands"), *c, *b;
-	size_t		 i;
-
-	j->num = num;
-	ticket_format(j->ticket, sizeof(j->ticket), num);
-	j->rec = rec;
-	j->status = JOB_QUEUED;
-	j->tier = strcmp(json_object_get_string(rec_get(rec, "tier")),
-	    "heavy") == 0 ? TIER_HEAVY : strcmp(json_object_get_string(
-	    rec_get(rec, "tier")), "smooth") == 0 ? TIER_SMOOTH : TIER_INSTANT;
-	j->reload = json_object_get_boolean(rec_get(rec, "causes_reload"));
-	j->ncmds = json_object_array_length(cmds);
-	for (i = 0; i < j->ncmds; i++) {
-		c = json_object_array_get_idx(cmds, i);
-		if ((b = rec_get(c, "busy")) == NULL)
-			continue;
-		if (strcmp(json_object_get_string(b), "tests_running") == 0)
-			j->busy |= BUSY_BIT(BUSY_TESTS_RUNNING);
-		else
-			j->busy |= BUSY_BIT(BUSY_COMPILING);
-	}
-	j->completed = json_object_array_length(rec_get(rec, "results"));
-	return j;
-}
-
-static void
-job_free(struct job *j)
-{
-	json_object_put(j->rec);
-	free(j);
-}
-
-/* A submit waiting for the end of the loop turn (group commit). */
-struct submission {
-	TAILQ_ENTRY(submission)	 entry;
-	struct rpc_pending	*p;	/* NULL: its client left */
-	json_object		*rec;
-	char			*idem;
-	struct submit_how	 how;
-	struct job		*job;	/* stored as new */
-	uint64_t		 num;
-	int			 dedup;
-	struct rpc_error	 err;	/* code 0: none */
-};
-
-static void
-submission_cancel(void *arg)
-{
-	struct submission	*s = arg;
-
-	s->p = NULL;
-}
-
-static void
-submission_free(struct submission *s)
-{
-	json_object_put(s->rec);
-	free(s->idem);
-	free(s);
-}
-
-void
-jobs_submit(struct jobs *J, struct rpc_req *req, json_object *rec,
-    char *idem, const struct submit_how *how)
-{
-	struct submission	*s = xcalloc(1, sizeof(*s));
-
-	s->rec = rec;
-	s->idem = idem;
-	s->how = *how;
-	s->p = rpc_defer(req, submission_cancel, s);
-	req->conn->committing++;
-	if (TAILQ_EMPTY(&J->submits))
-		event_active(J->group_ev, EV_TIMEOUT, 0);
-	TAILQ_INSERT_TAIL(&J->submits, s, entry);
-}
-
-/*
- * Store s in the open transaction: found by its idempotency key, or new
- * (s->job), or refused (s->err).  0, or -1 when the store failed it.
- * With nested, s has a nested transaction of its own, so that its failure
- * leaves the others' changes; without, a failure spoils the transaction.
- */
-static int
-submission_store(struct jobs *J, struct submission *s, int nested,
-    size_t *added)
-{
-	json_object	*rec = s->rec;
-	char		 ticket[24];
-	int		 rc;
-
-	if (s->idem != NULL) {
-		rc = store_idem_get(J->st, s->idem, &s->num);
-		if (rc == 0) {
-			s->dedup = 1;
-			return 0;
-		}
-		if (rc != STORE_ENOTFOUND) {
-			rpc_fail(&s->err, RPC_STORAGE_ERROR, "storage_error",
-			    "the store could not be read: %s",
-			    store_strerror(rc));
-			return -1;
-		}
-	}
-	if (J->store_full) {
-		rpc_fail(&s->err, RPC_STORAGE_ERROR, "store_full", "%s",
-		    store_strerror(STORE_EFULL));
-		return 0;
-	}
-	if (J->nqueued + *added >= J->srv->opt->max_queued) {
-		rpc_fail(&s->err, RPC_QUEUE_FULL, "queue_full", "%llu jobs are "
-		    "already waiting (--max-queued); try again later",
-		    (unsigned long long)J->srv->opt->max_queued);
-		return 0;
-	}
-	if (nested && (rc = store_begin(J->st)) != 0)
-		goto fail;
-	if ((rc = store_take_ticket(J->st, &s->num)) != 0)
-		goto abort;
-	ticket_format(ticket, sizeof(ticket), s->num);
-	rec_set_string(rec, "ticket", ticket);
-	rec_set_string(rec, "status", "queued");
-	json_object_object_add(rec, "results", json_object_new_array());
-	s->job = job_new(json_object_get(rec), s->num);
-	if ((rc = jobs_put(J, s->job)) != 0 || (s->idem != NULL &&
-	    (rc = store_idem_put(J->st, s->idem, s->num)) != 0) ||
-	    (nested && (rc = store_commit(J->st)) != 0)) {
-		job_free(s->job);
-		s->job = NULL;
-		goto abort;
-	}
-	s->job->notify_conn = s->how.notify_conn;
-	(*added)++;
-	return 0;
-abort:
-	if (nested)
-		store_abort(J->st);
-fail:
-	rpc_fail(&s->err, RPC_STORAGE_ERROR, "storage_error", "the job could "
-	    "not be stored and was not queued: %s", store_strerror(rc));
-	return -1;
-}
-
-/* Forget what submission_store() did to the submits of group. */
-static void
-group_reset(struct submissionlist *group)
-{
-	struct submission	*s;
-
-	TAILQ_FOREACH(s, group, entry) {
-		if (s->job != NULL)
-			job_free(s->job);
-		s->job = NULL;
-		s->dedup = 0;
-		memset(&s->err, 0, sizeof(s->err));
-	}
-}
-
-/*
- * Store the submits of group in one transaction and commit it: 0, or the
- * commit's error.  The first try has no nested transactions (each costs
- * LMDB a large allocation); if one submit fails, the group is stored again
- * with them, so that it fails alone.
- */
-static int
-group_store(struct jobs *J, struct submissionlist *group, size_t *added)
-{
-	struct submission	*s;
-	int			 nested, rc;
-
-	for (nested = 0; nested < 2; nested++) {
-		*added = 0;
-		if ((rc = store_begin(J->st)) != 0)
-			return rc;
-		TAILQ_FOREACH(s, group, entry)
-			if (submission_store(J, s, nested, added) == -1 &&
-			    !nested)
-				break;
-		if (s == NULL)
-			return jobs_commit(J);
-		store_abort(J->st);
-		group_reset(group);
-	}
-	return EINVAL;	/* not reached */
-}
-
-/*
- * New jobs are refused above the store's high-water mark, so that the
- * jobs it holds can always finish, be cancelled and expire; said when it
- * starts and when it ends.
- */
-static void
-jobs_check_room(struct jobs *J)
-{
-	int	full = store_room(J->st) == STORE_EFULL;
-
-	if (full && !J->store_full)
-		log_warnx("store: %d%% of its map is in use and it may not "
-		    "grow (--map-size-max): new jobs are refused with "
-		    "store_full until finished ones expire", STORE_FULL_PCT);
-	else if (!full && J->store_full)
-		log_info("store: room again: new jobs are taken");
-	J->store_full = full;
-}
-
-/* Answer s: an error, the summary (async), or the job when it ends. */
-static void
-submission_answer(struct jobs *J, struct submission *s)
-{
-	struct rpc_error	 err;
-	json_object		*v;
-	int			 found;
-
-	if (s->err.code == 0 && !s->how.async) {
-		jobs_wait(J, s->num, s->p, s->how.mcp ?
-		    J->srv->opt->call_timeout : s->how.timeout_s, s->how.mcp);
-		return;
-	}
-	memset(&err, 0, sizeof(err));
-	if (s->err.code != 0)
-		err = s->err;
-	else if ((v = jobs_view(J, s->num, 0, &found, &err)) != NULL) {
-		json_object_object_add(v, "deduplicated",
-		    json_object_new_boolean(s->dedup));
-		rpc_complete(s->p, v, NULL);
-		return;
-	} else if (err.code == 0)
-		rpc_fail(&err, RPC_UNKNOWN_TICKET, "unknown_ticket", "the job "
-		    "t-%06llu this idempotency key named has expired",
-		    (unsigned long long)s->num);
-	rpc_complete(s->p, NULL, &err);
-}
 
 /*
  * The end of a loop turn with submits: store them all in one commit (one
@@ -967,107 +113,27 @@ submission_answer(struct jobs *J, struct submission *s)
 static void
 on_group(evutil_socket_t fd, short ev, void *arg)
 {
-	struct jobs		*J = arg;
-	struct submissionlist	 group;
-	struct submission	*s;
-	struct conn		*c;
-	size_t			 added = 0;
-	int			 rc;
+	struct jobs	*J = arg;
 
 	(void)fd;
 	(void)ev;
-	TAILQ_INIT(&group);
-	TAILQ_CONCAT(&group, &J->submits, entry);
-	jobs_check_room(J);
-	rc = group_store(J, &group, &added);
-	if (store_map_full(rc) && jobs_store_grow(J, "a submit") == 0) {
-		group_reset(&group);
-		rc = group_store(J, &group, &added);
-	}
-	TAILQ_FOREACH(s, &group, entry) {
-		if (rc != 0 && (s->err.code == 0 || s->job != NULL)) {
-			memset(&s->err, 0, sizeof(s->err));
-			rpc_fail(&s->err, RPC_STORAGE_ERROR, "storage_error",
-			    "the job could not be stored and was not queued: "
-			    "%s", store_strerror(rc));
-		}
-		if (rc != 0 && s->job != NULL) {
-			job_free(s->job);
-			s->job = NULL;
-		}
-		if (s->job == NULL)
-			continue;
-		queue_add(J, s->job);
-		J->count[JOB_QUEUED]++;
-		log_debug("%s queued: %s, %zu commands", s->job->ticket,
-		    tier_name(s->job->tier), s->job->ncmds);
-	}
-	if (rc != 0)
-		log_warnx("store: %zu submits could not be stored: %s",
-		    added, store_strerror(rc));
-	if (added > 0 && rc == 0)
+	if (submit_store_turn(J) > 0)
 		jobs_schedule(J);
-	while ((s = TAILQ_FIRST(&group)) != NULL) {
-		TAILQ_REMOVE(&group, s, entry);
-		if (s->p != NULL) {
-			c = s->p->conn;	/* the answer frees p */
-			s->p->cancel = NULL;
-			submission_answer(J, s);
-			if (--c->committing == 0)
-				listener_resume(c);
-		}
-		submission_free(s);
-	}
-}
-
-static void
-job_set_status(struct jobs *J, struct job *j, enum job_status s)
-{
-	J->count[j->status]--;
-	J->count[s]++;
-	j->status = s;
-	rec_set_string(j->rec, "status", status_names[s]);
-}
-
-/*
- * The job ends: record it (a finished job carries its expiry), tell its
- * waiters and submitter, forget it here.
- */
-/* Take j off the queued or running list. */
-static void
-jobs_unlist(struct jobs *J, struct job *j)
-{
-	if (j->status == JOB_RUNNING) {
-		TAILQ_REMOVE(&J->running, j, entry);
-		J->nrunning--;
-	} else
-		queue_remove(J, j);
-}
-
-/* Mark rec finished with status s at the current time. */
-static void
-rec_finish(json_object *rec, enum job_status s, const char *error)
-{
-	char	ts[UTIL_TIMESTAMP_LEN];
-
-	rec_set_string(rec, "status", status_names[s]);
-	now_stamp(ts);
-	rec_set_string(rec, "finished_at", ts);
-	if (error != NULL)
-		rec_set_string(rec, "error", error);
+	submit_answer_turn(J);
 }
 
 /* j is over and stored: tell whoever waits, forget it here. */
 static void
 jobs_forget(struct jobs *J, struct job *j)
 {
-	const char	*error = json_object_get_string(rec_get(j->rec, "error"));
+	const char	*error = json_object_get_string(job_rec_get(j->rec,
+	    "error"));
 
-	log_info("%s %s%s%s", j->ticket, status_names[j->status],
+	log_info("%s %s%s%s", j->ticket, job_status_name(j->status),
 	    error != NULL ? ": " : "", error != NULL ? error : "");
 	jobs_changed(J, j);
-	jobs_waiters_done(J, j);
-	jobs_expire_arm(J);
+	waiter_job_done(J, j->num);
+	expiry_arm(J);
 	if (j->worker != NULL)
 		j->worker->job = NULL;
 	job_free(j);
@@ -1084,15 +150,15 @@ jobs_finish(struct jobs *J, struct job *j, enum job_status s,
 	pid_t	del = j->worker != NULL ? j->worker->pid : 0;
 	int	rc;
 
-	jobs_unlist(J, j);
+	job_unlist(J, j);
 	job_set_status(J, j, s);
-	rec_finish(j->rec, s, error);
-	if ((rc = jobs_save(J, j, 0, del)) != 0) {
-		jobs_shrink(J, j, rc);
-		if ((rc = jobs_save(J, j, 0, del)) != 0) {
+	job_rec_finish(j->rec, s, error);
+	if ((rc = job_save(J, j, 0, del)) != 0) {
+		job_shrink(J, j, rc);
+		if ((rc = job_save(J, j, 0, del)) != 0) {
 			/* Nobody hears of an end that is not stored. */
 			if (rc == STORE_EFAILED)
-				jobs_fatal_store(j->ticket, rc);
+				job_fatal_store(j->ticket, rc);
 			if (j->worker != NULL)
 				j->worker->job = NULL;
 			j->worker = NULL;
@@ -1114,9 +180,9 @@ jobs_store_blocked(struct jobs *J, const char *what, int rc)
 	struct timeval	tv = { 0, 0 };
 
 	if (rc == STORE_EFAILED)
-		jobs_fatal_store(what, rc);
+		job_fatal_store(what, rc);
 	J->store_blocked = 1;
-	if (store_map_full(rc) && jobs_store_grow(J, what) == 0)
+	if (store_map_full(rc) && job_store_grow(J, what) == 0)
 		goto arm;	/* at once: the map is larger now */
 	J->retry_s = J->retry_s == 0 ? STORE_RETRY_S :
 	    J->retry_s * 2 > STORE_RETRY_MAX_S ? STORE_RETRY_MAX_S :
@@ -1137,21 +203,6 @@ arm:
 		evtimer_add(J->retry_ev, &tv);
 }
 
-/* The map is full: grow it if --map-size-max allows; 0 when it grew. */
-static int
-jobs_store_grow(struct jobs *J, const char *what)
-{
-	struct store_info	si;
-	int			rc;
-
-	if ((rc = store_grow(J->st)) != 0)
-		return rc;
-	if (store_info(J->st, &si) == 0)
-		log_info("%s: the store's map was full: grown to %llu bytes",
-		    what, (unsigned long long)si.map_size);
-	return 0;
-}
-
 static void
 on_store_retry(evutil_socket_t fd, short ev, void *arg)
 {
@@ -1162,7 +213,7 @@ on_store_retry(evutil_socket_t fd, short ev, void *arg)
 	(void)fd;
 	(void)ev;
 	while ((j = TAILQ_FIRST(&J->unstored)) != NULL) {
-		if ((rc = jobs_save(J, j, 0, 0)) != 0) {
+		if ((rc = job_save(J, j, 0, 0)) != 0) {
 			jobs_store_blocked(J, j->ticket, rc);
 			return;
 		}
@@ -1171,7 +222,7 @@ on_store_retry(evutil_socket_t fd, short ev, void *arg)
 		stored = 1;
 	}
 	if (stored)
-		jobs_store_recovered(J);
+		job_store_recovered(J);
 	/* A start that failed is tried again by the scheduler. */
 	J->store_blocked = 0;
 	jobs_schedule(J);
@@ -1186,12 +237,12 @@ jobs_cancel_queued(struct jobs *J, struct job *j, struct rpc_error *err)
 
 	if (json_object_deep_copy(j->rec, &rec, NULL) != 0)
 		fatalx("json_object_deep_copy");
-	rec_finish(rec, JOB_CANCELLED, "cancelled");
+	job_rec_finish(rec, JOB_CANCELLED, "cancelled");
 	if ((rc = store_begin(J->st)) != 0 ||
-	    (rc = store_job_put(J->st, j->num, status_chars[JOB_CANCELLED],
-	    util_now_ms() + (int64_t)J->srv->opt->result_ttl * 1000,
+	    (rc = store_job_put(J->st, j->num, job_status_char(JOB_CANCELLED),
+	    util_now_ms() + (int64_t)J->cfg.opt->result_ttl * 1000,
 	    json_object_to_json_string_ext(rec, JSON_C_TO_STRING_PLAIN))) != 0 ||
-	    (rc = jobs_commit(J)) != 0) {
+	    (rc = job_commit(J)) != 0) {
 		store_abort(J->st);
 		json_object_put(rec);
 		rpc_fail(err, RPC_STORAGE_ERROR, "storage_error", "the cancel "
@@ -1199,7 +250,7 @@ jobs_cancel_queued(struct jobs *J, struct job *j, struct rpc_error *err)
 		    store_strerror(rc));
 		return -1;
 	}
-	jobs_unlist(J, j);
+	job_unlist(J, j);
 	job_set_status(J, j, JOB_CANCELLED);
 	json_object_put(j->rec);
 	j->rec = rec;
@@ -1211,10 +262,10 @@ int
 jobs_cancel(struct jobs *J, uint64_t num, json_object **result,
     struct rpc_error *err)
 {
-	struct job	*j = jobs_find(J, num);
+	struct job	*j = job_find(J, num);
 	json_object	*v, *r;
 	int		 found, cancelled = 0;
-	char		 ticket[24];
+	char		 ticket[TICKET_LEN];
 
 	ticket_format(ticket, sizeof(ticket), num);
 	if (j != NULL && j->status == JOB_QUEUED) {
@@ -1226,11 +277,11 @@ jobs_cancel(struct jobs *J, uint64_t num, json_object **result,
 			j->cancelling = 1;
 			log_info("%s: cancelling; its processes get SIGTERM",
 			    j->ticket);
-			worker_kill(J, j->worker, SIGTERM);
+			worker_kill(j->worker, SIGTERM);
 		}
 		cancelled = 1;
 	}
-	if ((v = jobs_view(J, num, 0, &found, err)) == NULL) {
+	if ((v = jobview_get(J, num, 0, &found, err)) == NULL) {
 		if (!found && err->code == 0)
 			rpc_fail(err, RPC_UNKNOWN_TICKET, "unknown_ticket",
 			    "no job %s: it never existed or has expired",
@@ -1241,7 +292,7 @@ jobs_cancel(struct jobs *J, uint64_t num, json_object **result,
 	json_object_object_add(r, "ticket", json_object_new_string(ticket));
 	json_object_object_add(r, "cancelled",
 	    json_object_new_boolean(cancelled));
-	copy_member(r, v, "status");
+	job_copy(r, v, "status");
 	json_object_put(v);
 	*result = r;
 	if (cancelled)
@@ -1256,16 +307,17 @@ jobs_cancel(struct jobs *J, uint64_t num, json_object **result,
  * removed or disabled fails the job instead of running.  0, or -1 with why.
  */
 static int
-worker_tools_ok(struct jobs *J, struct job *j, char *why, size_t len)
+jobs_tools_ok(struct jobs *J, struct job *j, char *why, size_t len)
 {
 	const struct tool	*t;
 	const char		*name;
 	size_t			 i;
 
 	for (i = 0; i < j->ncmds; i++) {
-		name = json_object_get_string(rec_get(json_object_array_get_idx(
-		    rec_get(j->rec, "commands"), i), "tool"));
-		t = tooltab_find(J->srv->tools, name);
+		name = json_object_get_string(job_rec_get(
+		    json_object_array_get_idx(job_rec_get(j->rec, "commands"),
+		    i), "tool"));
+		t = tooltab_find(*J->cfg.tools, name);
 		if (t == NULL || !t->enabled) {
 			snprintf(why, len, "commands[%zu]: tool '%s' %s the "
 			    "tool table since the job was queued", i, name,
@@ -1278,10 +330,10 @@ worker_tools_ok(struct jobs *J, struct job *j, char *why, size_t len)
 
 /* Where a command's tool starts: the table's cwd, else the state dir. */
 static const char *
-worker_cwd(struct jobs *J, const char *name, char *buf, size_t len)
+jobs_cwd(struct jobs *J, const char *name, char *buf, size_t len)
 {
-	const struct tool	*t = tooltab_find(J->srv->tools, name);
-	const char		*dir = J->srv->opt->state_dir;
+	const struct tool	*t = tooltab_find(*J->cfg.tools, name);
+	const char		*dir = J->cfg.opt->state_dir;
 
 	if (t != NULL && t->cwd != NULL)
 		return t->cwd;
@@ -1292,7 +344,7 @@ worker_cwd(struct jobs *J, const char *name, char *buf, size_t len)
 }
 
 static json_object *
-worker_spec(struct jobs *J, struct job *j)
+jobs_spec(struct jobs *J, struct job *j)
 {
 	static const char *keep[] = { "tool", "exec", "forward", "params",
 	    "timeout_s", NULL };
@@ -1303,249 +355,71 @@ worker_spec(struct jobs *J, struct job *j)
 	json_object_object_add(spec, "ticket",
 	    json_object_new_string(j->ticket));
 	json_object_object_add(spec, "fail_fast", json_object_new_boolean(
-	    json_object_get_boolean(rec_get(j->rec, "fail_fast")) ||
-	    json_object_get_boolean(rec_get(j->rec, "atomic"))));
+	    json_object_get_boolean(job_rec_get(j->rec, "fail_fast")) ||
+	    json_object_get_boolean(job_rec_get(j->rec, "atomic"))));
 	json_object_object_add(spec, "output_cap",
-	    json_object_new_int64((int64_t)J->srv->opt->output_cap));
+	    json_object_new_int64((int64_t)J->cfg.opt->output_cap));
 	json_object_object_add(spec, "kill_grace",
-	    json_object_new_int64((int64_t)J->srv->opt->kill_grace));
+	    json_object_new_int64((int64_t)J->cfg.opt->kill_grace));
 	json_object_object_add(spec, "broker", json_object_new_int64(getpid()));
 	if (launch_nofile() > 0)
 		json_object_object_add(spec, "nofile",
 		    json_object_new_int64(launch_nofile()));
 	cmds = json_object_new_array();
 	for (i = 0; i < j->ncmds; i++) {
-		src = json_object_array_get_idx(rec_get(j->rec, "commands"), i);
+		src = json_object_array_get_idx(job_rec_get(j->rec,
+		    "commands"), i);
 		c = json_object_new_object();
 		for (k = 0; keep[k] != NULL; k++)
-			copy_member(c, src, keep[k]);
-		if (rec_get(src, "exec") != NULL)
+			job_copy(c, src, keep[k]);
+		if (job_rec_get(src, "exec") != NULL)
 			json_object_object_add(c, "cwd", json_object_new_string(
-			    worker_cwd(J, json_object_get_string(rec_get(src,
-			    "tool")), dir, sizeof(dir))));
+			    jobs_cwd(J, json_object_get_string(
+			    job_rec_get(src, "tool")), dir, sizeof(dir))));
 		json_object_array_add(cmds, c);
 	}
 	json_object_object_add(spec, "commands", cmds);
 	return spec;
 }
 
-static json_object *
-worker_record(struct worker *w, const char *ticket)
-{
-	json_object	*o = json_object_new_object();
-
-	json_object_object_add(o, "pid", json_object_new_int(w->pid));
-	json_object_object_add(o, "pgid", json_object_new_int(w->pid));
-	json_object_object_add(o, "tool_pgid",
-	    json_object_new_int(w->tool_pgid));
-	json_object_object_add(o, "starttime",
-	    json_object_new_int64(w->starttime));
-	json_object_object_add(o, "busy", json_object_new_int((int)w->busy));
-	if (ticket != NULL)
-		json_object_object_add(o, "ticket",
-		    json_object_new_string(ticket));
-	return o;
-}
-
-static int
-worker_store(struct jobs *J, struct worker *w)
-{
-	json_object	*rec = worker_record(w, w->job ? w->job->ticket : NULL);
-	int		 rc;
-
-	rc = store_worker_put(J->st, w->pid, json_object_to_json_string_ext(
-	    rec, JSON_C_TO_STRING_PLAIN));
-	json_object_put(rec);
-	return rc;
-}
-
-static struct worker *
-worker_new(struct jobs *J, pid_t pid)
-{
-	struct worker	*w = xcalloc(1, sizeof(*w));
-
-	w->jobs = J;
-	w->pid = pid;
-	w->pidfd = -1;
-	w->kill_timer = evtimer_new(J->srv->base, on_kill_timer, w);
-	if (w->kill_timer == NULL)
-		fatalx("evtimer_new");
-	TAILQ_INSERT_TAIL(&J->workers, w, entry);
-	J->nworkers++;
-	return w;
-}
-
+/* Progress that cannot be stored stops the job: see job_shrink(). */
 static void
-worker_free(struct jobs *J, struct worker *w)
-{
-	TAILQ_REMOVE(&J->workers, w, entry);
-	J->nworkers--;
-	if (w->events != NULL)
-		bufferevent_free(w->events);
-	if (w->spec != NULL)
-		bufferevent_free(w->spec);
-	event_free(w->kill_timer);
-	if (w->exit_ev != NULL)
-		event_free(w->exit_ev);
-	if (w->pidfd != -1)
-		close(w->pidfd);
-	free(w->garbled);
-	free(w);
-}
-
-/* Signal the worker; SIGKILL reaches the tool's process group too. */
-static void
-worker_kill(struct jobs *J, struct worker *w, int sig)
-{
-	struct timeval	tv = { (time_t)J->srv->opt->kill_grace, 0 };
-
-	if (sig == SIGKILL) {
-		kill(-w->pid, SIGKILL);
-		if (w->tool_pgid > 0)
-			kill(-w->tool_pgid, SIGKILL);
-		return;
-	}
-	kill(w->pid, sig);
-	if (w->exit_ev != NULL && w->tool_pgid > 0)
-		kill(-w->tool_pgid, sig);	/* a past run's: nobody relays */
-	if (!evtimer_pending(w->kill_timer, NULL))
-		evtimer_add(w->kill_timer, &tv);
-}
-
-static void
-on_kill_timer(evutil_socket_t fd, short ev, void *arg)
-{
-	struct worker	*w = arg;
-
-	(void)fd;
-	(void)ev;
-	log_info("worker %d still alive after --kill-grace: SIGKILL",
-	    (int)w->pid);
-	kill(-w->pid, SIGKILL);
-	if (w->tool_pgid > 0)
-		kill(-w->tool_pgid, SIGKILL);
-}
-
-static void
-worker_garbled(struct jobs *J, struct worker *w, const char *why)
-{
-	if (w->garbled != NULL)
-		return;
-	log_warnx("worker %d: %s; killed", (int)w->pid, why);
-	w->garbled = xstrdup(why);
-	worker_kill(J, w, SIGKILL);
-	bufferevent_disable(w->events, EV_READ);
-}
-
-/* Progress that cannot be stored stops the job: see jobs_shrink(). */
-static void
-worker_store_failed(struct jobs *J, struct worker *w, int rc)
+worker_store_failed(struct worker *w, int rc)
 {
 	char	why[256];
 
 	snprintf(why, sizeof(why), "storage_error: its progress could not be "
 	    "recorded (%s)", store_strerror(rc));
-	worker_garbled(J, w, why);
+	worker_garbled(w, why);
 }
 
-/* One event line from a worker. */
+/* Hook: w's job started a tool; its group is recorded for a restart. */
 static void
-worker_event(struct jobs *J, struct worker *w, const char *line, size_t len)
+jobs_worker_started(void *arg, struct worker *w)
 {
+	int	rc;
+
+	if ((rc = job_save(arg, w->job, 1, 0)) != 0)
+		worker_store_failed(w, rc);
+}
+
+/* Hook: w's job finished a command with res (borrowed). */
+static int
+jobs_worker_result(void *arg, struct worker *w, json_object *res)
+{
+	struct jobs	*J = arg;
 	struct job	*j = w->job;
-	json_object	*ev, *v, *res;
-	const char	*kind;
 	int		 rc;
 
-	jstrict_parse(line, len, &ev);
-	if (ev == NULL || len == 0 ||
-	    (kind = json_object_get_string(rec_get(ev, "event"))) == NULL ||
-	    (v = rec_get(ev, "index")) == NULL ||
-	    (j != NULL && json_object_get_int64(v) != (int64_t)j->completed)) {
-		json_object_put(ev);
-		worker_garbled(J, w, "garbled message from the worker");
-		return;
+	json_object_array_add(job_rec_get(j->rec, "results"),
+	    json_object_get(res));
+	j->completed++;
+	if ((rc = job_save(J, j, 0, 0)) != 0) {
+		worker_store_failed(w, rc);
+		return -1;
 	}
-	if (strcmp(kind, "start") == 0) {
-		/* Known even when the job is gone (shutdown): kills reach it. */
-		w->tool_pgid = json_object_get_int(rec_get(ev, "pgid"));
-		if (j != NULL && w->tool_pgid > 0 &&
-		    (rc = jobs_save(J, j, 1, 0)) != 0)
-			worker_store_failed(J, w, rc);
-	} else if (j == NULL) {
-		/* Its job was recorded as interrupted: nothing to add. */
-	} else if (strcmp(kind, "result") == 0 &&
-	    json_object_is_type(res = rec_get(ev, "result"),
-	    json_type_object)) {
-		json_object_array_add(rec_get(j->rec, "results"),
-		    json_object_get(res));
-		j->completed++;
-		if ((rc = jobs_save(J, j, 0, 0)) != 0)
-			worker_store_failed(J, w, rc);
-		else
-			jobs_changed(J, j);
-	} else
-		worker_garbled(J, w, "unknown message from the worker");
-	json_object_put(ev);
-}
-
-static void
-worker_read(struct jobs *J, struct worker *w, struct evbuffer *in)
-{
-	char		*line;
-	size_t		 len, max = 12 * J->srv->opt->output_cap + EVENT_SLACK;
-
-	while (w->garbled == NULL &&
-	    (line = evbuffer_readln(in, &len, EVBUFFER_EOL_LF)) != NULL) {
-		worker_event(J, w, line, len);
-		free(line);
-	}
-	if (w->garbled == NULL && evbuffer_get_length(in) > max)
-		worker_garbled(J, w, "a message from the worker is too long");
-}
-
-static void
-on_events(struct bufferevent *bev, void *arg)
-{
-	struct worker	*w = arg;
-
-	(void)bev;
-	worker_read(w->jobs, w, bufferevent_get_input(bev));
-}
-
-static void
-on_events_error(struct bufferevent *bev, short what, void *arg)
-{
-	struct worker	*w = arg;
-
-	(void)what;
-	/* End of file: the worker is exiting; SIGCHLD finishes the job. */
-	bufferevent_disable(bev, EV_READ);
-	worker_read(w->jobs, w, bufferevent_get_input(bev));
-}
-
-static void
-on_spec_written(struct bufferevent *bev, void *arg)
-{
-	struct worker	*w = arg;
-
-	if (evbuffer_get_length(bufferevent_get_output(bev)) == 0) {
-		bufferevent_free(bev);	/* closes the pipe: end of spec */
-		w->spec = NULL;
-	}
-}
-
-static void
-on_spec_error(struct bufferevent *bev, short what, void *arg)
-{
-	struct worker	*w = arg;
-
-	(void)what;
-	/* The worker is gone before reading its spec; SIGCHLD says why. */
-	log_warnx("worker %d: its job spec could not be written",
-	    (int)w->pid);
-	bufferevent_free(bev);
-	w->spec = NULL;
+	jobs_changed(J, j);
+	return 0;
 }
 
 /* Start j's worker; the job is running once that is committed. */
@@ -1554,81 +428,60 @@ jobs_start(struct jobs *J, struct job *j)
 {
 	struct worker	*w;
 	json_object	*spec, *run = NULL;
-	const char	*s;
 	char		 ts[UTIL_TIMESTAMP_LEN], why[256];
-	size_t		 len;
-	pid_t		 pid;
-	int		 sfd, efd, rc;
+	int		 rc;
 
-	if (worker_tools_ok(J, j, why, sizeof(why)) == -1) {
+	if (jobs_tools_ok(J, j, why, sizeof(why)) == -1) {
 		log_warnx("%s: %s", j->ticket, why);
 		jobs_finish(J, j, JOB_FAILED, why);
 		return;
 	}
-	rc = launch_worker(J->srv->worker_path, worker_env, &pid, &sfd, &efd);
-	if (rc != 0) {
+	if ((rc = worker_spawn(&J->W, &w)) != 0) {
 		snprintf(why, sizeof(why), "cannot start a worker: %s",
 		    strerror(rc));
 		log_warnx("%s: %s", j->ticket, why);
 		jobs_finish(J, j, JOB_FAILED, why);
 		return;
 	}
-	w = worker_new(J, pid);
 	w->job = j;
-	w->starttime = launch_starttime(pid);
 	/* Stored as running first; only then does anything change here. */
 	if (json_object_deep_copy(j->rec, &run, NULL) != 0)
 		fatalx("json_object_deep_copy");
-	rec_set_string(run, "status", status_names[JOB_RUNNING]);
+	job_rec_set(run, "status", job_status_name(JOB_RUNNING));
 	now_stamp(ts);
-	rec_set_string(run, "started_at", ts);
+	job_rec_set(run, "started_at", ts);
 	if ((rc = store_begin(J->st)) != 0 ||
-	    (rc = store_job_put(J->st, j->num, status_chars[JOB_RUNNING], 0,
+	    (rc = store_job_put(J->st, j->num, job_status_char(JOB_RUNNING), 0,
 	    json_object_to_json_string_ext(run, JSON_C_TO_STRING_PLAIN))) != 0 ||
-	    (rc = worker_store(J, w)) != 0 || (rc = jobs_commit(J)) != 0) {
+	    (rc = job_put_worker(J, w)) != 0 || (rc = job_commit(J)) != 0) {
 		store_abort(J->st);
 		json_object_put(run);
-		/* The worker has not read its spec: it never ran anything. */
-		kill(-pid, SIGKILL);
-		w->job = NULL;
-		close(sfd);
-		close(efd);
+		worker_abort(w);
 		jobs_store_blocked(J, j->ticket, rc);
 		return;
 	}
 	json_object_put(j->rec);
 	j->rec = run;
 	w->busy = j->busy;
+	w->next_index = j->completed;
 	j->worker = w;
-	queue_remove(J, j);
+	job_dequeue(J, j);
 	TAILQ_INSERT_TAIL(&J->running, j, entry);
 	J->nrunning++;
 	job_set_status(J, j, JOB_RUNNING);
-	w->events = bufferevent_socket_new(J->srv->base, efd,
-	    BEV_OPT_CLOSE_ON_FREE);
-	w->spec = bufferevent_socket_new(J->srv->base, sfd,
-	    BEV_OPT_CLOSE_ON_FREE);
-	if (w->events == NULL || w->spec == NULL)
-		fatalx("bufferevent_socket_new");
-	bufferevent_setcb(w->events, on_events, NULL, on_events_error, w);
-	bufferevent_enable(w->events, EV_READ);
-	spec = worker_spec(J, j);
-	s = json_object_to_json_string_length(spec, JSON_C_TO_STRING_PLAIN,
-	    &len);
-	bufferevent_write(w->spec, s, len);
+	spec = jobs_spec(J, j);
+	worker_run(w, spec);
 	json_object_put(spec);
-	bufferevent_setcb(w->spec, NULL, on_spec_written, on_spec_error, w);
-	bufferevent_enable(w->spec, EV_WRITE);
-	log_info("%s running: worker %d", j->ticket, (int)pid);
+	log_info("%s running: worker %d", j->ticket, (int)w->pid);
 	jobs_changed(J, j);
 }
 
 /* How a reaped worker's job ended. */
 static enum job_status
-worker_outcome(struct job *j, struct worker *w, int status, char *why,
+jobs_outcome(struct job *j, struct worker *w, int status, char *why,
     size_t len)
 {
-	json_object	*res = rec_get(j->rec, "results"), *r, *e;
+	json_object	*res = job_rec_get(j->rec, "results"), *r, *e;
 	size_t		 i, n = json_object_array_length(res);
 	int		 ff;
 
@@ -1653,19 +506,19 @@ worker_outcome(struct job *j, struct worker *w, int status, char *why,
 	}
 	for (i = 0; i < n; i++) {
 		r = json_object_array_get_idx(res, i);
-		if (json_object_get_boolean(rec_get(r, "ok")))
+		if (json_object_get_boolean(job_rec_get(r, "ok")))
 			continue;
 		json_object_object_add(j->rec, "failed_at_command",
 		    json_object_new_int64((int64_t)i));
 		json_object_object_add(j->rec, "rolled_back",
 		    json_object_new_boolean(0));
-		e = rec_get(r, "error");
+		e = job_rec_get(r, "error");
 		snprintf(why, len, "command %zu (%s) failed%s%s", i,
-		    json_object_get_string(rec_get(r, "tool")), e ? ": " : "",
-		    e ? json_object_get_string(e) : "");
+		    json_object_get_string(job_rec_get(r, "tool")),
+		    e ? ": " : "", e ? json_object_get_string(e) : "");
 		return JOB_FAILED;
 	}
-	ff = json_object_get_boolean(rec_get(j->rec, "fail_fast"));
+	ff = json_object_get_boolean(job_rec_get(j->rec, "fail_fast"));
 	if (n < j->ncmds && !ff) {
 		snprintf(why, len, "the worker stopped after %zu of %zu "
 		    "commands", n, j->ncmds);
@@ -1675,265 +528,59 @@ worker_outcome(struct job *j, struct worker *w, int status, char *why,
 	return JOB_DONE;
 }
 
+/* Hook: w exited; its job ends, or its record goes. */
 static void
-worker_reaped(struct jobs *J, struct worker *w, int status)
+jobs_worker_exited(void *arg, struct worker *w, int status)
 {
+	struct jobs	*J = arg;
 	struct job	*j = w->job;
 	enum job_status	 s;
 	char		 why[512];
 	int		 rc;
 
-	if (w->events != NULL) {
-		/*
-		 * What it wrote before exiting is all in the pipe now.  (A
-		 * bufferevent's input takes data only from the bufferevent,
-		 * so the rest is read into a buffer of our own.)
-		 */
-		struct evbuffer	*rest = evbuffer_new();
-
-		if (rest == NULL)
-			fatalx("evbuffer_new");
-		evbuffer_prepend_buffer(rest, bufferevent_get_input(w->events));
-		while (evbuffer_read(rest, bufferevent_getfd(w->events),
-		    -1) > 0)
-			;
-		worker_read(J, w, rest);
-		evbuffer_free(rest);
-	}
-	/* A worker that died on a signal left its tool: stop it too. */
-	if ((WIFSIGNALED(status) || w->garbled != NULL) && w->tool_pgid > 0)
-		kill(-w->tool_pgid, SIGKILL);
 	if (j != NULL) {
-		s = worker_outcome(j, w, status, why, sizeof(why));
+		s = jobs_outcome(j, w, status, why, sizeof(why));
 		jobs_finish(J, j, s, why[0] != '\0' ? why : NULL);
 	} else if ((rc = store_begin(J->st)) != 0 ||
 	    (rc = store_worker_del(J->st, w->pid)) != 0 ||
-	    (rc = jobs_commit(J)) != 0) {
+	    (rc = job_commit(J)) != 0) {
 		/* A stale record is harmless: a restart checks its pid. */
 		store_abort(J->st);
 		log_warnx("worker %d: its record stays in the store: %s",
 		    (int)w->pid, store_strerror(rc));
 	}
-	worker_free(J, w);
 }
 
+/* Hook: workers were reaped; a worker's place may be free. */
 static void
-on_sigchld(evutil_socket_t fd, short ev, void *arg)
+jobs_worker_reaped(void *arg)
 {
 	struct jobs	*J = arg;
-	struct worker	*w;
-	pid_t		 pid;
-	int		 status;
 
-	(void)fd;
-	(void)ev;
-	while ((pid = waitpid(-1, &status, WNOHANG)) > 0) {
-		TAILQ_FOREACH(w, &J->workers, entry)
-			if (w->pid == pid && w->exit_ev == NULL)
-				break;
-		if (w == NULL) {
-			log_warnx("reaped unknown child %d", (int)pid);
-			continue;
-		}
-		if (WIFSIGNALED(status))
-			log_warnx("worker %d lost: killed by signal %d",
-			    (int)pid, WTERMSIG(status));
-		else
-			log_debug("worker %d exited with status %d",
-			    (int)pid, WEXITSTATUS(status));
-		worker_reaped(J, w, status);
-	}
 	jobs_schedule(J);
-	if (J->srv->stopping && J->nworkers == 0)
-		server_jobs_stopped(J->srv);
-}
-
-/* A worker left by an earlier run (not our child) is gone. */
-static void
-on_orphan_exit(evutil_socket_t fd, short ev, void *arg)
-{
-	struct worker	*w = arg;
-	struct jobs	*J = w->jobs;
-
-	(void)fd;
-	(void)ev;
-	log_info("worker %d of an earlier run is gone", (int)w->pid);
-	J->norphans--;
-	worker_reaped(J, w, 0);
-	jobs_schedule(J);
-	if (J->srv->stopping && J->nworkers == 0)
-		server_jobs_stopped(J->srv);
-}
-
-static void
-on_orphan_poll(evutil_socket_t fd, short ev, void *arg)
-{
-	struct worker	*w = arg;
-
-	if (launch_starttime(w->pid) != w->starttime)
-		on_orphan_exit(fd, ev, arg);
+	if (J->stopping && J->W.nworkers == 0)
+		J->hooks.idle(J->hooks.arg);
 }
 
 /* ---- editor flags across a restart ---------------------------------- */
 
-/* The editor flags of the live connections. */
-static void
-editor_now(struct jobs *J, struct sched_busy *b)
-{
-	struct editor_flags	e;
-
-	server_busy(J->srv, &e);
-	b->tests_running = e.tests_running;
-	b->compiling = e.compiling;
-	b->editor_busy = e.busy;
-}
-
-static int
-editor_any(const struct sched_busy *b)
-{
-	return b->tests_running || b->compiling || b->editor_busy;
-}
-
-/*
- * Record b in STATE_DIR/editor-flags (written whole, then renamed), or
- * remove the file when nothing is held.  No sync: a crash of the machine
- * ends the editors' commands too.
- */
-static void
-editor_save(struct jobs *J, const struct sched_busy *b)
-{
-	char	*path, *tmp, buf[128];
-	int	 fd, n, ok;
-
-	path = xasprintf("%s/%s", J->srv->opt->state_dir, EDITOR_FILE);
-	tmp = xasprintf("%s.tmp", path);
-	if (!editor_any(b))
-		ok = unlink(path) == 0 || errno == ENOENT;
-	else {
-		n = snprintf(buf, sizeof(buf), "{\"tests_running\":%s,"
-		    "\"compiling\":%s,\"editor_busy\":%s}\n",
-		    b->tests_running ? "true" : "false",
-		    b->compiling ? "true" : "false",
-		    b->editor_busy ? "true" : "false");
-		fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-		ok = fd != -1 && write(fd, buf, (size_t)n) == n;
-		if (fd != -1 && close(fd) == -1)
-			ok = 0;
-		ok = ok && rename(tmp, path) == 0;
-		if (!ok && fd != -1)
-			(void)unlink(tmp);
-	}
-	if (ok)
-		J->editor_saved = *b;
-	else
-		log_warn("%s: the editor flags could not be recorded; after a "
-		    "restart reloads would not wait for them", path);
-	free(tmp);
-	free(path);
-}
-
-/* What STATE_DIR/editor-flags says was held; all zero when nothing. */
-static void
-editor_read(struct jobs *J, struct sched_busy *b)
-{
-	json_object	*o = NULL, *v;
-	char		*path, buf[EDITOR_FILE_MAX];
-	ssize_t		 n = -1;
-	int		 fd;
-
-	memset(b, 0, sizeof(*b));
-	path = xasprintf("%s/%s", J->srv->opt->state_dir, EDITOR_FILE);
-	if ((fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)) != -1) {
-		n = read(fd, buf, sizeof(buf) - 1);
-		close(fd);
-	} else if (errno != ENOENT)
-		log_warn("%s", path);
-	if (n >= 0 && jstrict_parse(buf, (size_t)n, &o) != 0)
-		log_warnx("%s: not the editor flags; ignored", path);
-	free(path);
-	if (o == NULL)
-		return;
-	if (json_object_object_get_ex(o, "tests_running", &v))
-		b->tests_running = json_object_get_boolean(v);
-	if (json_object_object_get_ex(o, "compiling", &v))
-		b->compiling = json_object_get_boolean(v);
-	if (json_object_object_get_ex(o, "editor_busy", &v))
-		b->editor_busy = json_object_get_boolean(v);
-	json_object_put(o);
-}
-
-/*
- * At start: the flags editor clients held when the last run ended hold
- * reloads for --editor-grace seconds, or until live clients hold them
- * again, so that a client that reconnects finds its hold kept.
- */
-static void
-editor_restore(struct jobs *J)
-{
-	struct timeval		tv = { (time_t)J->srv->opt->editor_grace, 0 };
-	struct sched_busy	none = { 0, 0, 0 };
-
-	editor_read(J, &J->editor_saved);
-	if (!editor_any(&J->editor_saved))
-		return;
-	if (J->srv->opt->editor_grace == 0) {
-		editor_save(J, &none);
-		return;
-	}
-	J->editor_restored = J->editor_saved;
-	evtimer_add(J->grace_ev, &tv);
-	log_info("editor flags (%s) were held when the broker stopped: "
-	    "reload jobs wait up to %llus for editor clients to report again",
-	    sched_guard(&J->editor_restored),
-	    (unsigned long long)J->srv->opt->editor_grace);
-}
-
-/* A flag held again by a live client is no longer the restored one's. */
-static void
-editor_taken_over(struct jobs *J, const struct sched_busy *now)
-{
-	struct sched_busy	*r = &J->editor_restored;
-
-	if (!editor_any(r))
-		return;
-	r->tests_running &= !now->tests_running;
-	r->compiling &= !now->compiling;
-	r->editor_busy &= !now->editor_busy;
-	if (!editor_any(r)) {
-		evtimer_del(J->grace_ev);
-		log_info("editor clients hold their flags again");
-	}
-}
-
 void
 jobs_editor_changed(struct jobs *J)
 {
-	struct sched_busy	now;
-
-	if (J->srv->stopping)
+	if (J->stopping)
 		return;
-	editor_now(J, &now);
-	editor_taken_over(J, &now);
-	if (memcmp(&now, &J->editor_saved, sizeof(now)) != 0)
-		editor_save(J, &now);
+	editor_update(J);
 	jobs_schedule(J);
 }
 
 static void
 on_editor_grace(evutil_socket_t fd, short ev, void *arg)
 {
-	struct jobs		*J = arg;
-	struct sched_busy	 now;
+	struct jobs	*J = arg;
 
 	(void)fd;
 	(void)ev;
-	log_info("--editor-grace passed: the editor flags held before the "
-	    "restart (%s) no longer hold reload jobs",
-	    sched_guard(&J->editor_restored));
-	memset(&J->editor_restored, 0, sizeof(J->editor_restored));
-	editor_now(J, &now);
-	if (memcmp(&now, &J->editor_saved, sizeof(now)) != 0)
-		editor_save(J, &now);
+	editor_grace_over(J);
 	jobs_schedule(J);
 }
 
@@ -1955,7 +602,7 @@ jobs_schedule(struct jobs *J)
 	do {
 		J->reschedule = 0;
 		/* Nothing new while a past run's worker is being stopped. */
-		if (J->srv->stopping || J->norphans > 0 || J->nqueued == 0 ||
+		if (J->stopping || J->W.norphans > 0 || J->nqueued == 0 ||
 		    J->store_blocked)
 			break;
 		memset(&s, 0, sizeof(s));
@@ -1965,13 +612,13 @@ jobs_schedule(struct jobs *J)
 			else if (j->tier == TIER_SMOOTH)
 				s.smooth_running++;
 		}
-		s.workers = J->nworkers;
-		s.max_workers = J->srv->opt->max_workers;
+		s.workers = J->W.nworkers;
+		s.max_workers = J->cfg.opt->max_workers;
 		/* The common wait: a heavy job runs and only heavier wait. */
 		if (s.workers >= s.max_workers ||
 		    (s.heavy_running && J->nqueued_beside_heavy == 0))
 			break;
-		jobs_busy(J, &s.busy);
+		job_busy(J, &s.busy);
 		sj = xcalloc(J->nqueued, sizeof(*sj));
 		qj = xcalloc(J->nqueued, sizeof(*qj));
 		start = xcalloc(J->nqueued, sizeof(*start));
@@ -1994,302 +641,12 @@ jobs_schedule(struct jobs *J)
 	if (J->nqueued_watched == 0)
 		return;
 	TAILQ_FOREACH(j, &J->queued, entry)
-		if (watched(j) && jobs_blocked_by(J, j) != j->last_blocked)
+		if (job_watched(j) &&
+		    jobview_blocked_by(J, j) != j->last_blocked)
 			jobs_notify(J, j);
 }
 
-/* ---- expiry --------------------------------------------------------- */
-
-static void
-jobs_expire_arm(struct jobs *J)
-{
-	int64_t		next = store_next_expiry(J->st), wait;
-	struct timeval	tv;
-
-	evtimer_del(J->expire_ev);
-	if (next == 0)
-		return;
-	wait = next - util_now_ms();
-	if (wait < 0)
-		wait = 0;
-	tv.tv_sec = wait / 1000;
-	tv.tv_usec = (wait % 1000) * 1000;
-	evtimer_add(J->expire_ev, &tv);
-}
-
-static void
-on_expire(evutil_socket_t fd, short ev, void *arg)
-{
-	struct jobs	*J = arg;
-	uint64_t	 nums[EXPIRE_BATCH];
-	json_object	*rec, *k, *a;
-	char		*json, status, *key;
-	size_t		 i, n;
-	int		 rc = 0, st_of[EXPIRE_BATCH];
-
-	(void)fd;
-	(void)ev;
-	n = store_expired(J->st, util_now_ms(), nums, EXPIRE_BATCH);
-	if (n == 0 || (rc = store_begin(J->st)) != 0) {
-		jobs_expire_arm(J);
-		return;
-	}
-	for (i = 0; i < n; i++) {
-		if ((rc = store_job_get(J->st, nums[i], &status, &json)) != 0)
-			break;
-		if (jstrict_parse_str(json, &rec) != 0)
-			rec = NULL;	/* damaged: the job goes all the same */
-		free(json);
-		if ((k = rec_get(rec, "idempotency_key")) != NULL &&
-		    (a = rec_get(rec, "agent")) != NULL) {
-			key = xasprintf("%s\n%s", json_object_get_string(a),
-			    json_object_get_string(k));
-			rc = store_idem_del(J->st, key);
-			free(key);
-		}
-		json_object_put(rec);
-		if (rc != 0 || (rc = store_job_del(J->st, nums[i])) != 0)
-			break;
-		st_of[i] = status_from_char(status);
-	}
-	if (rc != 0 || (rc = jobs_commit(J)) != 0) {
-		store_abort(J->st);
-		jobs_expire_retry(J, rc);
-		return;
-	}
-	J->expire_retry_s = 0;
-	for (i = 0; i < n; i++)
-		if (st_of[i] >= 0)
-			J->count[st_of[i]]--;
-	log_debug("%zu finished jobs expired", n);
-	jobs_expire_arm(J);
-}
-
-/*
- * Expired jobs could not be removed: grow the map and go again at once
- * if it was full and may grow, else back off (logged once).
- */
-static void
-jobs_expire_retry(struct jobs *J, int rc)
-{
-	struct timeval	tv = { 0, 0 };
-
-	if (rc == STORE_EFAILED)
-		jobs_fatal_store("expired jobs", rc);
-	if (!store_map_full(rc) || jobs_store_grow(J, "expiry") != 0) {
-		if (J->expire_retry_s == 0)
-			log_warnx("expired jobs could not be removed: %s; "
-			    "retrying with backoff", store_strerror(rc));
-		J->expire_retry_s = J->expire_retry_s == 0 ? STORE_RETRY_S :
-		    J->expire_retry_s * 2 > STORE_RETRY_MAX_S ?
-		    STORE_RETRY_MAX_S : J->expire_retry_s * 2;
-		tv.tv_sec = J->expire_retry_s;
-	}
-	evtimer_add(J->expire_ev, &tv);
-}
-
 /* ---- start-up and shutdown ------------------------------------------ */
-
-struct load_ctx {
-	struct jobs	*J;
-	int		 rc;
-	size_t		 interrupted;
-	size_t		 damaged;	/* records replaced: load_damaged() */
-};
-
-/* Whether v is a string member of rec (one of names, if given). */
-static int
-rec_string(json_object *rec, const char *key, const char **names)
-{
-	json_object	*v = rec_get(rec, key);
-
-	if (!json_object_is_type(v, json_type_string))
-		return 0;
-	for (; names != NULL && *names != NULL; names++)
-		if (strcmp(*names, json_object_get_string(v)) == 0)
-			return 1;
-	return names == NULL;
-}
-
-/*
- * Whether rec has the shape every reader of a job relies on; NULL, or
- * what is wrong.
- */
-static const char *
-rec_malformed(json_object *rec)
-{
-	static const char *tiers[] = { "instant", "smooth", "heavy", NULL };
-	static const char *statuses[] = { "queued", "running", "done",
-	    "failed", "cancelled", NULL };
-	json_object	*cmds = rec_get(rec, "commands"), *c;
-	size_t		 i;
-
-	if (!json_object_is_type(rec, json_type_object))
-		return "not a JSON object";
-	if (!rec_string(rec, "status", statuses) ||
-	    !rec_string(rec, "tier", tiers) ||
-	    !rec_string(rec, "agent", NULL) ||
-	    !rec_string(rec, "created_at", NULL))
-		return "a status, tier, agent or created_at is missing";
-	if (!json_object_is_type(cmds, json_type_array) ||
-	    json_object_array_length(cmds) == 0)
-		return "no list of commands";
-	for (i = 0; i < json_object_array_length(cmds); i++) {
-		c = json_object_array_get_idx(cmds, i);
-		if (!rec_string(c, "tool", NULL) ||
-		    (rec_get(c, "busy") != NULL && !rec_string(c, "busy",
-		    NULL)))
-			return "a command without a tool name";
-	}
-	if (rec_get(rec, "results") != NULL &&
-	    !json_object_is_type(rec_get(rec, "results"), json_type_array))
-		return "its results are not a list";
-	return NULL;
-}
-
-/*
- * A record recovery cannot use: the job becomes failed, with what could
- * be kept of it (agent, label, created_at) and why, stored in its place.
- * One bad record never costs the rest of the queue.
- */
-static int
-load_damaged(struct load_ctx *lc, uint64_t num, json_object *old,
-    const char *why)
-{
-	struct jobs	*J = lc->J;
-	struct job	*j;
-	json_object	*rec = json_object_new_object();
-	char		 ts[UTIL_TIMESTAMP_LEN], ticket[24], err[512];
-	int		 rc;
-
-	now_stamp(ts);
-	ticket_format(ticket, sizeof(ticket), num);
-	rec_set_string(rec, "ticket", ticket);
-	rec_set_string(rec, "status", status_names[JOB_FAILED]);
-	rec_set_string(rec, "tier", "instant");
-	json_object_object_add(rec, "causes_reload",
-	    json_object_new_boolean(0));
-	rec_set_string(rec, "agent", rec_string(old, "agent", NULL) ?
-	    json_object_get_string(rec_get(old, "agent")) : "unknown");
-	rec_set_string(rec, "label", rec_string(old, "label", NULL) ?
-	    json_object_get_string(rec_get(old, "label")) : "");
-	rec_set_string(rec, "created_at", rec_string(old, "created_at", NULL) ?
-	    json_object_get_string(rec_get(old, "created_at")) : ts);
-	rec_set_string(rec, "finished_at", ts);
-	json_object_object_add(rec, "commands", json_object_new_array());
-	json_object_object_add(rec, "results", json_object_new_array());
-	snprintf(err, sizeof(err), "damaged record: the store's record of "
-	    "this job could not be read at start (%s); it was marked failed "
-	    "and the rest of the queue kept", why);
-	rec_set_string(rec, "error", err);
-	log_warnx("%s: %s", ticket, err);
-	j = job_new(rec, num);
-	j->status = JOB_FAILED;
-	J->count[JOB_FAILED]++;
-	lc->damaged++;
-	rc = jobs_put(J, j);
-	job_free(j);
-	return rc;
-}
-
-static int
-load_job(void *arg, uint64_t num, char status, const char *json)
-{
-	struct load_ctx	*lc = arg;
-	struct jobs	*J = lc->J;
-	struct job	*j;
-	json_object	*rec = NULL;
-	const char	*bad = NULL;
-	int		 st = status_from_char(status), rc;
-	char		 ts[UTIL_TIMESTAMP_LEN], why[128];
-
-	/*
-	 * A finished record is only counted: reading every one would make
-	 * the start as slow as the store is large.  One that is damaged is
-	 * found, and said so, when a client reads it.
-	 */
-	if (st >= JOB_DONE) {
-		J->count[st]++;
-		return 0;
-	}
-	if ((rc = jstrict_parse_str(json, &rec)) != 0) {
-		snprintf(why, sizeof(why), "not JSON: %s",
-		    jstrict_strerror(rc));
-		bad = why;
-	} else if (st < 0)
-		bad = "an unknown status";
-	else
-		bad = rec_malformed(rec);
-	if (bad != NULL) {
-		rc = load_damaged(lc, num, rec, bad);
-		json_object_put(rec);
-		return rc;
-	}
-	J->count[st]++;
-	j = job_new(rec, num);
-	j->status = st;
-	if (st == JOB_QUEUED) {
-		queue_add(J, j);
-		return 0;
-	}
-	/* It ran when the broker stopped: it is over, and failed. */
-	job_set_status(J, j, JOB_FAILED);
-	now_stamp(ts);
-	rec_set_string(j->rec, "finished_at", ts);
-	rec_set_string(j->rec, "error", "interrupted by broker restart: the "
-	    "broker stopped while this job ran");
-	lc->interrupted++;
-	lc->rc = jobs_put(J, j);
-	job_free(j);
-	return lc->rc;
-}
-
-static int
-load_worker(void *arg, int pid, const char *json)
-{
-	struct load_ctx	*lc = arg;
-	struct jobs	*J = lc->J;
-	struct worker	*w;
-	json_object	*rec = NULL;
-	long long	 start = launch_starttime(pid);
-	struct timeval	 poll = { 0, ORPHAN_POLL_MS * 1000 };
-	int		 fd;
-
-	if (jstrict_parse_str(json, &rec) != 0)
-		rec = NULL;	/* unreadable: taken as long gone */
-	if (rec == NULL || start < 0 || start !=
-	    json_object_get_int64(rec_get(rec, "starttime"))) {
-		json_object_put(rec);
-		return store_worker_del(J->st, pid);	/* long gone */
-	}
-	w = worker_new(J, pid);
-	w->starttime = start;
-	w->busy = (unsigned)json_object_get_int(rec_get(rec, "busy"));
-	w->tool_pgid = json_object_get_int(rec_get(rec, "tool_pgid"));
-	json_object_put(rec);
-	/*
-	 * Not our child: a pidfd says when it is gone.  Where there is none
-	 * (old kernels, valgrind), look at /proc on a timer instead.
-	 */
-	if ((fd = pidfd_open(pid, 0)) != -1) {
-		w->pidfd = fd;
-		w->exit_ev = event_new(J->srv->base, fd, EV_READ,
-		    on_orphan_exit, w);
-		if (w->exit_ev == NULL || event_add(w->exit_ev, NULL) == -1)
-			fatalx("event_add");
-	} else {
-		w->exit_ev = event_new(J->srv->base, -1, EV_PERSIST,
-		    on_orphan_poll, w);
-		if (w->exit_ev == NULL || event_add(w->exit_ev, &poll) == -1)
-			fatalx("event_add");
-	}
-	J->norphans++;
-	log_warnx("worker %d of an earlier run is still alive: SIGTERM, "
-	    "SIGKILL after %llus", pid,
-	    (unsigned long long)J->srv->opt->kill_grace);
-	worker_kill(J, w, SIGTERM);
-	return 0;
-}
 
 /* Open the store as the flags say; 0, or the exit status, logged. */
 static int
@@ -2321,48 +678,50 @@ jobs_open_store(struct jobs *J, const struct options *opt)
 }
 
 int
-jobs_open(struct server *srv)
+jobs_open(struct jobs **Jp, const struct jobs_config *cfg,
+    const struct jobs_hooks *hooks)
 {
-	struct jobs	*J = xcalloc(1, sizeof(*J));
-	struct load_ctx	 lc = { J, 0, 0, 0 };
-	int		 rc;
+	struct jobs		*J = xcalloc(1, sizeof(*J));
+	size_t			 interrupted, damaged;
+	struct worker_hooks	 wh = { J, jobs_worker_started,
+				    jobs_worker_result, jobs_worker_exited,
+				    jobs_worker_reaped };
+	int			 rc;
 
-	J->srv = srv;
+	J->cfg = *cfg;
+	J->hooks = *hooks;
 	TAILQ_INIT(&J->queued);
 	TAILQ_INIT(&J->running);
-	TAILQ_INIT(&J->workers);
 	TAILQ_INIT(&J->waiters);
 	TAILQ_INIT(&J->submits);
+	TAILQ_INIT(&J->turn);
 	TAILQ_INIT(&J->unstored);
-	if ((rc = jobs_open_store(J, srv->opt)) != 0) {
+	if ((rc = jobs_open_store(J, J->cfg.opt)) != 0) {
 		free(J);
 		return rc;
 	}
-	srv->jobs = J;
-	if (worker_env == NULL)
-		worker_env = launch_env();
-	J->expire_ev = evtimer_new(srv->base, on_expire, J);
-	J->retry_ev = evtimer_new(srv->base, on_store_retry, J);
-	J->sync_ev = event_new(srv->base, -1, 0, on_sync, J);
-	J->group_ev = event_new(srv->base, -1, 0, on_group, J);
-	J->sigchld_ev = evsignal_new(srv->base, SIGCHLD, on_sigchld, J);
-	J->grace_ev = evtimer_new(srv->base, on_editor_grace, J);
-	if (J->expire_ev == NULL || J->sync_ev == NULL || J->retry_ev == NULL ||
-	    J->group_ev == NULL || J->grace_ev == NULL ||
-	    J->sigchld_ev == NULL || evsignal_add(J->sigchld_ev, NULL) == -1)
+	*Jp = J;
+	if (workers_init(&J->W, J->cfg.base, J->cfg.worker_path,
+	    J->cfg.opt->kill_grace, 12 * J->cfg.opt->output_cap + EVENT_SLACK,
+	    &wh) == -1)
+		fatalx("evsignal_add");
+	expiry_init(J);
+	J->retry_ev = evtimer_new(J->cfg.base, on_store_retry, J);
+	J->sync_ev = event_new(J->cfg.base, -1, 0, on_sync, J);
+	J->group_ev = event_new(J->cfg.base, -1, 0, on_group, J);
+	J->grace_ev = evtimer_new(J->cfg.base, on_editor_grace, J);
+	if (J->sync_ev == NULL || J->retry_ev == NULL ||
+	    J->group_ev == NULL || J->grace_ev == NULL)
 		fatalx("event_new");
-	if ((rc = store_begin(J->st)) != 0 ||
-	    (rc = store_jobs_each(J->st, 0, load_job, &lc)) != 0 ||
-	    (rc = store_workers_each(J->st, load_worker, &lc)) != 0 ||
-	    (rc = store_commit(J->st)) != 0) {
+	if ((rc = recover_store(J, &interrupted, &damaged)) != 0) {
 		log_errx("store: recovery failed: %s", store_strerror(rc));
 		return 78;
 	}
 	log_info("store %s: %zu queued, %zu interrupted by the restart, "
 	    "%zu damaged records failed, next ticket t-%06llu",
-	    store_path(J->st), J->nqueued, lc.interrupted, lc.damaged,
+	    store_path(J->st), J->nqueued, interrupted, damaged,
 	    (unsigned long long)store_next_ticket(J->st));
-	jobs_expire_arm(J);
+	expiry_arm(J);
 	editor_restore(J);
 	jobs_schedule(J);
 	return 0;
@@ -2372,28 +731,28 @@ void
 jobs_shutdown(struct jobs *J)
 {
 	struct job	*j;
-	struct worker	*w;
 	char		 ts[UTIL_TIMESTAMP_LEN];
 	int		 rc;
 
+	J->stopping = 1;
 	if (J->nrunning > 0) {
 		if ((rc = store_begin(J->st)) != 0)
-			jobs_fatal_store("the shutdown", rc);
+			job_fatal_store("the shutdown", rc);
 		now_stamp(ts);
 		TAILQ_FOREACH(j, &J->running, entry) {
 			job_set_status(J, j, JOB_FAILED);
-			rec_set_string(j->rec, "finished_at", ts);
-			rec_set_string(j->rec, "error", "interrupted by broker "
+			job_rec_set(j->rec, "finished_at", ts);
+			job_rec_set(j->rec, "error", "interrupted by broker "
 			    "shutdown");
-			if ((rc = jobs_put(J, j)) != 0)
-				jobs_fatal_store(j->ticket, rc);
+			if ((rc = job_put(J, j)) != 0)
+				job_fatal_store(j->ticket, rc);
 		}
-		jobs_commit_or_die(J, "the shutdown");
+		job_commit_or_die(J, "the shutdown");
 		while ((j = TAILQ_FIRST(&J->running)) != NULL) {
 			TAILQ_REMOVE(&J->running, j, entry);
 			J->nrunning--;
 			jobs_changed(J, j);
-			jobs_waiters_done(J, j);
+			waiter_job_done(J, j->num);
 			j->worker->job = NULL;
 			job_free(j);
 		}
@@ -2402,36 +761,31 @@ jobs_shutdown(struct jobs *J)
 	 * The connections close once their output is out: what --sync group
 	 * holds (these ends, earlier answers of this turn) must be out first.
 	 */
-	if (J->srv->hold_output)
+	if (J->sync_held)
 		jobs_sync(J);
-	TAILQ_FOREACH(w, &J->workers, entry)
-		worker_kill(J, w, SIGTERM);
+	workers_kill_all(&J->W, SIGTERM);
 }
 
 int
 jobs_idle(const struct jobs *J)
 {
-	return J == NULL || J->nworkers == 0;
+	return jobs_nworkers(J) == 0;
+}
+
+size_t
+jobs_nworkers(const struct jobs *J)
+{
+	return J == NULL ? 0 : J->W.nworkers;
 }
 
 void
 jobs_free(struct jobs *J)
 {
 	struct job	*j;
-	struct worker	*w;
-	struct waiter	*wt;
-	struct submission *s;
 
 	if (J == NULL)
 		return;
-	while ((s = TAILQ_FIRST(&J->submits)) != NULL) {
-		TAILQ_REMOVE(&J->submits, s, entry);
-		if (s->p != NULL)
-			s->p->cancel = NULL;	/* the connection frees it */
-		submission_free(s);
-	}
-	while ((wt = TAILQ_FIRST(&J->waiters)) != NULL)
-		waiter_free(wt);
+	submit_free_all(J);
 	while ((j = TAILQ_FIRST(&J->queued)) != NULL) {
 		TAILQ_REMOVE(&J->queued, j, entry);
 		job_free(j);
@@ -2444,17 +798,13 @@ jobs_free(struct jobs *J)
 		TAILQ_REMOVE(&J->unstored, j, entry);
 		job_free(j);
 	}
-	while ((w = TAILQ_FIRST(&J->workers)) != NULL)
-		worker_free(J, w);
+	workers_free(&J->W);
 	event_free(J->expire_ev);
 	event_free(J->retry_ev);
 	event_free(J->sync_ev);
 	event_free(J->group_ev);
-	event_free(J->sigchld_ev);
 	if (J->grace_ev != NULL)
 		event_free(J->grace_ev);
 	store_close(J->st);
-	launch_env_free(worker_env);
-	worker_env = NULL;
 	free(J);
 }

@@ -25,7 +25,7 @@
 #include <json-c/json.h>
 
 #include "conn.h"
-#include "jobs.h"
+#include "job.h"
 #include "listener.h"
 #include "log.h"
 #include "options.h"
@@ -60,6 +60,7 @@ static void	lst_reap(evutil_socket_t, short, void *);
 static void	lst_flush(evutil_socket_t, short, void *);
 static void	lst_deadline(evutil_socket_t, short, void *);
 static void	conn_readcb(struct bufferevent *, void *);
+static void	conn_resume(struct conn *);
 static void	conn_writecb(struct bufferevent *, void *);
 static void	conn_eventcb(struct bufferevent *, short, void *);
 static void	conn_after_io(struct conn *);
@@ -376,6 +377,7 @@ lst_accept(struct evconnlistener *lev, evutil_socket_t fd,
 		return;
 	}
 	c = conn_new(srv, bev, NULL, is_unix, peer);
+	c->resume = conn_resume;
 	if ((c->timer = evtimer_new(srv->base, conn_timeout, c)) == NULL)
 		fatalx("evtimer_new");
 	conn_arm(c, c->since_ms);
@@ -537,8 +539,9 @@ conn_readcb(struct bufferevent *bev, void *arg)
 	conn_account(c);
 }
 
-void
-listener_resume(struct conn *c)
+/* c may read requests again: answer what it sent meanwhile. */
+static void
+conn_resume(struct conn *c)
 {
 	if (c->bev != NULL && !c->dead)
 		conn_readcb(c->bev, c);
@@ -600,8 +603,7 @@ lst_reap(evutil_socket_t fd, short ev, void *arg)
 		conn_free(c);
 	}
 	lst_resume(l);
-	if (srv->stopping && srv->nconns == 0 && jobs_idle(srv->jobs))
-		event_base_loopexit(srv->base, NULL);
+	server_may_exit(srv);
 }
 
 /* The end of a loop turn: write every answer the turn produced. */
@@ -623,19 +625,10 @@ static void
 lst_deadline(evutil_socket_t fd, short ev, void *arg)
 {
 	struct listener	*l = arg;
-	struct conn	*c;
 
 	(void)fd;
 	(void)ev;
-	if (l->srv->nconns > 0)
-		log_info("%u clients did not read the shutdown notice in time",
-		    l->srv->nconns);
-	if (!jobs_idle(l->srv->jobs))
-		log_warnx("%zu workers still alive at exit; the next start "
-		    "stops them", l->srv->jobs->nworkers);
-	TAILQ_FOREACH(c, &l->srv->conns, entry)
-		conn_kill(c);
-	event_base_loopexit(l->srv->base, NULL);
+	server_stop_now(l->srv);
 }
 
 void

@@ -346,7 +346,7 @@ serve(struct server *srv)
 		rc = EXIT_UNAVAIL;
 		goto out;
 	}
-	if ((rc = jobs_open(srv)) != 0)
+	if ((rc = server_jobs_open(srv)) != 0)
 		goto out;
 	for (i = 0; i < 3; i++) {
 		sig[i] = evsignal_new(base, signals[i],

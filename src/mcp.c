@@ -7,7 +7,8 @@
 #include <json-c/json.h>
 
 #include "conn.h"
-#include "methods.h"
+#include "mcp.h"
+#include "params.h"
 #include "rpc.h"
 #include "server.h"
 #include "tools.h"
@@ -57,7 +58,7 @@ mcp_initialize(struct rpc_req *req, json_object *params,
 	if (json_object_object_get_ex(params, "clientInfo", &ci) &&
 	    json_object_object_get_ex(ci, "name", &name) &&
 	    json_object_is_type(name, json_type_string) &&
-	    client_name_ok(json_object_get_string(name))) {
+	    param_name_ok(json_object_get_string(name))) {
 		free(c->name);
 		c->name = xstrdup(json_object_get_string(name));
 	}
@@ -124,4 +125,34 @@ mcp_tools_list(struct rpc_req *req, json_object *params,
 	*result = json_object_new_object();
 	json_object_object_add(*result, "tools", list);
 	return RPC_OK;
+}
+
+json_object *
+mcp_tool_result(json_object *r, int is_error)
+{
+	json_object	*res = json_object_new_object(), *content, *t;
+
+	t = json_object_new_object();
+	json_object_object_add(t, "type", json_object_new_string("text"));
+	json_object_object_add(t, "text", json_object_new_string(
+	    json_object_to_json_string_ext(r, JSON_C_TO_STRING_PLAIN)));
+	content = json_object_new_array();
+	json_object_array_add(content, t);
+	json_object_object_add(res, "content", content);
+	json_object_object_add(res, "isError",
+	    json_object_new_boolean(is_error));
+	json_object_object_add(res, "structuredContent", r);
+	return res;
+}
+
+json_object *
+mcp_job_result(json_object *job)
+{
+	json_object	*v = NULL;
+	const char	*st;
+
+	json_object_object_get_ex(job, "status", &v);
+	st = json_object_get_string(v);
+	return mcp_tool_result(job, strcmp(st, "failed") == 0 ||
+	    strcmp(st, "cancelled") == 0);
 }

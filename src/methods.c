@@ -10,9 +10,14 @@
 
 #include "authlimit.h"
 #include "conn.h"
+#include "holds.h"
+#include "jobmethods.h"
+#include "job.h"
 #include "jobs.h"
 #include "log.h"
+#include "mcp.h"
 #include "methods.h"
+#include "params.h"
 #include "rpc.h"
 #include "server.h"
 #include "store.h"
@@ -32,7 +37,7 @@ const struct rpc_method rpc_methods[] = {
 	{ "initialize", mcp_initialize, RPC_SESSION },
 	{ "notifications/initialized", mcp_initialized, 0 },
 	{ "tools/list", mcp_tools_list, 0 },
-	{ "tools/call", mcp_tools_call, RPC_WAITS },
+	{ "tools/call", method_tools_call, RPC_WAITS },
 	{ "batch_execute", method_batch_execute, RPC_WAITS },
 	{ "poll_job", method_poll_job, 0 },
 	{ "wait_job", method_wait_job, RPC_WAITS },
@@ -41,59 +46,6 @@ const struct rpc_method rpc_methods[] = {
 	{ "queue_status", method_queue_status, 0 },
 	{ NULL, NULL, 0 },
 };
-
-int
-param_string(json_object *params, const char *key, int required,
-    const char **out, struct rpc_error *err)
-{
-	json_object	*v;
-
-	if (!json_object_object_get_ex(params, key, &v)) {
-		if (!required)
-			return 1;
-		rpc_fail(err, RPC_INVALID_PARAMS, "invalid_params",
-		    "missing parameter \"%s\" (a string)", key);
-		return -1;
-	}
-	if (!json_object_is_type(v, json_type_string)) {
-		rpc_fail(err, RPC_INVALID_PARAMS, "invalid_params",
-		    "parameter \"%s\" must be a string", key);
-		return -1;
-	}
-	*out = json_object_get_string(v);
-	return 0;
-}
-
-int
-param_bool(json_object *params, const char *key, int *out,
-    struct rpc_error *err)
-{
-	json_object	*v;
-
-	if (!json_object_object_get_ex(params, key, &v))
-		return 1;
-	if (!json_object_is_type(v, json_type_boolean)) {
-		rpc_fail(err, RPC_INVALID_PARAMS, "invalid_params",
-		    "parameter \"%s\" must be true or false", key);
-		return -1;
-	}
-	*out = json_object_get_boolean(v);
-	return 0;
-}
-
-int
-client_name_ok(const char *s)
-{
-	const unsigned char	*p;
-	size_t			 n = util_utf8_len(s);
-
-	if (n < 1 || n > CONN_NAME_MAX)
-		return 0;
-	for (p = (const unsigned char *)s; *p != '\0'; p++)
-		if (*p < 0x20 || *p == 0x7f)
-			return 0;
-	return 1;
-}
 
 enum rpc_status
 method_ping(struct rpc_req *req, json_object *params, json_object **result,
@@ -119,7 +71,7 @@ method_set_client_name(struct rpc_req *req, json_object *params,
 
 	if (param_string(params, "name", 1, &name, err) == -1)
 		return RPC_ERROR;
-	if (!client_name_ok(name))
+	if (!param_name_ok(name))
 		return rpc_fail(err, RPC_INVALID_PARAMS, "invalid_params",
 		    "a client name has 1 to %d printable characters",
 		    CONN_NAME_MAX);
@@ -230,7 +182,7 @@ method_server_status(struct rpc_req *req, json_object *params,
 	    json_object_new_int((int)srv->nconns));
 	json_object_object_add(r, "store", store);
 	json_object_object_add(r, "workers_alive", json_object_new_int64(
-	    srv->jobs != NULL ? (int64_t)srv->jobs->nworkers : 0));
+	    srv->jobs != NULL ? (int64_t)srv->jobs->W.nworkers : 0));
 	json_object_object_add(r, "jobs_by_status",
 	    status_jobs_by_status(srv->jobs));
 	json_object_object_add(r, "tools", json_object_new_string(
@@ -277,37 +229,21 @@ method_get_tool_details(struct rpc_req *req, json_object *params,
 	return RPC_OK;
 }
 
-static json_object *
-busy_json(const struct editor_flags *b)
-{
-	json_object	*o = json_object_new_object();
-
-	json_object_object_add(o, "tests_running",
-	    json_object_new_boolean(b->tests_running));
-	json_object_object_add(o, "compiling",
-	    json_object_new_boolean(b->compiling));
-	json_object_object_add(o, "editor_busy",
-	    json_object_new_boolean(b->busy));
-	return o;
-}
-
 enum rpc_status
 method_report_editor_state(struct rpc_req *req, json_object *params,
     json_object **result, struct rpc_error *err)
 {
 	struct conn		*c = req->conn;
-	struct editor_flags	 f = c->editor, all;
+	struct editor_flags	 f = c->editor;
+	struct sched_busy	 all;
 
 	if (param_bool(params, "tests_running", &f.tests_running, err) == -1 ||
 	    param_bool(params, "compiling", &f.compiling, err) == -1 ||
 	    param_bool(params, "busy", &f.busy, err) == -1)
 		return RPC_ERROR;
-	if (memcmp(&c->editor, &f, sizeof(f)) != 0) {
-		c->editor = f;
-		server_busy_changed(c->srv);
-	}
-	server_busy(c->srv, &all);
+	server_set_editor(c->srv, c, &f);
+	holds_busy(&c->srv->holds, 0, &all);
 	*result = json_object_new_object();
-	json_object_object_add(*result, "busy", busy_json(&all));
+	json_object_object_add(*result, "busy", holds_json(&all));
 	return RPC_OK;
 }

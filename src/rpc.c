@@ -3,52 +3,16 @@
 
 #include <stdarg.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
-
-#include <event2/event.h>
 
 #include <json-c/json.h>
 
-#include "conn.h"
 #include "jstrict.h"
-#include "listener.h"
-#include "log.h"
 #include "rpc.h"
-#include "server.h"
-#include "util.h"
 
-/*
- * The answers of one batch, sent once every request has one.  A batch is
- * answered RPC_BATCH_STEP requests per loop turn, so that other clients
- * are served between its parts; its connection reads nothing meanwhile.
- */
-struct rpc_batch {
-	struct conn	*conn;
-	json_object	*responses;
-	int		 waiting;	/* deferred answers still due, + 1 while
-					   requests remain to be answered */
-	json_object	*msg;		/* the requests; NULL once all ran */
-	size_t		 next;		/* the next request of msg to run */
-	struct event	*ev;		/* runs the next part, next turn */
-};
-
-static json_object	*rpc_call(struct conn *, json_object *,
-			    struct rpc_batch *);
-static void		 rpc_batch_start(struct conn *, json_object *);
-static void		 rpc_batch_step(struct rpc_batch *);
-static void		 rpc_batch_next(evutil_socket_t, short, void *);
-static void		 rpc_batch_end(struct rpc_batch *);
-static void		 rpc_batch_done(struct rpc_batch *);
-static int		 rpc_waits_full(struct conn *, struct rpc_error *);
 static int		 rpc_str_has_nul(json_object *);
 static int		 rpc_nul_path(json_object *, const char *, char *,
 			    size_t);
-static int		 rpc_check(json_object *, json_object **,
-			    const char **, int *, struct rpc_error *);
-static json_object	*rpc_answer(struct rpc_req *, enum rpc_status,
-			    json_object *, struct rpc_error *);
-static const struct rpc_method *rpc_lookup(const char *);
 
 static const struct {
 	int		 code;
@@ -125,7 +89,7 @@ rpc_notification(const char *method, json_object *params)
 	return n;
 }
 
-static const struct rpc_method *
+const struct rpc_method *
 rpc_lookup(const char *name)
 {
 	const struct rpc_method	*m;
@@ -183,7 +147,7 @@ rpc_nul_path(json_object *v, const char *at, char *path, size_t len)
  * set (id borrowed, NULL for id null).  A request that is not one gets
  * -32600; its id is kept when it is a valid one, so the client can match.
  */
-static int
+int
 rpc_check(json_object *msg, json_object **id, const char **method,
     int *notif, struct rpc_error *err)
 {
@@ -234,7 +198,35 @@ rpc_check(json_object *msg, json_object **id, const char **method,
 	return 0;
 }
 
-static json_object *
+/*
+ * Check the params of msg: absent, or an object with no U+0000 in any
+ * string.  0 with *params set (borrowed, NULL when absent), or -1 with err.
+ */
+int
+rpc_check_params(json_object *msg, json_object **params,
+    struct rpc_error *err)
+{
+	char	where[RPC_REASON_MAX / 2];
+
+	*params = NULL;
+	if (json_object_object_get_ex(msg, "params", params) &&
+	    *params != NULL &&
+	    !json_object_is_type(*params, json_type_object)) {
+		rpc_fail(err, RPC_INVALID_PARAMS, "invalid_params",
+		    "\"params\" must be an object");
+		return -1;
+	}
+	if (jstrict_has_nul(*params)) {
+		rpc_nul_path(*params, "params", where, sizeof(where));
+		rpc_fail(err, RPC_INVALID_PARAMS, "invalid_params",
+		    "%s holds U+0000 (\\u0000), which the broker refuses in "
+		    "any string", where);
+		return -1;
+	}
+	return 0;
+}
+
+json_object *
 rpc_answer(struct rpc_req *req, enum rpc_status st, json_object *result,
     struct rpc_error *err)
 {
@@ -255,296 +247,4 @@ rpc_answer(struct rpc_req *req, enum rpc_status st, json_object *result,
 	json_object_object_add(r, "id", json_object_get(req->id));
 	json_object_object_add(r, "result", result);
 	return r;
-}
-
-/* Whether c may not leave one more answer outstanding (err filled). */
-static int
-rpc_waits_full(struct conn *c, struct rpc_error *err)
-{
-	const struct options	*opt = c->srv->opt;
-
-	if (c->npending >= opt->max_waits) {
-		rpc_fail(err, RPC_QUEUE_FULL, "too_many_waits", "this "
-		    "connection already waits for %zu answers (--max-waits "
-		    "%llu): take some of them first", c->npending,
-		    (unsigned long long)opt->max_waits);
-		return 1;
-	}
-	if (c->srv->npending >= opt->max_waits_total) {
-		rpc_fail(err, RPC_QUEUE_FULL, "too_many_waits", "the broker "
-		    "already holds %zu answers for its clients "
-		    "(--max-waits-total %llu): try again later",
-		    c->srv->npending, (unsigned long long)opt->max_waits_total);
-		return 1;
-	}
-	return 0;
-}
-
-/* Run one request; the response, or NULL when none is due now. */
-static json_object *
-rpc_call(struct conn *c, json_object *msg, struct rpc_batch *batch)
-{
-	const struct rpc_method	*m;
-	struct rpc_req		 req;
-	struct rpc_error	 err;
-	json_object		*params = NULL, *result = NULL, *resp;
-	enum rpc_status		 st;
-	char			 where[RPC_REASON_MAX / 2];
-
-	memset(&err, 0, sizeof(err));
-	memset(&req, 0, sizeof(req));
-	req.conn = c;
-	req.batch = batch;
-	if (rpc_check(msg, &req.id, &req.method, &req.notification,
-	    &err) == -1) {
-		req.notification = 0;
-		return rpc_error_response(req.id, err.code, err.type,
-		    req.method, err.reason);
-	}
-	if (json_object_object_get_ex(msg, "params", &params) &&
-	    params != NULL && !json_object_is_type(params, json_type_object)) {
-		st = rpc_fail(&err, RPC_INVALID_PARAMS, "invalid_params",
-		    "\"params\" must be an object");
-		return rpc_answer(&req, st, NULL, &err);
-	}
-	if (jstrict_has_nul(params)) {
-		rpc_nul_path(params, "params", where, sizeof(where));
-		st = rpc_fail(&err, RPC_INVALID_PARAMS, "invalid_params",
-		    "%s holds U+0000 (\\u0000), which the broker refuses in "
-		    "any string", where);
-		return rpc_answer(&req, st, NULL, &err);
-	}
-	m = rpc_lookup(req.method);
-	if (conn_needs_auth(c) && (m == NULL || !(m->flags & RPC_NOAUTH))) {
-		st = rpc_fail(&err, RPC_UNAUTHORIZED, "unauthorized",
-		    "this broker requires a token: call authenticate "
-		    "{\"token\": ...} first");
-		return rpc_answer(&req, st, NULL, &err);
-	}
-	if (m == NULL) {
-		st = rpc_fail(&err, RPC_METHOD_NOT_FOUND, "method_not_found",
-		    "no method '%s'; see cmdgate-protocol(7)", req.method);
-		return rpc_answer(&req, st, NULL, &err);
-	}
-	if ((m->flags & RPC_WAITS) && rpc_waits_full(c, &err))
-		return rpc_answer(&req, RPC_ERROR, NULL, &err);
-	if (params == NULL)
-		params = json_object_new_object();
-	else
-		json_object_get(params);
-	st = m->handler(&req, params, &result, &err);
-	json_object_put(params);
-	if (st == RPC_OK && (m->flags & RPC_SESSION))
-		c->session = 1;
-	if (st == RPC_DEFERRED)
-		return NULL;
-	resp = rpc_answer(&req, st, result, &err);
-	free(err.command);
-	return resp;
-}
-
-void
-rpc_message(struct conn *c, const char *buf, size_t len)
-{
-	json_object	*msg, *resp;
-	char		 reason[128];
-	int		 rc;
-
-	if ((rc = jstrict_parse(buf, len, &msg)) != 0) {
-		snprintf(reason, sizeof(reason), "not valid JSON (RFC 8259, "
-		    "UTF-8): %s", jstrict_strerror(rc));
-		resp = rpc_error_response(NULL, RPC_PARSE_ERROR, "parse_error",
-		    NULL, reason);
-		conn_send(c, resp);
-		json_object_put(resp);
-		return;
-	}
-	/* JSON null (msg NULL) and other non-arrays: one request. */
-	if (!json_object_is_type(msg, json_type_array)) {
-		if ((resp = rpc_call(c, msg, NULL)) != NULL)
-			conn_send(c, resp);
-		json_object_put(resp);
-		json_object_put(msg);
-		return;
-	}
-	rpc_batch_start(c, msg);
-}
-
-/* A batch (msg, taken): refuse it whole, or answer its first part. */
-static void
-rpc_batch_start(struct conn *c, json_object *msg)
-{
-	struct rpc_batch	*b;
-	json_object		*resp;
-	size_t			 n = json_object_array_length(msg);
-	uint64_t		 max = c->srv->opt->max_rpc_batch;
-	char			 reason[128];
-
-	if (n == 0 || n > max) {
-		if (n == 0)
-			snprintf(reason, sizeof(reason), "an empty batch "
-			    "holds no request");
-		else
-			snprintf(reason, sizeof(reason), "a batch may hold "
-			    "at most %llu requests (--max-rpc-batch); this "
-			    "one holds %zu", (unsigned long long)max, n);
-		resp = rpc_error_response(NULL, RPC_INVALID_REQUEST,
-		    "invalid_request", NULL, reason);
-		conn_send(c, resp);
-		json_object_put(resp);
-		json_object_put(msg);
-		return;
-	}
-	b = xcalloc(1, sizeof(*b));
-	b->conn = c;
-	b->responses = json_object_new_array();
-	b->waiting = 1;		/* until every request has run */
-	b->msg = msg;
-	rpc_batch_step(b);
-}
-
-/* Run the next part of b; the rest waits for the next loop turn. */
-static void
-rpc_batch_step(struct rpc_batch *b)
-{
-	struct conn	*c = b->conn;
-	struct timeval	 now = { 0, 0 };
-	json_object	*resp;
-	size_t		 n = json_object_array_length(b->msg), stop;
-
-	stop = b->next + RPC_BATCH_STEP;
-	if (c->srv->base == NULL || stop > n)
-		stop = n;	/* no loop (unit tests): all at once */
-	while (b->next < stop && !c->closing)
-		if ((resp = rpc_call(c, json_object_array_get_idx(b->msg,
-		    b->next++), b)) != NULL)
-			json_object_array_add(b->responses, resp);
-	if (b->next == n || c->closing) {
-		rpc_batch_end(b);
-		return;
-	}
-	/* A timer, not event_active: the loop polls the sockets first. */
-	if (b->ev == NULL &&
-	    (b->ev = evtimer_new(c->srv->base, rpc_batch_next, b)) == NULL)
-		fatalx("evtimer_new");
-	c->batch = b;
-	evtimer_add(b->ev, &now);
-}
-
-static void
-rpc_batch_next(evutil_socket_t fd, short ev, void *arg)
-{
-	struct rpc_batch	*b = arg;
-	struct conn		*c = b->conn;
-
-	(void)fd;
-	(void)ev;
-	rpc_batch_step(b);
-	/* Done: read what the client sent meanwhile. */
-	if (c->batch == NULL)
-		listener_resume(c);
-}
-
-/* Every request of b has run (or its connection goes). */
-static void
-rpc_batch_end(struct rpc_batch *b)
-{
-	if (b->conn != NULL && b->conn->batch == b)
-		b->conn->batch = NULL;
-	if (b->ev != NULL)
-		event_free(b->ev);
-	b->ev = NULL;
-	json_object_put(b->msg);
-	b->msg = NULL;
-	rpc_batch_done(b);
-}
-
-/* One answer of the batch is in; send them all with the last. */
-static void
-rpc_batch_done(struct rpc_batch *b)
-{
-	if (--b->waiting > 0)
-		return;
-	if (b->conn != NULL && json_object_array_length(b->responses) > 0)
-		conn_send(b->conn, b->responses);
-	json_object_put(b->responses);
-	free(b);
-}
-
-struct rpc_pending *
-rpc_defer(struct rpc_req *req, void (*cancel)(void *), void *arg)
-{
-	struct rpc_pending	*p = xcalloc(1, sizeof(*p));
-
-	p->conn = req->conn;
-	p->id = json_object_get(req->id);
-	p->method = xstrdup(req->method);
-	p->notification = req->notification;
-	p->batch = req->batch;
-	p->cancel = cancel;
-	p->arg = arg;
-	if (p->batch != NULL)
-		p->batch->waiting++;
-	TAILQ_INSERT_TAIL(&req->conn->pending, p, entry);
-	req->conn->npending++;
-	req->conn->srv->npending++;
-	return p;
-}
-
-static void
-rpc_pending_free(struct rpc_pending *p)
-{
-	TAILQ_REMOVE(&p->conn->pending, p, entry);
-	p->conn->npending--;
-	p->conn->srv->npending--;
-	json_object_put(p->id);
-	free(p->method);
-	free(p);
-}
-
-void
-rpc_complete(struct rpc_pending *p, json_object *result, struct rpc_error *err)
-{
-	struct rpc_req	 req;
-	json_object	*resp;
-
-	memset(&req, 0, sizeof(req));
-	p->conn->active_ms = util_monotonic_ms();	/* idle from now */
-	req.conn = p->conn;
-	req.id = p->id;
-	req.method = p->method;
-	req.notification = p->notification;
-	resp = rpc_answer(&req, err != NULL ? RPC_ERROR : RPC_OK, result, err);
-	if (err != NULL)
-		free(err->command);
-	if (resp != NULL && p->batch != NULL)
-		json_object_array_add(p->batch->responses, resp);
-	else if (resp != NULL) {
-		conn_send(p->conn, resp);
-		json_object_put(resp);
-	}
-	if (p->batch != NULL)
-		rpc_batch_done(p->batch);
-	rpc_pending_free(p);
-}
-
-void
-rpc_cancel_all(struct conn *c)
-{
-	struct rpc_pending	*p;
-
-	if (c->batch != NULL) {
-		c->batch->conn = NULL;
-		rpc_batch_end(c->batch);
-		c->batch = NULL;
-	}
-	while ((p = TAILQ_FIRST(&c->pending)) != NULL) {
-		if (p->cancel != NULL)
-			p->cancel(p->arg);
-		if (p->batch != NULL) {
-			p->batch->conn = NULL;
-			rpc_batch_done(p->batch);
-		}
-		rpc_pending_free(p);
-	}
 }

@@ -13,6 +13,8 @@
 
 #include "authlimit.h"
 #include "conn.h"
+#include "holds.h"
+#include "job.h"
 #include "jobs.h"
 #include "log.h"
 #include "rpc.h"
@@ -20,6 +22,28 @@
 #include "token.h"
 #include "tools.h"
 #include "util.h"
+
+#define SERVER_BUCKETS_MIN	64	/* of the table of connections by id */
+
+/* Make the table of connections by id n buckets (a power of 2). */
+static void
+server_conn_rehash(struct server *srv, size_t n)
+{
+	struct connhash	*old = srv->byid;
+	struct conn	*c;
+	size_t		 i, nold = srv->nbuckets;
+
+	srv->byid = xcalloc(n, sizeof(*srv->byid));
+	srv->nbuckets = n;
+	for (i = 0; i < n; i++)
+		LIST_INIT(&srv->byid[i]);
+	for (i = 0; i < nold; i++)
+		while ((c = LIST_FIRST(&old[i])) != NULL) {
+			LIST_REMOVE(c, byid);
+			LIST_INSERT_HEAD(&srv->byid[c->id & (n - 1)], c, byid);
+		}
+	free(old);
+}
 
 void
 server_init(struct server *srv, struct event_base *base, struct options *opt,
@@ -34,6 +58,7 @@ server_init(struct server *srv, struct event_base *base, struct options *opt,
 	TAILQ_INIT(&srv->flushq);
 	srv->listen_addrs = json_object_new_array();
 	srv->store_path = xasprintf("%s/store", opt->state_dir);
+	server_conn_rehash(srv, SERVER_BUCKETS_MIN);
 }
 
 void
@@ -53,6 +78,7 @@ server_free(struct server *srv)
 	free(srv->token);
 	free(srv->worker_path);
 	free(srv->store_path);
+	free(srv->byid);
 }
 
 int
@@ -89,16 +115,13 @@ server_token_ok(const struct server *srv, const char *given, size_t n)
 }
 
 void
-server_busy(const struct server *srv, struct editor_flags *b)
+server_set_editor(struct server *srv, struct conn *c,
+    const struct editor_flags *f)
 {
-	struct conn	*c;
-
-	memset(b, 0, sizeof(*b));
-	TAILQ_FOREACH(c, &srv->conns, entry) {
-		b->tests_running |= c->editor.tests_running;
-		b->compiling |= c->editor.compiling;
-		b->busy |= c->editor.busy;
-	}
+	if (!holds_change(&srv->holds, &c->editor, f))
+		return;
+	c->editor = *f;
+	server_busy_changed(srv);
 }
 
 void
@@ -109,10 +132,99 @@ server_busy_changed(struct server *srv)
 }
 
 void
-server_jobs_stopped(struct server *srv)
+server_conn_link(struct server *srv, struct conn *c)
 {
-	if (srv->stopping && srv->nconns == 0)
+	if (srv->nconns > srv->nbuckets)
+		server_conn_rehash(srv, srv->nbuckets * 2);
+	LIST_INSERT_HEAD(&srv->byid[c->id & (srv->nbuckets - 1)], c, byid);
+}
+
+void
+server_conn_unlink(struct server *srv, struct conn *c)
+{
+	(void)srv;
+	LIST_REMOVE(c, byid);
+}
+
+struct conn *
+server_conn_find(const struct server *srv, uint64_t id)
+{
+	struct conn	*c;
+
+	LIST_FOREACH(c, &srv->byid[id & (srv->nbuckets - 1)], byid)
+		if (c->id == id)
+			return c;
+	return NULL;
+}
+
+void
+server_may_exit(struct server *srv)
+{
+	if (srv->stopping && srv->nconns == 0 && jobs_idle(srv->jobs))
 		event_base_loopexit(srv->base, NULL);
+}
+
+void
+server_stop_now(struct server *srv)
+{
+	struct conn	*c;
+
+	if (srv->nconns > 0)
+		log_info("%u clients did not read the shutdown notice in time",
+		    srv->nconns);
+	if (!jobs_idle(srv->jobs))
+		log_warnx("%zu workers still alive at exit; the next start "
+		    "stops them", jobs_nworkers(srv->jobs));
+	TAILQ_FOREACH(c, &srv->conns, entry)
+		conn_kill(c);
+	event_base_loopexit(srv->base, NULL);
+}
+
+/* Hook: the engine stopped its last worker. */
+static void
+server_may_exit_hook(void *arg)
+{
+	server_may_exit(arg);
+}
+
+/* Hook: job news for connection id, if it is still there. */
+static void
+server_job_changed(void *arg, uint64_t id, json_object *note)
+{
+	struct server	*srv = arg;
+	struct conn	*c;
+	json_object	*n;
+
+	if ((c = server_conn_find(srv, id)) == NULL || c->closing)
+		return;
+	n = rpc_notification("notifications/job", json_object_get(note));
+	conn_send(c, n);
+	json_object_put(n);
+}
+
+/* Hook: --sync group holds every answer, or the sync is done. */
+static void
+server_job_synced(void *arg, int held)
+{
+	struct server	*srv = arg;
+	struct conn	*c;
+
+	srv->hold_output = held;
+	if (!held)
+		TAILQ_FOREACH(c, &srv->conns, entry)
+			conn_release(c);
+}
+
+
+int
+server_jobs_open(struct server *srv)
+{
+	struct jobs_config	cfg = { srv->base, srv->opt, srv->worker_path,
+				    &srv->holds, &srv->tools };
+	struct jobs_hooks	hooks = { srv, server_job_changed,
+				    server_job_synced, server_may_exit_hook };
+
+	return jobs_open(&srv->jobs, &cfg, &hooks);
 }
 
 void

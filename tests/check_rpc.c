@@ -52,7 +52,7 @@ call(const char *line)
 	size_t		 n;
 	json_object	*r;
 
-	rpc_message(c, line, strlen(line));
+	conn_message(c, line, strlen(line));
 	s = evbuffer_readln(out, &n, EVBUFFER_EOL_LF);
 	if (s == NULL)
 		return NULL;
@@ -389,8 +389,9 @@ END_TEST
 
 START_TEST(editor_state)
 {
-	struct conn	*c2 = conn_new(&srv, NULL, out, 0, "test2");
-	json_object	*r;
+	struct conn		*c2 = conn_new(&srv, NULL, out, 0, "test2");
+	struct editor_flags	 cf = { 0, 1, 0 };
+	json_object		*r;
 
 	r = call("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":"
 	    "\"report_editor_state\",\"params\":{\"tests_running\":true}}");
@@ -398,7 +399,7 @@ START_TEST(editor_state)
 	ck_assert(!json_object_get_boolean(get(r, "result.busy.compiling")));
 	ck_assert(!json_object_get_boolean(get(r, "result.busy.editor_busy")));
 	json_object_put(r);
-	c2->editor.compiling = 1;
+	server_set_editor(&srv, c2, &cf);
 	r = call("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":"
 	    "\"report_editor_state\",\"params\":{\"busy\":true}}");
 	ck_assert(json_object_get_boolean(get(r, "result.busy.tests_running")));
@@ -572,7 +573,7 @@ END_TEST
 START_TEST(waits_capped)
 {
 	struct conn		*c2 = conn_new(&srv, NULL, out, 0, "test2");
-	struct rpc_pending	*p[3];
+	struct conn_pending	*p[3];
 	struct rpc_req		 req;
 	json_object		*r;
 	const char		*wait = "{\"jsonrpc\":\"2.0\",\"id\":4,"
@@ -584,8 +585,8 @@ START_TEST(waits_capped)
 	memset(&req, 0, sizeof(req));
 	req.conn = c;
 	req.method = "wait_job";
-	p[0] = rpc_defer(&req, NULL, NULL);
-	p[1] = rpc_defer(&req, NULL, NULL);
+	p[0] = conn_defer(&req, NULL, NULL);
+	p[1] = conn_defer(&req, NULL, NULL);
 	ck_assert_uint_eq(c->npending, 2);
 	r = call(wait);
 	assert_error(r, RPC_QUEUE_FULL, "too_many_waits", "wait_job");
@@ -595,7 +596,7 @@ START_TEST(waits_capped)
 	/* Methods that answer at once are not limited. */
 	expect_alive();
 	req.conn = c2;
-	p[2] = rpc_defer(&req, NULL, NULL);
+	p[2] = conn_defer(&req, NULL, NULL);
 	ck_assert_uint_eq(srv.npending, 3);
 	c->npending = 0;	/* only the total is full now */
 	r = call(wait);
@@ -605,16 +606,45 @@ START_TEST(waits_capped)
 	    "--max-waits-total 3"));
 	json_object_put(r);
 	/* Once answered, the room is back (no store here: another error). */
-	rpc_complete(p[0], NULL, NULL);
+	conn_complete(p[0], NULL, NULL);
 	ck_assert_uint_eq(srv.npending, 2);
 	free(evbuffer_readln(out, NULL, EVBUFFER_EOL_LF));
 	r = call(wait);
 	ck_assert_str_ne(gets(r, "error.data.type"), "too_many_waits");
 	json_object_put(r);
-	rpc_complete(p[1], NULL, NULL);
-	rpc_complete(p[2], NULL, NULL);
+	conn_complete(p[1], NULL, NULL);
+	conn_complete(p[2], NULL, NULL);
 	ck_assert_uint_eq(srv.npending, 0);
 	ck_assert_uint_eq(c->npending, 0);
+}
+END_TEST
+
+/* The table of connections by id: found while open, gone once freed,
+ * across the doublings of the table. */
+START_TEST(conn_table)
+{
+	enum { N = 5000 };
+	struct conn	**cs = calloc(N, sizeof(*cs));
+	uint64_t	 *ids = calloc(N, sizeof(*ids));
+	size_t		  i;
+
+	ck_assert_ptr_nonnull(cs);
+	ck_assert_ptr_nonnull(ids);
+	ck_assert_ptr_eq(server_conn_find(&srv, c->id), c);
+	for (i = 0; i < N; i++) {
+		cs[i] = conn_new(&srv, NULL, out, 0, "many");
+		ids[i] = cs[i]->id;
+	}
+	ck_assert_uint_ge(srv.nbuckets, srv.nconns);
+	for (i = 0; i < N; i += 2)
+		conn_free(cs[i]);
+	for (i = 0; i < N; i++)
+		ck_assert_ptr_eq(server_conn_find(&srv, ids[i]),
+		    i % 2 == 0 ? NULL : cs[i]);
+	ck_assert_ptr_eq(server_conn_find(&srv, c->id), c);
+	ck_assert_ptr_null(server_conn_find(&srv, ids[N - 1] + 1));
+	free(cs);
+	free(ids);
 }
 END_TEST
 
@@ -785,6 +815,7 @@ rpc_suite(void)
 	tcase_add_test(tc, unread_output_bound);
 	tcase_add_test(tc, batch_cap);
 	tcase_add_test(tc, waits_capped);
+	tcase_add_test(tc, conn_table);
 	tcase_add_test(tc, strict_json);
 	tcase_add_test(tc, not_requests);
 	tcase_add_test(tc, nul_refused);

@@ -2,11 +2,18 @@
 /* The scheduling decision: jobs + live workers + holders in, starts out. */
 #include "config.h"
 
+#include <stdio.h>
 #include <string.h>
 
 #include <check.h>
+#include <event2/buffer.h>
 
+#include "conn.h"
+#include "holds.h"
+#include "options.h"
 #include "scheduler.h"
+#include "server.h"
+#include "tools.h"
 #include "ckrun.h"
 
 #define T	SCHED_BUSY_BIT(BUSY_TESTS_RUNNING)
@@ -118,6 +125,41 @@ START_TEST(guard_order)
 }
 END_TEST
 
+/* Reloads stay held while any connection holds a flag, however many
+ * held it and in whatever order they leave. */
+START_TEST(holds_counted)
+{
+	char			*argv[] = { "cmdgated", "--state-dir",
+				    "/nonexistent", NULL };
+	char			 err[256];
+	struct options		 opt;
+	struct server		 srv;
+	struct evbuffer		*out = evbuffer_new();
+	struct conn		*a, *b;
+	struct editor_flags	 t = { 1, 0, 0 }, f;
+
+	ck_assert_int_eq(options_parse(&opt, 3, argv, stdout, err,
+	    sizeof(err)), OPT_RUN);
+	server_init(&srv, NULL, &opt, tooltab_default());
+	a = conn_new(&srv, NULL, out, 0, "a");
+	b = conn_new(&srv, NULL, out, 0, "b");
+	server_set_editor(&srv, a, &t);
+	server_set_editor(&srv, b, &t);
+	server_set_editor(&srv, a, &t);		/* again: still one hold */
+	conn_free(a);
+	holds_get(&srv.holds, &f);
+	ck_assert_int_eq(f.tests_running, 1);
+	ck_assert_int_eq(f.compiling, 0);
+	conn_free(b);
+	holds_get(&srv.holds, &f);
+	ck_assert_int_eq(f.tests_running, 0);
+	ck_assert_uint_eq(srv.holds.tests_running, 0);
+	server_free(&srv);
+	evbuffer_free(out);
+	options_free(&opt);
+}
+END_TEST
+
 int
 main(void)
 {
@@ -126,6 +168,7 @@ main(void)
 
 	tcase_add_loop_test(tc, decide, 0, sizeof(cases) / sizeof(cases[0]));
 	tcase_add_test(tc, guard_order);
+	tcase_add_test(tc, holds_counted);
 	suite_add_tcase(s, tc);
 	return ck_run(s);
 }

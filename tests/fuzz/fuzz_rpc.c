@@ -54,7 +54,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	memcpy(msg, data, size);
 	msg[size] = '\0';
-	rpc_message(c, msg, size);
+	conn_message(c, msg, size);
 	while ((line = evbuffer_readln(out, &n, EVBUFFER_EOL_LF)) != NULL) {
 		if ((o = json_tokener_parse(line)) == NULL)
 			abort();	/* every answer is JSON */

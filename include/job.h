@@ -1,0 +1,180 @@
+/* SPDX-License-Identifier: ISC */
+#ifndef CMDGATE_JOB_H
+#define CMDGATE_JOB_H
+
+#include <sys/queue.h>
+#include <sys/types.h>
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <json-c/json.h>
+
+#include "holds.h"
+#include "scheduler.h"
+#include "ticket.h"
+#include "tools.h"
+#include "worker.h"
+
+/*
+ * A job, and the engine's state (struct jobs): the queued and running
+ * jobs, their workers, the counters of the store.  The store holds every
+ * job; a change is committed (job_commit()) before anyone is told.
+ */
+
+#define STORE_RETRY_S	1	/* after the store refused a change... */
+#define STORE_RETRY_MAX_S 60	/* ...doubling up to this */
+
+struct event_base;
+struct options;
+struct store;
+struct tooltab;
+struct event;
+
+/* What the engine needs of the broker; all borrowed, outliving it. */
+struct jobs_config {
+	struct event_base	*base;
+	const struct options	*opt;
+	const char		*worker_path;
+	const struct holds	*holds;		/* the connections' flags */
+	struct tooltab		**tools;	/* the table now */
+};
+
+/* What the engine tells the broker (from inside its own calls). */
+struct jobs_hooks {
+	void	*arg;
+	/* Job news for connection conn_id (note borrowed). */
+	void	(*job_changed)(void *arg, uint64_t conn_id, json_object *note);
+	/* --sync group: 1, hold every answer until the sync; 0, send them. */
+	void	(*job_synced)(void *arg, int held);
+	/* Stopping, and the last worker is gone. */
+	void	(*idle)(void *arg);
+};
+
+enum job_status {
+	JOB_QUEUED,
+	JOB_RUNNING,
+	JOB_DONE,
+	JOB_FAILED,
+	JOB_CANCELLED,
+};
+#define JOB_NSTATUS	5
+
+struct job {
+	TAILQ_ENTRY(job)	 entry;		/* queued or running list */
+	uint64_t		 num;
+	char			 ticket[TICKET_LEN];
+	enum job_status		 status;
+	enum tier		 tier;
+	int			 reload;
+	unsigned		 busy;		/* BUSY_BIT()s of its tools */
+	json_object		*rec;		/* the stored record */
+	size_t			 ncmds;
+	size_t			 completed;
+	uint64_t		 notify_conn;	/* 0: no notifications */
+	const char		*last_blocked;
+	struct worker		*worker;
+	int			 cancelling;
+};
+TAILQ_HEAD(joblist, job);
+
+struct jobs;
+
+
+struct waiter;
+TAILQ_HEAD(waiterlist, waiter);
+struct submission;
+TAILQ_HEAD(submissionlist, submission);
+
+struct jobs {
+	struct jobs_config	 cfg;
+	struct jobs_hooks	 hooks;
+	int			 sync_held;	/* --sync group: answers held */
+	int			 stopping;	/* jobs_shutdown() ran */
+	struct store		*st;
+	struct joblist		 queued;
+	struct joblist		 running;
+	struct joblist		 unstored;	/* ended, end not yet stored */
+	struct waiterlist	 waiters;
+	struct submissionlist	 submits;	/* for this turn's commit */
+	struct submissionlist	 turn;		/* being stored, answered */
+	size_t			 nqueued, nrunning;
+	size_t			 nqueued_beside_heavy;	/* instant, no reload */
+	size_t			 nqueued_watched;	/* notify and reload */
+	uint64_t		 count[JOB_NSTATUS];	/* in the store */
+	struct workers		 W;
+	struct event		*expire_ev;
+	struct event		*sync_ev;
+	struct event		*group_ev;	/* commits this turn's submits */
+	struct event		*retry_ev;	/* the store refused a change */
+	int			 store_blocked;	/* start nothing until it takes */
+	int			 retry_s;	/* backoff of retry_ev, 0: none */
+	int			 retry_logged;	/* said once until it takes */
+	int			 expire_retry_s;	/* backoff of expire_ev */
+	int			 store_full;	/* new jobs refused (store_room) */
+	struct sched_busy	 editor_saved;	/* as in STATE_DIR/editor-flags */
+	struct sched_busy	 editor_restored; /* held before a restart */
+	struct event		*grace_ev;	/* ends editor_restored */
+	int			 scheduling, reschedule;
+};
+
+
+/* A queued job of the stored record rec (taken). */
+struct job	*job_new(json_object *rec, uint64_t num);
+void		 job_free(struct job *);
+/* A held reload whose submitter hears when its holder changes. */
+int		 job_watched(const struct job *);
+const char	*job_status_name(enum job_status);
+char		 job_status_char(enum job_status);
+/* The status of a store's status letter, or -1. */
+int		 job_status_from_char(char);
+/* Change j's status, its record and the counters. */
+void		 job_set_status(struct jobs *, struct job *, enum job_status);
+
+/* The queue, in ticket order. */
+void		 job_enqueue(struct jobs *, struct job *);
+void		 job_dequeue(struct jobs *, struct job *);
+/* Take j off the queued or running list. */
+void		 job_unlist(struct jobs *, struct job *);
+/* How many jobs are queued ahead of j. */
+size_t		 job_position(struct jobs *, struct job *);
+/* The queued or running job num, or NULL. */
+struct job	*job_find(struct jobs *, uint64_t num);
+/* Not over yet, or over with its end not yet stored. */
+int		 job_pending(struct jobs *, uint64_t num);
+/* What holds reloads now: editor flags, past holders, running tools. */
+void		 job_busy(struct jobs *, struct sched_busy *);
+
+/* Records: members of a job's stored JSON object. */
+json_object	*job_rec_get(json_object *rec, const char *key); /* borrowed */
+void		 job_rec_set(json_object *rec, const char *key,
+		    const char *val);
+/* Mark rec finished with status s at the current time. */
+void		 job_rec_finish(json_object *rec, enum job_status s,
+		    const char *error);
+/* Copy member key of from (if any) into to. */
+void		 job_copy(json_object *to, json_object *from, const char *key);
+
+/* The store. */
+/* Write j's record in the open transaction. */
+int		 job_put(struct jobs *, struct job *);
+/* Write w's record in the open transaction. */
+int		 job_put_worker(struct jobs *, struct worker *);
+/* Commit; with --sync group, hold every answer until the sync. */
+int		 job_commit(struct jobs *);
+void		 job_commit_or_die(struct jobs *, const char *what);
+/* Record j in one transaction, with its worker's record put (put_worker)
+ * or deleted (del_pid > 0).  0, or the error with nothing applied. */
+int		 job_save(struct jobs *, struct job *, int put_worker,
+		    pid_t del_pid);
+/* The store cannot take j's state (rc): j fails, its results dropped. */
+void		 job_shrink(struct jobs *, struct job *, int rc);
+/* A change was stored after the store refused some: the backoff ends. */
+void		 job_store_recovered(struct jobs *);
+/* The store's map is full: grow it (logged, what changed).  0, or rc. */
+int		 job_store_grow(struct jobs *, const char *what);
+/* A change cannot be recorded: stop (fatalx). */
+void		 job_fatal_store(const char *what, int rc)
+		    __attribute__((noreturn));
+
+#endif

@@ -1,0 +1,24 @@
+/* SPDX-License-Identifier: ISC */
+#ifndef CMDGATE_MCP_H
+#define CMDGATE_MCP_H
+
+#include <json-c/json.h>
+
+#include "rpc.h"
+
+/* The Model Context Protocol methods behind rpc_methods[] (mcp.c). */
+enum rpc_status	mcp_initialize(struct rpc_req *, json_object *,
+		    json_object **, struct rpc_error *);
+enum rpc_status	mcp_initialized(struct rpc_req *, json_object *,
+		    json_object **, struct rpc_error *);
+enum rpc_status	mcp_tools_list(struct rpc_req *, json_object *,
+		    json_object **, struct rpc_error *);
+
+/* The tools/call result that carries r (taken) as text and as
+ * structuredContent.  Caller puts. */
+json_object	*mcp_tool_result(json_object *r, int is_error);
+/* The tools/call result of a job object (taken): an error when the job
+ * failed or was cancelled.  Caller puts. */
+json_object	*mcp_job_result(json_object *job);
+
+#endif

@@ -1,0 +1,57 @@
+/* SPDX-License-Identifier: ISC */
+#ifndef CMDGATE_SUBMIT_H
+#define CMDGATE_SUBMIT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <json-c/json.h>
+
+#include "rpc.h"
+
+/*
+ * Submits and waits (cmdgate-protocol(7), Jobs).  The submits of one loop
+ * turn are stored in one commit (group commit) at its end, each in a
+ * nested transaction when one fails, so that it fails alone; then they are
+ * queued, and each caller is told.  A waiter is told when its job ends,
+ * or after its timeout.
+ */
+
+struct jobs;
+struct submission;
+struct waiter;
+
+/* num stored (dedup: found by its idempotency key), or err (borrowed). */
+typedef void	(*submit_done_fn)(void *arg, uint64_t num, int dedup,
+		    struct rpc_error *err);
+/* The job object (taken), or NULL with err (borrowed). */
+typedef void	(*waiter_done_fn)(void *arg, json_object *job,
+		    struct rpc_error *err);
+
+/* Submit the validated job record rec under idempotency key idem (both
+ * taken; idem NULL for none); done(arg) at the end of the turn. */
+struct submission *submit_add(struct jobs *, json_object *rec, char *idem,
+		    uint64_t notify_conn, submit_done_fn done, void *arg);
+/* The caller of s is gone: s is stored all the same, and nobody told. */
+void		 submit_forget(struct submission *s);
+/* Store and queue this turn's submits: how many were queued. */
+size_t		 submit_store_turn(struct jobs *);
+/* Tell the callers of this turn's submits, and free them. */
+void		 submit_answer_turn(struct jobs *);
+/* Free every submit and waiter (their callers are gone). */
+void		 submit_free_all(struct jobs *);
+
+/* Wait for job num, which must be job_pending(): done(arg) once it ends or
+ * after timeout_s, never from here. */
+struct waiter	*waiter_add(struct jobs *, uint64_t num, uint64_t timeout_s,
+		    waiter_done_fn done, void *arg);
+/* The caller of w is gone. */
+void		 waiter_cancel(struct waiter *w);
+/* Job num ended: tell its waiters. */
+void		 waiter_job_done(struct jobs *, uint64_t num);
+/* What a waiter of job num is told: the full job object, or NULL with err
+ * ("expired while it was waited for").  Caller puts. */
+json_object	*waiter_view(struct jobs *, uint64_t num,
+		    struct rpc_error *err);
+
+#endif

@@ -1,0 +1,98 @@
+/* SPDX-License-Identifier: ISC */
+#ifndef CMDGATE_WORKER_H
+#define CMDGATE_WORKER_H
+
+#include <sys/queue.h>
+#include <sys/types.h>
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <json-c/json.h>
+
+/*
+ * Worker processes (cmdgate-worker, one per running job): started,
+ * fed their spec, read, signalled and reaped here, and adopted after a
+ * restart.  What they report goes to the engine through worker_hooks;
+ * a job is only a pointer here.
+ */
+
+struct event;
+struct event_base;
+struct bufferevent;
+struct job;
+struct workers;
+
+struct worker {
+	TAILQ_ENTRY(worker)	 entry;
+	struct workers		*W;
+	pid_t			 pid;
+	pid_t			 tool_pgid;	/* 0 until a tool runs */
+	unsigned		 busy;
+	struct job		*job;		/* NULL: left by a past run */
+	size_t			 next_index;	/* of the next event */
+	struct bufferevent	*events;	/* its JSON lines */
+	struct bufferevent	*spec;		/* the spec going in */
+	int			 spec_fd, events_fd;	/* until worker_run */
+	struct event		*kill_timer;
+	struct event		*exit_ev;	/* past runs' workers: pidfd */
+	int			 pidfd;
+	char			*garbled;	/* why it was killed */
+	long long		 starttime;	/* from /proc, clock ticks */
+};
+TAILQ_HEAD(workerlist, worker);
+
+/* Called from inside the worker's events or SIGCHLD; w is borrowed. */
+struct worker_hooks {
+	void	*arg;
+	/* w's job (not NULL) started a tool, in group w->tool_pgid. */
+	void	(*started)(void *arg, struct worker *w);
+	/* w's job (not NULL) finished a command with res (borrowed): 0, or
+	 * -1 once the hook has called worker_garbled(). */
+	int	(*result)(void *arg, struct worker *w, json_object *res);
+	/* w exited (status as waitpid's; 0 for a past run's); freed next. */
+	void	(*exited)(void *arg, struct worker *w, int status);
+	/* After every reap of one turn. */
+	void	(*reaped)(void *arg);
+};
+
+struct workers {
+	struct workerlist	 list;
+	size_t			 nworkers;	/* exiting ones too */
+	size_t			 norphans;	/* left by a past run */
+	struct event_base	*base;
+	const char		*path;		/* of cmdgate-worker */
+	char			**env;
+	uint64_t		 kill_grace;	/* seconds */
+	size_t			 event_max;	/* bytes of one event line */
+	struct event		*sigchld_ev;
+	struct worker_hooks	 hooks;
+};
+
+/* 0, or -1 when SIGCHLD cannot be watched. */
+int		 workers_init(struct workers *, struct event_base *,
+		    const char *path, uint64_t kill_grace, size_t event_max,
+		    const struct worker_hooks *);
+void		 workers_free(struct workers *);
+void		 workers_kill_all(struct workers *, int sig);
+/* The BUSY_BIT()s of every live worker's tools. */
+unsigned	 workers_busy_bits(const struct workers *);
+
+/* Start a worker, waiting for worker_run() or worker_abort(): 0, or an
+ * errno. */
+int		 worker_spawn(struct workers *, struct worker **);
+/* Its job could not start: SIGKILL; SIGCHLD reaps it as job-less. */
+void		 worker_abort(struct worker *);
+/* Feed w its spec (borrowed) and read its events. */
+void		 worker_run(struct worker *, json_object *spec);
+/* Signal w; SIGKILL reaches the tool's process group too. */
+void		 worker_kill(struct worker *, int sig);
+/* Take on worker pid of a past run (its stored record rec, borrowed) and
+ * stop it: 0, or -1 when it is long gone. */
+int		 worker_adopt(struct workers *, pid_t, json_object *rec);
+/* w said something wrong (why): it is killed, its output ignored. */
+void		 worker_garbled(struct worker *, const char *why);
+/* The stored record of w, running ticket (NULL: none).  Caller puts. */
+json_object	*worker_record(const struct worker *, const char *ticket);
+
+#endif

@@ -1,0 +1,60 @@
+/* SPDX-License-Identifier: ISC */
+#include "config.h"
+
+#include <string.h>
+
+#include <json-c/json.h>
+
+#include "holds.h"
+#include "scheduler.h"
+
+static void
+holds_count(unsigned *n, int from, int to)
+{
+	if (from && !to)
+		(*n)--;
+	else if (!from && to)
+		(*n)++;
+}
+
+int
+holds_change(struct holds *h, const struct editor_flags *from,
+    const struct editor_flags *to)
+{
+	holds_count(&h->tests_running, from->tests_running,
+	    to->tests_running);
+	holds_count(&h->compiling, from->compiling, to->compiling);
+	holds_count(&h->busy, from->busy, to->busy);
+	return memcmp(from, to, sizeof(*from)) != 0;
+}
+
+void
+holds_get(const struct holds *h, struct editor_flags *f)
+{
+	f->tests_running = h->tests_running > 0;
+	f->compiling = h->compiling > 0;
+	f->busy = h->busy > 0;
+}
+
+void
+holds_busy(const struct holds *h, unsigned tool_bits, struct sched_busy *b)
+{
+	b->tests_running = h->tests_running > 0;
+	b->compiling = h->compiling > 0;
+	b->editor_busy = h->busy > 0;
+	sched_hold(b, tool_bits);
+}
+
+json_object *
+holds_json(const struct sched_busy *b)
+{
+	json_object	*o = json_object_new_object();
+
+	json_object_object_add(o, "tests_running",
+	    json_object_new_boolean(b->tests_running));
+	json_object_object_add(o, "compiling",
+	    json_object_new_boolean(b->compiling));
+	json_object_object_add(o, "editor_busy",
+	    json_object_new_boolean(b->editor_busy));
+	return o;
+}

@@ -1,0 +1,391 @@
+/* SPDX-License-Identifier: ISC */
+/*
+ * A job and the engine's state: its lists and counters, its records in
+ * the store, each change committed before anyone hears of it.
+ */
+#include "config.h"
+
+#include <sys/types.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <event2/event.h>
+
+#include <json-c/json.h>
+
+#include "holds.h"
+#include "job.h"
+#include "jstrict.h"
+#include "log.h"
+#include "options.h"
+#include "scheduler.h"
+#include "store.h"
+#include "ticket.h"
+#include "tools.h"
+#include "util.h"
+
+static const char *status_names[JOB_NSTATUS] = {
+	"queued", "running", "done", "failed", "cancelled",
+};
+static const char status_chars[JOB_NSTATUS] = { 'q', 'r', 'd', 'f', 'c' };
+
+const char *
+job_status_name(enum job_status s)
+{
+	return status_names[s];
+}
+
+char
+job_status_char(enum job_status s)
+{
+	return status_chars[s];
+}
+
+int
+job_status_from_char(char c)
+{
+	int	i;
+
+	for (i = 0; i < JOB_NSTATUS; i++)
+		if (job_status_char(i) == c)
+			return i;
+	return -1;
+}
+
+json_object *
+job_rec_get(json_object *rec, const char *key)
+{
+	json_object	*v = NULL;
+
+	json_object_object_get_ex(rec, key, &v);
+	return v;
+}
+
+void
+job_rec_set(json_object *rec, const char *key, const char *val)
+{
+	json_object_object_add(rec, key, json_object_new_string(val));
+}
+
+/* Whether j may start while a heavy job runs (cmdgate-protocol(7)). */
+static int
+beside_heavy(const struct job *j)
+{
+	return j->tier == TIER_INSTANT && !j->reload;
+}
+
+/* A held reload whose submitter hears when its holder changes. */
+int
+job_watched(const struct job *j)
+{
+	return j->notify_conn != 0 && j->reload;
+}
+
+/* Jobs join the queue in ticket order, so it stays sorted by ticket. */
+void
+job_enqueue(struct jobs *J, struct job *j)
+{
+	TAILQ_INSERT_TAIL(&J->queued, j, entry);
+	J->nqueued++;
+	J->nqueued_beside_heavy += beside_heavy(j);
+	J->nqueued_watched += job_watched(j);
+}
+
+void
+job_dequeue(struct jobs *J, struct job *j)
+{
+	TAILQ_REMOVE(&J->queued, j, entry);
+	J->nqueued--;
+	J->nqueued_beside_heavy -= beside_heavy(j);
+	J->nqueued_watched -= job_watched(j);
+}
+
+/*
+ * How many jobs are queued ahead of j: walk toward both ends at once, so
+ * that the jobs just submitted (at the tail) cost as little as the next
+ * to start.
+ */
+size_t
+job_position(struct jobs *J, struct job *j)
+{
+	struct job	*back = j, *fwd = j;
+	size_t		 i;
+
+	for (i = 0;; i++) {
+		if ((back = TAILQ_PREV(back, joblist, entry)) == NULL)
+			return i;
+		if ((fwd = TAILQ_NEXT(fwd, entry)) == NULL)
+			return J->nqueued - 1 - i;
+	}
+}
+
+void
+job_fatal_store(const char *what, int rc)
+{
+	/*
+	 * A change the broker cannot record must not be reported either:
+	 * stop, and let the restart recover from what the store holds.
+	 */
+	fatalx("store: cannot record %s: %s; stopping so that nothing is "
+	    "reported that is not stored", what, store_strerror(rc));
+}
+
+/* Write j's record in the open transaction. */
+int
+job_put(struct jobs *J, struct job *j)
+{
+	const char	*json = jstrict_to_string(j->rec);
+	int64_t		 expire = 0;
+	int		 rc;
+
+	/* Never store what jstrict_parse could not read back (too deep). */
+	if ((rc = jstrict_check(json, strlen(json))) != 0) {
+		log_warnx("%s: its record would not read back (%s)", j->ticket,
+		    jstrict_strerror(rc));
+		return STORE_EUNREADABLE;
+	}
+	if (j->status >= JOB_DONE)
+		expire = util_now_ms() +
+		    (int64_t)J->cfg.opt->result_ttl * 1000;
+	return store_job_put(J->st, j->num, job_status_char(j->status), expire,
+	    json);
+}
+
+/* A change was stored after the store refused some: the backoff ends. */
+void
+job_store_recovered(struct jobs *J)
+{
+	if (J->retry_logged)
+		log_info("the store takes changes again");
+	J->retry_logged = 0;
+	J->retry_s = 0;
+}
+
+/* Commit; with --sync group, hold every answer until the sync. */
+int
+job_commit(struct jobs *J)
+{
+	int	rc;
+
+	if ((rc = store_commit(J->st)) != 0)
+		return rc;
+	if (!J->store_blocked)
+		job_store_recovered(J);
+	if (J->cfg.opt->sync == SYNC_GROUP && !J->sync_held) {
+		J->sync_held = 1;
+		J->hooks.job_synced(J->hooks.arg, 1);
+		event_active(J->sync_ev, EV_TIMEOUT, 0);
+	}
+	return 0;
+}
+
+/*
+ * Record j in one transaction, with its worker's record put (put_worker)
+ * or deleted (del_pid > 0).  0, or the error with nothing applied.
+ */
+int
+job_save(struct jobs *J, struct job *j, int put_worker, pid_t del_pid)
+{
+	int	rc;
+
+	if ((rc = store_begin(J->st)) != 0)
+		return rc;
+	if ((rc = job_put(J, j)) != 0 ||
+	    (put_worker && (rc = job_put_worker(J, j->worker)) != 0) ||
+	    (del_pid > 0 && (rc = store_worker_del(J->st, del_pid)) != 0)) {
+		store_abort(J->st);
+		return rc;
+	}
+	return job_commit(J);
+}
+
+/*
+ * The store cannot take j's state (it is full, say): j becomes failed,
+ * its results and parameters dropped, so that what is stored is small and
+ * still true.
+ */
+void
+job_shrink(struct jobs *J, struct job *j, int rc)
+{
+	json_object	*cmds = job_rec_get(j->rec, "commands"), *c;
+	char		 why[512];
+	size_t		 i;
+
+	log_warnx("%s: the store cannot record this job (%s): it fails, its "
+	    "results dropped", j->ticket, store_strerror(rc));
+	if (j->status != JOB_FAILED)
+		job_set_status(J, j, JOB_FAILED);
+	snprintf(why, sizeof(why), "storage_error: the store could not "
+	    "record this job (%s); its results were dropped",
+	    store_strerror(rc));
+	job_rec_set(j->rec, "error", why);
+	json_object_object_add(j->rec, "results", json_object_new_array());
+	json_object_object_del(j->rec, "failed_at_command");
+	for (i = 0; i < json_object_array_length(cmds); i++) {
+		c = json_object_array_get_idx(cmds, i);
+		json_object_object_del(c, "params");
+		json_object_object_del(c, "exec");
+	}
+}
+
+void
+job_commit_or_die(struct jobs *J, const char *what)
+{
+	int	rc;
+
+	if ((rc = job_commit(J)) != 0)
+		job_fatal_store(what, rc);
+}
+
+void
+job_busy(struct jobs *J, struct sched_busy *b)
+{
+	holds_busy(J->cfg.holds, workers_busy_bits(&J->W), b);
+	b->tests_running |= J->editor_restored.tests_running;
+	b->compiling |= J->editor_restored.compiling;
+	b->editor_busy |= J->editor_restored.editor_busy;
+}
+
+struct job *
+job_find(struct jobs *J, uint64_t num)
+{
+	struct job	*j, *head = TAILQ_FIRST(&J->queued);
+	struct job	*tail = TAILQ_LAST(&J->queued, joblist);
+
+	TAILQ_FOREACH(j, &J->running, entry)
+		if (j->num == num)
+			return j;
+	if (head == NULL || num < head->num || num > tail->num)
+		return NULL;
+	/* The queue is in ticket order: start from the nearer end. */
+	if (num - head->num <= tail->num - num) {
+		TAILQ_FOREACH(j, &J->queued, entry)
+			if (j->num >= num)
+				return j->num == num ? j : NULL;
+	} else {
+		TAILQ_FOREACH_REVERSE(j, &J->queued, joblist, entry)
+			if (j->num <= num)
+				return j->num == num ? j : NULL;
+	}
+	return NULL;
+}
+
+int
+job_pending(struct jobs *J, uint64_t num)
+{
+	struct job	*j;
+
+	if (job_find(J, num) != NULL)
+		return 1;
+	TAILQ_FOREACH(j, &J->unstored, entry)
+		if (j->num == num)
+			return 1;
+	return 0;
+}
+
+void
+job_copy(json_object *to, json_object *rec, const char *key)
+{
+	json_object	*v;
+
+	if (json_object_object_get_ex(rec, key, &v))
+		json_object_object_add(to, key, json_object_get(v));
+}
+
+struct job *
+job_new(json_object *rec, uint64_t num)
+{
+	struct job	*j = xcalloc(1, sizeof(*j));
+	json_object	*cmds = job_rec_get(rec, "commands"), *c, *b;
+	size_t		 i;
+
+	j->num = num;
+	ticket_format(j->ticket, sizeof(j->ticket), num);
+	j->rec = rec;
+	j->status = JOB_QUEUED;
+	if (tier_parse(json_object_get_string(job_rec_get(rec, "tier")),
+	    &j->tier) == -1)
+		j->tier = TIER_INSTANT;
+	j->reload = json_object_get_boolean(job_rec_get(rec, "causes_reload"));
+	j->ncmds = json_object_array_length(cmds);
+	for (i = 0; i < j->ncmds; i++) {
+		c = json_object_array_get_idx(cmds, i);
+		if ((b = job_rec_get(c, "busy")) == NULL)
+			continue;
+		if (strcmp(json_object_get_string(b), "tests_running") == 0)
+			j->busy |= BUSY_BIT(BUSY_TESTS_RUNNING);
+		else
+			j->busy |= BUSY_BIT(BUSY_COMPILING);
+	}
+	j->completed = json_object_array_length(job_rec_get(rec, "results"));
+	return j;
+}
+
+void
+job_free(struct job *j)
+{
+	json_object_put(j->rec);
+	free(j);
+}
+
+void
+job_set_status(struct jobs *J, struct job *j, enum job_status s)
+{
+	J->count[j->status]--;
+	J->count[s]++;
+	j->status = s;
+	job_rec_set(j->rec, "status", job_status_name(s));
+}
+
+/* Take j off the queued or running list. */
+void
+job_unlist(struct jobs *J, struct job *j)
+{
+	if (j->status == JOB_RUNNING) {
+		TAILQ_REMOVE(&J->running, j, entry);
+		J->nrunning--;
+	} else
+		job_dequeue(J, j);
+}
+
+/* Mark rec finished with status s at the current time. */
+void
+job_rec_finish(json_object *rec, enum job_status s, const char *error)
+{
+	char	ts[UTIL_TIMESTAMP_LEN];
+
+	job_rec_set(rec, "status", job_status_name(s));
+	util_timestamp(ts, util_now_ms());
+	job_rec_set(rec, "finished_at", ts);
+	if (error != NULL)
+		job_rec_set(rec, "error", error);
+}
+
+int
+job_put_worker(struct jobs *J, struct worker *w)
+{
+	json_object	*rec = worker_record(w, w->job ? w->job->ticket : NULL);
+	int		 rc;
+
+	rc = store_worker_put(J->st, w->pid, json_object_to_json_string_ext(
+	    rec, JSON_C_TO_STRING_PLAIN));
+	json_object_put(rec);
+	return rc;
+}
+
+/* The map is full: grow it if --map-size-max allows; 0 when it grew. */
+int
+job_store_grow(struct jobs *J, const char *what)
+{
+	struct store_info	si;
+	int			rc;
+
+	if ((rc = store_grow(J->st)) != 0)
+		return rc;
+	if (store_info(J->st, &si) == 0)
+		log_info("%s: the store's map was full: grown to %llu bytes",
+		    what, (unsigned long long)si.map_size);
+	return 0;
+}

@@ -1,0 +1,205 @@
+/* SPDX-License-Identifier: ISC */
+/*
+ * What the methods and notifications show of jobs: the job object of
+ * cmdgate-protocol(7), its summary, and the queue.
+ */
+#include "config.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include <json-c/json.h>
+
+#include "holds.h"
+#include "job.h"
+#include "jobview.h"
+#include "jstrict.h"
+#include "rpc.h"
+#include "scheduler.h"
+#include "store.h"
+#include "tools.h"
+
+#define AHEAD_MAX	50	/* entries of "ahead" in a job object */
+
+const char *
+jobview_blocked_by(struct jobs *J, const struct job *j)
+{
+	struct sched_busy	b;
+
+	if (!j->reload || j->status != JOB_QUEUED)
+		return NULL;
+	job_busy(J, &b);
+	return sched_guard(&b);
+}
+
+static json_object *
+ahead_entry(json_object *rec)
+{
+	json_object	*a = json_object_new_object();
+
+	job_copy(a, rec, "ticket");
+	job_copy(a, rec, "agent");
+	job_copy(a, rec, "label");
+	job_copy(a, rec, "tier");
+	job_copy(a, rec, "status");
+	return a;
+}
+
+/* position and ahead of a queued job. */
+static void
+view_queue_place(struct jobs *J, struct job *j, json_object *o, int full)
+{
+	struct job	*k;
+	json_object	*ahead;
+
+	json_object_object_add(o, "position",
+	    json_object_new_int64((int64_t)job_position(J, j)));
+	if (!full)
+		return;
+	ahead = json_object_new_array();
+	TAILQ_FOREACH(k, &J->running, entry)
+		if (k->tier == TIER_HEAVY)
+			json_object_array_add(ahead, ahead_entry(k->rec));
+	TAILQ_FOREACH(k, &J->queued, entry) {
+		if (k == j || json_object_array_length(ahead) >= AHEAD_MAX)
+			break;
+		json_object_array_add(ahead, ahead_entry(k->rec));
+	}
+	json_object_object_add(o, "ahead", ahead);
+}
+
+json_object *
+jobview_make(struct jobs *J, json_object *rec, struct job *j, int full)
+{
+	static const char *summary[] = { "ticket", "status", "tier",
+	    "causes_reload", "agent", "label", "created_at", NULL };
+	static const char *more[] = { "atomic", "started_at", "finished_at",
+	    "results", "error", "failed_at_command", "rolled_back", NULL };
+	json_object	*o = json_object_new_object(), *cmds, *c, *list, *p;
+	const char	*status = json_object_get_string(job_rec_get(rec,
+	    "status"));
+	const char	*bb = j != NULL ? jobview_blocked_by(J, j) : NULL;
+	size_t		 i, n;
+
+	for (i = 0; summary[i] != NULL; i++)
+		job_copy(o, rec, summary[i]);
+	if (j != NULL && j->status == JOB_QUEUED)
+		view_queue_place(J, j, o, full);
+	json_object_object_add(o, "blocked_by", bb != NULL ?
+	    json_object_new_string(bb) : NULL);
+	if (!full)
+		return o;
+	for (i = 0; more[i] != NULL; i++)
+		job_copy(o, rec, more[i]);
+	cmds = job_rec_get(rec, "commands");
+	n = json_object_array_length(cmds);
+	list = json_object_new_array();
+	for (i = 0; i < n; i++) {
+		c = json_object_new_object();
+		job_copy(c, json_object_array_get_idx(cmds, i), "tool");
+		job_copy(c, json_object_array_get_idx(cmds, i), "tier");
+		job_copy(c, json_object_array_get_idx(cmds, i),
+		    "causes_reload");
+		json_object_array_add(list, c);
+	}
+	json_object_object_add(o, "commands", list);
+	p = json_object_new_object();
+	json_object_object_add(p, "completed", json_object_new_int64((int64_t)
+	    json_object_array_length(job_rec_get(rec, "results"))));
+	json_object_object_add(p, "total", json_object_new_int64((int64_t)n));
+	json_object_object_add(o, "progress", p);
+	if (strcmp(status, "queued") == 0)
+		json_object_object_add(o, "poll_interval_s",
+		    json_object_new_int(2));
+	else if (strcmp(status, "running") == 0)
+		json_object_object_add(o, "poll_interval_s",
+		    json_object_new_int(1));
+	return o;
+}
+
+json_object *
+jobview_record(struct jobs *J, uint64_t num, json_object *rec)
+{
+	struct job	*j = job_find(J, num);
+
+	return jobview_make(J, j != NULL ? j->rec : rec, j, 0);
+}
+
+json_object *
+jobview_get(struct jobs *J, uint64_t num, int full, int *found,
+    struct rpc_error *err)
+{
+	struct job	*j;
+	json_object	*rec, *o;
+	char		*json, status;
+	int		 rc;
+
+	*found = 0;
+	if ((j = job_find(J, num)) != NULL) {
+		*found = 1;
+		return jobview_make(J, j->rec, j, full);
+	}
+	if ((rc = store_job_get(J->st, num, &status, &json)) ==
+	    STORE_ENOTFOUND)
+		return NULL;
+	if (rc != 0) {
+		rpc_fail(err, RPC_STORAGE_ERROR, "storage_error", "the store "
+		    "could not be read: %s", store_strerror(rc));
+		return NULL;
+	}
+	rc = jstrict_parse_str(json, &rec);
+	free(json);
+	if (rc != 0) {
+		rpc_fail(err, RPC_INTERNAL_ERROR, "internal_error", "the "
+		    "stored record of this job cannot be read: %s",
+		    jstrict_strerror(rc));
+		return NULL;
+	}
+	*found = 1;
+	o = jobview_make(J, rec, NULL, full);
+	json_object_put(rec);
+	return o;
+}
+
+json_object *
+jobview_note(struct jobs *J, struct job *j)
+{
+	json_object	*p = json_object_new_object(), *v;
+
+	v = jobview_make(J, j->rec, j, 1);
+	job_copy(p, v, "ticket");
+	job_copy(p, v, "status");
+	job_copy(p, v, "blocked_by");
+	job_copy(p, v, "progress");
+	json_object_put(v);
+	return p;
+}
+
+json_object *
+jobview_queue(struct jobs *J)
+{
+	struct job		*j;
+	struct sched_busy	 b;
+	json_object		*r, *heavy = NULL;
+	size_t			 smooth = 0;
+
+	r = json_object_new_object();
+	TAILQ_FOREACH(j, &J->running, entry) {
+		if (j->tier == TIER_HEAVY)
+			heavy = json_object_new_string(j->ticket);
+		else if (j->tier == TIER_SMOOTH)
+			smooth++;
+	}
+	json_object_object_add(r, "queued",
+	    json_object_new_int64((int64_t)J->nqueued));
+	json_object_object_add(r, "running",
+	    json_object_new_int64((int64_t)J->nrunning));
+	json_object_object_add(r, "heavy_active", heavy);
+	json_object_object_add(r, "smooth_in_flight",
+	    json_object_new_int64((int64_t)smooth));
+	json_object_object_add(r, "workers_alive",
+	    json_object_new_int64((int64_t)J->W.nworkers));
+	job_busy(J, &b);
+	json_object_object_add(r, "busy", holds_json(&b));
+	return r;
+}

@@ -1,0 +1,206 @@
+/* SPDX-License-Identifier: ISC */
+/*
+ * Recovery at start (cmdgate-protocol(7), Durability): the queued jobs
+ * are queued again, those that ran fail as interrupted, a damaged record
+ * fails alone, and the workers of the last run are adopted and stopped.
+ */
+#include "config.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include <json-c/json.h>
+
+#include "job.h"
+#include "jstrict.h"
+#include "log.h"
+#include "recover.h"
+#include "store.h"
+#include "ticket.h"
+#include "util.h"
+#include "worker.h"
+
+struct load_ctx {
+	struct jobs	*J;
+	int		 rc;
+	size_t		 interrupted;
+	size_t		 damaged;	/* records replaced: load_damaged() */
+};
+
+/* Whether v is a string member of rec (one of names, if given). */
+static int
+rec_string(json_object *rec, const char *key, const char **names)
+{
+	json_object	*v = job_rec_get(rec, key);
+
+	if (!json_object_is_type(v, json_type_string))
+		return 0;
+	for (; names != NULL && *names != NULL; names++)
+		if (strcmp(*names, json_object_get_string(v)) == 0)
+			return 1;
+	return names == NULL;
+}
+
+/*
+ * Whether rec has the shape every reader of a job relies on; NULL, or
+ * what is wrong.
+ */
+static const char *
+rec_malformed(json_object *rec)
+{
+	static const char *tiers[] = { "instant", "smooth", "heavy", NULL };
+	static const char *statuses[] = { "queued", "running", "done",
+	    "failed", "cancelled", NULL };
+	json_object	*cmds = job_rec_get(rec, "commands"), *c;
+	size_t		 i;
+
+	if (!json_object_is_type(rec, json_type_object))
+		return "not a JSON object";
+	if (!rec_string(rec, "status", statuses) ||
+	    !rec_string(rec, "tier", tiers) ||
+	    !rec_string(rec, "agent", NULL) ||
+	    !rec_string(rec, "created_at", NULL))
+		return "a status, tier, agent or created_at is missing";
+	if (!json_object_is_type(cmds, json_type_array) ||
+	    json_object_array_length(cmds) == 0)
+		return "no list of commands";
+	for (i = 0; i < json_object_array_length(cmds); i++) {
+		c = json_object_array_get_idx(cmds, i);
+		if (!rec_string(c, "tool", NULL) ||
+		    (job_rec_get(c, "busy") != NULL && !rec_string(c, "busy",
+		    NULL)))
+			return "a command without a tool name";
+	}
+	if (job_rec_get(rec, "results") != NULL &&
+	    !json_object_is_type(job_rec_get(rec, "results"), json_type_array))
+		return "its results are not a list";
+	return NULL;
+}
+
+/*
+ * A record recovery cannot use: the job becomes failed, with what could
+ * be kept of it (agent, label, created_at) and why, stored in its place.
+ * One bad record never costs the rest of the queue.
+ */
+static int
+load_damaged(struct load_ctx *lc, uint64_t num, json_object *old,
+    const char *why)
+{
+	struct jobs	*J = lc->J;
+	struct job	*j;
+	json_object	*rec = json_object_new_object();
+	char		 ts[UTIL_TIMESTAMP_LEN], ticket[TICKET_LEN], err[512];
+	int		 rc;
+
+	util_timestamp(ts, util_now_ms());
+	ticket_format(ticket, sizeof(ticket), num);
+	job_rec_set(rec, "ticket", ticket);
+	job_rec_set(rec, "status", job_status_name(JOB_FAILED));
+	job_rec_set(rec, "tier", "instant");
+	json_object_object_add(rec, "causes_reload",
+	    json_object_new_boolean(0));
+	job_rec_set(rec, "agent", rec_string(old, "agent", NULL) ?
+	    json_object_get_string(job_rec_get(old, "agent")) : "unknown");
+	job_rec_set(rec, "label", rec_string(old, "label", NULL) ?
+	    json_object_get_string(job_rec_get(old, "label")) : "");
+	job_rec_set(rec, "created_at", rec_string(old, "created_at", NULL) ?
+	    json_object_get_string(job_rec_get(old, "created_at")) : ts);
+	job_rec_set(rec, "finished_at", ts);
+	json_object_object_add(rec, "commands", json_object_new_array());
+	json_object_object_add(rec, "results", json_object_new_array());
+	snprintf(err, sizeof(err), "damaged record: the store's record of "
+	    "this job could not be read at start (%s); it was marked failed "
+	    "and the rest of the queue kept", why);
+	job_rec_set(rec, "error", err);
+	log_warnx("%s: %s", ticket, err);
+	j = job_new(rec, num);
+	j->status = JOB_FAILED;
+	J->count[JOB_FAILED]++;
+	lc->damaged++;
+	rc = job_put(J, j);
+	job_free(j);
+	return rc;
+}
+
+static int
+load_job(void *arg, uint64_t num, char status, const char *json)
+{
+	struct load_ctx	*lc = arg;
+	struct jobs	*J = lc->J;
+	struct job	*j;
+	json_object	*rec = NULL;
+	const char	*bad = NULL;
+	int		 st = job_status_from_char(status), rc;
+	char		 ts[UTIL_TIMESTAMP_LEN], why[128];
+
+	/*
+	 * A finished record is only counted: reading every one would make
+	 * the start as slow as the store is large.  One that is damaged is
+	 * found, and said so, when a client reads it.
+	 */
+	if (st >= JOB_DONE) {
+		J->count[st]++;
+		return 0;
+	}
+	if ((rc = jstrict_parse_str(json, &rec)) != 0) {
+		snprintf(why, sizeof(why), "not JSON: %s",
+		    jstrict_strerror(rc));
+		bad = why;
+	} else if (st < 0)
+		bad = "an unknown status";
+	else
+		bad = rec_malformed(rec);
+	if (bad != NULL) {
+		rc = load_damaged(lc, num, rec, bad);
+		json_object_put(rec);
+		return rc;
+	}
+	J->count[st]++;
+	j = job_new(rec, num);
+	j->status = st;
+	if (st == JOB_QUEUED) {
+		job_enqueue(J, j);
+		return 0;
+	}
+	/* It ran when the broker stopped: it is over, and failed. */
+	job_set_status(J, j, JOB_FAILED);
+	util_timestamp(ts, util_now_ms());
+	job_rec_set(j->rec, "finished_at", ts);
+	job_rec_set(j->rec, "error", "interrupted by broker restart: the "
+	    "broker stopped while this job ran");
+	lc->interrupted++;
+	lc->rc = job_put(J, j);
+	job_free(j);
+	return lc->rc;
+}
+
+static int
+load_worker(void *arg, int pid, const char *json)
+{
+	struct load_ctx	*lc = arg;
+	struct jobs	*J = lc->J;
+	json_object	*rec = NULL;
+	int		 gone;
+
+	if (jstrict_parse_str(json, &rec) != 0)
+		rec = NULL;	/* unreadable: taken as long gone */
+	gone = worker_adopt(&J->W, pid, rec) == -1;
+	json_object_put(rec);
+	return gone ? store_worker_del(J->st, pid) : 0;
+}
+
+int
+recover_store(struct jobs *J, size_t *interrupted, size_t *damaged)
+{
+	struct load_ctx	 lc = { J, 0, 0, 0 };
+	int		 rc;
+
+	if ((rc = store_begin(J->st)) != 0 ||
+	    (rc = store_jobs_each(J->st, 0, load_job, &lc)) != 0 ||
+	    (rc = store_workers_each(J->st, load_worker, &lc)) != 0 ||
+	    (rc = store_commit(J->st)) != 0)
+		return rc;
+	*interrupted = lc.interrupted;
+	*damaged = lc.damaged;
+	return 0;
+}

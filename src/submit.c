@@ -1,0 +1,357 @@
+/* SPDX-License-Identifier: ISC */
+/*
+ * Submits, stored in one commit per loop turn (group commit), and the
+ * waiters of jobs.  The caller of each is told through its callback.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <event2/event.h>
+
+#include <json-c/json.h>
+
+#include "job.h"
+#include "jobview.h"
+#include "log.h"
+#include "options.h"
+#include "rpc.h"
+#include "store.h"
+#include "submit.h"
+#include "ticket.h"
+#include "tools.h"
+#include "util.h"
+
+/* A submit waiting for the end of the loop turn. */
+struct submission {
+	TAILQ_ENTRY(submission)	 entry;
+	json_object		*rec;
+	char			*idem;
+	uint64_t		 notify_conn;
+	struct job		*job;	/* stored as new */
+	uint64_t		 num;
+	int			 dedup;
+	struct rpc_error	 err;	/* code 0: none */
+	submit_done_fn		 done;	/* NULL: its caller is gone */
+	void			*arg;
+};
+
+struct waiter {
+	TAILQ_ENTRY(waiter)	 entry;
+	struct jobs		*jobs;
+	uint64_t		 num;
+	struct event		*timer;
+	waiter_done_fn		 done;
+	void			*arg;
+};
+
+static void	 on_wait_timeout(evutil_socket_t, short, void *);
+
+/* ---- submits -------------------------------------------------------- */
+
+struct submission *
+submit_add(struct jobs *J, json_object *rec, char *idem, uint64_t notify_conn,
+    submit_done_fn done, void *arg)
+{
+	struct submission	*s = xcalloc(1, sizeof(*s));
+
+	s->rec = rec;
+	s->idem = idem;
+	s->notify_conn = notify_conn;
+	s->done = done;
+	s->arg = arg;
+	if (TAILQ_EMPTY(&J->submits))
+		event_active(J->group_ev, EV_TIMEOUT, 0);
+	TAILQ_INSERT_TAIL(&J->submits, s, entry);
+	return s;
+}
+
+void
+submit_forget(struct submission *s)
+{
+	s->done = NULL;
+}
+
+static void
+submission_free(struct submission *s)
+{
+	json_object_put(s->rec);
+	free(s->idem);
+	free(s);
+}
+
+/*
+ * Store s in the open transaction: found by its idempotency key, or new
+ * (s->job), or refused (s->err).  0, or -1 when the store failed it.
+ * With nested, s has a nested transaction of its own, so that its failure
+ * leaves the others' changes; without, a failure spoils the transaction.
+ */
+static int
+submission_store(struct jobs *J, struct submission *s, int nested,
+    size_t *added)
+{
+	json_object	*rec = s->rec;
+	char		 ticket[TICKET_LEN];
+	int		 rc;
+
+	if (s->idem != NULL) {
+		rc = store_idem_get(J->st, s->idem, &s->num);
+		if (rc == 0) {
+			s->dedup = 1;
+			return 0;
+		}
+		if (rc != STORE_ENOTFOUND) {
+			rpc_fail(&s->err, RPC_STORAGE_ERROR, "storage_error",
+			    "the store could not be read: %s",
+			    store_strerror(rc));
+			return -1;
+		}
+	}
+	if (J->store_full) {
+		rpc_fail(&s->err, RPC_STORAGE_ERROR, "store_full", "%s",
+		    store_strerror(STORE_EFULL));
+		return 0;
+	}
+	if (J->nqueued + *added >= J->cfg.opt->max_queued) {
+		rpc_fail(&s->err, RPC_QUEUE_FULL, "queue_full", "%llu jobs are "
+		    "already waiting (--max-queued); try again later",
+		    (unsigned long long)J->cfg.opt->max_queued);
+		return 0;
+	}
+	if (nested && (rc = store_begin(J->st)) != 0)
+		goto fail;
+	if ((rc = store_take_ticket(J->st, &s->num)) != 0)
+		goto abort;
+	ticket_format(ticket, sizeof(ticket), s->num);
+	job_rec_set(rec, "ticket", ticket);
+	job_rec_set(rec, "status", "queued");
+	json_object_object_add(rec, "results", json_object_new_array());
+	s->job = job_new(json_object_get(rec), s->num);
+	if ((rc = job_put(J, s->job)) != 0 || (s->idem != NULL &&
+	    (rc = store_idem_put(J->st, s->idem, s->num)) != 0) ||
+	    (nested && (rc = store_commit(J->st)) != 0)) {
+		job_free(s->job);
+		s->job = NULL;
+		goto abort;
+	}
+	s->job->notify_conn = s->notify_conn;
+	(*added)++;
+	return 0;
+abort:
+	if (nested)
+		store_abort(J->st);
+fail:
+	rpc_fail(&s->err, RPC_STORAGE_ERROR, "storage_error", "the job could "
+	    "not be stored and was not queued: %s", store_strerror(rc));
+	return -1;
+}
+
+/* Forget what submission_store() did to the submits of group. */
+static void
+group_reset(struct submissionlist *group)
+{
+	struct submission	*s;
+
+	TAILQ_FOREACH(s, group, entry) {
+		if (s->job != NULL)
+			job_free(s->job);
+		s->job = NULL;
+		s->dedup = 0;
+		memset(&s->err, 0, sizeof(s->err));
+	}
+}
+
+/*
+ * Store the submits of group in one transaction and commit it: 0, or the
+ * commit's error.  The first try has no nested transactions (each costs
+ * LMDB a large allocation); if one submit fails, the group is stored again
+ * with them, so that it fails alone.
+ */
+static int
+group_store(struct jobs *J, struct submissionlist *group, size_t *added)
+{
+	struct submission	*s;
+	int			 nested, rc;
+
+	for (nested = 0; nested < 2; nested++) {
+		*added = 0;
+		if ((rc = store_begin(J->st)) != 0)
+			return rc;
+		TAILQ_FOREACH(s, group, entry)
+			if (submission_store(J, s, nested, added) == -1 &&
+			    !nested)
+				break;
+		if (s == NULL)
+			return job_commit(J);
+		store_abort(J->st);
+		group_reset(group);
+	}
+	return EINVAL;	/* not reached */
+}
+
+/*
+ * New jobs are refused above the store's high-water mark, so that the
+ * jobs it holds can always finish, be cancelled and expire; said when it
+ * starts and when it ends.
+ */
+static void
+submit_check_room(struct jobs *J)
+{
+	int	full = store_room(J->st) == STORE_EFULL;
+
+	if (full && !J->store_full)
+		log_warnx("store: %d%% of its map is in use and it may not "
+		    "grow (--map-size-max): new jobs are refused with "
+		    "store_full until finished ones expire", STORE_FULL_PCT);
+	else if (!full && J->store_full)
+		log_info("store: room again: new jobs are taken");
+	J->store_full = full;
+}
+
+size_t
+submit_store_turn(struct jobs *J)
+{
+	struct submission	*s;
+	size_t			 added = 0;
+	int			 rc;
+
+	TAILQ_CONCAT(&J->turn, &J->submits, entry);
+	submit_check_room(J);
+	rc = group_store(J, &J->turn, &added);
+	if (store_map_full(rc) && job_store_grow(J, "a submit") == 0) {
+		group_reset(&J->turn);
+		rc = group_store(J, &J->turn, &added);
+	}
+	TAILQ_FOREACH(s, &J->turn, entry) {
+		if (rc != 0 && (s->err.code == 0 || s->job != NULL)) {
+			memset(&s->err, 0, sizeof(s->err));
+			rpc_fail(&s->err, RPC_STORAGE_ERROR, "storage_error",
+			    "the job could not be stored and was not queued: "
+			    "%s", store_strerror(rc));
+		}
+		if (rc != 0 && s->job != NULL) {
+			job_free(s->job);
+			s->job = NULL;
+		}
+		if (s->job == NULL)
+			continue;
+		job_enqueue(J, s->job);
+		J->count[JOB_QUEUED]++;
+		log_debug("%s queued: %s, %zu commands", s->job->ticket,
+		    tier_name(s->job->tier), s->job->ncmds);
+	}
+	if (rc != 0)
+		log_warnx("store: %zu submits could not be stored: %s",
+		    added, store_strerror(rc));
+	return rc == 0 ? added : 0;
+}
+
+void
+submit_answer_turn(struct jobs *J)
+{
+	struct submission	*s;
+
+	while ((s = TAILQ_FIRST(&J->turn)) != NULL) {
+		TAILQ_REMOVE(&J->turn, s, entry);
+		if (s->done != NULL)
+			s->done(s->arg, s->num, s->dedup,
+			    s->err.code != 0 ? &s->err : NULL);
+		submission_free(s);
+	}
+}
+
+/* ---- waiters -------------------------------------------------------- */
+
+static void
+waiter_free(struct waiter *w)
+{
+	TAILQ_REMOVE(&w->jobs->waiters, w, entry);
+	event_free(w->timer);
+	free(w);
+}
+
+void
+waiter_cancel(struct waiter *w)
+{
+	waiter_free(w);
+}
+
+json_object *
+waiter_view(struct jobs *J, uint64_t num, struct rpc_error *err)
+{
+	json_object	*o;
+	int		 found;
+
+	o = jobview_get(J, num, 1, &found, err);
+	if (o == NULL && !found && err->code == 0)
+		rpc_fail(err, RPC_UNKNOWN_TICKET, "unknown_ticket", "the job "
+		    "expired while it was waited for");
+	return o;
+}
+
+static void
+waiter_answer(struct waiter *w)
+{
+	struct rpc_error	 err;
+	json_object		*o;
+
+	memset(&err, 0, sizeof(err));
+	o = waiter_view(w->jobs, w->num, &err);
+	w->done(w->arg, o, o != NULL ? NULL : &err);
+	waiter_free(w);
+}
+
+static void
+on_wait_timeout(evutil_socket_t fd, short ev, void *arg)
+{
+	(void)fd;
+	(void)ev;
+	waiter_answer(arg);
+}
+
+void
+waiter_job_done(struct jobs *J, uint64_t num)
+{
+	struct waiter	*w, *next;
+
+	for (w = TAILQ_FIRST(&J->waiters); w != NULL; w = next) {
+		next = TAILQ_NEXT(w, entry);
+		if (w->num == num)
+			waiter_answer(w);
+	}
+}
+
+struct waiter *
+waiter_add(struct jobs *J, uint64_t num, uint64_t timeout_s,
+    waiter_done_fn done, void *arg)
+{
+	struct waiter	*w = xcalloc(1, sizeof(*w));
+	struct timeval	 tv = { (time_t)timeout_s, 0 };
+
+	w->jobs = J;
+	w->num = num;
+	w->done = done;
+	w->arg = arg;
+	TAILQ_INSERT_TAIL(&J->waiters, w, entry);
+	if ((w->timer = evtimer_new(J->cfg.base, on_wait_timeout, w)) == NULL)
+		fatalx("evtimer_new");
+	evtimer_add(w->timer, &tv);
+	return w;
+}
+
+void
+submit_free_all(struct jobs *J)
+{
+	struct submission	*s;
+	struct waiter		*w;
+
+	TAILQ_CONCAT(&J->turn, &J->submits, entry);
+	while ((s = TAILQ_FIRST(&J->turn)) != NULL) {
+		TAILQ_REMOVE(&J->turn, s, entry);
+		submission_free(s);
+	}
+	while ((w = TAILQ_FIRST(&J->waiters)) != NULL)
+		waiter_free(w);
+}

@@ -1,0 +1,444 @@
+/* SPDX-License-Identifier: ISC */
+/*
+ * Worker processes: started, fed their spec, read, signalled, reaped,
+ * and adopted after a restart.  The engine hears of them through the
+ * hooks given to workers_init(); only this file frees a worker, after
+ * its exited hook.
+ */
+#include "config.h"
+
+#include <sys/pidfd.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <event2/buffer.h>
+#include <event2/bufferevent.h>
+#include <event2/event.h>
+
+#include <json-c/json.h>
+
+#include "jstrict.h"
+#include "launch.h"
+#include "log.h"
+#include "util.h"
+#include "worker.h"
+
+#define ORPHAN_POLL_MS	100	/* without a pidfd: how often to look */
+
+static void	 on_kill_timer(evutil_socket_t, short, void *);
+static void	 on_sigchld(evutil_socket_t, short, void *);
+
+int
+workers_init(struct workers *W, struct event_base *base, const char *path,
+    uint64_t kill_grace, size_t event_max, const struct worker_hooks *hooks)
+{
+	memset(W, 0, sizeof(*W));
+	TAILQ_INIT(&W->list);
+	W->base = base;
+	W->path = path;
+	W->kill_grace = kill_grace;
+	W->event_max = event_max;
+	W->hooks = *hooks;
+	W->env = launch_env();
+	W->sigchld_ev = evsignal_new(base, SIGCHLD, on_sigchld, W);
+	if (W->sigchld_ev == NULL || evsignal_add(W->sigchld_ev, NULL) == -1)
+		return -1;
+	return 0;
+}
+
+json_object *
+worker_record(const struct worker *w, const char *ticket)
+{
+	json_object	*o = json_object_new_object();
+
+	json_object_object_add(o, "pid", json_object_new_int(w->pid));
+	json_object_object_add(o, "pgid", json_object_new_int(w->pid));
+	json_object_object_add(o, "tool_pgid",
+	    json_object_new_int(w->tool_pgid));
+	json_object_object_add(o, "starttime",
+	    json_object_new_int64(w->starttime));
+	json_object_object_add(o, "busy", json_object_new_int((int)w->busy));
+	if (ticket != NULL)
+		json_object_object_add(o, "ticket",
+		    json_object_new_string(ticket));
+	return o;
+}
+
+static struct worker *
+worker_new(struct workers *W, pid_t pid)
+{
+	struct worker	*w = xcalloc(1, sizeof(*w));
+
+	w->W = W;
+	w->pid = pid;
+	w->pidfd = -1;
+	w->spec_fd = w->events_fd = -1;
+	w->kill_timer = evtimer_new(W->base, on_kill_timer, w);
+	if (w->kill_timer == NULL)
+		fatalx("evtimer_new");
+	TAILQ_INSERT_TAIL(&W->list, w, entry);
+	W->nworkers++;
+	return w;
+}
+
+static void
+worker_free(struct worker *w)
+{
+	TAILQ_REMOVE(&w->W->list, w, entry);
+	w->W->nworkers--;
+	if (w->events != NULL)
+		bufferevent_free(w->events);
+	if (w->spec != NULL)
+		bufferevent_free(w->spec);
+	event_free(w->kill_timer);
+	if (w->exit_ev != NULL)
+		event_free(w->exit_ev);
+	if (w->pidfd != -1)
+		close(w->pidfd);
+	free(w->garbled);
+	free(w);
+}
+
+void
+workers_free(struct workers *W)
+{
+	struct worker	*w;
+
+	while ((w = TAILQ_FIRST(&W->list)) != NULL)
+		worker_free(w);
+	if (W->sigchld_ev != NULL)
+		event_free(W->sigchld_ev);
+	launch_env_free(W->env);
+	W->env = NULL;
+}
+
+void
+worker_kill(struct worker *w, int sig)
+{
+	struct timeval	tv = { (time_t)w->W->kill_grace, 0 };
+
+	if (sig == SIGKILL) {
+		kill(-w->pid, SIGKILL);
+		if (w->tool_pgid > 0)
+			kill(-w->tool_pgid, SIGKILL);
+		return;
+	}
+	kill(w->pid, sig);
+	if (w->exit_ev != NULL && w->tool_pgid > 0)
+		kill(-w->tool_pgid, sig);	/* a past run's: nobody relays */
+	if (!evtimer_pending(w->kill_timer, NULL))
+		evtimer_add(w->kill_timer, &tv);
+}
+
+void
+workers_kill_all(struct workers *W, int sig)
+{
+	struct worker	*w;
+
+	TAILQ_FOREACH(w, &W->list, entry)
+		worker_kill(w, sig);
+}
+
+unsigned
+workers_busy_bits(const struct workers *W)
+{
+	struct worker	*w;
+	unsigned	 b = 0;
+
+	TAILQ_FOREACH(w, &W->list, entry)
+		b |= w->busy;
+	return b;
+}
+
+static void
+on_kill_timer(evutil_socket_t fd, short ev, void *arg)
+{
+	struct worker	*w = arg;
+
+	(void)fd;
+	(void)ev;
+	log_info("worker %d still alive after --kill-grace: SIGKILL",
+	    (int)w->pid);
+	kill(-w->pid, SIGKILL);
+	if (w->tool_pgid > 0)
+		kill(-w->tool_pgid, SIGKILL);
+}
+
+void
+worker_garbled(struct worker *w, const char *why)
+{
+	if (w->garbled != NULL)
+		return;
+	log_warnx("worker %d: %s; killed", (int)w->pid, why);
+	w->garbled = xstrdup(why);
+	worker_kill(w, SIGKILL);
+	bufferevent_disable(w->events, EV_READ);
+}
+
+/* One event line from a worker. */
+static void
+worker_event(struct worker *w, const char *line, size_t len)
+{
+	const struct worker_hooks *h = &w->W->hooks;
+	json_object	*ev, *v, *res;
+	const char	*kind;
+
+	jstrict_parse(line, len, &ev);
+	if (ev == NULL || len == 0 || (kind = json_object_get_string(
+	    json_object_object_get(ev, "event"))) == NULL ||
+	    (v = json_object_object_get(ev, "index")) == NULL ||
+	    (w->job != NULL &&
+	    json_object_get_int64(v) != (int64_t)w->next_index)) {
+		json_object_put(ev);
+		worker_garbled(w, "garbled message from the worker");
+		return;
+	}
+	if (strcmp(kind, "start") == 0) {
+		/* Known even when the job is gone (shutdown): kills reach it. */
+		w->tool_pgid = json_object_get_int(json_object_object_get(ev,
+		    "pgid"));
+		if (w->job != NULL && w->tool_pgid > 0)
+			h->started(h->arg, w);
+	} else if (w->job == NULL) {
+		/* Its job was recorded as interrupted: nothing to add. */
+	} else if (strcmp(kind, "result") == 0 &&
+	    json_object_is_type(res = json_object_object_get(ev, "result"),
+	    json_type_object)) {
+		if (h->result(h->arg, w, res) == 0)
+			w->next_index++;
+	} else
+		worker_garbled(w, "unknown message from the worker");
+	json_object_put(ev);
+}
+
+static void
+worker_read(struct worker *w, struct evbuffer *in)
+{
+	char	*line;
+	size_t	 len;
+
+	while (w->garbled == NULL &&
+	    (line = evbuffer_readln(in, &len, EVBUFFER_EOL_LF)) != NULL) {
+		worker_event(w, line, len);
+		free(line);
+	}
+	if (w->garbled == NULL && evbuffer_get_length(in) > w->W->event_max)
+		worker_garbled(w, "a message from the worker is too long");
+}
+
+static void
+on_events(struct bufferevent *bev, void *arg)
+{
+	worker_read(arg, bufferevent_get_input(bev));
+}
+
+static void
+on_events_error(struct bufferevent *bev, short what, void *arg)
+{
+	(void)what;
+	/* End of file: the worker is exiting; SIGCHLD finishes the job. */
+	bufferevent_disable(bev, EV_READ);
+	worker_read(arg, bufferevent_get_input(bev));
+}
+
+static void
+on_spec_written(struct bufferevent *bev, void *arg)
+{
+	struct worker	*w = arg;
+
+	if (evbuffer_get_length(bufferevent_get_output(bev)) == 0) {
+		bufferevent_free(bev);	/* closes the pipe: end of spec */
+		w->spec = NULL;
+	}
+}
+
+static void
+on_spec_error(struct bufferevent *bev, short what, void *arg)
+{
+	struct worker	*w = arg;
+
+	(void)what;
+	/* The worker is gone before reading its spec; SIGCHLD says why. */
+	log_warnx("worker %d: its job spec could not be written",
+	    (int)w->pid);
+	bufferevent_free(bev);
+	w->spec = NULL;
+}
+
+int
+worker_spawn(struct workers *W, struct worker **wp)
+{
+	struct worker	*w;
+	pid_t		 pid;
+	int		 sfd, efd, rc;
+
+	if ((rc = launch_worker(W->path, W->env, &pid, &sfd, &efd)) != 0)
+		return rc;
+	w = worker_new(W, pid);
+	w->starttime = launch_starttime(pid);
+	w->spec_fd = sfd;
+	w->events_fd = efd;
+	*wp = w;
+	return 0;
+}
+
+void
+worker_abort(struct worker *w)
+{
+	/* The worker has not read its spec: it never ran anything. */
+	kill(-w->pid, SIGKILL);
+	w->job = NULL;
+	close(w->spec_fd);
+	close(w->events_fd);
+	w->spec_fd = w->events_fd = -1;
+}
+
+void
+worker_run(struct worker *w, json_object *spec)
+{
+	const char	*s;
+	size_t		 len;
+
+	w->events = bufferevent_socket_new(w->W->base, w->events_fd,
+	    BEV_OPT_CLOSE_ON_FREE);
+	w->spec = bufferevent_socket_new(w->W->base, w->spec_fd,
+	    BEV_OPT_CLOSE_ON_FREE);
+	if (w->events == NULL || w->spec == NULL)
+		fatalx("bufferevent_socket_new");
+	w->spec_fd = w->events_fd = -1;
+	bufferevent_setcb(w->events, on_events, NULL, on_events_error, w);
+	bufferevent_enable(w->events, EV_READ);
+	s = json_object_to_json_string_length(spec, JSON_C_TO_STRING_PLAIN,
+	    &len);
+	bufferevent_write(w->spec, s, len);
+	bufferevent_setcb(w->spec, NULL, on_spec_written, on_spec_error, w);
+	bufferevent_enable(w->spec, EV_WRITE);
+}
+
+/* w is gone: read what it left, stop its tool if need be, free it. */
+static void
+worker_reaped(struct worker *w, int status)
+{
+	const struct worker_hooks *h = &w->W->hooks;
+
+	if (w->events != NULL) {
+		/*
+		 * What it wrote before exiting is all in the pipe now.  (A
+		 * bufferevent's input takes data only from the bufferevent,
+		 * so the rest is read into a buffer of our own.)
+		 */
+		struct evbuffer	*rest = evbuffer_new();
+
+		if (rest == NULL)
+			fatalx("evbuffer_new");
+		evbuffer_prepend_buffer(rest, bufferevent_get_input(w->events));
+		while (evbuffer_read(rest, bufferevent_getfd(w->events),
+		    -1) > 0)
+			;
+		worker_read(w, rest);
+		evbuffer_free(rest);
+	}
+	/* A worker that died on a signal left its tool: stop it too. */
+	if ((WIFSIGNALED(status) || w->garbled != NULL) && w->tool_pgid > 0)
+		kill(-w->tool_pgid, SIGKILL);
+	h->exited(h->arg, w, status);
+	worker_free(w);
+}
+
+static void
+on_sigchld(evutil_socket_t fd, short ev, void *arg)
+{
+	struct workers	*W = arg;
+	struct worker	*w;
+	pid_t		 pid;
+	int		 status;
+
+	(void)fd;
+	(void)ev;
+	while ((pid = waitpid(-1, &status, WNOHANG)) > 0) {
+		TAILQ_FOREACH(w, &W->list, entry)
+			if (w->pid == pid && w->exit_ev == NULL)
+				break;
+		if (w == NULL) {
+			log_warnx("reaped unknown child %d", (int)pid);
+			continue;
+		}
+		if (WIFSIGNALED(status))
+			log_warnx("worker %d lost: killed by signal %d",
+			    (int)pid, WTERMSIG(status));
+		else
+			log_debug("worker %d exited with status %d",
+			    (int)pid, WEXITSTATUS(status));
+		worker_reaped(w, status);
+	}
+	W->hooks.reaped(W->hooks.arg);
+}
+
+/* A worker left by an earlier run (not our child) is gone. */
+static void
+on_orphan_exit(evutil_socket_t fd, short ev, void *arg)
+{
+	struct worker	*w = arg;
+	struct workers	*W = w->W;
+
+	(void)fd;
+	(void)ev;
+	log_info("worker %d of an earlier run is gone", (int)w->pid);
+	W->norphans--;
+	worker_reaped(w, 0);
+	W->hooks.reaped(W->hooks.arg);
+}
+
+static void
+on_orphan_poll(evutil_socket_t fd, short ev, void *arg)
+{
+	struct worker	*w = arg;
+
+	if (launch_starttime(w->pid) != w->starttime)
+		on_orphan_exit(fd, ev, arg);
+}
+
+int
+worker_adopt(struct workers *W, pid_t pid, json_object *rec)
+{
+	struct worker	*w;
+	long long	 start = launch_starttime(pid);
+	struct timeval	 poll = { 0, ORPHAN_POLL_MS * 1000 };
+	int		 fd;
+
+	if (rec == NULL || start < 0 || start != json_object_get_int64(
+	    json_object_object_get(rec, "starttime")))
+		return -1;
+	w = worker_new(W, pid);
+	w->starttime = start;
+	w->busy = (unsigned)json_object_get_int(json_object_object_get(rec,
+	    "busy"));
+	w->tool_pgid = json_object_get_int(json_object_object_get(rec,
+	    "tool_pgid"));
+	/*
+	 * Not our child: a pidfd says when it is gone.  Where there is none
+	 * (old kernels, valgrind), look at /proc on a timer instead.
+	 */
+	if ((fd = pidfd_open(pid, 0)) != -1) {
+		w->pidfd = fd;
+		w->exit_ev = event_new(W->base, fd, EV_READ, on_orphan_exit,
+		    w);
+		if (w->exit_ev == NULL || event_add(w->exit_ev, NULL) == -1)
+			fatalx("event_add");
+	} else {
+		w->exit_ev = event_new(W->base, -1, EV_PERSIST,
+		    on_orphan_poll, w);
+		if (w->exit_ev == NULL || event_add(w->exit_ev, &poll) == -1)
+			fatalx("event_add");
+	}
+	W->norphans++;
+	log_warnx("worker %d of an earlier run is still alive: SIGTERM, "
+	    "SIGKILL after %llus", pid, (unsigned long long)W->kill_grace);
+	worker_kill(w, SIGTERM);
+	return 0;
+}
