@@ -14,26 +14,13 @@
 
 #include <lmdb.h>
 
+#include "datafile.h"
+#include "hwm.h"
 #include "store.h"
 #include "util.h"
 
 #define STORE_MAXDBS	8
 #define REC_HEADER	9	/* status byte, expiry time (8, big-endian) */
-
-/*
- * LMDB's meta pages (lmdb 0.9, mdb.c), the first two pages of data.mdb:
- * a 16-byte page header, then MDB_meta.  Offsets from the page's start.
- */
-#define META_MAGIC	0xBEEFC0DEU
-#define META_VERSION	1
-#define META_O_MAGIC	16
-#define META_O_VERSION	20
-#define META_O_PSIZE	40	/* mm_dbs[FREE_DBI].md_pad */
-#define META_O_LASTPG	136
-#define META_O_TXNID	144
-#define META_LEN	152
-#define PSIZE_MIN	512
-#define PSIZE_MAX	65536
 
 struct store {
 	MDB_env		*env;
@@ -49,11 +36,6 @@ struct store {
 	char		*hwm_path;	/* STATE_DIR/ticket-hwm */
 	uint64_t	 hwm;		/* no ticket at or above it was issued */
 	int		 failed;	/* a sync failed: no more writes */
-};
-
-struct meta {
-	uint32_t	magic, version, psize;
-	uint64_t	last_pg, txnid;
 };
 
 static void
@@ -206,182 +188,20 @@ store_try_open(struct store *st, enum sync_mode sync)
 	return rc;
 }
 
-static void
-meta_parse(const unsigned char *p, struct meta *m)
-{
-	memcpy(&m->magic, p + META_O_MAGIC, 4);
-	memcpy(&m->version, p + META_O_VERSION, 4);
-	memcpy(&m->psize, p + META_O_PSIZE, 4);
-	memcpy(&m->last_pg, p + META_O_LASTPG, 8);
-	memcpy(&m->txnid, p + META_O_TXNID, 8);
-}
-
-static int
-meta_ok(const struct meta *m)
-{
-	return m->magic == META_MAGIC && m->version == META_VERSION &&
-	    m->psize >= PSIZE_MIN && m->psize <= PSIZE_MAX &&
-	    (m->psize & (m->psize - 1)) == 0;
-}
-
-/*
- * Read data.mdb's two meta pages and pick the newer valid one, as LMDB
- * does.  0, or -1 with why.
- */
-static int
-meta_read(int fd, off_t size, struct meta *m, char *why, size_t len)
-{
-	unsigned char	 buf[META_LEN];
-	struct meta	 m2;
-
-	if (size < META_LEN || pread(fd, buf, META_LEN, 0) != META_LEN) {
-		snprintf(why, len, "%lld bytes, too short for LMDB's first "
-		    "meta page", (long long)size);
-		return -1;
-	}
-	meta_parse(buf, m);
-	if (!meta_ok(m)) {
-		snprintf(why, len, "its first page is not an LMDB meta page "
-		    "(magic %#x, version %u, page size %u)", m->magic,
-		    m->version, m->psize);
-		return -1;
-	}
-	if (size < 2 * (off_t)m->psize || pread(fd, buf, META_LEN,
-	    m->psize) != META_LEN) {
-		snprintf(why, len, "%lld bytes, too short for its two meta "
-		    "pages of %u bytes", (long long)size, m->psize);
-		return -1;
-	}
-	meta_parse(buf, &m2);
-	if (meta_ok(&m2) && m2.psize == m->psize && m2.txnid > m->txnid)
-		*m = m2;
-	return 0;
-}
-
-/*
- * Check data.mdb against its own header before LMDB maps it: a page past
- * the file's end would fault (SIGBUS) at the first read.  0 when it is
- * sound or absent (a new store), -1 with why.
- */
-static int
-store_check_file(const char *file, char *why, size_t len)
-{
-	struct stat	st;
-	struct meta	m;
-	int		fd, rc = -1;
-
-	if ((fd = open(file, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)) == -1) {
-		if (errno == ENOENT)
-			return 0;
-		snprintf(why, len, "%s", strerror(errno));
-		return -1;
-	}
-	if (fstat(fd, &st) == -1)
-		snprintf(why, len, "%s", strerror(errno));
-	else if (!S_ISREG(st.st_mode))
-		snprintf(why, len, "not a regular file");
-	else if (st.st_size == 0)
-		snprintf(why, len, "empty (0 bytes): the jobs it held are "
-		    "gone");
-	else if (meta_read(fd, st.st_size, &m, why, len) == 0) {
-		if ((m.last_pg + 1) > (uint64_t)st.st_size / m.psize)
-			snprintf(why, len, "%lld bytes, but its header says "
-			    "it uses %" PRIu64 " pages of %u bytes (%" PRIu64
-			    " bytes): it was truncated",
-			    (long long)st.st_size, m.last_pg + 1, m.psize,
-			    (m.last_pg + 1) * m.psize);
-		else
-			rc = 0;
-	}
-	close(fd);
-	return rc;
-}
-
-/* The ticket high-water mark; 0 when there is none yet, -1 if garbled. */
-static int
-hwm_read(const char *path, uint64_t *hwm)
-{
-	char	buf[32];
-	ssize_t	n;
-	int	fd;
-
-	*hwm = 0;
-	if ((fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)) == -1)
-		return errno == ENOENT ? 0 : -1;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return -1;
-	buf[n] = '\0';
-	buf[strcspn(buf, "\n")] = '\0';
-	return util_parse_u64(buf, 0, UINT64_MAX - 1, hwm);
-}
-
-/*
- * Write the high-water mark durably: a new file, synced, renamed over
- * the old, the directory synced.  0, or an errno.
- */
-static int
-hwm_write(struct store *st, uint64_t hwm)
-{
-	char	*tmp = xasprintf("%s.new", st->hwm_path), *dir, buf[32];
-	int	 fd, dfd, n, rc = 0;
-
-	n = snprintf(buf, sizeof(buf), "%" PRIu64 "\n", hwm);
-	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW,
-	    0600);
-	if (fd == -1 || write(fd, buf, (size_t)n) != n || fsync(fd) == -1 ||
-	    rename(tmp, st->hwm_path) == -1)
-		rc = errno != 0 ? errno : EIO;
-	if (fd != -1)
-		close(fd);
-	dir = xstrdup(st->hwm_path);
-	*strrchr(dir, '/') = '\0';
-	if (rc == 0 && (dfd = open(dir, O_RDONLY | O_DIRECTORY |
-	    O_CLOEXEC)) != -1) {
-		if (fsync(dfd) == -1)
-			rc = errno;
-		close(dfd);
-	}
-	if (rc != 0)
-		unlink(tmp);
-	else
-		st->hwm = hwm;
-	free(dir);
-	free(tmp);
-	return rc;
-}
-
-/* Rename data.mdb to data.mdb.broken-<unix time>; 0 or an errno. */
-static int
-store_move_aside(struct store *st, const char *file, char **moved)
-{
-	char	*aside = xasprintf("%s.broken-%lld", file,
-		    (long long)time(NULL));
-
-	if (rename(file, aside) == -1) {
-		free(aside);
-		return errno;
-	}
-	*moved = aside;
-	(void)st;
-	return 0;
-}
-
 /*
  * The file could not be trusted: say why in *damage, and move it aside
  * when asked to.  0 to go on with a new store, or STORE_EDAMAGED.
  */
 static int
-store_damaged(struct store *st, const struct store_conf *conf,
-    const char *file, const char *why, char **moved, char **damage)
+store_damaged(const struct store_conf *conf, const char *file,
+    const char *why, char **moved, char **damage)
 {
 	int	rc;
 
 	*damage = xasprintf("%s: %s", file, why);
 	if (!conf->reset)
 		return STORE_EDAMAGED;
-	if ((rc = store_move_aside(st, file, moved)) != 0)
+	if ((rc = datafile_move_aside(file, moved)) != 0)
 		return rc;
 	return 0;
 }
@@ -402,8 +222,8 @@ store_open_env(struct store *st, const struct store_conf *conf,
 	char	why[256];
 	int	rc;
 
-	if (store_check_file(file, why, sizeof(why)) == -1 &&
-	    (rc = store_damaged(st, conf, file, why, moved, damage)) != 0)
+	if (datafile_check(file, why, sizeof(why)) == -1 &&
+	    (rc = store_damaged(conf, file, why, moved, damage)) != 0)
 		return rc;
 	rc = store_try_open(st, conf->sync);
 	if (rc == 0 || store_not_file_fault(rc) || *moved != NULL)
@@ -411,7 +231,7 @@ store_open_env(struct store *st, const struct store_conf *conf,
 	snprintf(why, sizeof(why), "LMDB cannot read it: %s",
 	    store_strerror(rc));
 	free(*damage);
-	if ((rc = store_damaged(st, conf, file, why, moved, damage)) != 0)
+	if ((rc = store_damaged(conf, file, why, moved, damage)) != 0)
 		return rc;
 	return store_try_open(st, conf->sync);
 }
@@ -458,7 +278,7 @@ store_close(struct store *st)
 	if (st->txn != NULL)
 		mdb_txn_abort(st->parent != NULL ? st->parent : st->txn);
 	else if (!st->failed && st->next != st->hwm)
-		(void)hwm_write(st, st->next);	/* exact after a clean stop */
+		(void)hwm_write(st->hwm_path, st->next);	/* exact after a clean stop */
 	mdb_env_close(st->env);
 	free(st->hwm_path);
 	free(st->path);
@@ -647,9 +467,12 @@ store_take_ticket(struct store *st, uint64_t *num)
 	int		rc;
 
 	/* Bound what a damaged store could forget, before it is issued. */
-	if (st->next_txn >= st->hwm &&
-	    (rc = hwm_write(st, st->next_txn + STORE_HWM_STEP)) != 0)
-		return rc;
+	if (st->next_txn >= st->hwm) {
+		if ((rc = hwm_write(st->hwm_path,
+		    st->next_txn + STORE_HWM_STEP)) != 0)
+			return rc;
+		st->hwm = st->next_txn + STORE_HWM_STEP;
+	}
 	*num = st->next_txn;
 	be64(buf, st->next_txn + 1);
 	v.mv_data = buf;
