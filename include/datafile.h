@@ -14,7 +14,10 @@
  * the file's end would fault (SIGBUS) at LMDB's first read.
  */
 int	datafile_check(const char *file, char *why, size_t len);
-/* Rename file to file.broken-<unix time>, *moved (caller frees): 0 or an errno. */
+/*
+ * Rename file to file.broken-<unix time>, which *moved names (caller
+ * frees): 0 or an errno.
+ */
 int	datafile_move_aside(const char *file, char **moved);
 
 #endif

@@ -4,18 +4,16 @@
 #include <sys/stat.h>
 
 #include <errno.h>
-#include <fcntl.h>
-#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
-#include <unistd.h>
 
 #include <lmdb.h>
 
 #include "datafile.h"
 #include "hwm.h"
+#include "kv.h"
+#include "mapsize.h"
 #include "store.h"
 #include "util.h"
 
@@ -37,26 +35,6 @@ struct store {
 	uint64_t	 hwm;		/* no ticket at or above it was issued */
 	int		 failed;	/* a sync failed: no more writes */
 };
-
-static void
-be64(unsigned char *p, uint64_t v)
-{
-	int	i;
-
-	for (i = 7; i >= 0; i--, v >>= 8)
-		p[i] = (unsigned char)v;
-}
-
-static uint64_t
-get_be64(const unsigned char *p)
-{
-	uint64_t	v = 0;
-	int		i;
-
-	for (i = 0; i < 8; i++)
-		v = v << 8 | p[i];
-	return v;
-}
 
 const char *
 store_strerror(int rc)
@@ -136,7 +114,7 @@ store_init(struct store *st)
 	k.mv_size = 6;
 	rc = mdb_get(txn, st->meta, &k, &v);
 	if (rc == MDB_NOTFOUND) {
-		be64(buf, STORE_SCHEMA);
+		kv_be64(buf, STORE_SCHEMA);
 		v.mv_data = buf;
 		v.mv_size = 8;
 		if ((rc = mdb_put(txn, st->meta, &k, &v, 0)) != 0)
@@ -146,7 +124,7 @@ store_init(struct store *st)
 	else if (v.mv_size != 8) {
 		rc = STORE_EBADRECORD;
 		goto fail;
-	} else if ((schema = get_be64(v.mv_data)) > STORE_SCHEMA) {
+	} else if ((schema = kv_get_be64(v.mv_data)) > STORE_SCHEMA) {
 		rc = STORE_ENEWER;
 		goto fail;
 	}
@@ -154,7 +132,7 @@ store_init(struct store *st)
 	k.mv_size = 11;
 	rc = mdb_get(txn, st->meta, &k, &v);
 	if (rc == 0 && v.mv_size == 8)
-		st->next = get_be64(v.mv_data);
+		st->next = kv_get_be64(v.mv_data);
 	else if (rc == MDB_NOTFOUND)
 		st->next = 0;
 	else {
@@ -277,8 +255,8 @@ store_close(struct store *st)
 		return;
 	if (st->txn != NULL)
 		mdb_txn_abort(st->parent != NULL ? st->parent : st->txn);
-	else if (!st->failed && st->next != st->hwm)
-		(void)hwm_write(st->hwm_path, st->next);	/* exact after a clean stop */
+	else if (!st->failed && st->next != st->hwm)	/* exact when clean */
+		(void)hwm_write(st->hwm_path, st->next);
 	mdb_env_close(st->env);
 	free(st->hwm_path);
 	free(st->path);
@@ -305,42 +283,12 @@ store_info(struct store *st, struct store_info *si)
 	return 0;
 }
 
-/* Pages that hold data: every database's, the free list's included. */
-static int
-store_pages_used(struct store *st, MDB_txn *txn, uint64_t *pages)
-{
-	MDB_dbi		dbis[] = { 0, 1, st->meta, st->jobs, st->expire,
-			    st->idem, st->workers };
-	MDB_stat	ms;
-	size_t		i;
-	int		rc;
-
-	*pages = 2;	/* the meta pages */
-	for (i = 0; i < sizeof(dbis) / sizeof(dbis[0]); i++) {
-		if ((rc = mdb_stat(txn, dbis[i], &ms)) != 0)
-			return rc;
-		*pages += ms.ms_branch_pages + ms.ms_leaf_pages +
-		    ms.ms_overflow_pages;
-	}
-	return 0;
-}
-
 int
 store_grow(struct store *st)
 {
-	uint64_t	size = st->map_size * 2;
-	int		rc;
-
 	if (st->txn != NULL)
 		return EBUSY;
-	if (st->map_size >= st->map_max)
-		return MDB_MAP_FULL;
-	if (size > st->map_max)
-		size = st->map_max;
-	if ((rc = mdb_env_set_mapsize(st->env, (size_t)size)) != 0)
-		return rc;
-	st->map_size = size;
-	return 0;
+	return mapsize_grow(st->env, &st->map_size, st->map_max);
 }
 
 int
@@ -352,22 +300,16 @@ store_map_full(int rc)
 int
 store_room(struct store *st)
 {
-	MDB_envinfo	 ei;
-	MDB_stat	 ms;
-	MDB_txn		*txn;
-	uint64_t	 used;
-	int		 rc;
+	MDB_dbi	dbis[] = { st->meta, st->jobs, st->expire, st->idem,
+		    st->workers };
+	size_t	n = sizeof(dbis) / sizeof(dbis[0]);
+	int	full, rc;
 
 	for (;;) {
-		if ((rc = mdb_txn_begin(st->env, NULL, MDB_RDONLY, &txn)) != 0)
+		if ((rc = mapsize_check(st->env, dbis, n, STORE_FULL_PCT,
+		    &full)) != 0)
 			return rc;
-		rc = store_pages_used(st, txn, &used);
-		mdb_txn_abort(txn);
-		if (rc != 0 || (rc = mdb_env_stat(st->env, &ms)) != 0 ||
-		    (rc = mdb_env_info(st->env, &ei)) != 0)
-			return rc;
-		if (used * ms.ms_psize * 100 <
-		    (uint64_t)ei.me_mapsize * STORE_FULL_PCT)
+		if (!full)
 			return 0;
 		if (store_grow(st) != 0)
 			return STORE_EFULL;
@@ -474,7 +416,7 @@ store_take_ticket(struct store *st, uint64_t *num)
 		st->hwm = st->next_txn + STORE_HWM_STEP;
 	}
 	*num = st->next_txn;
-	be64(buf, st->next_txn + 1);
+	kv_be64(buf, st->next_txn + 1);
 	v.mv_data = buf;
 	v.mv_size = 8;
 	st->next_txn++;
@@ -489,8 +431,8 @@ expire_key_del(struct store *st, uint64_t num, const unsigned char *rec)
 	int		rc;
 
 	memcpy(key, rec + 1, 8);
-	be64(key + 8, num);
-	if (get_be64(rec + 1) == 0)
+	kv_be64(key + 8, num);
+	if (kv_get_be64(rec + 1) == 0)
 		return 0;
 	rc = mdb_del(st->txn, st->expire, &k, NULL);
 	return rc == MDB_NOTFOUND ? 0 : rc;
@@ -505,7 +447,7 @@ store_job_put(struct store *st, uint64_t num, char status, int64_t expire_ms,
 	MDB_val		 k = { 8, kb }, v, ek = { 16, key }, ev = { 0, "" };
 	int		 rc;
 
-	be64(kb, num);
+	kv_be64(kb, num);
 	if ((rc = mdb_get(st->txn, st->jobs, &k, &v)) == 0) {
 		if (v.mv_size < REC_HEADER)
 			return STORE_EBADRECORD;
@@ -517,12 +459,12 @@ store_job_put(struct store *st, uint64_t num, char status, int64_t expire_ms,
 	if ((rc = mdb_put(st->txn, st->jobs, &k, &v, MDB_RESERVE)) != 0)
 		return rc;
 	((unsigned char *)v.mv_data)[0] = (unsigned char)status;
-	be64((unsigned char *)v.mv_data + 1, (uint64_t)expire_ms);
+	kv_be64((unsigned char *)v.mv_data + 1, (uint64_t)expire_ms);
 	memcpy((unsigned char *)v.mv_data + REC_HEADER, json, len);
 	if (expire_ms == 0)
 		return 0;
-	be64(key, (uint64_t)expire_ms);
-	be64(key + 8, num);
+	kv_be64(key, (uint64_t)expire_ms);
+	kv_be64(key + 8, num);
 	return mdb_put(st->txn, st->expire, &ek, &ev, 0);
 }
 
@@ -533,7 +475,7 @@ store_job_del(struct store *st, uint64_t num)
 	MDB_val		k = { 8, kb }, v;
 	int		rc;
 
-	be64(kb, num);
+	kv_be64(kb, num);
 	if ((rc = mdb_get(st->txn, st->jobs, &k, &v)) != 0)
 		return rc == MDB_NOTFOUND ? STORE_ENOTFOUND : rc;
 	if (v.mv_size >= REC_HEADER &&
@@ -550,7 +492,7 @@ store_job_get(struct store *st, uint64_t num, char *status, char **json)
 	MDB_txn		*txn;
 	int		 rc;
 
-	be64(kb, num);
+	kv_be64(kb, num);
 	if ((rc = store_rtxn(st, &txn)) != 0)
 		return rc;
 	rc = mdb_get(txn, st->jobs, &k, &v);
@@ -558,44 +500,25 @@ store_job_get(struct store *st, uint64_t num, char *status, char **json)
 		rc = STORE_EBADRECORD;
 	if (rc == 0) {
 		*status = ((char *)v.mv_data)[0];
-		*json = xmalloc(v.mv_size - REC_HEADER + 1);
-		memcpy(*json, (char *)v.mv_data + REC_HEADER,
-		    v.mv_size - REC_HEADER);
-		(*json)[v.mv_size - REC_HEADER] = '\0';
+		*json = kv_string(&v, REC_HEADER);
 	}
 	store_rdone(st, txn);
 	return rc == MDB_NOTFOUND ? STORE_ENOTFOUND : rc;
 }
 
-/* Walk dbi from key start (NULL: the first) calling fn until it says stop. */
-typedef int	(*store_walk_fn)(void *, MDB_val *, MDB_val *);
-
+/* kv_walk() on the open write transaction or a new read-only one. */
 static int
-store_walk(struct store *st, MDB_dbi dbi, MDB_val *start, store_walk_fn fn,
+store_walk(struct store *st, MDB_dbi dbi, MDB_val *start, kv_walk_fn fn,
     void *arg)
 {
-	MDB_val		 k, v;
-	MDB_cursor	*cur;
-	MDB_txn		*txn;
-	MDB_cursor_op	 op = start != NULL ? MDB_SET_RANGE : MDB_FIRST;
-	int		 rc;
+	MDB_txn	*txn;
+	int	 rc;
 
-	if (start != NULL)
-		k = *start;
 	if ((rc = store_rtxn(st, &txn)) != 0)
 		return rc;
-	if ((rc = mdb_cursor_open(txn, dbi, &cur)) != 0) {
-		store_rdone(st, txn);
-		return rc;
-	}
-	while ((rc = mdb_cursor_get(cur, &k, &v, op)) == 0) {
-		op = MDB_NEXT;
-		if ((rc = fn(arg, &k, &v)) != 0)
-			break;
-	}
-	mdb_cursor_close(cur);
+	rc = kv_walk(txn, dbi, start, fn, arg);
 	store_rdone(st, txn);
-	return rc == MDB_NOTFOUND ? 0 : rc;
+	return rc;
 }
 
 struct walk_jobs {
@@ -613,11 +536,9 @@ walk_job(void *arg, MDB_val *k, MDB_val *v)
 	if (k->mv_size != 8)
 		return 0;	/* not a job's key: nothing to do with it */
 	if (v->mv_size < REC_HEADER)	/* the reader decides what to do */
-		return w->fn(w->arg, get_be64(k->mv_data), '\0', "");
-	json = xmalloc(v->mv_size - REC_HEADER + 1);
-	memcpy(json, (char *)v->mv_data + REC_HEADER, v->mv_size - REC_HEADER);
-	json[v->mv_size - REC_HEADER] = '\0';
-	rc = w->fn(w->arg, get_be64(k->mv_data), ((char *)v->mv_data)[0],
+		return w->fn(w->arg, kv_get_be64(k->mv_data), '\0', "");
+	json = kv_string(v, REC_HEADER);
+	rc = w->fn(w->arg, kv_get_be64(k->mv_data), ((char *)v->mv_data)[0],
 	    json);
 	free(json);
 	return rc;
@@ -630,7 +551,7 @@ store_jobs_each(struct store *st, uint64_t after, store_job_fn fn, void *arg)
 	unsigned char		kb[8];
 	MDB_val			k = { 8, kb };
 
-	be64(kb, after);
+	kv_be64(kb, after);
 	return store_walk(st, st->jobs, &k, walk_job, &w);
 }
 
@@ -640,7 +561,7 @@ store_idem_put(struct store *st, const char *key, uint64_t num)
 	unsigned char	buf[8];
 	MDB_val		k = { strlen(key), (void *)key }, v = { 8, buf };
 
-	be64(buf, num);
+	kv_be64(buf, num);
 	return mdb_put(st->txn, st->idem, &k, &v, 0);
 }
 
@@ -664,7 +585,7 @@ store_idem_get(struct store *st, const char *key, uint64_t *num)
 		return rc;
 	rc = mdb_get(txn, st->idem, &k, &v);
 	if (rc == 0 && v.mv_size == 8)
-		*num = get_be64(v.mv_data);
+		*num = kv_get_be64(v.mv_data);
 	else if (rc == 0)
 		rc = STORE_EBADRECORD;
 	store_rdone(st, txn);
@@ -677,7 +598,7 @@ store_worker_put(struct store *st, int pid, const char *json)
 	unsigned char	kb[8];
 	MDB_val		k = { 8, kb }, v = { strlen(json), (void *)json };
 
-	be64(kb, (uint64_t)pid);
+	kv_be64(kb, (uint64_t)pid);
 	return mdb_put(st->txn, st->workers, &k, &v, 0);
 }
 
@@ -688,7 +609,7 @@ store_worker_del(struct store *st, int pid)
 	MDB_val		k = { 8, kb };
 	int		rc;
 
-	be64(kb, (uint64_t)pid);
+	kv_be64(kb, (uint64_t)pid);
 	rc = mdb_del(st->txn, st->workers, &k, NULL);
 	return rc == MDB_NOTFOUND ? 0 : rc;
 }
@@ -707,10 +628,8 @@ walk_worker(void *arg, MDB_val *k, MDB_val *v)
 
 	if (k->mv_size != 8)
 		return STORE_EBADRECORD;
-	json = xmalloc(v->mv_size + 1);
-	memcpy(json, v->mv_data, v->mv_size);
-	json[v->mv_size] = '\0';
-	rc = w->fn(w->arg, (int)get_be64(k->mv_data), json);
+	json = kv_string(v, 0);
+	rc = w->fn(w->arg, (int)kv_get_be64(k->mv_data), json);
 	free(json);
 	return rc;
 }
@@ -723,46 +642,48 @@ store_workers_each(struct store *st, store_worker_fn fn, void *arg)
 	return store_walk(st, st->workers, NULL, walk_worker, &w);
 }
 
+static int
+walk_first(void *arg, MDB_val *k, MDB_val *v)
+{
+	if (k->mv_size == 16)
+		*(int64_t *)arg = (int64_t)kv_get_be64(k->mv_data);
+	(void)v;
+	return 1;
+}
+
 int64_t
 store_next_expiry(struct store *st)
 {
-	MDB_val		 k, v;
-	MDB_cursor	*cur;
-	MDB_txn		*txn;
-	int64_t		 t = 0;
+	int64_t	t = 0;
 
-	if (store_rtxn(st, &txn) != 0)
-		return 0;
-	if (mdb_cursor_open(txn, st->expire, &cur) == 0) {
-		if (mdb_cursor_get(cur, &k, &v, MDB_FIRST) == 0 &&
-		    k.mv_size == 16)
-			t = (int64_t)get_be64(k.mv_data);
-		mdb_cursor_close(cur);
-	}
-	store_rdone(st, txn);
+	(void)store_walk(st, st->expire, NULL, walk_first, &t);
 	return t;
+}
+
+struct walk_due {
+	int64_t		 now;
+	uint64_t	*nums;
+	size_t		 n, max;
+};
+
+static int
+walk_due(void *arg, MDB_val *k, MDB_val *v)
+{
+	struct walk_due	*d = arg;
+
+	(void)v;
+	if (d->n >= d->max || k->mv_size != 16 ||
+	    (int64_t)kv_get_be64(k->mv_data) > d->now)
+		return 1;
+	d->nums[d->n++] = kv_get_be64((unsigned char *)k->mv_data + 8);
+	return 0;
 }
 
 size_t
 store_expired(struct store *st, int64_t now, uint64_t *nums, size_t max)
 {
-	MDB_val		 k, v;
-	MDB_cursor	*cur;
-	MDB_txn		*txn;
-	MDB_cursor_op	 op = MDB_FIRST;
-	size_t		 n = 0;
+	struct walk_due	d = { now, nums, 0, max };
 
-	if (store_rtxn(st, &txn) != 0)
-		return 0;
-	if (mdb_cursor_open(txn, st->expire, &cur) == 0) {
-		while (n < max && mdb_cursor_get(cur, &k, &v, op) == 0 &&
-		    k.mv_size == 16 &&
-		    (int64_t)get_be64(k.mv_data) <= now) {
-			nums[n++] = get_be64((unsigned char *)k.mv_data + 8);
-			op = MDB_NEXT;
-		}
-		mdb_cursor_close(cur);
-	}
-	store_rdone(st, txn);
-	return n;
+	(void)store_walk(st, st->expire, NULL, walk_due, &d);
+	return d.n;
 }
