@@ -3,8 +3,12 @@
 #ifndef CMDGATE_UTIL_H
 #define CMDGATE_UTIL_H
 
+#include <sys/types.h>
+
 #include <stddef.h>
 #include <stdint.h>
+
+struct stat;
 
 /* Allocators that never return NULL: out of memory is fatal.  Caller frees. */
 void	*xmalloc(size_t);
@@ -24,6 +28,20 @@ int64_t	 util_monotonic_ms(void);
  * otherwise.  The whole string must be the number.
  */
 int	 util_parse_u64(const char *, uint64_t min, uint64_t max, uint64_t *);
+
+/*
+ * What a file the broker trusts must be: owned by the effective user and
+ * granting group and others none of the deny bits.
+ */
+struct util_perm {
+	const char	*what;	/* "state dir" */
+	mode_t		 deny;	/* S_IWGRP | S_IWOTH */
+	const char	*lets;	/* what those bits allow: "write in it" */
+	const char	*fix;	/* "chmod 700 it" */
+};
+/* Whether path, of status st, is as p says: 0, or -1 with err. */
+int	 util_perm_check(const struct util_perm *p, const char *path,
+	    const struct stat *st, char *err, size_t errlen);
 
 /* Count UTF-8 code points of a valid UTF-8 string. */
 size_t	 util_utf8_len(const char *);

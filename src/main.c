@@ -87,6 +87,10 @@ state_dir_prepare(const char *dir, char *err, size_t errlen)
  * Whoever else may write in the state dir could plant a token, a store or
  * a lock: it must be ours and closed to group and others.
  */
+static const struct util_perm state_dir_perm = {
+	"state dir", S_IWGRP | S_IWOTH, "write in it", "chmod 700 it"
+};
+
 static int
 state_dir_check(const char *dir, char *err, size_t errlen)
 {
@@ -96,18 +100,8 @@ state_dir_check(const char *dir, char *err, size_t errlen)
 		snprintf(err, errlen, "state dir %s: not a directory", dir);
 		return -1;
 	}
-	if (st.st_uid != geteuid()) {
-		snprintf(err, errlen, "state dir %s: owned by uid %u, not by "
-		    "uid %u that cmdgated runs as", dir, (unsigned)st.st_uid,
-		    (unsigned)geteuid());
+	if (util_perm_check(&state_dir_perm, dir, &st, err, errlen) == -1)
 		return -1;
-	}
-	if (st.st_mode & (S_IWGRP | S_IWOTH)) {
-		snprintf(err, errlen, "state dir %s: mode %04o lets group or "
-		    "others write in it; chmod 700 it", dir,
-		    (unsigned)(st.st_mode & 07777));
-		return -1;
-	}
 	if ((st.st_mode & 077) != 0 && chmod(dir, 0700) == -1) {
 		snprintf(err, errlen, "state dir %s: chmod 0700: %s", dir,
 		    strerror(errno));

@@ -18,6 +18,10 @@
 static int	token_check(int, const char *, int, char *, size_t);
 static char	*token_trim(char *);
 
+static const struct util_perm token_perm = {
+	"token file", S_IRWXG | S_IRWXO, "read or write it", "chmod 600 it"
+};
+
 /* Whether the open file fd may hold a token; 0, or -1 with err. */
 static int
 token_check(int fd, const char *path, int strict, char *err, size_t errlen)
@@ -36,19 +40,7 @@ token_check(int fd, const char *path, int strict, char *err, size_t errlen)
 	}
 	if (!strict)
 		return 0;
-	if (st.st_uid != geteuid()) {
-		snprintf(err, errlen, "token file %s: owned by uid %u, not by "
-		    "uid %u that cmdgated runs as", path, (unsigned)st.st_uid,
-		    (unsigned)geteuid());
-		return -1;
-	}
-	if (st.st_mode & (S_IRWXG | S_IRWXO)) {
-		snprintf(err, errlen, "token file %s: mode %04o lets group or "
-		    "others read or write it; chmod 600 it", path,
-		    (unsigned)(st.st_mode & 07777));
-		return -1;
-	}
-	return 0;
+	return util_perm_check(&token_perm, path, &st, err, errlen);
 }
 
 /* The first line of buf without surrounding white space; in place. */

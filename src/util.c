@@ -2,6 +2,8 @@
 /* Checked allocators and small helpers. */
 #include "config.h"
 
+#include <sys/stat.h>
+
 #include <errno.h>
 #include <inttypes.h>
 #include <stdarg.h>
@@ -9,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "log.h"
 #include "util.h"
@@ -130,4 +133,23 @@ util_utf8_len(const char *s)
 		if (((unsigned char)*s & 0xc0) != 0x80)
 			n++;
 	return n;
+}
+
+int
+util_perm_check(const struct util_perm *p, const char *path,
+    const struct stat *st, char *err, size_t errlen)
+{
+	if (st->st_uid != geteuid()) {
+		snprintf(err, errlen, "%s %s: owned by uid %u, not by uid %u "
+		    "that cmdgated runs as", p->what, path,
+		    (unsigned)st->st_uid, (unsigned)geteuid());
+		return -1;
+	}
+	if (st->st_mode & p->deny) {
+		snprintf(err, errlen, "%s %s: mode %04o lets group or others "
+		    "%s; %s", p->what, path, (unsigned)(st->st_mode & 07777),
+		    p->lets, p->fix);
+		return -1;
+	}
+	return 0;
 }
