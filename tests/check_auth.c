@@ -93,17 +93,13 @@ run_cli(uid_t uid, const char **env, const char *first, ...)
 	const char	*argv[32], *bin = getenv("CMDGATE");
 	char		 port[16];
 	va_list		 ap;
-	int		 n = 0, e[2], status;
-	ssize_t		 r;
-	size_t		 len = 0;
+	int		 e[2], status;
 	pid_t		 pid;
 
 	ck_assert_ptr_nonnull(bin);
-	argv[n++] = bin;
+	argv[0] = bin;
 	va_start(ap, first);
-	for (argv[n] = first; argv[n] != NULL && n < 30;
-	    argv[++n] = va_arg(ap, const char *))
-		;
+	args_collect(argv, 1, 32, first, ap);
 	va_end(ap);
 	snprintf(port, sizeof(port), "%d", b.port);
 	ck_assert_int_eq(pipe(e), 0);
@@ -125,11 +121,7 @@ run_cli(uid_t uid, const char **env, const char *first, ...)
 		_exit(127);
 	}
 	close(e[1]);
-	while (len < sizeof(err) - 1 &&
-	    (r = read(e[0], err + len, sizeof(err) - 1 - len)) > 0)
-		len += (size_t)r;
-	err[len] = '\0';
-	close(e[0]);
+	fd_slurp(e[0], err, sizeof(err));
 	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
 	ck_assert(WIFEXITED(status));
 	return WEXITSTATUS(status);
@@ -145,12 +137,9 @@ run_broker_on(struct broker *on, const char *first, ...)
 	const char	*argv[16] = { "--listen", "127.0.0.1:0", "--state-dir",
 			    state };
 	va_list		 ap;
-	int		 n = 4;
 
 	va_start(ap, first);
-	for (argv[n] = first; argv[n] != NULL && n < 14;
-	    argv[++n] = va_arg(ap, const char *))
-		;
+	args_collect(argv, 4, 16, first, ap);
 	va_end(ap);
 	return broker_run(on, argv);
 }
@@ -242,8 +231,6 @@ START_TEST(mcp_bridge_finds_token)
 	int		 in[2], o[2], status;
 	char		 buf[4096], port[16];
 	const char	*bin = getenv("CMDGATE");
-	ssize_t		 n;
-	size_t		 len = 0;
 	pid_t		 pid;
 	const char	*req = "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":"
 			    "\"initialize\",\"params\":{\"protocolVersion\":"
@@ -272,11 +259,7 @@ START_TEST(mcp_bridge_finds_token)
 	close(o[1]);
 	ck_assert_int_eq(write(in[1], req, strlen(req)), (ssize_t)strlen(req));
 	close(in[1]);
-	while (len < sizeof(buf) - 1 &&
-	    (n = read(o[0], buf + len, sizeof(buf) - 1 - len)) > 0)
-		len += (size_t)n;
-	buf[len] = '\0';
-	close(o[0]);
+	fd_slurp(o[0], buf, sizeof(buf));
 	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
 	ck_assert_msg(strstr(buf, "\"protocolVersion\"") != NULL,
 	    "answer: %s", buf);

@@ -71,19 +71,6 @@ start(const char **extra)
 	snprintf(port, sizeof(port), "%d", b.port);
 }
 
-/* Drain fd into buf until EOF. */
-static void
-slurp(int fd, char *buf)
-{
-	size_t	n = 0;
-	ssize_t	r;
-
-	while (n < OUT_MAX - 1 && (r = read(fd, buf + n, OUT_MAX - 1 - n)) > 0)
-		n += (size_t)r;
-	buf[n] = '\0';
-	close(fd);
-}
-
 /*
  * Run cmdgate with args (NULL-ended) and input on stdin; its exit status,
  * stdout in out, stderr in err.
@@ -94,15 +81,13 @@ run(const char *input, const char *first, ...)
 	const char	*argv[64];
 	const char	*bin = getenv("CMDGATE");
 	va_list		 ap;
-	int		 n = 0, in[2], o[2], e[2], status;
+	int		 in[2], o[2], e[2], status;
 	pid_t		 pid;
 
 	ck_assert_ptr_nonnull(bin);
-	argv[n++] = bin;
+	argv[0] = bin;
 	va_start(ap, first);
-	for (argv[n] = first; argv[n] != NULL && n < 62;
-	    argv[++n] = va_arg(ap, const char *))
-		;
+	args_collect(argv, 1, 64, first, ap);
 	va_end(ap);
 	ck_assert_int_eq(pipe(in), 0);
 	ck_assert_int_eq(pipe(o), 0);
@@ -127,8 +112,8 @@ run(const char *input, const char *first, ...)
 		ck_assert_int_eq(write(in[1], input, strlen(input)),
 		    (ssize_t)strlen(input));
 	close(in[1]);
-	slurp(o[0], out);
-	slurp(e[0], err);
+	fd_slurp(o[0], out, OUT_MAX);
+	fd_slurp(e[0], err, OUT_MAX);
 	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
 	ck_assert(WIFEXITED(status));
 	return WEXITSTATUS(status);

@@ -60,12 +60,9 @@ start(const char *first, ...)
 {
 	const char	*args[16] = { "--tools", tools };
 	va_list		 ap;
-	int		 n = 2;
 
 	va_start(ap, first);
-	for (args[n] = first; args[n] != NULL && n < 14;
-	    args[++n] = va_arg(ap, const char *))
-		;
+	args_collect(args, 2, 16, first, ap);
 	va_end(ap);
 	ck_assert_int_eq(broker_start(&b, args, 0), 0);
 }
@@ -77,12 +74,9 @@ run(const char *first, ...)
 	const char	*args[16] = { "--listen", "127.0.0.1:0", "--state-dir",
 			    state, "--no-auth", "--tools", tools };
 	va_list		 ap;
-	int		 n = 7;
 
 	va_start(ap, first);
-	for (args[n] = first; args[n] != NULL && n < 14;
-	    args[++n] = va_arg(ap, const char *))
-		;
+	args_collect(args, 7, 16, first, ap);
 	va_end(ap);
 	return broker_run(&b, args);
 }

@@ -35,6 +35,28 @@ write_file(const char *path, const char *text, int mode)
 }
 
 void
+fd_slurp(int fd, char *buf, size_t size)
+{
+	size_t	n = 0;
+	ssize_t	r;
+
+	while (n < size - 1 && (r = read(fd, buf + n, size - 1 - n)) > 0)
+		n += (size_t)r;
+	buf[n] = '\0';
+	close(fd);
+}
+
+void
+args_collect(const char **args, int n, int max, const char *first,
+    va_list ap)
+{
+	for (args[n] = first; args[n] != NULL && n < max - 2;
+	    args[++n] = va_arg(ap, const char *))
+		;
+	args[n + 1] = NULL;
+}
+
+void
 broker_prepare(struct broker *b)
 {
 	ck_assert_msg(broker_mkdir(b) == 0, "temp dir and notify socket: %s",

@@ -4,6 +4,8 @@
 
 #include <sys/types.h>
 
+#include <stdarg.h>
+
 #include <json-c/json.h>
 
 #include "broker.h"
@@ -41,6 +43,14 @@ int		 broker_signal_wait(struct broker *, int sig);
 /* Stop (SIGTERM) if running, remove the temp dir. */
 void		 broker_stop(struct broker *);
 void		 write_file(const char *path, const char *text, int mode);
+/* Read fd into buf (size bytes with its NUL) until EOF, then close it. */
+void		 fd_slurp(int fd, char *buf, size_t size);
+/*
+ * args[n], args[n + 1], ... = first and what follows it in ap, up to its
+ * NULL and at most up to args[max - 2]; NULL-ended within max.
+ */
+void		 args_collect(const char **args, int n, int max,
+		    const char *first, va_list ap);
 
 struct client	*client_tcp(int port);
 struct client	*client_unix(const char *path);
