@@ -183,6 +183,23 @@ START_TEST(oversize_line_closes)
 }
 END_TEST
 
+/* A Content-Length over the limit: message_too_large, then a close. */
+static void
+lsp_too_large(const char *head)
+{
+	struct client	*c = client_tcp(b.port);
+	char		*s;
+
+	client_send(c, head);
+	free(client_line(c));
+	free(client_line(c));
+	s = client_read(c, c->jl.len);
+	ck_assert_ptr_nonnull(strstr(s, "message_too_large"));
+	free(s);
+	ck_assert(client_eof(c));
+	client_close(c);
+}
+
 START_TEST(lsp_framing)
 {
 	const char	*args[] = { "--max-message", "1024", NULL };
@@ -220,25 +237,9 @@ START_TEST(lsp_framing)
 	ck_assert(client_eof(c));
 	client_close(c);
 	/* Too large a Content-Length: message_too_large and a close. */
-	c = client_tcp(b.port);
-	client_send(c, "Content-Length: 5000\r\n\r\n");
-	free(client_line(c));
-	free(client_line(c));
-	s = client_read(c, c->jl.len);
-	ck_assert_ptr_nonnull(strstr(s, "message_too_large"));
-	free(s);
-	ck_assert(client_eof(c));
-	client_close(c);
+	lsp_too_large("Content-Length: 5000\r\n\r\n");
 	/* Above 2^40 too, and without waiting for the end of the headers. */
-	c = client_tcp(b.port);
-	client_send(c, "Content-Length: 2199023255552\r\n");
-	free(client_line(c));
-	free(client_line(c));
-	s = client_read(c, c->jl.len);
-	ck_assert_ptr_nonnull(strstr(s, "message_too_large"));
-	free(s);
-	ck_assert(client_eof(c));
-	client_close(c);
+	lsp_too_large("Content-Length: 2199023255552\r\n");
 	assert_serves();
 }
 END_TEST

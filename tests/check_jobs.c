@@ -178,6 +178,17 @@ wait_done(const char *ticket)
 	return job;
 }
 
+/* wait_done, and the job ended as status. */
+static void
+wait_end(const char *ticket, const char *status)
+{
+	json_object	*r = wait_done(ticket);
+
+	ck_assert_msg(strcmp(str(r, "status"), status) == 0,
+	    "%s ended %s, not %s", ticket, str(r, "status"), status);
+	json_object_put(r);
+}
+
 /* Read notifications until ticket reaches status. */
 static void
 await_status(const char *ticket, const char *status)
@@ -235,9 +246,7 @@ guard_scenario(const char *test_tier)
 	/* The held reload does not hold back an instant job behind it. */
 	submit(other, "[{\"tool\":\"echo\",\"params\":{\"text\":\"x\"}}]",
 	    NULL);
-	r = wait_done(other);
-	ck_assert_str_eq(str(r, "status"), "done");
-	json_object_put(r);
+	wait_end(other, "done");
 	r = poll_job(reload);
 	ck_assert_str_eq(str(r, "result.status"), "queued");
 	json_object_put(r);
@@ -248,9 +257,7 @@ guard_scenario(const char *test_tier)
 	ck_assert(jpath(r, "blocked_by") != NULL ||
 	    json_object_object_get_ex(r, "blocked_by", NULL));
 	json_object_put(r);
-	r = wait_done(tests);
-	ck_assert_str_eq(str(r, "status"), "done");
-	json_object_put(r);
+	wait_end(tests, "done");
 }
 
 START_TEST(guard_heavy_tests)
@@ -289,9 +296,7 @@ START_TEST(editor_flags_hold_reloads)
 	json_object_put(r);
 	/* The flags go with the connection; the reload then runs. */
 	client_close(ed);
-	r = wait_done(reload);
-	ck_assert_str_eq(str(r, "status"), "done");
-	json_object_put(r);
+	wait_end(reload, "done");
 }
 END_TEST
 
@@ -378,9 +383,7 @@ START_TEST(cancel_queued)
 	ck_assert_str_eq(str(r, "result.status"), "cancelled");
 	json_object_put(r);
 	release();
-	r = wait_done(tests);
-	ck_assert_str_eq(str(r, "status"), "done");
-	json_object_put(r);
+	wait_end(tests, "done");
 }
 END_TEST
 
@@ -596,9 +599,7 @@ START_TEST(garbled_worker_message)
 	ck_assert_ptr_nonnull(strstr(str(r, "error"), "garbled"));
 	json_object_put(r);
 	submit(t, "[{\"tool\":\"echo\",\"params\":{\"text\":\"on\"}}]", NULL);
-	r = wait_done(t);
-	ck_assert_str_eq(str(r, "status"), "done");
-	json_object_put(r);
+	wait_end(t, "done");
 }
 END_TEST
 
@@ -867,12 +868,8 @@ START_TEST(kill9_restart)
 	ck_assert_str_eq(st, "running");
 	json_object_put(r);
 	release();
-	r = wait_done(q1);
-	ck_assert_str_eq(str(r, "status"), "done");
-	json_object_put(r);
-	r = wait_done(q2);
-	ck_assert_str_eq(str(r, "status"), "done");
-	json_object_put(r);
+	wait_end(q1, "done");
+	wait_end(q2, "done");
 	submit(next, "[{\"tool\":\"echo\",\"params\":{\"text\":\"n\"}}]", NULL);
 	/*
 	 * After a kill the counter goes on from the high-water mark kept
@@ -913,9 +910,7 @@ START_TEST(sigterm_interrupts_running)
 	ck_assert_str_ne(str(r, "result.status"), "failed");
 	json_object_put(r);
 	release();
-	r = wait_done(q);
-	ck_assert_str_eq(str(r, "status"), "done");
-	json_object_put(r);
+	wait_end(q, "done");
 }
 END_TEST
 
@@ -1002,9 +997,7 @@ START_TEST(queue_positions)
 		json_object_put(r);
 	}
 	release();
-	r = wait_done(t[4]);
-	ck_assert_str_eq(str(r, "status"), "failed");
-	json_object_put(r);
+	wait_end(t[4], "failed");
 }
 END_TEST
 
@@ -1190,12 +1183,8 @@ assert_reload_held(const char *tests, const char *reload)
 	ck_assert_str_eq(str(r, "result.blocked_by"), "tests_running");
 	json_object_put(r);
 	release();
-	r = wait_done(reload);
-	ck_assert_str_eq(str(r, "status"), "done");
-	json_object_put(r);
-	r = wait_done(tests);
-	ck_assert_str_eq(str(r, "status"), "done");
-	json_object_put(r);
+	wait_end(reload, "done");
+	wait_end(tests, "done");
 }
 
 /* Issue 19.1: both submits of one JSON-RPC batch array. */
@@ -1271,9 +1260,7 @@ START_TEST(held_reload_before_later_tests)
 	submit(t2, "[{\"tool\":\"run_tests\"}]", NULL);
 	submit(other, "[{\"tool\":\"echo\",\"params\":{\"text\":\"x\"}}]",
 	    NULL);
-	r = wait_done(other);
-	ck_assert_str_eq(str(r, "status"), "done");
-	json_object_put(r);
+	wait_end(other, "done");
 	r = poll_job(t2);
 	ck_assert_str_eq(str(r, "result.status"), "queued");
 	ck_assert_int_eq(json_object_get_int(jpath(r, "result.position")), 1);
@@ -1288,9 +1275,7 @@ START_TEST(held_reload_before_later_tests)
 	ck_assert_str_le(str(rl, "finished_at"), str(r, "started_at"));
 	json_object_put(r);
 	json_object_put(rl);
-	r = wait_done(t1);
-	ck_assert_str_eq(str(r, "status"), "done");
-	json_object_put(r);
+	wait_end(t1, "done");
 }
 END_TEST
 
@@ -1410,9 +1395,7 @@ START_TEST(editor_flags_outlive_restart)
 	ck_assert(json_object_get_boolean(jpath(r,
 	    "result.busy.tests_running")));
 	json_object_put(r);
-	r = wait_done(reload);
-	ck_assert_str_eq(str(r, "status"), "done");
-	json_object_put(r);
+	wait_end(reload, "done");
 	ck_assert_int_eq(access(flags, F_OK), -1);
 	ck_assert_int_eq(broker_log_count(&b, "--editor-grace passed"), 1);
 }
@@ -1921,9 +1904,7 @@ START_TEST(h3_deep_json)
 	    "{\"d\":%s}}]", deep);
 	free(deep);
 	submit(t, cmds, NULL);
-	r = wait_done(t);
-	ck_assert_str_eq(str(r, "status"), "done");
-	json_object_put(r);
+	wait_end(t, "done");
 	r = poll_job(t);
 	ck_assert_str_eq(str(r, "result.status"), "done");
 	json_object_put(r);
@@ -1949,9 +1930,7 @@ START_TEST(h3_deep_json)
 	ck_assert_int_eq(broker_start(&b, (const char *[]){ "--tools", tools,
 	    "--kill-grace", "1", NULL }, 0), 0);
 	c = client_tcp(b.port);
-	r = wait_done(t);
-	ck_assert_str_eq(str(r, "status"), "done");
-	json_object_put(r);
+	wait_end(t, "done");
 	for (d = 29; d <= 31; d++) {
 		deep = h3_nested(d);
 		snprintf(cmds, sizeof(cmds), "[{\"tool\":\"print\",\"params\":"

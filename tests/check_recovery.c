@@ -258,10 +258,23 @@ START_TEST(store_full_keeps_room)
 }
 END_TEST
 
+/* Submit "later" async as agent with an idempotency key (caller puts). */
+static json_object *
+submit_keyed(const char *agent, const char *key)
+{
+	char	line[1024];
+
+	snprintf(line, sizeof(line), "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":"
+	    "\"batch_execute\",\"params\":{\"async\":true,\"agent\":\"%s\","
+	    "\"idempotency_key\":\"%s\",\"commands\":[{\"tool\":\"later\"}]}}",
+	    agent, key);
+	return call(line);
+}
+
 /* agent + "\n" + key is one LMDB key: past 511 bytes, invalid_params. */
 START_TEST(long_keys_invalid_params)
 {
-	char		 agent[300], key[300], line[1024];
+	char		 agent[300], key[300];
 	json_object	*r;
 	int		 i;
 
@@ -272,22 +285,14 @@ START_TEST(long_keys_invalid_params)
 	agent[256] = '\0';
 	memset(key, 'k', 256);
 	key[256] = '\0';
-	snprintf(line, sizeof(line), "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":"
-	    "\"batch_execute\",\"params\":{\"async\":true,\"agent\":\"%s\","
-	    "\"idempotency_key\":\"%s\",\"commands\":[{\"tool\":\"later\"}]}}",
-	    agent, key);
-	r = call(line);
+	r = submit_keyed(agent, key);
 	ck_assert_int_eq(json_object_get_int(jpath(r, "error.code")), -32602);
 	ck_assert_str_eq(str(r, "error.data.type"), "invalid_params");
 	ck_assert_ptr_nonnull(strstr(str(r, "error.data.reason"), "510"));
 	json_object_put(r);
 	/* 254 bytes of key fit with that agent. */
 	key[254] = '\0';
-	snprintf(line, sizeof(line), "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":"
-	    "\"batch_execute\",\"params\":{\"async\":true,\"agent\":\"%s\","
-	    "\"idempotency_key\":\"%s\",\"commands\":[{\"tool\":\"later\"}]}}",
-	    agent, key);
-	r = call(line);
+	r = submit_keyed(agent, key);
 	ck_assert_msg(jpath(r, "result.ticket") != NULL, "%s",
 	    json_object_to_json_string(r));
 	json_object_put(r);
