@@ -67,16 +67,6 @@ slurp_file(const char *path)
 	return buf;
 }
 
-static json_object *
-auth_call(struct client *c, const char *tok)
-{
-	char	line[512];
-
-	snprintf(line, sizeof(line), "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":"
-	    "\"authenticate\",\"params\":{\"token\":\"%s\"}}", tok);
-	return client_call(c, line);
-}
-
 static int
 err_code(json_object *r)
 {
@@ -171,10 +161,10 @@ START_TEST(token_made_and_kept)
 	r = client_call(c, PING);
 	ck_assert_int_eq(err_code(r), -32005);
 	json_object_put(r);
-	r = auth_call(c, "0123");
+	r = client_auth(c, "0123");
 	ck_assert_int_eq(err_code(r), -32005);
 	json_object_put(r);
-	r = auth_call(c, first);
+	r = client_auth(c, first);
 	ck_assert(json_object_get_boolean(jpath(r, "result.authenticated")));
 	json_object_put(r);
 	r = client_call(c, PING);
@@ -186,7 +176,7 @@ START_TEST(token_made_and_kept)
 	ck_assert_int_eq(broker_start(&b, NULL, 0), 0);
 	ck_assert_int_eq(strncmp(slurp_file(token), first, 64), 0);
 	c = client_tcp(b.port);
-	r = auth_call(c, first);
+	r = client_auth(c, first);
 	ck_assert(json_object_get_boolean(jpath(r, "result.authenticated")));
 	json_object_put(r);
 	client_close(c);

@@ -341,8 +341,7 @@ START_TEST(auth_token)
 	r = client_call(c, PING);
 	assert_error(r, -32005, "unauthorized");
 	json_object_put(r);
-	r = client_call(c, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":"
-	    "\"authenticate\",\"params\":{\"token\":\"hunter2-token\"}}");
+	r = client_auth(c, "hunter2-token");
 	ck_assert(json_object_get_boolean(jpath(r, "result.authenticated")));
 	json_object_put(r);
 	assert_pong(c);
@@ -753,8 +752,7 @@ START_TEST(no_broadcast_before_auth)
 	start(args);
 	a = client_tcp(b.port);
 	u = client_tcp(b.port);
-	r = client_call(a, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":"
-	    "\"authenticate\",\"params\":{\"token\":\"sesame\"}}");
+	r = client_auth(a, "sesame");
 	ck_assert_ptr_nonnull(jpath(r, "result"));
 	json_object_put(r);
 	write_file(tools, "{\"tools\":[{\"name\":\"b\",\"exec\":[\"true\"]}]}",
@@ -972,8 +970,7 @@ START_TEST(auth_timeout)
 	late = client_tcp(b.port);
 	ok = client_tcp(b.port);
 	u = client_unix(b.sock);
-	r = client_call(ok, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":"
-	    "\"authenticate\",\"params\":{\"token\":\"sesame\"}}");
+	r = client_auth(ok, "sesame");
 	ck_assert_ptr_nonnull(jpath(r, "result"));
 	json_object_put(r);
 	r = client_call(late, PING);

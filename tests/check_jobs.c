@@ -105,18 +105,25 @@ write_tools(const char *test_tier)
 	write_file(tools, json, 0600);
 }
 
+/* The broker on the tools file, kill grace 1 s, and extra; c to it. */
 static void
-start_with(const char *test_tier, const char **extra)
+start_tools(const char **extra)
 {
 	const char	*args[16] = { "--tools", tools, "--kill-grace", "1" };
 	int		 n = 4;
 
-	write_tools(test_tier);
 	while (extra != NULL && *extra != NULL)
 		args[n++] = *extra++;
 	args[n] = NULL;
 	ck_assert_int_eq(broker_start(&b, args, 0), 0);
 	c = client_tcp(b.port);
+}
+
+static void
+start_with(const char *test_tier, const char **extra)
+{
+	write_tools(test_tier);
+	start_tools(extra);
 }
 
 static json_object *
@@ -1461,15 +1468,8 @@ h3_write_tools(int port4, int port6, int victim)
 static void
 h3_start(const char **extra, int port4, int port6)
 {
-	const char	*args[16] = { "--tools", tools, "--kill-grace", "1" };
-	int		 n = 4;
-
 	h3_write_tools(port4, port6, 1);
-	while (extra != NULL && *extra != NULL)
-		args[n++] = *extra++;
-	args[n] = NULL;
-	ck_assert_int_eq(broker_start(&b, args, 0), 0);
-	c = client_tcp(b.port);
+	start_tools(extra);
 }
 
 /* Submit and wait for the end; the job object (caller puts). */

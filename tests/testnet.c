@@ -251,6 +251,16 @@ client_call(struct client *c, const char *line)
 }
 
 json_object *
+client_auth(struct client *c, const char *token)
+{
+	char	line[512];
+
+	snprintf(line, sizeof(line), "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":"
+	    "\"authenticate\",\"params\":{\"token\":\"%s\"}}", token);
+	return client_call(c, line);
+}
+
+json_object *
 client_wait_method(struct client *c, const char *method)
 {
 	json_object	*r, *m;

@@ -63,6 +63,8 @@ char		*client_line(struct client *);
  * that come first are kept for client_wait_method().
  */
 json_object	*client_call(struct client *, const char *line);
+/* client_call() of authenticate with token; caller puts. */
+json_object	*client_auth(struct client *, const char *token);
 /* Read lines until one parses with "method" == method; caller puts. */
 json_object	*client_wait_method(struct client *, const char *method);
 /* 1 when the broker closed the connection (EOF within the timeout). */
