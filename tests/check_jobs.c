@@ -119,6 +119,27 @@ start_tools(const char **extra)
 	c = client_tcp(b.port);
 }
 
+/* SIGKILL the broker and reap it. */
+static void
+crash(void)
+{
+	int	status;
+
+	kill(b.pid, SIGKILL);
+	waitpid(b.pid, &status, 0);
+	close(b.pidfd);
+	b.pid = -1;
+	b.pidfd = -1;
+}
+
+/* crash(), then start the broker again on its state; c to it. */
+static void
+crash_restart(void)
+{
+	crash();
+	start_tools(NULL);
+}
+
 static void
 start_with(const char *test_tier, const char **extra)
 {
@@ -838,7 +859,7 @@ START_TEST(kill9_restart)
 	json_object	*r = NULL;
 	const char	*st;
 	struct timespec	 ts = { 0, 20 * 1000000 };
-	int		 status, i;
+	int		 i;
 
 	start_with("heavy", NULL);
 	submit(running, "[{\"tool\":\"run_tests\"}]", "\"notify\":true");
@@ -847,14 +868,7 @@ START_TEST(kill9_restart)
 	submit(q2, "[{\"tool\":\"refresh\"}]", NULL);
 	client_close(c);
 	c = NULL;
-	kill(b.pid, SIGKILL);
-	waitpid(b.pid, &status, 0);
-	close(b.pidfd);
-	b.pid = -1;
-	b.pidfd = -1;
-	ck_assert_int_eq(broker_start(&b, (const char *[]){ "--tools", tools,
-	    "--kill-grace", "1", NULL }, 0), 0);
-	c = client_tcp(b.port);
+	crash_restart();
 	r = poll_job(running);
 	ck_assert_str_eq(str(r, "result.status"), "failed");
 	ck_assert_int_eq(strncmp(str(r, "result.error"),
@@ -1601,18 +1615,13 @@ START_TEST(h3_broker_killed)
 {
 	char	t[32];
 	pid_t	tool;
-	int	status;
 
 	h3_start(NULL, 9, 9);
 	submit(t, "[{\"tool\":\"stubborn\"}]", NULL);
 	tool = h3_pid_file("tool.pid");
 	client_close(c);
 	c = NULL;
-	kill(b.pid, SIGKILL);
-	waitpid(b.pid, &status, 0);
-	close(b.pidfd);
-	b.pid = -1;
-	b.pidfd = -1;
+	crash();
 	ck_assert_msg(h3_gone_within(tool, 1000 + 4000),
 	    "the tool outlived its broker");
 }
@@ -1896,7 +1905,7 @@ START_TEST(h3_deep_json)
 {
 	char		*deep, cmds[1024], t[32], blk[32];
 	json_object	*r;
-	int		 d, status;
+	int		 d;
 
 	h3_start(NULL, 9, 9);
 	deep = h3_nested(30);
@@ -1922,14 +1931,7 @@ START_TEST(h3_deep_json)
 	free(deep);
 	submit(t, cmds, NULL);
 	client_close(c);
-	kill(b.pid, SIGKILL);
-	waitpid(b.pid, &status, 0);
-	close(b.pidfd);
-	b.pid = -1;
-	b.pidfd = -1;
-	ck_assert_int_eq(broker_start(&b, (const char *[]){ "--tools", tools,
-	    "--kill-grace", "1", NULL }, 0), 0);
-	c = client_tcp(b.port);
+	crash_restart();
 	wait_end(t, "done");
 	for (d = 29; d <= 31; d++) {
 		deep = h3_nested(d);
