@@ -112,13 +112,7 @@ client_loop(int id, const char *ackpath)
 static void
 kill9_and_restart(const char **args)
 {
-	int	status;
-
-	kill(b.pid, SIGKILL);
-	waitpid(b.pid, &status, 0);
-	close(b.pidfd);
-	b.pid = -1;
-	b.pidfd = -1;
+	broker_kill(&b, SIGKILL);
 	ck_assert_int_eq(broker_start(&b, args, 0), 0);
 	publish_port();
 }

@@ -119,24 +119,11 @@ start_tools(const char **extra)
 	c = client_tcp(b.port);
 }
 
-/* SIGKILL the broker and reap it. */
-static void
-crash(void)
-{
-	int	status;
-
-	kill(b.pid, SIGKILL);
-	waitpid(b.pid, &status, 0);
-	close(b.pidfd);
-	b.pid = -1;
-	b.pidfd = -1;
-}
-
-/* crash(), then start the broker again on its state; c to it. */
+/* SIGKILL the broker, then start it again on its state; c to it. */
 static void
 crash_restart(void)
 {
-	crash();
+	broker_kill(&b, SIGKILL);
 	start_tools(NULL);
 }
 
@@ -1621,7 +1608,7 @@ START_TEST(h3_broker_killed)
 	tool = h3_pid_file("tool.pid");
 	client_close(c);
 	c = NULL;
-	crash();
+	broker_kill(&b, SIGKILL);
 	ck_assert_msg(h3_gone_within(tool, 1000 + 4000),
 	    "the tool outlived its broker");
 }
