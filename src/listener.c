@@ -25,7 +25,6 @@
 #include <json-c/json.h>
 
 #include "conn.h"
-#include "job.h"
 #include "listener.h"
 #include "log.h"
 #include "options.h"
