@@ -14,14 +14,17 @@
 
 /*
  * One client connection.  The listener owns the socket side; conn.c owns
- * what is said on it.  Unit tests make connections with no socket and read
- * what was sent from conn->out.
+ * what is said on it; the server owns the table of connections
+ * (server_conn_new/free).  Unit tests make connections with no socket and
+ * read what was sent from conn->out.
  */
 
 struct server;
+struct options;
 struct bufferevent;
 struct evbuffer;
 struct event;
+struct event_base;
 
 #define CONN_NAME_MAX	64	/* characters of a client name */
 #define CONN_OUT_HIGH	(1024 * 1024)	/* stop reading a client above */
@@ -46,12 +49,29 @@ struct conn_pending {
 	void				*arg;
 };
 TAILQ_HEAD(conn_pendings, conn_pending);
+TAILQ_HEAD(connlist, conn);
+
+/*
+ * What every connection shares with the others.  The server holds one and
+ * gives it to each connection it makes; conn.c knows no more of it.
+ */
+struct conn_shared {
+	struct event_base	*base;		/* NULL in unit tests */
+	const struct options	*opt;
+	struct connlist		 flushq;	/* connections with output */
+	struct event		*flusher;	/* writes what flushq holds */
+	struct event		*reaper;	/* frees dead connections */
+	int			 hold_output;	/* --sync group: sync due */
+	size_t			 npending;	/* every conn's npending */
+	size_t			 inbuf_total;	/* every conn's inbuf */
+};
 
 struct conn {
 	TAILQ_ENTRY(conn)	 entry;
-	TAILQ_ENTRY(conn)	 flush_entry;	/* on srv->flushq */
+	TAILQ_ENTRY(conn)	 flush_entry;	/* on sh->flushq */
 	LIST_ENTRY(conn)	 byid;		/* srv->byid, by id */
-	struct server		*srv;
+	struct server		*srv;		/* the owner, for the methods */
+	struct conn_shared	*sh;
 	struct bufferevent	*bev;		/* NULL in unit tests */
 	struct evbuffer		*out;		/* answers are framed here */
 	struct evbuffer		*sock;		/* bev's output; NULL in tests */
@@ -59,6 +79,7 @@ struct conn {
 	struct framer		 fr;
 	uint64_t		 id;
 	int			 is_unix;
+	int			 needs_token;	/* TCP with a token set */
 	int			 authenticated;
 	int			 strikes;	/* wrong tokens so far */
 	int			 closing;	/* close once out is flushed */
@@ -78,14 +99,17 @@ struct conn {
 	int64_t			 active_ms;	/* last request or answer */
 	int			 session;	/* an MCP session: never idle */
 	size_t			 inbuf;		/* unread input, as counted in
-						   srv->inbuf_total */
+						   sh->inbuf_total */
 	struct evbuffer		*held;		/* answers held for a sync */
 };
 
-/* A new connection, linked into srv.  out: NULL to use bev's output. */
-struct conn	*conn_new(struct server *, struct bufferevent *,
+/*
+ * A new connection sharing sh; out: NULL to use bev's output.  The server
+ * gives it its id and owner (server_conn_new).  Caller frees.
+ */
+struct conn	*conn_new(struct conn_shared *, struct bufferevent *,
 		    struct evbuffer *out, int is_unix, const char *peer);
-/* Unlink and free; clears the connection's editor flags.  */
+/* Cancel what c waits for and free it (server_conn_free unlinks it). */
 void		 conn_free(struct conn *);
 /* Cut messages out of in and answer them. */
 void		 conn_input(struct conn *, struct evbuffer *in);
@@ -116,7 +140,7 @@ void		 conn_send(struct conn *, json_object *msg);
 size_t		 conn_unsent(const struct conn *);
 /* Send what conn_send held back while a sync was due. */
 void		 conn_release(struct conn *);
-/* Take c off srv->flushq and hand its output to the socket. */
+/* Take c off sh->flushq and hand its output to the socket. */
 void		 conn_flush(struct conn *);
 /*
  * Answer with one last error (framing, limits, timeouts) and close after

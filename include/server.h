@@ -24,8 +24,9 @@ struct listener;
 struct jobs;
 struct event;
 struct authlimit;
+struct bufferevent;
+struct evbuffer;
 
-TAILQ_HEAD(connlist, conn);
 LIST_HEAD(connhash, conn);
 
 struct server {
@@ -35,6 +36,7 @@ struct server {
 	char			*token;		/* NULL: no auth for TCP */
 	size_t			 tokenlen;
 	int64_t			 started_ms;	/* monotonic */
+	struct conn_shared	 cs;		/* what every conn shares */
 	struct connlist		 conns;
 	unsigned		 nconns;
 	struct connhash		*byid;		/* by id & (nbuckets - 1) */
@@ -45,13 +47,7 @@ struct server {
 	char			*worker_path;
 	char			*store_path;
 	int			 stopping;
-	struct event		*reaper;	/* frees dead connections */
-	struct event		*flusher;	/* writes what flushq holds */
-	struct connlist		 flushq;	/* connections with output */
 	struct jobs		*jobs;		/* NULL until the store opens */
-	int			 hold_output;	/* --sync group: sync due */
-	size_t			 npending;	/* every conn's npending */
-	size_t			 inbuf_total;	/* every conn's inbuf */
 	struct authlimit	*authlimit;	/* wrong tokens per address */
 	struct holds		 holds;		/* every conn's editor flags */
 };
@@ -69,9 +65,14 @@ void		 server_set_editor(struct server *, struct conn *c,
 		    const struct editor_flags *f);
 /* An editor flag or a connection holding one changed: reschedule. */
 void		 server_busy_changed(struct server *);
-/* Enter c in the table by id, or take it out. */
-void		 server_conn_link(struct server *, struct conn *c);
-void		 server_conn_unlink(struct server *, struct conn *c);
+/*
+ * A new connection (conn_new), given the next id and entered in the
+ * table.  out: NULL to use bev's output.  Free with server_conn_free.
+ */
+struct conn	*server_conn_new(struct server *, struct bufferevent *,
+		    struct evbuffer *out, int is_unix, const char *peer);
+/* Take c out of the table, drop its editor flags and free it. */
+void		 server_conn_free(struct server *, struct conn *c);
 /* The connection of id, closing or not, or NULL. */
 struct conn	*server_conn_find(const struct server *, uint64_t id);
 /* Open the engine (jobs_open) with the server's hooks: 0, or an exit

@@ -86,34 +86,6 @@ const struct tool	*tooltab_find(const struct tooltab *, const char *);
 int			 tooltab_same(const struct tooltab *,
 			    const struct tooltab *);
 
-/* toolcmd.c: one command against its tool. */
-
-/*
- * Classification of one command.  params is the command's params member,
- * NULL when it is absent or null (then no condition holds).
- */
-enum tier		 tool_command_tier(const struct tool *, json_object *);
-int			 tool_command_reload(const struct tool *,
-			    json_object *);
-
-/*
- * Expand the tool's exec templates with a command's params (NULL: absent):
- * 0 and *argv (a JSON array of strings; caller puts), or -1 with err
- * naming the parameter that has neither a value nor a default.
- */
-int			 tool_expand_argv(const struct tool *, json_object *,
-			    json_object **argv, char *err, size_t errlen);
-
-/* get_tool_details shape; caller puts. */
-json_object		*tool_details(const struct tool *);
-/* The tool's parameter schema, {"type":"object"} when none; caller puts. */
-json_object		*tool_input_schema(const struct tool *);
-
-/* Whether exec element s has the template {name}. */
-int			 tool_template_uses(const char *s, const char *name);
-
-/* tools.c: the table. */
-
 /*
  * Split a forward address, HOST:PORT or [IPV6]:PORT, into host (without
  * brackets) and port: 0, or -1 when it is neither.

@@ -15,8 +15,8 @@
 #include "frame.h"
 #include "jstrict.h"
 #include "log.h"
+#include "options.h"
 #include "rpc.h"
-#include "server.h"
 #include "util.h"
 
 /*
@@ -44,12 +44,12 @@ static void		 conn_batch_done(struct conn_batch *);
 static void		 conn_cancel_all(struct conn *);
 
 struct conn *
-conn_new(struct server *srv, struct bufferevent *bev, struct evbuffer *out,
+conn_new(struct conn_shared *sh, struct bufferevent *bev, struct evbuffer *out,
     int is_unix, const char *peer)
 {
 	struct conn	*c = xcalloc(1, sizeof(*c));
 
-	c->srv = srv;
+	c->sh = sh;
 	c->bev = bev;
 	if (bev != NULL) {
 		if ((c->out = evbuffer_new()) == NULL)
@@ -58,48 +58,34 @@ conn_new(struct server *srv, struct bufferevent *bev, struct evbuffer *out,
 	} else
 		c->out = out;
 	c->is_unix = is_unix;
-	c->id = ++srv->next_conn_id;
 	snprintf(c->peer, sizeof(c->peer), "%s", peer);
 	c->since_ms = c->active_ms = util_monotonic_ms();
-	frame_init(&c->fr, srv->opt->max_message);
+	frame_init(&c->fr, sh->opt->max_message);
 	TAILQ_INIT(&c->pending);
-	TAILQ_INSERT_TAIL(&srv->conns, c, entry);
-	srv->nconns++;
-	server_conn_link(srv, c);
 	return c;
 }
 
 void
 conn_free(struct conn *c)
 {
-	struct editor_flags	none = { 0, 0, 0 };
-	struct server		*srv = c->srv;
-	int			had_flags;
-
 	conn_cancel_all(c);
-	had_flags = holds_change(&srv->holds, &c->editor, &none);
-	TAILQ_REMOVE(&c->srv->conns, c, entry);
-	server_conn_unlink(srv, c);
-	c->srv->nconns--;
-	c->srv->inbuf_total -= c->inbuf;
+	c->sh->inbuf_total -= c->inbuf;
 	if (c->timer != NULL)
 		event_free(c->timer);
 	if (c->flush_queued)
-		TAILQ_REMOVE(&c->srv->flushq, c, flush_entry);
+		TAILQ_REMOVE(&c->sh->flushq, c, flush_entry);
 	if (c->sock != NULL)
 		evbuffer_free(c->out);
 	if (c->held != NULL)
 		evbuffer_free(c->held);
 	free(c->name);
 	free(c);
-	if (had_flags)
-		server_busy_changed(srv);
 }
 
 int
 conn_needs_auth(const struct conn *c)
 {
-	return c->srv->token != NULL && !c->is_unix && !c->authenticated;
+	return c->needs_token && !c->authenticated;
 }
 
 int
@@ -117,8 +103,8 @@ conn_kill(struct conn *c)
 		return;
 	c->dead = 1;
 	c->closing = 1;
-	if (c->srv->reaper != NULL)
-		event_active(c->srv->reaper, EV_TIMEOUT, 0);
+	if (c->sh->reaper != NULL)
+		event_active(c->sh->reaper, EV_TIMEOUT, 0);
 }
 
 /*
@@ -152,16 +138,16 @@ conn_queue_flush(struct conn *c)
 	if (c->sock == NULL || c->flush_queued || c->dead)
 		return;
 	c->flush_queued = 1;
-	TAILQ_INSERT_TAIL(&c->srv->flushq, c, flush_entry);
-	if (c->srv->flusher != NULL)
-		event_active(c->srv->flusher, EV_TIMEOUT, 0);
+	TAILQ_INSERT_TAIL(&c->sh->flushq, c, flush_entry);
+	if (c->sh->flusher != NULL)
+		event_active(c->sh->flusher, EV_TIMEOUT, 0);
 }
 
 /* Out of the flush queue: write what the socket takes, queue the rest. */
 void
 conn_flush(struct conn *c)
 {
-	TAILQ_REMOVE(&c->srv->flushq, c, flush_entry);
+	TAILQ_REMOVE(&c->sh->flushq, c, flush_entry);
 	c->flush_queued = 0;
 	if (c->dead || evbuffer_get_length(c->out) == 0)
 		return;
@@ -183,7 +169,7 @@ conn_send(struct conn *c, json_object *msg)
 	s = json_object_to_json_string_length(msg, JSON_C_TO_STRING_PLAIN |
 	    JSON_C_TO_STRING_NOSLASHESCAPE, &len);
 	/* With --sync group, nothing leaves before the changes are synced. */
-	if (c->srv->hold_output) {
+	if (c->sh->hold_output) {
 		if (c->held == NULL && (c->held = evbuffer_new()) == NULL)
 			fatalx("evbuffer_new");
 		if (frame_write(&c->fr, c->held, s, len) == -1)
@@ -287,7 +273,7 @@ conn_input(struct conn *c, struct evbuffer *in)
 static int
 conn_waits_full(struct conn *c, struct rpc_error *err)
 {
-	const struct options	*opt = c->srv->opt;
+	const struct options	*opt = c->sh->opt;
 
 	if (c->npending >= opt->max_waits) {
 		rpc_fail(err, RPC_QUEUE_FULL, "too_many_waits", "this "
@@ -296,11 +282,11 @@ conn_waits_full(struct conn *c, struct rpc_error *err)
 		    (unsigned long long)opt->max_waits);
 		return 1;
 	}
-	if (c->srv->npending >= opt->max_waits_total) {
+	if (c->sh->npending >= opt->max_waits_total) {
 		rpc_fail(err, RPC_QUEUE_FULL, "too_many_waits", "the broker "
 		    "already holds %zu answers for its clients "
 		    "(--max-waits-total %llu): try again later",
-		    c->srv->npending, (unsigned long long)opt->max_waits_total);
+		    c->sh->npending, (unsigned long long)opt->max_waits_total);
 		return 1;
 	}
 	return 0;
@@ -391,7 +377,7 @@ conn_batch_start(struct conn *c, json_object *msg)
 	struct conn_batch	*b;
 	json_object		*resp;
 	size_t			 n = json_object_array_length(msg);
-	uint64_t		 max = c->srv->opt->max_rpc_batch;
+	uint64_t		 max = c->sh->opt->max_rpc_batch;
 	char			 reason[128];
 
 	if (n == 0 || n > max) {
@@ -427,7 +413,7 @@ conn_batch_step(struct conn_batch *b)
 	size_t		 n = json_object_array_length(b->msg), stop;
 
 	stop = b->next + CONN_BATCH_STEP;
-	if (c->srv->base == NULL || stop > n)
+	if (c->sh->base == NULL || stop > n)
 		stop = n;	/* no loop (unit tests): all at once */
 	while (b->next < stop && !c->closing)
 		if ((resp = conn_call(c, json_object_array_get_idx(b->msg,
@@ -439,7 +425,7 @@ conn_batch_step(struct conn_batch *b)
 	}
 	/* A timer, not event_active: the loop polls the sockets first. */
 	if (b->ev == NULL &&
-	    (b->ev = evtimer_new(c->srv->base, conn_batch_next, b)) == NULL)
+	    (b->ev = evtimer_new(c->sh->base, conn_batch_next, b)) == NULL)
 		fatalx("evtimer_new");
 	c->batch = b;
 	evtimer_add(b->ev, &now);
@@ -501,7 +487,7 @@ conn_defer(struct rpc_req *req, void (*cancel)(void *), void *arg)
 		p->batch->waiting++;
 	TAILQ_INSERT_TAIL(&req->conn->pending, p, entry);
 	req->conn->npending++;
-	req->conn->srv->npending++;
+	req->conn->sh->npending++;
 	return p;
 }
 
@@ -510,7 +496,7 @@ conn_pending_free(struct conn_pending *p)
 {
 	TAILQ_REMOVE(&p->conn->pending, p, entry);
 	p->conn->npending--;
-	p->conn->srv->npending--;
+	p->conn->sh->npending--;
 	json_object_put(p->id);
 	free(p->method);
 	free(p);

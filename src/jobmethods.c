@@ -23,6 +23,7 @@
 #include "store.h"
 #include "ticket.h"
 #include "submit.h"
+#include "toolcmd.h"
 #include "tools.h"
 #include "util.h"
 

@@ -6,14 +6,11 @@
 #include "config.h"
 
 #include <sys/types.h>
-#include <sys/wait.h>
 
-#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include <event2/event.h>
 
@@ -22,9 +19,9 @@
 #include "editor.h"
 #include "expiry.h"
 #include "job.h"
+#include "jobrun.h"
 #include "jobs.h"
 #include "jobview.h"
-#include "launch.h"
 #include "log.h"
 #include "recover.h"
 #include "options.h"
@@ -302,86 +299,6 @@ jobs_cancel(struct jobs *J, uint64_t num, json_object **result,
 
 /* ---- workers --------------------------------------------------------- */
 
-/*
- * A queued job's tools as the table has them now: a tool that a SIGHUP
- * removed or disabled fails the job instead of running.  0, or -1 with why.
- */
-static int
-jobs_tools_ok(struct jobs *J, struct job *j, char *why, size_t len)
-{
-	const struct tool	*t;
-	const char		*name;
-	size_t			 i;
-
-	for (i = 0; i < j->ncmds; i++) {
-		name = json_object_get_string(job_rec_get(
-		    json_object_array_get_idx(job_rec_get(j->rec, "commands"),
-		    i), "tool"));
-		t = tooltab_find(*J->cfg.tools, name);
-		if (t == NULL || !t->enabled) {
-			snprintf(why, len, "commands[%zu]: tool '%s' %s the "
-			    "tool table since the job was queued", i, name,
-			    t == NULL ? "is no longer in" : "was disabled in");
-			return -1;
-		}
-	}
-	return 0;
-}
-
-/* Where a command's tool starts: the table's cwd, else the state dir. */
-static const char *
-jobs_cwd(struct jobs *J, const char *name, char *buf, size_t len)
-{
-	const struct tool	*t = tooltab_find(*J->cfg.tools, name);
-	const char		*dir = J->cfg.opt->state_dir;
-
-	if (t != NULL && t->cwd != NULL)
-		return t->cwd;
-	if (dir[0] != '/' && realpath(dir, buf) != NULL)
-		return buf;
-	snprintf(buf, len, "%s", dir);
-	return buf;
-}
-
-static json_object *
-jobs_spec(struct jobs *J, struct job *j)
-{
-	static const char *keep[] = { "tool", "exec", "forward", "params",
-	    "timeout_s", NULL };
-	json_object	*spec = json_object_new_object(), *cmds, *c, *src;
-	char		 dir[PATH_MAX];
-	size_t		 i, k;
-
-	json_object_object_add(spec, "ticket",
-	    json_object_new_string(j->ticket));
-	json_object_object_add(spec, "fail_fast", json_object_new_boolean(
-	    json_object_get_boolean(job_rec_get(j->rec, "fail_fast")) ||
-	    json_object_get_boolean(job_rec_get(j->rec, "atomic"))));
-	json_object_object_add(spec, "output_cap",
-	    json_object_new_int64((int64_t)J->cfg.opt->output_cap));
-	json_object_object_add(spec, "kill_grace",
-	    json_object_new_int64((int64_t)J->cfg.opt->kill_grace));
-	json_object_object_add(spec, "broker", json_object_new_int64(getpid()));
-	if (launch_nofile() > 0)
-		json_object_object_add(spec, "nofile",
-		    json_object_new_int64(launch_nofile()));
-	cmds = json_object_new_array();
-	for (i = 0; i < j->ncmds; i++) {
-		src = json_object_array_get_idx(job_rec_get(j->rec,
-		    "commands"), i);
-		c = json_object_new_object();
-		for (k = 0; keep[k] != NULL; k++)
-			job_copy(c, src, keep[k]);
-		if (job_rec_get(src, "exec") != NULL)
-			json_object_object_add(c, "cwd", json_object_new_string(
-			    jobs_cwd(J, json_object_get_string(
-			    job_rec_get(src, "tool")), dir, sizeof(dir))));
-		json_object_array_add(cmds, c);
-	}
-	json_object_object_add(spec, "commands", cmds);
-	return spec;
-}
-
 /* Progress that cannot be stored stops the job: see job_shrink(). */
 static void
 worker_store_failed(struct worker *w, int rc)
@@ -431,7 +348,7 @@ jobs_start(struct jobs *J, struct job *j)
 	char		 ts[UTIL_TIMESTAMP_LEN], why[256];
 	int		 rc;
 
-	if (jobs_tools_ok(J, j, why, sizeof(why)) == -1) {
+	if (jobrun_tools_ok(J, j, why, sizeof(why)) == -1) {
 		log_warnx("%s: %s", j->ticket, why);
 		jobs_finish(J, j, JOB_FAILED, why);
 		return;
@@ -469,63 +386,11 @@ jobs_start(struct jobs *J, struct job *j)
 	TAILQ_INSERT_TAIL(&J->running, j, entry);
 	J->nrunning++;
 	job_set_status(J, j, JOB_RUNNING);
-	spec = jobs_spec(J, j);
+	spec = jobrun_spec(J, j);
 	worker_run(w, spec);
 	json_object_put(spec);
 	log_info("%s running: worker %d", j->ticket, (int)w->pid);
 	jobs_changed(J, j);
-}
-
-/* How a reaped worker's job ended. */
-static enum job_status
-jobs_outcome(struct job *j, struct worker *w, int status, char *why,
-    size_t len)
-{
-	json_object	*res = job_rec_get(j->rec, "results"), *r, *e;
-	size_t		 i, n = json_object_array_length(res);
-	int		 ff;
-
-	if (j->cancelling) {
-		snprintf(why, len, "cancelled");
-		return JOB_CANCELLED;
-	}
-	if (w->garbled != NULL) {
-		snprintf(why, len, "%s; the worker was killed", w->garbled);
-		return JOB_FAILED;
-	}
-	if (WIFSIGNALED(status)) {
-		snprintf(why, len, "the worker was killed by signal %d (SIG%s)",
-		    WTERMSIG(status), sigabbrev_np(WTERMSIG(status)) ?
-		    sigabbrev_np(WTERMSIG(status)) : "?");
-		return JOB_FAILED;
-	}
-	if (WEXITSTATUS(status) != 0) {
-		snprintf(why, len, "the worker exited with status %d",
-		    WEXITSTATUS(status));
-		return JOB_FAILED;
-	}
-	for (i = 0; i < n; i++) {
-		r = json_object_array_get_idx(res, i);
-		if (json_object_get_boolean(job_rec_get(r, "ok")))
-			continue;
-		json_object_object_add(j->rec, "failed_at_command",
-		    json_object_new_int64((int64_t)i));
-		json_object_object_add(j->rec, "rolled_back",
-		    json_object_new_boolean(0));
-		e = job_rec_get(r, "error");
-		snprintf(why, len, "command %zu (%s) failed%s%s", i,
-		    json_object_get_string(job_rec_get(r, "tool")),
-		    e ? ": " : "", e ? json_object_get_string(e) : "");
-		return JOB_FAILED;
-	}
-	ff = json_object_get_boolean(job_rec_get(j->rec, "fail_fast"));
-	if (n < j->ncmds && !ff) {
-		snprintf(why, len, "the worker stopped after %zu of %zu "
-		    "commands", n, j->ncmds);
-		return JOB_FAILED;
-	}
-	why[0] = '\0';
-	return JOB_DONE;
 }
 
 /* Hook: w exited; its job ends, or its record goes. */
@@ -539,7 +404,7 @@ jobs_worker_exited(void *arg, struct worker *w, int status)
 	int		 rc;
 
 	if (j != NULL) {
-		s = jobs_outcome(j, w, status, why, sizeof(why));
+		s = jobrun_outcome(j, w, status, why, sizeof(why));
 		jobs_finish(J, j, s, why[0] != '\0' ? why : NULL);
 	} else if ((rc = store_begin(J->st)) != 0 ||
 	    (rc = store_worker_del(J->st, w->pid)) != 0 ||

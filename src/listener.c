@@ -25,7 +25,6 @@
 #include <json-c/json.h>
 
 #include "conn.h"
-#include "job.h"
 #include "listener.h"
 #include "log.h"
 #include "options.h"
@@ -239,10 +238,11 @@ listener_open(struct server *srv, char *err, size_t errlen)
 	srv->listener = l;
 	l->retry = evtimer_new(srv->base, lst_retry, l);
 	l->deadline = evtimer_new(srv->base, lst_deadline, l);
-	srv->reaper = event_new(srv->base, -1, 0, lst_reap, l);
-	srv->flusher = event_new(srv->base, -1, 0, lst_flush, l);
-	if (l->retry == NULL || l->deadline == NULL || srv->reaper == NULL ||
-	    srv->flusher == NULL)
+	srv->cs.base = srv->base;	/* connections now run on the loop */
+	srv->cs.reaper = event_new(srv->base, -1, 0, lst_reap, l);
+	srv->cs.flusher = event_new(srv->base, -1, 0, lst_flush, l);
+	if (l->retry == NULL || l->deadline == NULL || srv->cs.reaper == NULL ||
+	    srv->cs.flusher == NULL)
 		fatalx("event_new");
 	for (i = 0; i < srv->opt->nlisten; i++)
 		if (lst_bind_tcp(l, srv->opt->listen[i], err, errlen) == -1)
@@ -376,7 +376,7 @@ lst_accept(struct evconnlistener *lev, evutil_socket_t fd,
 		evutil_closesocket(fd);
 		return;
 	}
-	c = conn_new(srv, bev, NULL, is_unix, peer);
+	c = server_conn_new(srv, bev, NULL, is_unix, peer);
 	c->resume = conn_resume;
 	if ((c->timer = evtimer_new(srv->base, conn_timeout, c)) == NULL)
 		fatalx("evtimer_new");
@@ -469,11 +469,11 @@ conn_account(struct conn *c)
 
 	if (!c->dead && !c->closing)
 		n = evbuffer_get_length(bufferevent_get_input(c->bev));
-	srv->inbuf_total = srv->inbuf_total - c->inbuf + n;
+	srv->cs.inbuf_total = srv->cs.inbuf_total - c->inbuf + n;
 	c->inbuf = n;
 	max = srv->opt->max_partial > srv->opt->max_message ?
 	    srv->opt->max_partial : srv->opt->max_message;
-	if (srv->inbuf_total > max)
+	if (srv->cs.inbuf_total > max)
 		lst_shed(srv);
 }
 
@@ -600,7 +600,7 @@ lst_reap(evutil_socket_t fd, short ev, void *arg)
 		log_debug("client %llu (%s) closed",
 		    (unsigned long long)c->id, c->peer);
 		bufferevent_free(c->bev);
-		conn_free(c);
+		server_conn_free(srv, c);
 	}
 	lst_resume(l);
 	server_may_exit(srv);
@@ -615,7 +615,7 @@ lst_flush(evutil_socket_t fd, short ev, void *arg)
 
 	(void)fd;
 	(void)ev;
-	while ((c = TAILQ_FIRST(&l->srv->flushq)) != NULL) {
+	while ((c = TAILQ_FIRST(&l->srv->cs.flushq)) != NULL) {
 		conn_flush(c);
 		conn_after_io(c);
 	}
@@ -655,7 +655,7 @@ listener_shutdown(struct server *srv)
 	}
 	json_object_put(n);
 	evtimer_add(l->deadline, &tv);
-	event_active(srv->reaper, EV_TIMEOUT, 0);
+	event_active(srv->cs.reaper, EV_TIMEOUT, 0);
 }
 
 void
@@ -666,14 +666,14 @@ listener_free(struct server *srv)
 	listener_close(srv);
 	while ((c = TAILQ_FIRST(&srv->conns)) != NULL) {
 		bufferevent_free(c->bev);
-		conn_free(c);
+		server_conn_free(srv, c);
 	}
-	if (srv->reaper != NULL)
-		event_free(srv->reaper);
-	srv->reaper = NULL;
-	if (srv->flusher != NULL)
-		event_free(srv->flusher);
-	srv->flusher = NULL;
+	if (srv->cs.reaper != NULL)
+		event_free(srv->cs.reaper);
+	srv->cs.reaper = NULL;
+	if (srv->cs.flusher != NULL)
+		event_free(srv->cs.flusher);
+	srv->cs.flusher = NULL;
 	if (srv->listener != NULL)
 		lst_free(srv->listener);
 	srv->listener = NULL;

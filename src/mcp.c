@@ -11,6 +11,7 @@
 #include "params.h"
 #include "rpc.h"
 #include "server.h"
+#include "toolcmd.h"
 #include "tools.h"
 #include "util.h"
 

@@ -21,6 +21,7 @@
 #include "rpc.h"
 #include "server.h"
 #include "store.h"
+#include "toolcmd.h"
 #include "tools.h"
 #include "util.h"
 

@@ -55,7 +55,9 @@ server_init(struct server *srv, struct event_base *base, struct options *opt,
 	srv->tools = tools;
 	srv->started_ms = util_monotonic_ms();
 	TAILQ_INIT(&srv->conns);
-	TAILQ_INIT(&srv->flushq);
+	srv->cs.base = base;
+	srv->cs.opt = opt;
+	TAILQ_INIT(&srv->cs.flushq);
 	srv->listen_addrs = json_object_new_array();
 	srv->store_path = xasprintf("%s/store", opt->state_dir);
 	server_conn_rehash(srv, SERVER_BUCKETS_MIN);
@@ -67,7 +69,7 @@ server_free(struct server *srv)
 	struct conn	*c;
 
 	while ((c = TAILQ_FIRST(&srv->conns)) != NULL)
-		conn_free(c);
+		server_conn_free(srv, c);
 	jobs_free(srv->jobs);
 	srv->jobs = NULL;
 	tooltab_free(srv->tools);
@@ -131,19 +133,37 @@ server_busy_changed(struct server *srv)
 		jobs_editor_changed(srv->jobs);
 }
 
-void
-server_conn_link(struct server *srv, struct conn *c)
+struct conn *
+server_conn_new(struct server *srv, struct bufferevent *bev,
+    struct evbuffer *out, int is_unix, const char *peer)
 {
+	struct conn	*c;
+
+	c = conn_new(&srv->cs, bev, out, is_unix, peer);
+	c->srv = srv;
+	c->id = ++srv->next_conn_id;
+	c->needs_token = srv->token != NULL && !is_unix;
+	TAILQ_INSERT_TAIL(&srv->conns, c, entry);
+	srv->nconns++;
 	if (srv->nconns > srv->nbuckets)
 		server_conn_rehash(srv, srv->nbuckets * 2);
 	LIST_INSERT_HEAD(&srv->byid[c->id & (srv->nbuckets - 1)], c, byid);
+	return c;
 }
 
 void
-server_conn_unlink(struct server *srv, struct conn *c)
+server_conn_free(struct server *srv, struct conn *c)
 {
-	(void)srv;
+	struct editor_flags	none = { 0, 0, 0 };
+	int			had_flags;
+
+	had_flags = holds_change(&srv->holds, &c->editor, &none);
+	TAILQ_REMOVE(&srv->conns, c, entry);
 	LIST_REMOVE(c, byid);
+	srv->nconns--;
+	conn_free(c);
+	if (had_flags)
+		server_busy_changed(srv);
 }
 
 struct conn *
@@ -209,7 +229,7 @@ server_job_synced(void *arg, int held)
 	struct server	*srv = arg;
 	struct conn	*c;
 
-	srv->hold_output = held;
+	srv->cs.hold_output = held;
 	if (!held)
 		TAILQ_FOREACH(c, &srv->conns, entry)
 			conn_release(c);

@@ -12,6 +12,7 @@
 
 #include <json-c/json.h>
 
+#include "toolcmd.h"
 #include "tools.h"
 #include "util.h"
 
@@ -196,20 +197,6 @@ template_expand(const struct tool *t, json_object *params, const char *s,
 	}
 	out[len] = '\0';
 	return out;
-}
-
-/* Whether element s has the template {name}. */
-int
-tool_template_uses(const char *s, const char *name)
-{
-	size_t		 n = strlen(name);
-	const char	*p;
-
-	for (p = s; (p = strchr(p, '{')) != NULL; p++)
-		if (strncmp(p + 1, name, n) == 0 && p[n + 1] == '}' &&
-		    (p == s || p[-1] != '{'))
-			return 1;
-	return 0;
 }
 
 /*

@@ -333,6 +333,20 @@ tool_parse_cwd(struct tctx *c, json_object *o, struct tool *t)
 	return 0;
 }
 
+/* Whether exec element s has the template {name}. */
+static int
+tool_template_uses(const char *s, const char *name)
+{
+	size_t		 n = strlen(name);
+	const char	*p;
+
+	for (p = s; (p = strchr(p, '{')) != NULL; p++)
+		if (strncmp(p + 1, name, n) == 0 && p[n + 1] == '}' &&
+		    (p == s || p[-1] != '{'))
+			return 1;
+	return 0;
+}
+
 /* allow_dash: the parameters whose values may start with '-'. */
 static int
 tool_parse_dash(struct tctx *c, json_object *o, struct tool *t)

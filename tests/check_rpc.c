@@ -33,7 +33,7 @@ setup(void)
 	    sizeof(err)), OPT_RUN);
 	server_init(&srv, NULL, &opt, tooltab_default());
 	out = evbuffer_new();
-	c = conn_new(&srv, NULL, out, 0, "test");
+	c = server_conn_new(&srv, NULL, out, 0, "test");
 }
 
 static void
@@ -304,18 +304,21 @@ START_TEST(client_name)
 }
 END_TEST
 
+/* Set a token and connect again over TCP, or a Unix socket. */
 static void
-use_token(const char *tok)
+use_token(const char *tok, int is_unix)
 {
 	srv.token = strdup(tok);
 	srv.tokenlen = strlen(tok);
+	server_conn_free(&srv, c);
+	c = server_conn_new(&srv, NULL, out, is_unix, "test");
 }
 
 START_TEST(auth_required)
 {
 	json_object	*r;
 
-	use_token("s3cret");
+	use_token("s3cret", 0);
 	expect_error("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}",
 	    RPC_UNAUTHORIZED, "unauthorized", "ping");
 	expect_error("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\","
@@ -337,7 +340,7 @@ START_TEST(auth_three_strikes)
 	char	line[160];
 	int	i;
 
-	use_token("s3cret");
+	use_token("s3cret", 0);
 	for (i = 0; i < 3; i++) {
 		ck_assert_int_eq(c->closing, 0);
 		snprintf(line, sizeof(line), "{\"jsonrpc\":\"2.0\",\"id\":1,"
@@ -353,8 +356,7 @@ END_TEST
 
 START_TEST(auth_unix_trusted)
 {
-	use_token("s3cret");
-	c->is_unix = 1;
+	use_token("s3cret", 1);
 	expect_alive();
 	ck_assert(server_token_ok(&srv, "s3cret", 6));
 	ck_assert(!server_token_ok(&srv, "s3cretX", 7));
@@ -389,7 +391,8 @@ END_TEST
 
 START_TEST(editor_state)
 {
-	struct conn		*c2 = conn_new(&srv, NULL, out, 0, "test2");
+	struct conn		*c2 = server_conn_new(&srv, NULL, out, 0,
+				    "test2");
 	struct editor_flags	 cf = { 0, 1, 0 };
 	json_object		*r;
 
@@ -407,7 +410,7 @@ START_TEST(editor_state)
 	ck_assert(json_object_get_boolean(get(r, "result.busy.editor_busy")));
 	json_object_put(r);
 	/* Flags belong to their connection and go with it. */
-	conn_free(c2);
+	server_conn_free(&srv, c2);
 	r = call("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":"
 	    "\"report_editor_state\",\"params\":{\"tests_running\":false}}");
 	ck_assert(!json_object_get_boolean(get(r, "result.busy.compiling")));
@@ -572,7 +575,8 @@ END_TEST
 /* Answers left outstanding are capped per connection and in all. */
 START_TEST(waits_capped)
 {
-	struct conn		*c2 = conn_new(&srv, NULL, out, 0, "test2");
+	struct conn		*c2 = server_conn_new(&srv, NULL, out, 0,
+				    "test2");
 	struct conn_pending	*p[3];
 	struct rpc_req		 req;
 	json_object		*r;
@@ -597,7 +601,7 @@ START_TEST(waits_capped)
 	expect_alive();
 	req.conn = c2;
 	p[2] = conn_defer(&req, NULL, NULL);
-	ck_assert_uint_eq(srv.npending, 3);
+	ck_assert_uint_eq(srv.cs.npending, 3);
 	c->npending = 0;	/* only the total is full now */
 	r = call(wait);
 	c->npending = 2;
@@ -607,14 +611,14 @@ START_TEST(waits_capped)
 	json_object_put(r);
 	/* Once answered, the room is back (no store here: another error). */
 	conn_complete(p[0], NULL, NULL);
-	ck_assert_uint_eq(srv.npending, 2);
+	ck_assert_uint_eq(srv.cs.npending, 2);
 	free(evbuffer_readln(out, NULL, EVBUFFER_EOL_LF));
 	r = call(wait);
 	ck_assert_str_ne(gets(r, "error.data.type"), "too_many_waits");
 	json_object_put(r);
 	conn_complete(p[1], NULL, NULL);
 	conn_complete(p[2], NULL, NULL);
-	ck_assert_uint_eq(srv.npending, 0);
+	ck_assert_uint_eq(srv.cs.npending, 0);
 	ck_assert_uint_eq(c->npending, 0);
 }
 END_TEST
@@ -632,12 +636,12 @@ START_TEST(conn_table)
 	ck_assert_ptr_nonnull(ids);
 	ck_assert_ptr_eq(server_conn_find(&srv, c->id), c);
 	for (i = 0; i < N; i++) {
-		cs[i] = conn_new(&srv, NULL, out, 0, "many");
+		cs[i] = server_conn_new(&srv, NULL, out, 0, "many");
 		ids[i] = cs[i]->id;
 	}
 	ck_assert_uint_ge(srv.nbuckets, srv.nconns);
 	for (i = 0; i < N; i += 2)
-		conn_free(cs[i]);
+		server_conn_free(&srv, cs[i]);
 	for (i = 0; i < N; i++)
 		ck_assert_ptr_eq(server_conn_find(&srv, ids[i]),
 		    i % 2 == 0 ? NULL : cs[i]);

@@ -141,16 +141,16 @@ START_TEST(holds_counted)
 	ck_assert_int_eq(options_parse(&opt, 3, argv, stdout, err,
 	    sizeof(err)), OPT_RUN);
 	server_init(&srv, NULL, &opt, tooltab_default());
-	a = conn_new(&srv, NULL, out, 0, "a");
-	b = conn_new(&srv, NULL, out, 0, "b");
+	a = server_conn_new(&srv, NULL, out, 0, "a");
+	b = server_conn_new(&srv, NULL, out, 0, "b");
 	server_set_editor(&srv, a, &t);
 	server_set_editor(&srv, b, &t);
 	server_set_editor(&srv, a, &t);		/* again: still one hold */
-	conn_free(a);
+	server_conn_free(&srv, a);
 	holds_get(&srv.holds, &f);
 	ck_assert_int_eq(f.tests_running, 1);
 	ck_assert_int_eq(f.compiling, 0);
-	conn_free(b);
+	server_conn_free(&srv, b);
 	holds_get(&srv.holds, &f);
 	ck_assert_int_eq(f.tests_running, 0);
 	ck_assert_uint_eq(srv.holds.tests_running, 0);

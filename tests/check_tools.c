@@ -10,6 +10,7 @@
 #include <json-c/json.h>
 
 #include "schema.h"
+#include "toolcmd.h"
 #include "tools.h"
 #include "ckrun.h"
 

@@ -46,7 +46,7 @@ int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct evbuffer	*out = evbuffer_new();
-	struct conn	*c = conn_new(&srv, NULL, out, size > 0 &&
+	struct conn	*c = server_conn_new(&srv, NULL, out, size > 0 &&
 			    (data[0] & 1), "fuzz");
 	char		*msg = malloc(size + 1), *line;
 	size_t		 n;
@@ -62,7 +62,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		free(line);
 	}
 	free(msg);
-	conn_free(c);
+	server_conn_free(&srv, c);
 	evbuffer_free(out);
 	return 0;
 }

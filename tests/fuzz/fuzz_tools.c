@@ -12,6 +12,7 @@
 
 #include <json-c/json.h>
 
+#include "toolcmd.h"
 #include "tools.h"
 
 int

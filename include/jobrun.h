@@ -1,0 +1,33 @@
+/* SPDX-License-Identifier: ISC */
+#ifndef CMDGATE_JOBRUN_H
+#define CMDGATE_JOBRUN_H
+
+#include <stddef.h>
+
+#include <json-c/json.h>
+
+#include "job.h"
+
+/*
+ * The run of a job: whether it may start, what its worker is given, and
+ * how it ended.  The coordinator (jobs.c) acts on the answers.
+ */
+
+struct worker;
+
+/*
+ * A queued job's tools as the table has them now: a tool that a SIGHUP
+ * removed or disabled fails the job instead of running.  0, or -1 with why.
+ */
+int		 jobrun_tools_ok(struct jobs *, struct job *, char *why,
+		    size_t len);
+/* The spec j's worker reads on its stdin.  Caller puts. */
+json_object	*jobrun_spec(struct jobs *, struct job *);
+/*
+ * How j ended, its worker w reaped with wait status: why filled, empty
+ * when the job is done.
+ */
+enum job_status	 jobrun_outcome(struct job *, struct worker *, int status,
+		    char *why, size_t len);
+
+#endif
