@@ -98,10 +98,11 @@ write_tools(const char *test_tier)
 	    "{\"name\":\"answer\",\"forward\":\"127.0.0.1:%d\"},"
 	    "{\"name\":\"oops\",\"forward\":\"127.0.0.1:%d\"},"
 	    "{\"name\":\"hangup\",\"forward\":\"127.0.0.1:%d\"},"
+	    "{\"name\":\"reset\",\"forward\":\"127.0.0.1:%d\"},"
 	    "{\"name\":\"silent\",\"timeout_s\":1,\"forward\":\"127.0.0.1:%d\"},"
 	    "{\"name\":\"refused\",\"forward\":\"127.0.0.1:1\"}"
 	    "]}", test_tier, fifo, fifo, fifo, upstream_port, upstream_port,
-	    upstream_port, upstream_port);
+	    upstream_port, upstream_port, upstream_port);
 	write_file(tools, json, 0600);
 }
 
@@ -466,7 +467,7 @@ START_TEST(failures_and_results)
 END_TEST
 
 /* A fake upstream: answers "answer", errors "oops", closes on "hangup",
- * says nothing to "silent". */
+ * resets on "reset", says nothing to "silent". */
 static void
 start_upstream(void)
 {
@@ -502,6 +503,11 @@ start_upstream(void)
 			(void)!write(fd, m, strlen(m));
 		} else if (strstr(buf, "\"silent\"") != NULL) {
 			pause();
+		} else if (strstr(buf, "\"reset\"") != NULL) {
+			struct linger lg = { 1, 0 };
+
+			/* Close with a reset, as with the request unread. */
+			setsockopt(fd, SOL_SOCKET, SO_LINGER, &lg, sizeof(lg));
 		}
 		close(fd);
 	}
@@ -637,6 +643,12 @@ START_TEST(forward_tools)
 	ck_assert_ptr_nonnull(strstr(str(r, "results.0.error"), "no scene"));
 	json_object_put(r);
 	submit(t, "[{\"tool\":\"hangup\"}]", NULL);
+	r = wait_done(t);
+	ck_assert_str_eq(str(r, "status"), "failed");
+	ck_assert_ptr_nonnull(strstr(str(r, "results.0.error"), "closed"));
+	json_object_put(r);
+	/* A reset is the upstream closing too (it was "read failed"). */
+	submit(t, "[{\"tool\":\"reset\"}]", NULL);
 	r = wait_done(t);
 	ck_assert_str_eq(str(r, "status"), "failed");
 	ck_assert_ptr_nonnull(strstr(str(r, "results.0.error"), "closed"));

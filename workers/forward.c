@@ -120,7 +120,13 @@ fwd_read_failed(json_object *r, enum jsonl_status st)
 		fwd_fail(r, "upstream: answer longer than %s", "64 MiB");
 		break;
 	default:
-		fwd_fail(r, "upstream: read failed: %s", strerror(errno));
+		/* A reset is the upstream closing with our request unread. */
+		if (errno == ECONNRESET)
+			fwd_fail(r, "upstream closed the connection %s",
+			    "(reset) before answering");
+		else
+			fwd_fail(r, "upstream: read failed: %s",
+			    strerror(errno));
 		break;
 	}
 }
