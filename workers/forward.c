@@ -14,6 +14,7 @@
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
@@ -82,6 +83,11 @@ fwd_send(int fd, const char *s, size_t n, json_object *r, int64_t deadline,
 		}
 		if (errno == EINTR)
 			continue;
+		if (errno == ECONNRESET || errno == EPIPE) {
+			fwd_fail(r, "upstream closed the connection %s",
+			    "before it took the whole request");
+			return -1;
+		}
 		if (errno != EAGAIN && errno != EWOULDBLOCK) {
 			fwd_fail(r, "upstream: send failed: %s",
 			    strerror(errno));
@@ -196,7 +202,9 @@ fwd_exchange(int fd, json_object *r, const char *tool, json_object *params,
 {
 	json_object	*req, *resp, *v;
 	const char	*s;
+	char		*line;
 	size_t		 n;
+	int		 rc;
 
 	req = json_object_new_object();
 	json_object_object_add(req, "jsonrpc", json_object_new_string("2.0"));
@@ -206,12 +214,20 @@ fwd_exchange(int fd, json_object *r, const char *tool, json_object *params,
 	    json_object_get(params) : json_object_new_object());
 	s = json_object_to_json_string_length(req, JSON_C_TO_STRING_PLAIN |
 	    JSON_C_TO_STRING_NOSLASHESCAPE, &n);
-	if (fwd_send(fd, s, n, r, deadline, waitmask) == -1 ||
-	    fwd_send(fd, "\n", 1, r, deadline, waitmask) == -1) {
+	/* The line and its newline in one send: one message, one segment. */
+	line = malloc(n + 1);
+	if (line == NULL) {
 		json_object_put(req);
+		fwd_fail(r, "upstream: %s", strerror(ENOMEM));
 		return r;
 	}
+	memcpy(line, s, n);
+	line[n] = '\n';
 	json_object_put(req);
+	rc = fwd_send(fd, line, n + 1, r, deadline, waitmask);
+	free(line);
+	if (rc == -1)
+		return r;
 	if ((resp = fwd_answer(fd, r, deadline, waitmask)) == NULL)
 		return r;
 	if (json_object_object_get_ex(resp, "result", &v)) {
