@@ -29,11 +29,11 @@ START_TEST(details_and_list)
 
 	r = call("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"get_tool_details\","
 	    "\"params\":{\"name\":\"shell\"}}");
-	ck_assert_str_eq(gets(r, "result.name"), "shell");
+	ck_assert_str_eq(getstr(r, "result.name"), "shell");
 	ck_assert(!json_object_get_boolean(get(r, "result.enabled")));
-	ck_assert_str_eq(gets(r, "result.tier"), "heavy");
+	ck_assert_str_eq(getstr(r, "result.tier"), "heavy");
 	ck_assert_int_eq(json_object_get_int(get(r, "result.timeout_s")), 600);
-	ck_assert_str_eq(gets(r, "result.params.type"), "object");
+	ck_assert_str_eq(getstr(r, "result.params.type"), "object");
 	json_object_put(r);
 	expect_error("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":"
 	    "\"get_tool_details\",\"params\":{\"name\":\"nope\"}}",
@@ -91,17 +91,17 @@ START_TEST(mcp_initialize)
 	r = call("{\"jsonrpc\":\"2.0\",\"id\":0,\"method\":\"initialize\","
 	    "\"params\":{\"protocolVersion\":\"2025-03-26\",\"capabilities\":{},"
 	    "\"clientInfo\":{\"name\":\"inspector\",\"version\":\"1\"}}}");
-	ck_assert_str_eq(gets(r, "result.protocolVersion"), "2025-03-26");
+	ck_assert_str_eq(getstr(r, "result.protocolVersion"), "2025-03-26");
 	ck_assert(json_object_get_boolean(
 	    get(r, "result.capabilities.tools.listChanged")));
-	ck_assert_str_eq(gets(r, "result.serverInfo.name"), "cmdgate");
-	ck_assert_str_eq(gets(r, "result.serverInfo.version"),
+	ck_assert_str_eq(getstr(r, "result.serverInfo.name"), "cmdgate");
+	ck_assert_str_eq(getstr(r, "result.serverInfo.version"),
 	    PACKAGE_VERSION);
 	ck_assert_str_eq(c->name, "inspector");
 	json_object_put(r);
 	r = call("{\"jsonrpc\":\"2.0\",\"id\":0,\"method\":\"initialize\","
 	    "\"params\":{\"protocolVersion\":\"1999-01-01\"}}");
-	ck_assert_str_eq(gets(r, "result.protocolVersion"), "2025-06-18");
+	ck_assert_str_eq(getstr(r, "result.protocolVersion"), "2025-06-18");
 	json_object_put(r);
 	ck_assert_ptr_null(call("{\"jsonrpc\":\"2.0\",\"method\":"
 	    "\"notifications/initialized\"}"));
@@ -119,10 +119,10 @@ START_TEST(mcp_tools_list)
 	n = json_object_array_length(list);
 	for (i = 0; i < n; i++) {
 		t = json_object_array_get_idx(list, i);
-		ck_assert_str_ne(gets(t, "name"), "shell");
-		ck_assert_str_eq(gets(t, "inputSchema.type"), "object");
-		saw_echo |= strcmp(gets(t, "name"), "echo") == 0;
-		saw_poll |= strcmp(gets(t, "name"), "poll_job") == 0;
+		ck_assert_str_ne(getstr(t, "name"), "shell");
+		ck_assert_str_eq(getstr(t, "inputSchema.type"), "object");
+		saw_echo |= strcmp(getstr(t, "name"), "echo") == 0;
+		saw_poll |= strcmp(getstr(t, "name"), "poll_job") == 0;
 	}
 	ck_assert(saw_echo && saw_poll);
 	json_object_put(r);
@@ -134,9 +134,9 @@ START_TEST(server_status)
 	json_object	*r;
 
 	r = call("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"server_status\"}");
-	ck_assert_str_eq(gets(r, "result.version"), PACKAGE_VERSION);
+	ck_assert_str_eq(getstr(r, "result.version"), PACKAGE_VERSION);
 	ck_assert_int_eq(json_object_get_int(get(r, "result.clients")), 1);
-	ck_assert_str_eq(gets(r, "result.store.path"), "/nonexistent/store");
+	ck_assert_str_eq(getstr(r, "result.store.path"), "/nonexistent/store");
 	ck_assert_uint_eq(json_object_get_uint64(
 	    get(r, "result.store.map_size_bytes")), opt.map_size);
 	ck_assert(json_object_is_type(get(r, "result.jobs_by_status.queued"),
@@ -213,7 +213,7 @@ START_TEST(waits_capped)
 	ck_assert_uint_eq(c->npending, 2);
 	r = call(wait);
 	assert_error(r, RPC_QUEUE_FULL, "too_many_waits", "wait_job");
-	ck_assert_ptr_nonnull(strstr(gets(r, "error.data.reason"),
+	ck_assert_ptr_nonnull(strstr(getstr(r, "error.data.reason"),
 	    "--max-waits 2"));
 	json_object_put(r);
 	/* Methods that answer at once are not limited. */
@@ -225,7 +225,7 @@ START_TEST(waits_capped)
 	r = call(wait);
 	c->npending = 2;
 	assert_error(r, RPC_QUEUE_FULL, "too_many_waits", "wait_job");
-	ck_assert_ptr_nonnull(strstr(gets(r, "error.data.reason"),
+	ck_assert_ptr_nonnull(strstr(getstr(r, "error.data.reason"),
 	    "--max-waits-total 3"));
 	json_object_put(r);
 	/* Once answered, the room is back (no store here: another error). */
@@ -233,7 +233,7 @@ START_TEST(waits_capped)
 	ck_assert_uint_eq(srv.cs.npending, 2);
 	free(evbuffer_readln(out, NULL, EVBUFFER_EOL_LF));
 	r = call(wait);
-	ck_assert_str_ne(gets(r, "error.data.type"), "too_many_waits");
+	ck_assert_str_ne(getstr(r, "error.data.type"), "too_many_waits");
 	json_object_put(r);
 	conn_complete(p[1], NULL, NULL);
 	conn_complete(p[2], NULL, NULL);

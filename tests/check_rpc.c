@@ -27,8 +27,8 @@ START_TEST(ping_echo)
 	json_object *r = call("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\","
 	    "\"params\":{\"message\":\"hello\"}}");
 
-	ck_assert_str_eq(gets(r, "jsonrpc"), "2.0");
-	ck_assert_str_eq(gets(r, "result.message"), "hello");
+	ck_assert_str_eq(getstr(r, "jsonrpc"), "2.0");
+	ck_assert_str_eq(getstr(r, "result.message"), "hello");
 	json_object_put(r);
 	r = call("{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"ping\"}");
 	ck_assert_int_eq(json_object_object_length(get(r, "result")), 0);
@@ -77,7 +77,7 @@ START_TEST(invalid_requests)
 	json_object_put(r);
 	/* The id of an invalid request is kept when it is a valid id. */
 	r = call("{\"jsonrpc\":\"2.0\",\"id\":\"k\",\"method\":[]}");
-	ck_assert_str_eq(gets(r, "id"), "k");
+	ck_assert_str_eq(getstr(r, "id"), "k");
 	json_object_put(r);
 	expect_alive();
 }
@@ -171,7 +171,7 @@ START_TEST(client_name)
 
 	r = call("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"set_client_name\","
 	    "\"params\":{\"name\":\"agent \xc3\xa9 1\"}}");
-	ck_assert_str_eq(gets(r, "result.name"), "agent \xc3\xa9 1");
+	ck_assert_str_eq(getstr(r, "result.name"), "agent \xc3\xa9 1");
 	ck_assert_uint_eq(json_object_get_uint64(get(r, "result.client_id")),
 	    c->id);
 	ck_assert_str_eq(c->name, "agent \xc3\xa9 1");
@@ -181,7 +181,7 @@ START_TEST(client_name)
 	snprintf(line, sizeof(line), "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":"
 	    "\"set_client_name\",\"params\":{\"name\":\"%s\"}}", name);
 	r = call(line);
-	ck_assert_str_eq(gets(r, "result.name"), name);
+	ck_assert_str_eq(getstr(r, "result.name"), name);
 	json_object_put(r);
 	strcat(name, "n");
 	snprintf(line, sizeof(line), "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":"
@@ -291,7 +291,7 @@ START_TEST(batch_cap)
 	r = call(line);
 	free(line);
 	assert_error(r, RPC_INVALID_REQUEST, "invalid_request", NULL);
-	ck_assert_ptr_nonnull(strstr(gets(r, "error.data.reason"),
+	ck_assert_ptr_nonnull(strstr(getstr(r, "error.data.reason"),
 	    "--max-rpc-batch"));
 	ck_assert_ptr_null(get(r, "id"));
 	json_object_put(r);
@@ -380,7 +380,7 @@ START_TEST(nul_refused)
 	    "\"params\":{\"commands\":[{\"tool\":\"echo\",\"params\":"
 	    "{\"text\":\"safe\\u0000; rm\"}}]}}");
 	assert_error(r, RPC_INVALID_PARAMS, "invalid_params", "batch_execute");
-	ck_assert_ptr_nonnull(strstr(gets(r, "error.data.reason"),
+	ck_assert_ptr_nonnull(strstr(getstr(r, "error.data.reason"),
 	    "params.commands[0].params.text holds U+0000"));
 	json_object_put(r);
 	expect_error("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\","

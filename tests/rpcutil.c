@@ -83,7 +83,7 @@ get(json_object *o, const char *path)
 }
 
 const char *
-gets(json_object *o, const char *path)
+getstr(json_object *o, const char *path)
 {
 	return json_object_get_string(get(o, path));
 }
@@ -94,14 +94,14 @@ assert_error(json_object *r, int code, const char *type, const char *cmd)
 {
 	ck_assert_ptr_nonnull(r);
 	ck_assert_int_eq(json_object_get_int(get(r, "error.code")), code);
-	ck_assert_str_eq(gets(r, "error.data.type"), type);
+	ck_assert_str_eq(getstr(r, "error.data.type"), type);
 	ck_assert(json_object_get_string_len(get(r, "error.data.reason")) > 0);
 	ck_assert(json_object_is_type(get(r, "error.message"),
 	    json_type_string));
 	if (cmd == NULL)
 		ck_assert_ptr_null(get(r, "error.data.command"));
 	else
-		ck_assert_str_eq(gets(r, "error.data.command"), cmd);
+		ck_assert_str_eq(getstr(r, "error.data.command"), cmd);
 }
 
 void

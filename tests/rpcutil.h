@@ -19,7 +19,7 @@ void	 setup(void);
 void	 teardown(void);
 json_object	*call(const char *line);
 json_object	*get(json_object *o, const char *path);
-const char	*gets(json_object *o, const char *path);
+const char	*getstr(json_object *o, const char *path);
 void	 assert_error(json_object *r, int code, const char *type,
 	    const char *cmd);
 void	 expect_error(const char *line, int code, const char *type,
