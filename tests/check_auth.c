@@ -33,7 +33,7 @@
 #define NOBODY	65534
 
 static struct broker	b;
-static char		state[256], token[256];
+static char		state[256], token[sizeof(state) + sizeof("/token")];
 static char		err[65536];
 
 static void
