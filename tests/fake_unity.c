@@ -1,0 +1,800 @@
+/* SPDX-License-Identifier: ISC */
+/*
+ * A fake of MCP for Unity's editor bridge (StdioBridgeHost), on the wire
+ * as /work/shared/BRIDGES.md describes the real one, for the tests:
+ *
+ *	fake_unity [-n] [-p port] [-r ms] [-s status-dir] [-P project]
+ *
+ * It listens on 127.0.0.1 (any free port without -p) and prints
+ * "port N" first.  Each connection gets the WELCOME line, then frames of
+ * an 8-byte big-endian length and UTF-8 JSON; a frame "ping" gets the
+ * compact pong; {"type", "params"} requests are answered in order.  One
+ * client at a time: a new connection closes the others.  refresh_unity
+ * with compile other than "none" and manage_editor play reload the
+ * "editor": every connection is closed and connects are refused until
+ * the control channel says reload-done (or -r ms pass); -n: such a
+ * command gets no answer before the reload.  With -s the status file is
+ * written there as the real bridge writes it.
+ *
+ * Control channel, lines on stdin (EOF ends the fake): end-tests
+ * succeeded|failed|cancelled, start-tests-ui, compiling 1|0, reload,
+ * reload-done, quit.  Log on stdout, one event a line: port N, accept,
+ * drop N, close, recv TYPE PARAMS, recv ping, tests start ID BY, tests
+ * end ID STATUS, reload start, reload end, ctl LINE (once it took effect).
+ */
+#include "config.h"
+
+#include <sys/socket.h>
+#include <sys/stat.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <json-c/json.h>
+
+#include "fakebridge.h"
+#include "jstrict.h"
+
+#define WELCOME		"WELCOME UNITY-MCP 1 FRAMING=1\n"
+#define PONG		"{\"status\":\"success\",\"result\":{\"message\":\"pong\"}}"
+#define HEARTBEAT_MS	500
+#define MAX_JOBS	64
+#define RETRY_AFTER_MS	5000
+
+struct job {
+	char	id[32];
+	char	status[16];	/* running, succeeded, failed, cancelled */
+	char	mode[16];
+	char	by[16];		/* mcp, or editor (its own UI) */
+	int64_t	started, finished;
+};
+
+static struct {
+	int		 lfd;		/* -1 while reloading */
+	int		 port;
+	int		 no_reply;	/* -n */
+	int		 reload_ms;	/* -r; 0: wait for reload-done */
+	int64_t		 reload_end;	/* monotonic ms; 0: none */
+	int		 reload_pending;
+	int		 reloading;
+	const char	*status_dir;	/* -s */
+	char		 assets[512];	/* the project's Assets path */
+	int		 seq;
+	int64_t		 next_heartbeat;
+	struct job	 jobs[MAX_JOBS];
+	int		 njobs;
+	struct job	*running;	/* the active run, or NULL */
+	int		 compiling;
+	int		 playing, paused;
+	struct fb_conn	 conns[FB_MAXCONN];
+} fu;
+
+typedef json_object *(*cmd_fn)(json_object *params);
+
+static int64_t
+now_ms(void)
+{
+	struct timespec	ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static int64_t
+unix_ms(void)
+{
+	struct timespec	ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* SHA-1 (FIPS 180-4) of buf, for the status file's name as the real one. */
+static uint32_t
+rol(uint32_t x, int n)
+{
+	return (x << n) | (x >> (32 - n));
+}
+
+static void
+sha1_block(uint32_t h[5], const unsigned char *p)
+{
+	uint32_t	w[80], a, b, c, d, e, f, k, t;
+	int		i;
+
+	for (i = 0; i < 16; i++)
+		w[i] = (uint32_t)p[4 * i] << 24 | (uint32_t)p[4 * i + 1] << 16 |
+		    (uint32_t)p[4 * i + 2] << 8 | p[4 * i + 3];
+	for (; i < 80; i++)
+		w[i] = rol(w[i - 3] ^ w[i - 8] ^ w[i - 14] ^ w[i - 16], 1);
+	a = h[0], b = h[1], c = h[2], d = h[3], e = h[4];
+	for (i = 0; i < 80; i++) {
+		if (i < 20)
+			f = (b & c) | (~b & d), k = 0x5a827999;
+		else if (i < 40)
+			f = b ^ c ^ d, k = 0x6ed9eba1;
+		else if (i < 60)
+			f = (b & c) | (b & d) | (c & d), k = 0x8f1bbcdc;
+		else
+			f = b ^ c ^ d, k = 0xca62c1d6;
+		t = rol(a, 5) + f + e + k + w[i];
+		e = d, d = c, c = rol(b, 30), b = a, a = t;
+	}
+	h[0] += a, h[1] += b, h[2] += c, h[3] += d, h[4] += e;
+}
+
+/* The first 8 hex digits of SHA-1(s), as ComputeProjectHash. */
+static void
+project_hash(const char *s, char out[9])
+{
+	uint32_t	 h[5] = { 0x67452301, 0xefcdab89, 0x98badcfe,
+			    0x10325476, 0xc3d2e1f0 };
+	unsigned char	 blk[64];
+	size_t		 len = strlen(s), i, n;
+	uint64_t	 bits = (uint64_t)len * 8;
+
+	for (i = 0; i + 64 <= len; i += 64)
+		sha1_block(h, (const unsigned char *)s + i);
+	n = len - i;
+	memset(blk, 0, sizeof(blk));
+	memcpy(blk, s + i, n);
+	blk[n] = 0x80;
+	if (n >= 56) {
+		sha1_block(h, blk);
+		memset(blk, 0, sizeof(blk));
+	}
+	for (i = 0; i < 8; i++)
+		blk[63 - i] = (unsigned char)(bits >> (8 * i));
+	sha1_block(h, blk);
+	snprintf(out, 9, "%08x", h[0]);
+}
+
+/* The heartbeat file, replaced whole (write, then rename). */
+static void
+status_write(const char *reason)
+{
+	char		 hash[9], path[1024], tmp[1100], when[32];
+	json_object	*o;
+	time_t		 t = time(NULL);
+	FILE		*f;
+
+	if (fu.status_dir == NULL)
+		return;
+	project_hash(fu.assets, hash);
+	snprintf(path, sizeof(path), "%s/unity-mcp-status-%s.json",
+	    fu.status_dir, hash);
+	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
+	strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%SZ", gmtime(&t));
+	o = json_object_new_object();
+	json_object_object_add(o, "unity_port", json_object_new_int(fu.port));
+	json_object_object_add(o, "reloading",
+	    json_object_new_boolean(fu.reloading));
+	json_object_object_add(o, "reason", json_object_new_string(reason));
+	json_object_object_add(o, "seq", json_object_new_int(fu.seq));
+	json_object_object_add(o, "project_path",
+	    json_object_new_string(fu.assets));
+	json_object_object_add(o, "project_name",
+	    json_object_new_string("FakeProject"));
+	json_object_object_add(o, "unity_version",
+	    json_object_new_string("6000.0.0f1"));
+	json_object_object_add(o, "last_heartbeat",
+	    json_object_new_string(when));
+	if ((f = fopen(tmp, "w")) == NULL ||
+	    fputs(jstrict_to_string(o), f) == EOF || fclose(f) == EOF ||
+	    rename(tmp, path) == -1)
+		fb_fatal("status file %s: %s", path, strerror(errno));
+	json_object_put(o);
+	fu.next_heartbeat = now_ms() + HEARTBEAT_MS;
+}
+
+static void
+close_all(struct fb_conn *keep)
+{
+	int	i, n = 0;
+
+	for (i = 0; i < FB_MAXCONN; i++)
+		if (fu.conns[i].fd != -1 && &fu.conns[i] != keep) {
+			fb_conn_close(&fu.conns[i]);
+			n++;
+		}
+	if (n > 0)
+		fb_log("drop %d", n);
+}
+
+static void
+reload_start(void)
+{
+	if (fu.reloading)
+		return;
+	close_all(NULL);
+	close(fu.lfd);
+	fu.lfd = -1;
+	fu.reloading = 1;
+	fu.reload_end = fu.reload_ms > 0 ? now_ms() + fu.reload_ms : 0;
+	fu.seq++;
+	status_write("reloading");
+	fb_log("reload start");
+}
+
+static void
+reload_finish(void)
+{
+	if (!fu.reloading)
+		return;
+	fu.lfd = fb_listen(fu.port);
+	fu.reloading = 0;
+	fu.reload_end = 0;
+	fu.compiling = 0;
+	fu.seq++;
+	status_write("ready");
+	fb_log("reload end");
+}
+
+/* {"status":"success","result":result}. */
+static json_object *
+envelope(json_object *result)
+{
+	json_object	*o = json_object_new_object();
+
+	json_object_object_add(o, "status", json_object_new_string("success"));
+	json_object_object_add(o, "result", result);
+	return o;
+}
+
+/* A tool's success, as SuccessResponse. */
+static json_object *
+success(const char *message, json_object *data)
+{
+	json_object	*r = json_object_new_object();
+
+	json_object_object_add(r, "success", json_object_new_boolean(1));
+	json_object_object_add(r, "message", json_object_new_string(message));
+	if (data != NULL)
+		json_object_object_add(r, "data", data);
+	return envelope(r);
+}
+
+/* A tool's own failure, as ErrorResponse: still status success. */
+static json_object *
+failure(const char *code, json_object *data)
+{
+	json_object	*r = json_object_new_object();
+
+	json_object_object_add(r, "success", json_object_new_boolean(0));
+	json_object_object_add(r, "code", json_object_new_string(code));
+	json_object_object_add(r, "error", json_object_new_string(code));
+	if (data != NULL)
+		json_object_object_add(r, "data", data);
+	return envelope(r);
+}
+
+static json_object *
+busy_tests(void)
+{
+	json_object	*d = json_object_new_object();
+
+	json_object_object_add(d, "reason",
+	    json_object_new_string("tests_running"));
+	json_object_object_add(d, "retry_after_ms",
+	    json_object_new_int(RETRY_AFTER_MS));
+	return failure("tests_running", d);
+}
+
+/* params.name as a string, or def. */
+static const char *
+param(json_object *params, const char *name, const char *def)
+{
+	json_object	*v;
+
+	if (params == NULL || !json_object_object_get_ex(params, name, &v) ||
+	    !json_object_is_type(v, json_type_string))
+		return def;
+	return json_object_get_string(v);
+}
+
+static void
+job_start(const char *by, const char *mode)
+{
+	struct job	*j;
+
+	if (fu.njobs == MAX_JOBS)
+		fb_fatal("too many test runs");
+	j = &fu.jobs[fu.njobs++];
+	snprintf(j->id, sizeof(j->id), "job-%d", fu.njobs);
+	snprintf(j->status, sizeof(j->status), "running");
+	snprintf(j->mode, sizeof(j->mode), "%s", mode);
+	snprintf(j->by, sizeof(j->by), "%s", by);
+	j->started = unix_ms();
+	fu.running = j;
+	fb_log("tests start %s %s", j->id, by);
+}
+
+static struct job *
+job_find(const char *id)
+{
+	int	i;
+
+	for (i = 0; i < fu.njobs; i++)
+		if (strcmp(fu.jobs[i].id, id) == 0)
+			return &fu.jobs[i];
+	return NULL;
+}
+
+static json_object *
+job_json(const struct job *j)
+{
+	json_object	*o = json_object_new_object(), *p, *r, *s;
+	int		 done = strcmp(j->status, "running") != 0;
+	int		 failed = strcmp(j->status, "failed") == 0;
+
+	json_object_object_add(o, "job_id", json_object_new_string(j->id));
+	json_object_object_add(o, "status", json_object_new_string(j->status));
+	json_object_object_add(o, "mode", json_object_new_string(j->mode));
+	json_object_object_add(o, "started_unix_ms",
+	    json_object_new_int64(j->started));
+	json_object_object_add(o, "finished_unix_ms", done ?
+	    json_object_new_int64(j->finished) : NULL);
+	p = json_object_new_object();
+	json_object_object_add(p, "completed", json_object_new_int(done ? 3 : 1));
+	json_object_object_add(p, "total", json_object_new_int(3));
+	json_object_object_add(o, "progress", p);
+	json_object_object_add(o, "error", NULL);
+	r = NULL;
+	if (done) {
+		r = json_object_new_object();
+		s = json_object_new_object();
+		json_object_object_add(s, "total", json_object_new_int(3));
+		json_object_object_add(s, "passed",
+		    json_object_new_int(failed ? 2 : 3));
+		json_object_object_add(s, "failed",
+		    json_object_new_int(failed ? 1 : 0));
+		json_object_object_add(s, "skipped", json_object_new_int(0));
+		json_object_object_add(r, "summary", s);
+	}
+	json_object_object_add(o, "result", r);
+	return o;
+}
+
+static json_object *
+cmd_run_tests(json_object *params)
+{
+	const char	*mode = param(params, "mode", "EditMode");
+	json_object	*d;
+
+	if (fu.running != NULL)
+		return busy_tests();
+	if (strcmp(mode, "EditMode") != 0 && strcmp(mode, "PlayMode") != 0)
+		return failure("Unknown test mode; use EditMode or PlayMode",
+		    NULL);
+	job_start("mcp", mode);
+	d = json_object_new_object();
+	json_object_object_add(d, "job_id",
+	    json_object_new_string(fu.running->id));
+	json_object_object_add(d, "status", json_object_new_string("running"));
+	json_object_object_add(d, "mode", json_object_new_string(mode));
+	return success("Test job started.", d);
+}
+
+static json_object *
+cmd_get_test_job(json_object *params)
+{
+	const char	*id = param(params, "job_id",
+			    param(params, "jobId", NULL));
+	struct job	*j;
+
+	if (id == NULL || *id == '\0')
+		return failure("Missing required parameter 'job_id'.", NULL);
+	if ((j = job_find(id)) == NULL)
+		return failure("Unknown job_id.", NULL);
+	return success("Test job status retrieved.", job_json(j));
+}
+
+/* A command that reloads the editor: answered (unless -n), then reload. */
+static json_object *
+reloads(const char *message, json_object *data)
+{
+	fu.reload_pending = 1;
+	fu.compiling = 1;
+	if (fu.no_reply) {
+		json_object_put(data);
+		return NULL;
+	}
+	return success(message, data);
+}
+
+static json_object *
+cmd_refresh_unity(json_object *params)
+{
+	const char	*compile = param(params, "compile", "none");
+	int		 request = strcmp(compile, "none") != 0;
+	json_object	*d;
+
+	if (fu.running != NULL)
+		return busy_tests();
+	d = json_object_new_object();
+	json_object_object_add(d, "refresh_triggered",
+	    json_object_new_boolean(1));
+	json_object_object_add(d, "compile_requested",
+	    json_object_new_boolean(request));
+	json_object_object_add(d, "resulting_state",
+	    json_object_new_string(request ? "compiling" : "idle"));
+	if (request)
+		return reloads("Refresh requested.", d);
+	return success("Refresh requested.", d);
+}
+
+static json_object *
+cmd_manage_editor(json_object *params)
+{
+	const char	*action = param(params, "action", "");
+
+	if (strcmp(action, "play") == 0) {
+		fu.playing = 1;
+		return reloads("Entered play mode.", NULL);
+	}
+	if (strcmp(action, "stop") == 0) {
+		fu.playing = fu.paused = 0;
+		return success("Exited play mode.", NULL);
+	}
+	if (strcmp(action, "pause") == 0) {
+		fu.paused = !fu.paused;
+		return success(fu.paused ? "Game paused." : "Game resumed.",
+		    NULL);
+	}
+	return failure("Unknown action for manage_editor.", NULL);
+}
+
+static json_object *
+obj2(const char *k1, json_object *v1, const char *k2, json_object *v2)
+{
+	json_object	*o = json_object_new_object();
+
+	json_object_object_add(o, k1, v1);
+	if (k2 != NULL)
+		json_object_object_add(o, k2, v2);
+	return o;
+}
+
+static json_object *
+cmd_get_editor_state(json_object *params)
+{
+	json_object	*d = json_object_new_object(), *t;
+
+	(void)params;
+	json_object_object_add(d, "observed_at_unix_ms",
+	    json_object_new_int64(unix_ms()));
+	json_object_object_add(d, "sequence", json_object_new_int(fu.seq));
+	json_object_object_add(d, "editor", obj2("play_mode",
+	    obj2("is_playing", json_object_new_boolean(fu.playing),
+	    "is_paused", json_object_new_boolean(fu.paused)), NULL, NULL));
+	json_object_object_add(d, "compilation", obj2("is_compiling",
+	    json_object_new_boolean(fu.compiling), "is_domain_reload_pending",
+	    json_object_new_boolean(0)));
+	json_object_object_add(d, "assets", obj2("is_updating",
+	    json_object_new_boolean(0), "refresh", obj2(
+	    "is_refresh_in_progress", json_object_new_boolean(0), NULL, NULL)));
+	t = obj2("is_running", json_object_new_boolean(fu.running != NULL),
+	    "current_job_id", fu.running != NULL ?
+	    json_object_new_string(fu.running->id) : NULL);
+	json_object_object_add(t, "started_by", fu.running != NULL ?
+	    json_object_new_string(fu.running->by) : NULL);
+	json_object_object_add(d, "tests", t);
+	return success("Retrieved editor state.", d);
+}
+
+static json_object *
+cmd_read_console(json_object *params)
+{
+	const char	*action = param(params, "action", "get");
+	json_object	*a;
+
+	if (strcmp(action, "clear") == 0)
+		return success("Console cleared.", NULL);
+	if (strcmp(action, "get") != 0)
+		return failure("Unknown action for read_console.", NULL);
+	a = json_object_new_array();
+	json_object_array_add(a, obj2("type", json_object_new_string("Log"),
+	    "message", json_object_new_string("fake editor started")));
+	return success("Retrieved 1 log entries.", a);
+}
+
+static json_object *
+cmd_get_project_info(json_object *params)
+{
+	json_object	*d = json_object_new_object();
+
+	(void)params;
+	json_object_object_add(d, "projectName",
+	    json_object_new_string("FakeProject"));
+	json_object_object_add(d, "assetsPath",
+	    json_object_new_string(fu.assets));
+	json_object_object_add(d, "unityVersion",
+	    json_object_new_string("6000.0.0f1"));
+	return success("Retrieved project info.", d);
+}
+
+static json_object *
+cmd_manage_scene(json_object *params)
+{
+	const char	*action = param(params, "action", "");
+
+	if (strcmp(action, "get_active") == 0)
+		return success("Retrieved active scene.", obj2("name",
+		    json_object_new_string("Main"), "path",
+		    json_object_new_string("Assets/Scenes/Main.unity")));
+	if (strcmp(action, "get_hierarchy") == 0)
+		return success("Retrieved scene hierarchy.",
+		    json_object_new_array());
+	return failure("Unknown action for manage_scene.", NULL);
+}
+
+static const struct {
+	const char	*type;
+	cmd_fn		 fn;
+} commands[] = {
+	{ "run_tests", cmd_run_tests },
+	{ "get_test_job", cmd_get_test_job },
+	{ "refresh_unity", cmd_refresh_unity },
+	{ "manage_editor", cmd_manage_editor },
+	{ "get_editor_state", cmd_get_editor_state },
+	{ "read_console", cmd_read_console },
+	{ "get_project_info", cmd_get_project_info },
+	{ "manage_scene", cmd_manage_scene },
+};
+
+static int
+send_frame(int fd, const char *s, size_t n)
+{
+	unsigned char	hdr[8];
+	int		i;
+
+	for (i = 0; i < 8; i++)
+		hdr[i] = (unsigned char)((uint64_t)n >> (56 - 8 * i));
+	if (fb_write(fd, hdr, sizeof(hdr)) == -1)
+		return -1;
+	return fb_write(fd, s, n);
+}
+
+static json_object *
+outer_error(const char *fmt, const char *arg)
+{
+	json_object	*o = json_object_new_object();
+	char		 msg[256];
+
+	snprintf(msg, sizeof(msg), fmt, arg);
+	json_object_object_add(o, "status", json_object_new_string("error"));
+	json_object_object_add(o, "error", json_object_new_string(msg));
+	return o;
+}
+
+/* The answer to one request (NULL: none). */
+static json_object *
+dispatch(const char *payload, size_t n)
+{
+	json_object	*req, *params = NULL, *ans = NULL;
+	const char	*type;
+	size_t		 i;
+
+	if (jstrict_parse(payload, n, &req) != 0)
+		return outer_error("Invalid JSON format%s", "");
+	type = param(req, "type", NULL);
+	if (!json_object_object_get_ex(req, "params", &params) ||
+	    !json_object_is_type(params, json_type_object))
+		params = NULL;
+	fb_log_recv(type != NULL ? type : "(none)", params);
+	for (i = 0; type != NULL && i < sizeof(commands) / sizeof(*commands);
+	    i++)
+		if (strcmp(commands[i].type, type) == 0) {
+			ans = commands[i].fn(params);
+			json_object_put(req);
+			return ans;
+		}
+	ans = outer_error("Unknown or unsupported command type: %s",
+	    type != NULL ? type : "(none)");
+	json_object_put(req);
+	return ans;
+}
+
+static void
+frame(struct fb_conn *c, const char *payload, size_t n)
+{
+	json_object	*ans;
+	const char	*s;
+
+	if (n == 4 && memcmp(payload, "ping", 4) == 0) {
+		fb_log("recv ping");
+		send_frame(c->fd, PONG, strlen(PONG));
+		return;
+	}
+	if ((ans = dispatch(payload, n)) != NULL) {
+		s = jstrict_to_string(ans);
+		send_frame(c->fd, s, strlen(s));
+		json_object_put(ans);
+	}
+	if (fu.reload_pending) {
+		fu.reload_pending = 0;
+		reload_start();
+	}
+}
+
+/* Whole frames from c; a zero or oversized length closes it. */
+static void
+serve(struct fb_conn *c)
+{
+	uint64_t	 n;
+	char		*payload;
+	int		 i;
+
+	if (!fb_conn_read(c)) {
+		fb_log("close");
+		fb_conn_close(c);
+		return;
+	}
+	while (c->fd != -1 && c->len >= 8) {
+		for (n = 0, i = 0; i < 8; i++)
+			n = n << 8 | (unsigned char)c->buf[i];
+		if (n == 0 || n > FB_MAX_MSG) {
+			fb_log("bad frame length %llu", (unsigned long long)n);
+			fb_conn_close(c);
+			return;
+		}
+		if (c->len < 8 + n)
+			return;
+		if ((payload = malloc(n + 1)) == NULL)
+			fb_fatal("out of memory");
+		memcpy(payload, c->buf + 8, n);
+		payload[n] = '\0';
+		fb_conn_consume(c, 8 + n);
+		frame(c, payload, n);
+		free(payload);
+	}
+}
+
+static void
+accept_one(void)
+{
+	struct fb_conn	*c;
+	int		 fd;
+
+	if ((fd = accept4(fu.lfd, NULL, NULL, SOCK_CLOEXEC)) == -1)
+		return;
+	if (fb_write(fd, WELCOME, strlen(WELCOME)) == -1 ||
+	    (c = fb_conn_add(fu.conns, fd)) == NULL) {
+		close(fd);
+		return;
+	}
+	fb_log("accept");
+	/* "A new connection means the old one is dead." */
+	close_all(c);
+}
+
+static void
+control(char *line)
+{
+	if (strncmp(line, "end-tests ", 10) == 0 && fu.running != NULL) {
+		snprintf(fu.running->status, sizeof(fu.running->status), "%s",
+		    line + 10);
+		fu.running->finished = unix_ms();
+		fb_log("tests end %s %s", fu.running->id, fu.running->status);
+		fu.running = NULL;
+	} else if (strcmp(line, "start-tests-ui") == 0 && fu.running == NULL)
+		job_start("editor", "EditMode");
+	else if (strncmp(line, "compiling ", 10) == 0)
+		fu.compiling = atoi(line + 10) != 0;
+	else if (strcmp(line, "reload") == 0)
+		reload_start();
+	else if (strcmp(line, "reload-done") == 0)
+		reload_finish();
+	else if (strcmp(line, "quit") == 0)
+		exit(0);
+	else
+		fb_log("ctl-refused %s", line);
+}
+
+static int
+next_timeout(void)
+{
+	int64_t	now = now_ms(), t = -1;
+
+	if (fu.status_dir != NULL)
+		t = fu.next_heartbeat - now;
+	if (fu.reload_end != 0 && (t < 0 || fu.reload_end - now < t))
+		t = fu.reload_end - now;
+	return t < 0 && (fu.status_dir != NULL || fu.reload_end != 0) ? 0 :
+	    (int)t;
+}
+
+static void
+timers(void)
+{
+	int64_t	now = now_ms();
+
+	if (fu.reload_end != 0 && now >= fu.reload_end)
+		reload_finish();
+	if (fu.status_dir != NULL && now >= fu.next_heartbeat)
+		status_write(fu.reloading ? "reloading" : "ready");
+}
+
+static void
+loop(void)
+{
+	struct pollfd	pfd[FB_MAXCONN + 2];
+	int		idx[FB_MAXCONN + 2], n, i, lidx;
+
+	for (;;) {
+		n = 0;
+		lidx = -1;
+		pfd[n].fd = 0, pfd[n++].events = POLLIN;
+		if (fu.lfd != -1)
+			lidx = n, pfd[n].fd = fu.lfd, pfd[n++].events = POLLIN;
+		for (i = 0; i < FB_MAXCONN; i++)
+			if (fu.conns[i].fd != -1) {
+				idx[n] = i;
+				pfd[n].fd = fu.conns[i].fd;
+				pfd[n++].events = POLLIN;
+			}
+		if (poll(pfd, (nfds_t)n, next_timeout()) == -1 &&
+		    errno != EINTR)
+			fb_fatal("poll: %s", strerror(errno));
+		if (pfd[0].revents != 0 && fb_control(control) == -1)
+			exit(0);
+		/* The control line may have closed what was polled. */
+		for (i = 1; i < n; i++) {
+			if (pfd[i].revents == 0)
+				continue;
+			if (i == lidx) {
+				if (fu.lfd == pfd[i].fd)
+					accept_one();
+			} else if (fu.conns[idx[i]].fd == pfd[i].fd)
+				serve(&fu.conns[idx[i]]);
+		}
+		timers();
+	}
+}
+
+int
+main(int argc, char *argv[])
+{
+	const char	*project = "/tmp/FakeProject";
+	int		 ch, i;
+
+	fu.lfd = -1;
+	while ((ch = getopt(argc, argv, "np:r:s:P:")) != -1) {
+		switch (ch) {
+		case 'n':
+			fu.no_reply = 1;
+			break;
+		case 'p':
+			fu.port = atoi(optarg);
+			break;
+		case 'r':
+			fu.reload_ms = atoi(optarg);
+			break;
+		case 's':
+			fu.status_dir = optarg;
+			break;
+		case 'P':
+			project = optarg;
+			break;
+		default:
+			fprintf(stderr, "usage: fake_unity [-n] [-p port] "
+			    "[-r ms] [-s status-dir] [-P project]\n");
+			return 64;
+		}
+	}
+	for (i = 0; i < FB_MAXCONN; i++)
+		fu.conns[i].fd = -1;
+	snprintf(fu.assets, sizeof(fu.assets), "%s/Assets", project);
+	fu.lfd = fb_listen(fu.port);
+	fu.port = fb_port(fu.lfd);
+	status_write("ready");
+	fb_log("port %d", fu.port);
+	loop();
+}

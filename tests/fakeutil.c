@@ -1,0 +1,227 @@
+/* SPDX-License-Identifier: ISC */
+/* The test's side of the fake editor bridges: see fakeutil.h. */
+#include "config.h"
+
+#include <sys/socket.h>
+#include <sys/wait.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <check.h>
+#include <json-c/json.h>
+
+#include "jstrict.h"
+#include "fakeutil.h"
+
+#define FAKE_LINE_MAX	(1024 * 1024)
+
+static void
+fake_spawn(struct fake *f, const char **argv)
+{
+	int	in[2], out[2];
+
+	ck_assert_int_eq(pipe2(in, O_CLOEXEC), 0);
+	/* A socket: jsonl reads with recv(2). */
+	ck_assert_int_eq(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0,
+	    out), 0);
+	if ((f->pid = fork()) == 0) {
+		dup2(in[0], 0);
+		dup2(out[1], 1);
+		execv(argv[0], (char **)argv);
+		_exit(127);
+	}
+	ck_assert_int_gt(f->pid, 0);
+	close(in[0]);
+	close(out[1]);
+	f->ctl = in[1];
+	f->outfd = out[0];
+	jsonl_init(&f->out, f->outfd, FAKE_LINE_MAX);
+}
+
+void
+fake_start(struct fake *f, const char *env, ...)
+{
+	const char	*argv[16];
+	va_list		 ap;
+	int		 n = 1;
+
+	memset(f, 0, sizeof(*f));
+	argv[0] = getenv(env);
+	ck_assert_msg(argv[0] != NULL, "%s is not set (run via make check)",
+	    env);
+	va_start(ap, env);
+	while (n < 15 && (argv[n] = va_arg(ap, const char *)) != NULL)
+		n++;
+	va_end(ap);
+	argv[n] = NULL;
+	fake_spawn(f, argv);
+	fake_await(f, "port ");
+	/* Its first line. */
+	f->port = atoi(f->log + strlen("port "));
+	ck_assert_int_gt(f->port, 0);
+}
+
+static void
+fake_append(struct fake *f, const char *line, size_t n)
+{
+	f->log = realloc(f->log, f->loglen + n + 2);
+	ck_assert_ptr_nonnull(f->log);
+	memcpy(f->log + f->loglen, line, n);
+	f->loglen += n;
+	f->log[f->loglen++] = '\n';
+	f->log[f->loglen] = '\0';
+}
+
+/* The first line at or after from that begins with prefix: its end. */
+static size_t
+fake_find(struct fake *f, size_t from, const char *prefix)
+{
+	const char	*p = f->log + from, *nl;
+
+	for (; p < f->log + f->loglen; p = nl + 1) {
+		nl = strchr(p, '\n');
+		if (strncmp(p, prefix, strlen(prefix)) == 0)
+			return (size_t)(nl + 1 - f->log);
+	}
+	return 0;
+}
+
+void
+fake_await(struct fake *f, const char *prefix)
+{
+	enum jsonl_status	 st;
+	size_t			 end, n;
+	char			*line;
+
+	while (f->log == NULL || (end = fake_find(f, f->seen, prefix)) == 0) {
+		st = jsonl_line(&f->out, TN_TIMEOUT_MS, &line, &n);
+		ck_assert_msg(st == JSONL_MSG, "fake: no \"%s\" (%s); log:\n%s",
+		    prefix, jsonl_strerror(st), f->log ? f->log : "");
+		fake_append(f, line, n);
+		free(line);
+	}
+	f->seen = end;
+}
+
+void
+fake_ctl(struct fake *f, const char *line)
+{
+	char	buf[256];
+	size_t	seen = f->seen;
+
+	snprintf(buf, sizeof(buf), "%s\n", line);
+	ck_assert_int_eq(write(f->ctl, buf, strlen(buf)),
+	    (ssize_t)strlen(buf));
+	snprintf(buf, sizeof(buf), "ctl %s", line);
+	fake_await(f, buf);
+	/* A control line is no event of the editor: keep the place. */
+	f->seen = seen;
+}
+
+int
+fake_count(struct fake *f, const char *prefix)
+{
+	size_t	from = 0, end;
+	int	n = 0;
+
+	while (f->log != NULL && (end = fake_find(f, from, prefix)) != 0) {
+		n++;
+		from = end;
+	}
+	return n;
+}
+
+void
+fake_stop(struct fake *f)
+{
+	int	i, status;
+
+	if (f->pid <= 0)
+		return;
+	close(f->ctl);
+	for (i = 0; i < TN_TIMEOUT_MS / 10; i++) {
+		if (waitpid(f->pid, &status, WNOHANG) == f->pid)
+			break;
+		usleep(10000);
+	}
+	if (i == TN_TIMEOUT_MS / 10) {
+		kill(f->pid, SIGKILL);
+		waitpid(f->pid, &status, 0);
+	}
+	f->pid = -1;
+	jsonl_free(&f->out);
+	close(f->outfd);
+	free(f->log);
+	f->log = NULL;
+}
+
+struct client *
+unity_open(int port)
+{
+	struct client	*c = client_tcp(port);
+	char		*line = client_line(c);
+
+	ck_assert_msg(line != NULL, "no WELCOME from 127.0.0.1:%d", port);
+	ck_assert_str_eq(line, "WELCOME UNITY-MCP 1 FRAMING=1");
+	free(line);
+	return c;
+}
+
+json_object *
+unity_call(struct client *c, const char *payload)
+{
+	unsigned char	 hdr[8];
+	uint64_t	 n = strlen(payload);
+	char		*s;
+	json_object	*r;
+	int		 i;
+
+	for (i = 0; i < 8; i++)
+		hdr[i] = (unsigned char)(n >> (56 - 8 * i));
+	ck_assert_int_eq(jsonl_send(c->fd, (char *)hdr, 8), 0);
+	ck_assert_int_eq(jsonl_send(c->fd, payload, n), 0);
+	s = client_read(c, 8);
+	ck_assert_msg(s != NULL, "no answer to %s", payload);
+	for (n = 0, i = 0; i < 8; i++)
+		n = n << 8 | (unsigned char)s[i];
+	free(s);
+	ck_assert(n > 0 && n < 1024 * 1024);
+	s = client_read(c, n);
+	ck_assert_ptr_nonnull(s);
+	ck_assert_msg(jstrict_parse_str(s, &r) == 0, "not JSON: %s", s);
+	free(s);
+	return r;
+}
+
+json_object *
+lsp_call(struct client *c, const char *body)
+{
+	char		 head[64], *line, *s;
+	size_t		 n = 0;
+	json_object	*r;
+
+	snprintf(head, sizeof(head), "Content-Length: %zu\r\n\r\n",
+	    strlen(body));
+	client_send(c, head);
+	client_send(c, body);
+	while ((line = client_line(c)) != NULL && strcmp(line, "\r") != 0) {
+		if (strncmp(line, "Content-Length: ", 16) == 0)
+			n = strtoul(line + 16, NULL, 10);
+		free(line);
+	}
+	ck_assert_msg(line != NULL && n > 0, "no LSP answer to %s", body);
+	free(line);
+	s = client_read(c, n);
+	ck_assert_ptr_nonnull(s);
+	ck_assert_msg(jstrict_parse_str(s, &r) == 0, "not JSON: %s", s);
+	free(s);
+	return r;
+}
