@@ -15,6 +15,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -53,6 +54,89 @@ connect_refused(int port)
 	if (fd != -1)
 		close(fd);
 	return fd == -1 && errno == ECONNREFUSED;
+}
+
+/* s with every from replaced by to.  Caller frees. */
+static char *
+subst(const char *s, const char *from, const char *to)
+{
+	size_t		 n = strlen(s) + 1, fl = strlen(from), tl = strlen(to);
+	const char	*p;
+	char		*out, *o;
+
+	for (p = s; (p = strstr(p, from)) != NULL; p += fl)
+		n += tl;
+	o = out = malloc(n);
+	ck_assert_ptr_nonnull(out);
+	for (p = s; (p = strstr(s, from)) != NULL; s = p + fl) {
+		memcpy(o, s, (size_t)(p - s));
+		o += p - s;
+		memcpy(o, to, tl);
+		o += tl;
+	}
+	strcpy(o, s);
+	return out;
+}
+
+/*
+ * The shipped table etc/tools/NAME as the broker's: its bridge ports
+ * (6400, 8700) are the fake's, and from is to (when from is not NULL).
+ */
+static void
+table_for(const char *name, int port, const char *from, const char *to)
+{
+	const char	*src = getenv("CMDGATE_SRCDIR");
+	char		 path[1024], addr[32], text[32768], *a, *t;
+	FILE		*f;
+	size_t		 n;
+
+	snprintf(path, sizeof(path), "%s/etc/tools/%s", src ? src : ".", name);
+	ck_assert_msg((f = fopen(path, "r")) != NULL, "%s", path);
+	n = fread(text, 1, sizeof(text) - 1, f);
+	ck_assert(n > 0 && n < sizeof(text) - 1);
+	text[n] = '\0';
+	fclose(f);
+	snprintf(addr, sizeof(addr), "127.0.0.1:%d", port);
+	a = subst(text, "127.0.0.1:6400", addr);
+	t = subst(a, "127.0.0.1:8700", addr);
+	free(a);
+	if (from != NULL) {
+		a = t;
+		t = subst(a, from, to);
+		free(a);
+	}
+	write_file(tools, t, 0600);
+	free(t);
+}
+
+/* Submit on client who (c stays as it was). */
+static void
+submit_as(struct client *who, char ticket[32], const char *commands)
+{
+	struct client	*was = c;
+
+	c = who;
+	submit(ticket, commands, NULL);
+	c = was;
+}
+
+/* poll_job's result on client who: status and blocked_by checked. */
+static void
+assert_job(struct client *who, const char *ticket, const char *status,
+    const char *blocked_by)
+{
+	struct client	*was = c;
+	json_object	*r;
+
+	c = who;
+	r = poll_job(ticket);
+	c = was;
+	ck_assert_msg(strcmp(str(r, "result.status"), status) == 0,
+	    "%s is %s, not %s: %.400s", ticket, str(r, "result.status"),
+	    status, json_object_to_json_string(r));
+	if (blocked_by != NULL)
+		ck_assert_str_eq(str(r, "result.blocked_by"), blocked_by);
+	json_object_put(r);
 }
 
 /* The fake unity-mcp bridge speaks its wire (BRIDGES.md). */
@@ -190,6 +274,300 @@ START_TEST(fake_uloop_wire)
 }
 END_TEST
 
+/*
+ * Issue 12's scenario through etc/tools/unity-mcp.json: agent A's tests
+ * run upstream asynchronously; agent B's compile is held by them; the
+ * run ends; the compile runs and the editor reloads (-n: its connection
+ * drops unanswered, connects are refused); both jobs end done and the
+ * editor received each command once.
+ */
+START_TEST(unity_scenario)
+{
+	struct client	*cb;
+	char		 ta[32], tb[32];
+	json_object	*r;
+
+	fake_start(&fk, "FAKE_UNITY", "-n", NULL);
+	table_for("unity-mcp.json", fk.port, NULL, NULL);
+	start_tools(NULL);
+	cb = client_tcp(b.port);
+	submit(ta, "[{\"tool\":\"run_tests\",\"params\":{\"mode\":"
+	    "\"EditMode\"}}]", NULL);
+	fake_await(&fk, "recv run_tests ");
+	fake_await(&fk, "recv get_test_job ");
+	assert_job(c, ta, "running", NULL);
+	submit_as(cb, tb, "[{\"tool\":\"refresh_unity\",\"params\":"
+	    "{\"compile\":\"request\"}}]");
+	assert_job(cb, tb, "queued", "tests_running");
+	fake_ctl(&fk, "end-tests succeeded");
+	r = wait_done(ta);
+	ck_assert_str_eq(str(r, "status"), "done");
+	ck_assert_str_eq(str(r, "results.0.result.data.status"), "succeeded");
+	ck_assert_int_ge(json_object_get_int(jpath(r, "results.0.polls")), 1);
+	json_object_put(r);
+	fake_await(&fk, "recv refresh_unity ");
+	fake_await(&fk, "reload start");
+	/* The compile's job waits for the editor to come back. */
+	assert_job(cb, tb, "running", NULL);
+	fake_ctl(&fk, "reload-done");
+	r = wait_done(tb);
+	ck_assert_str_eq(str(r, "status"), "done");
+	ck_assert(json_object_get_boolean(jpath(r, "results.0.reloaded")));
+	ck_assert(json_object_get_boolean(jpath(r, "results.0.sent")));
+	json_object_put(r);
+	fake_ctl(&fk, "sync");
+	ck_assert_int_eq(fake_count(&fk, "recv run_tests "), 1);
+	ck_assert_int_eq(fake_count(&fk, "recv refresh_unity "), 1);
+	client_close(cb);
+}
+END_TEST
+
+/* Whether queue_status says tests_running holds reloads. */
+static int
+tests_held(void)
+{
+	json_object	*r = callf("{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":"
+			    "\"queue_status\"}");
+	int		 held = json_object_get_boolean(jpath(r,
+			    "result.busy.tests_running"));
+
+	json_object_put(r);
+	return held;
+}
+
+/*
+ * A run started in the editor's own UI, seen by the table's editor
+ * probe (get_editor_state), holds a reload job the same way; the reload
+ * runs once the run ends.
+ */
+START_TEST(unity_probe_holds_reload)
+{
+	char	t[32];
+	int	i;
+
+	fake_start(&fk, "FAKE_UNITY", NULL);
+	table_for("unity-mcp.json", fk.port, NULL, NULL);
+	start_tools(NULL);
+	fake_await(&fk, "recv get_editor_state ");
+	ck_assert(!tests_held());
+	fake_ctl(&fk, "start-tests-ui");
+	fake_await(&fk, "ctl start-tests-ui");
+	/* Each probe poll after the run began, until the broker saw it. */
+	for (i = 0; i < 5 && !tests_held(); i++)
+		fake_await(&fk, "recv get_editor_state ");
+	ck_assert_msg(tests_held(), "the probe's tests_running never held");
+	submit(t, "[{\"tool\":\"refresh_unity\",\"params\":"
+	    "{\"compile\":\"request\"}}]", NULL);
+	assert_job(c, t, "queued", "tests_running");
+	fake_ctl(&fk, "end-tests succeeded");
+	wait_end(t, "done");
+	fake_ctl(&fk, "sync");
+	ck_assert_int_eq(fake_count(&fk, "recv refresh_unity "), 1);
+}
+END_TEST
+
+/* tools/call name with arguments, sent on who without reading. */
+static void
+mcp_send(struct client *who, const char *name, const char *args)
+{
+	char	line[1024];
+
+	snprintf(line, sizeof(line), "{\"jsonrpc\":\"2.0\",\"id\":9,"
+	    "\"method\":\"tools/call\",\"params\":{\"name\":\"%s\","
+	    "\"arguments\":%s}}\n", name, args);
+	client_send(who, line);
+}
+
+/* The answer to mcp_send: its job (structuredContent; caller puts). */
+static json_object *
+mcp_job(struct client *who)
+{
+	char		*line = client_line(who);
+	json_object	*r, *job;
+
+	ck_assert_msg(line != NULL, "no tools/call answer");
+	ck_assert_int_eq(jstrict_parse_str(line, &r), 0);
+	free(line);
+	job = json_object_get(jpath(r, "result.structuredContent"));
+	ck_assert_msg(job != NULL, "%.400s", json_object_to_json_string(r));
+	json_object_put(r);
+	return job;
+}
+
+/* MCP wait_job on who until ticket ends (bounded): the job (caller puts). */
+static json_object *
+mcp_wait(struct client *who, const char *ticket)
+{
+	char		 args[128];
+	json_object	*job = NULL;
+	int		 i;
+
+	snprintf(args, sizeof(args), "{\"ticket\":\"%s\",\"timeout_s\":5}",
+	    ticket);
+	for (i = 0; i < 20; i++) {
+		json_object_put(job);
+		mcp_send(who, "wait_job", args);
+		job = mcp_job(who);
+		if (strcmp(str(job, "status"), "running") != 0 &&
+		    strcmp(str(job, "status"), "queued") != 0)
+			return job;
+	}
+	ck_abort_msg("%s never ended", ticket);
+	return NULL;
+}
+
+/* The same scenario through MCP tools/call (--call-timeout 1). */
+START_TEST(unity_scenario_mcp)
+{
+	const char	*args[] = { "--call-timeout", "1", NULL };
+	struct client	*cb;
+	char		 ta[32], tb[32];
+	json_object	*job;
+
+	fake_start(&fk, "FAKE_UNITY", "-n", NULL);
+	table_for("unity-mcp.json", fk.port, NULL, NULL);
+	start_tools(args);
+	cb = client_tcp(b.port);
+	/* A's tests: after a second the answer is the job, running. */
+	mcp_send(c, "run_tests", "{\"mode\":\"PlayMode\"}");
+	fake_await(&fk, "recv run_tests ");
+	job = mcp_job(c);
+	ck_assert_str_eq(str(job, "status"), "running");
+	snprintf(ta, sizeof(ta), "%s", str(job, "ticket"));
+	json_object_put(job);
+	/* B's compile: held by A's tests. */
+	mcp_send(cb, "refresh_unity", "{\"compile\":\"request\"}");
+	job = mcp_job(cb);
+	ck_assert_str_eq(str(job, "status"), "queued");
+	ck_assert_str_eq(str(job, "blocked_by"), "tests_running");
+	snprintf(tb, sizeof(tb), "%s", str(job, "ticket"));
+	json_object_put(job);
+	fake_ctl(&fk, "end-tests failed");
+	job = mcp_wait(c, ta);
+	ck_assert_str_eq(str(job, "status"), "failed");
+	ck_assert_str_eq(str(job, "results.0.result.data.status"), "failed");
+	json_object_put(job);
+	fake_await(&fk, "reload start");
+	fake_ctl(&fk, "reload-done");
+	job = mcp_wait(cb, tb);
+	ck_assert_str_eq(str(job, "status"), "done");
+	json_object_put(job);
+	fake_ctl(&fk, "sync");
+	ck_assert_int_eq(fake_count(&fk, "recv run_tests "), 1);
+	ck_assert_int_eq(fake_count(&fk, "recv refresh_unity "), 1);
+	client_close(cb);
+}
+END_TEST
+
+/* cmdgate (CMDGATE) with args on the broker's port: its pid, stdout in *out. */
+static pid_t
+cli_spawn(int *out, const char *first, ...)
+{
+	const char	*argv[32] = { getenv("CMDGATE"), "--json" };
+	char		 port[16];
+	va_list		 ap;
+	int		 o[2];
+	pid_t		 pid;
+
+	ck_assert_ptr_nonnull(argv[0]);
+	va_start(ap, first);
+	args_collect(argv, 2, 32, first, ap);
+	va_end(ap);
+	snprintf(port, sizeof(port), "%d", b.port);
+	ck_assert_int_eq(pipe(o), 0);
+	if ((pid = fork()) == 0) {
+		dup2(o[1], 1);
+		close(o[0]);
+		setenv("CMDGATE_PORT", port, 1);
+		unsetenv("CMDGATE_SOCKET");
+		execv(argv[0], (char **)argv);
+		_exit(127);
+	}
+	close(o[1]);
+	*out = o[0];
+	return pid;
+}
+
+/* Its exit status is want; its output as JSON (caller puts). */
+static json_object *
+cli_end(pid_t pid, int out, int want)
+{
+	char		 buf[65536];
+	json_object	*r;
+	int		 status;
+
+	fd_slurp(out, buf, sizeof(buf));
+	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+	ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == want,
+	    "cmdgate: status %d, not %d: %s", status, want, buf);
+	ck_assert_msg(jstrict_parse_str(buf, &r) == 0, "not JSON: %s", buf);
+	return r;
+}
+
+/* cmdgate with args to its exit status want: its output (caller puts). */
+static json_object *
+cli(int want, const char *a1, const char *a2, const char *a3)
+{
+	int	out;
+	pid_t	pid = cli_spawn(&out, a1, a2, a3, NULL);
+
+	return cli_end(pid, out, want);
+}
+
+/*
+ * etc/tools/uloop.json against the uLoopMCP fake through cmdgate submit,
+ * with Content-Length framing (as shipped) and with newline framing
+ * (dialect jsonrpc, uLoopMCP up to 0.26): A's run-tests holds B's
+ * compile; the compile answers and the editor reloads (-c); a read
+ * after it goes through once the editor is back.
+ */
+START_TEST(uloop_submit)
+{
+	char		 tb[32];
+	json_object	*r;
+	pid_t		 pa;
+	int		 outa;
+
+	fake_start(&fk, "FAKE_ULOOP", "-c", _i == 0 ? "-l" : NULL, NULL);
+	table_for("uloop.json", fk.port, _i == 0 ? NULL : "\"jsonrpc-lsp\"",
+	    "\"jsonrpc\"");
+	start_tools(NULL);
+	pa = cli_spawn(&outa, "submit", "run-tests", "--agent", "A",
+	    "TestMode=EditMode", NULL);
+	fake_await(&fk, "recv run-tests ");
+	r = cli(0, "submit", "compile", "--async");
+	snprintf(tb, sizeof(tb), "%s", str(r, "ticket"));
+	json_object_put(r);
+	/* 3: still queued (cmdgate(1)). */
+	r = cli(3, "poll", tb, NULL);
+	ck_assert_str_eq(str(r, "status"), "queued");
+	ck_assert_str_eq(str(r, "blocked_by"), "tests_running");
+	json_object_put(r);
+	fake_ctl(&fk, "end-tests succeeded");
+	r = cli_end(pa, outa, 0);
+	ck_assert_str_eq(str(r, "status"), "done");
+	ck_assert_int_eq(json_object_get_int(jpath(r,
+	    "results.0.result.PassedCount")), 3);
+	json_object_put(r);
+	fake_await(&fk, "recv compile ");
+	fake_ctl(&fk, "end-compile");
+	fake_await(&fk, "reload start");
+	r = cli(0, "wait", tb, NULL);
+	ck_assert_str_eq(str(r, "status"), "done");
+	ck_assert(json_object_get_boolean(jpath(r, "results.0.result.Success")));
+	json_object_put(r);
+	pa = cli_spawn(&outa, "submit", "get-logs", NULL);
+	fake_ctl(&fk, "reload-done");
+	r = cli_end(pa, outa, 0);
+	ck_assert_str_eq(str(r, "status"), "done");
+	json_object_put(r);
+	fake_ctl(&fk, "sync");
+	ck_assert_int_eq(fake_count(&fk, "recv run-tests "), 1);
+	ck_assert_int_eq(fake_count(&fk, "recv compile "), 1);
+	ck_assert_int_eq(fake_count(&fk, "recv get-logs "), 1);
+}
+END_TEST
+
 int
 main(void)
 {
@@ -201,6 +579,18 @@ main(void)
 	tcase_add_test(tc, fake_unity_wire);
 	tcase_add_test(tc, fake_unity_status_file);
 	tcase_add_loop_test(tc, fake_uloop_wire, 0, 2);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("unity-mcp");
+	tcase_add_checked_fixture(tc, fk_setup, fk_teardown);
+	tcase_set_timeout(tc, 60);
+	tcase_add_test(tc, unity_scenario);
+	tcase_add_test(tc, unity_probe_holds_reload);
+	tcase_add_test(tc, unity_scenario_mcp);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("uloop");
+	tcase_add_checked_fixture(tc, fk_setup, fk_teardown);
+	tcase_set_timeout(tc, 60);
+	tcase_add_loop_test(tc, uloop_submit, 0, 2);
 	suite_add_tcase(s, tc);
 	return ck_run(s);
 }
