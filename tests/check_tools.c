@@ -239,7 +239,7 @@ P(const char *json)
 /* Classification of the example Unity table (cmdgate.tools(5)). */
 START_TEST(classify_unity)
 {
-	struct tooltab		*tab = load_example("unity.json");
+	struct tooltab		*tab = load_example("unity-mcp.json");
 	const struct tool	*refresh = tooltab_find(tab, "refresh_unity");
 	const struct tool	*editor = tooltab_find(tab, "manage_editor");
 	const struct tool	*scene = tooltab_find(tab, "manage_scene");
@@ -394,8 +394,8 @@ END_TEST
 
 START_TEST(details_shape)
 {
-	struct tooltab	*tab = load_example("unity.json");
-	json_object	*d = tool_details(tooltab_find(tab, "refresh_unity"));
+	struct tooltab	*tab = load_example("unity-mcp.json");
+	json_object	*d = tool_details(tooltab_find(tab, "manage_editor"));
 	json_object	*v;
 
 	ck_assert(json_object_object_get_ex(d, "reload", &v));
@@ -522,13 +522,13 @@ END_TEST
 /* Every shipped table classifies a command without params as with {}. */
 START_TEST(shipped_tables_no_params)
 {
-	static const char	*names[] = { "unity.json", "make.json",
-				    "demo.json" };
+	static const char	*names[] = { "unity-mcp.json", "uloop.json",
+				    "mcp-http.json", "make.json", "demo.json" };
 	struct tooltab		*tab;
 	json_object		*empty = P("{}");
 	size_t			 i, k;
 
-	for (k = 0; k < 3; k++) {
+	for (k = 0; k < sizeof(names) / sizeof(*names); k++) {
 		tab = load_example(names[k]);
 		for (i = 0; i < tab->ntools; i++) {
 			ck_assert_int_eq(tool_command_reload(&tab->tools[i],
