@@ -96,66 +96,6 @@ unix_ms(void)
 	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-/* SHA-1 (FIPS 180-4) of buf, for the status file's name as the real one. */
-static uint32_t
-rol(uint32_t x, int n)
-{
-	return (x << n) | (x >> (32 - n));
-}
-
-static void
-sha1_block(uint32_t h[5], const unsigned char *p)
-{
-	uint32_t	w[80], a, b, c, d, e, f, k, t;
-	int		i;
-
-	for (i = 0; i < 16; i++)
-		w[i] = (uint32_t)p[4 * i] << 24 | (uint32_t)p[4 * i + 1] << 16 |
-		    (uint32_t)p[4 * i + 2] << 8 | p[4 * i + 3];
-	for (; i < 80; i++)
-		w[i] = rol(w[i - 3] ^ w[i - 8] ^ w[i - 14] ^ w[i - 16], 1);
-	a = h[0], b = h[1], c = h[2], d = h[3], e = h[4];
-	for (i = 0; i < 80; i++) {
-		if (i < 20)
-			f = (b & c) | (~b & d), k = 0x5a827999;
-		else if (i < 40)
-			f = b ^ c ^ d, k = 0x6ed9eba1;
-		else if (i < 60)
-			f = (b & c) | (b & d) | (c & d), k = 0x8f1bbcdc;
-		else
-			f = b ^ c ^ d, k = 0xca62c1d6;
-		t = rol(a, 5) + f + e + k + w[i];
-		e = d, d = c, c = rol(b, 30), b = a, a = t;
-	}
-	h[0] += a, h[1] += b, h[2] += c, h[3] += d, h[4] += e;
-}
-
-/* The first 8 hex digits of SHA-1(s), as ComputeProjectHash. */
-static void
-project_hash(const char *s, char out[9])
-{
-	uint32_t	 h[5] = { 0x67452301, 0xefcdab89, 0x98badcfe,
-			    0x10325476, 0xc3d2e1f0 };
-	unsigned char	 blk[64];
-	size_t		 len = strlen(s), i, n;
-	uint64_t	 bits = (uint64_t)len * 8;
-
-	for (i = 0; i + 64 <= len; i += 64)
-		sha1_block(h, (const unsigned char *)s + i);
-	n = len - i;
-	memset(blk, 0, sizeof(blk));
-	memcpy(blk, s + i, n);
-	blk[n] = 0x80;
-	if (n >= 56) {
-		sha1_block(h, blk);
-		memset(blk, 0, sizeof(blk));
-	}
-	for (i = 0; i < 8; i++)
-		blk[63 - i] = (unsigned char)(bits >> (8 * i));
-	sha1_block(h, blk);
-	snprintf(out, 9, "%08x", h[0]);
-}
-
 /* The heartbeat file, replaced whole (write, then rename). */
 static void
 status_write(const char *reason)
@@ -167,25 +107,16 @@ status_write(const char *reason)
 
 	if (fu.status_dir == NULL)
 		return;
-	project_hash(fu.assets, hash);
+	fb_sha1_hex8(fu.assets, hash);
 	snprintf(path, sizeof(path), "%s/unity-mcp-status-%s.json",
 	    fu.status_dir, hash);
 	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
 	strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%SZ", gmtime(&t));
-	o = json_object_new_object();
-	json_object_object_add(o, "unity_port", json_object_new_int(fu.port));
-	json_object_object_add(o, "reloading",
-	    json_object_new_boolean(fu.reloading));
-	json_object_object_add(o, "reason", json_object_new_string(reason));
-	json_object_object_add(o, "seq", json_object_new_int(fu.seq));
-	json_object_object_add(o, "project_path",
-	    json_object_new_string(fu.assets));
-	json_object_object_add(o, "project_name",
-	    json_object_new_string("FakeProject"));
-	json_object_object_add(o, "unity_version",
-	    json_object_new_string("6000.0.0f1"));
-	json_object_object_add(o, "last_heartbeat",
-	    json_object_new_string(when));
+	o = fb_jsonf("{\"unity_port\":%d,\"reloading\":%s,\"reason\":\"%s\","
+	    "\"seq\":%d,\"project_path\":\"%s\",\"project_name\":"
+	    "\"FakeProject\",\"unity_version\":\"6000.0.0f1\","
+	    "\"last_heartbeat\":\"%s\"}", fu.port, fu.reloading ? "true" :
+	    "false", reason, fu.seq, fu.assets, when);
 	if ((f = fopen(tmp, "w")) == NULL ||
 	    fputs(jstrict_to_string(o), f) == EOF || fclose(f) == EOF ||
 	    rename(tmp, path) == -1)
@@ -278,13 +209,8 @@ failure(const char *code, json_object *data)
 static json_object *
 busy_tests(void)
 {
-	json_object	*d = json_object_new_object();
-
-	json_object_object_add(d, "reason",
-	    json_object_new_string("tests_running"));
-	json_object_object_add(d, "retry_after_ms",
-	    json_object_new_int(RETRY_AFTER_MS));
-	return failure("tests_running", d);
+	return failure("tests_running", fb_jsonf("{\"reason\":"
+	    "\"tests_running\",\"retry_after_ms\":%d}", RETRY_AFTER_MS));
 }
 
 /* params.name as a string, or def. */
@@ -330,43 +256,26 @@ job_find(const char *id)
 static json_object *
 job_json(const struct job *j)
 {
-	json_object	*o = json_object_new_object(), *p, *r, *s;
-	int		 done = strcmp(j->status, "running") != 0;
-	int		 failed = strcmp(j->status, "failed") == 0;
+	int	done = strcmp(j->status, "running") != 0;
+	int	failed = strcmp(j->status, "failed") == 0;
+	char	summary[128] = "null";
 
-	json_object_object_add(o, "job_id", json_object_new_string(j->id));
-	json_object_object_add(o, "status", json_object_new_string(j->status));
-	json_object_object_add(o, "mode", json_object_new_string(j->mode));
-	json_object_object_add(o, "started_unix_ms",
-	    json_object_new_int64(j->started));
-	json_object_object_add(o, "finished_unix_ms", done ?
-	    json_object_new_int64(j->finished) : NULL);
-	p = json_object_new_object();
-	json_object_object_add(p, "completed", json_object_new_int(done ? 3 : 1));
-	json_object_object_add(p, "total", json_object_new_int(3));
-	json_object_object_add(o, "progress", p);
-	json_object_object_add(o, "error", NULL);
-	r = NULL;
-	if (done) {
-		r = json_object_new_object();
-		s = json_object_new_object();
-		json_object_object_add(s, "total", json_object_new_int(3));
-		json_object_object_add(s, "passed",
-		    json_object_new_int(failed ? 2 : 3));
-		json_object_object_add(s, "failed",
-		    json_object_new_int(failed ? 1 : 0));
-		json_object_object_add(s, "skipped", json_object_new_int(0));
-		json_object_object_add(r, "summary", s);
-	}
-	json_object_object_add(o, "result", r);
-	return o;
+	if (done)
+		snprintf(summary, sizeof(summary), "{\"summary\":{\"total\":3,"
+		    "\"passed\":%d,\"failed\":%d,\"skipped\":0}}",
+		    3 - failed, failed);
+	return fb_jsonf("{\"job_id\":\"%s\",\"status\":\"%s\",\"mode\":"
+	    "\"%s\",\"started_unix_ms\":%lld,\"finished_unix_ms\":%lld,"
+	    "\"progress\":{\"completed\":%d,\"total\":3},\"error\":null,"
+	    "\"result\":%s}", j->id, j->status, j->mode,
+	    (long long)j->started, (long long)j->finished, done ? 3 : 1,
+	    summary);
 }
 
 static json_object *
 cmd_run_tests(json_object *params)
 {
 	const char	*mode = param(params, "mode", "EditMode");
-	json_object	*d;
 
 	if (fu.running != NULL)
 		return busy_tests();
@@ -374,12 +283,9 @@ cmd_run_tests(json_object *params)
 		return failure("Unknown test mode; use EditMode or PlayMode",
 		    NULL);
 	job_start("mcp", mode);
-	d = json_object_new_object();
-	json_object_object_add(d, "job_id",
-	    json_object_new_string(fu.running->id));
-	json_object_object_add(d, "status", json_object_new_string("running"));
-	json_object_object_add(d, "mode", json_object_new_string(mode));
-	return success("Test job started.", d);
+	return success("Test job started.", fb_jsonf("{\"job_id\":\"%s\","
+	    "\"status\":\"running\",\"mode\":\"%s\"}", fu.running->id,
+	    mode));
 }
 
 static json_object *
@@ -418,13 +324,9 @@ cmd_refresh_unity(json_object *params)
 
 	if (fu.running != NULL)
 		return busy_tests();
-	d = json_object_new_object();
-	json_object_object_add(d, "refresh_triggered",
-	    json_object_new_boolean(1));
-	json_object_object_add(d, "compile_requested",
-	    json_object_new_boolean(request));
-	json_object_object_add(d, "resulting_state",
-	    json_object_new_string(request ? "compiling" : "idle"));
+	d = fb_jsonf("{\"refresh_triggered\":true,\"compile_requested\":%s,"
+	    "\"resulting_state\":\"%s\"}", request ? "true" : "false",
+	    request ? "compiling" : "idle");
 	if (request)
 		return reloads("Refresh requested.", d);
 	return success("Refresh requested.", d);
@@ -451,73 +353,55 @@ cmd_manage_editor(json_object *params)
 	return failure("Unknown action for manage_editor.", NULL);
 }
 
-static json_object *
-obj2(const char *k1, json_object *v1, const char *k2, json_object *v2)
+static const char *
+boolstr(int b)
 {
-	json_object	*o = json_object_new_object();
-
-	json_object_object_add(o, k1, v1);
-	if (k2 != NULL)
-		json_object_object_add(o, k2, v2);
-	return o;
+	return b ? "true" : "false";
 }
 
 static json_object *
 cmd_get_editor_state(json_object *params)
 {
-	json_object	*d = json_object_new_object(), *t;
+	char	job[48] = "null", by[32] = "null";
 
 	(void)params;
-	json_object_object_add(d, "observed_at_unix_ms",
-	    json_object_new_int64(unix_ms()));
-	json_object_object_add(d, "sequence", json_object_new_int(fu.seq));
-	json_object_object_add(d, "editor", obj2("play_mode",
-	    obj2("is_playing", json_object_new_boolean(fu.playing),
-	    "is_paused", json_object_new_boolean(fu.paused)), NULL, NULL));
-	json_object_object_add(d, "compilation", obj2("is_compiling",
-	    json_object_new_boolean(fu.compiling), "is_domain_reload_pending",
-	    json_object_new_boolean(0)));
-	json_object_object_add(d, "assets", obj2("is_updating",
-	    json_object_new_boolean(0), "refresh", obj2(
-	    "is_refresh_in_progress", json_object_new_boolean(0), NULL, NULL)));
-	t = obj2("is_running", json_object_new_boolean(fu.running != NULL),
-	    "current_job_id", fu.running != NULL ?
-	    json_object_new_string(fu.running->id) : NULL);
-	json_object_object_add(t, "started_by", fu.running != NULL ?
-	    json_object_new_string(fu.running->by) : NULL);
-	json_object_object_add(d, "tests", t);
-	return success("Retrieved editor state.", d);
+	if (fu.running != NULL) {
+		snprintf(job, sizeof(job), "\"%s\"", fu.running->id);
+		snprintf(by, sizeof(by), "\"%s\"", fu.running->by);
+	}
+	return success("Retrieved editor state.", fb_jsonf(
+	    "{\"observed_at_unix_ms\":%lld,\"sequence\":%d,"
+	    "\"editor\":{\"play_mode\":{\"is_playing\":%s,\"is_paused\":%s}},"
+	    "\"compilation\":{\"is_compiling\":%s,"
+	    "\"is_domain_reload_pending\":false},"
+	    "\"assets\":{\"is_updating\":false,"
+	    "\"refresh\":{\"is_refresh_in_progress\":false}},"
+	    "\"tests\":{\"is_running\":%s,\"current_job_id\":%s,"
+	    "\"started_by\":%s}}", (long long)unix_ms(), fu.seq,
+	    boolstr(fu.playing), boolstr(fu.paused), boolstr(fu.compiling),
+	    boolstr(fu.running != NULL), job, by));
 }
 
 static json_object *
 cmd_read_console(json_object *params)
 {
 	const char	*action = param(params, "action", "get");
-	json_object	*a;
 
 	if (strcmp(action, "clear") == 0)
 		return success("Console cleared.", NULL);
 	if (strcmp(action, "get") != 0)
 		return failure("Unknown action for read_console.", NULL);
-	a = json_object_new_array();
-	json_object_array_add(a, obj2("type", json_object_new_string("Log"),
-	    "message", json_object_new_string("fake editor started")));
-	return success("Retrieved 1 log entries.", a);
+	return success("Retrieved 1 log entries.", fb_jsonf("[{\"type\":"
+	    "\"Log\",\"message\":\"fake editor started\"}]"));
 }
 
 static json_object *
 cmd_get_project_info(json_object *params)
 {
-	json_object	*d = json_object_new_object();
-
 	(void)params;
-	json_object_object_add(d, "projectName",
-	    json_object_new_string("FakeProject"));
-	json_object_object_add(d, "assetsPath",
-	    json_object_new_string(fu.assets));
-	json_object_object_add(d, "unityVersion",
-	    json_object_new_string("6000.0.0f1"));
-	return success("Retrieved project info.", d);
+	return success("Retrieved project info.", fb_jsonf("{\"projectName\":"
+	    "\"FakeProject\",\"assetsPath\":\"%s\",\"unityVersion\":"
+	    "\"6000.0.0f1\"}", fu.assets));
 }
 
 static json_object *
@@ -526,12 +410,10 @@ cmd_manage_scene(json_object *params)
 	const char	*action = param(params, "action", "");
 
 	if (strcmp(action, "get_active") == 0)
-		return success("Retrieved active scene.", obj2("name",
-		    json_object_new_string("Main"), "path",
-		    json_object_new_string("Assets/Scenes/Main.unity")));
+		return success("Retrieved active scene.", fb_jsonf("{\"name\":"
+		    "\"Main\",\"path\":\"Assets/Scenes/Main.unity\"}"));
 	if (strcmp(action, "get_hierarchy") == 0)
-		return success("Retrieved scene hierarchy.",
-		    json_object_new_array());
+		return success("Retrieved scene hierarchy.", fb_jsonf("[]"));
 	return failure("Unknown action for manage_scene.", NULL);
 }
 

@@ -33,6 +33,11 @@ void		 fb_log(const char *fmt, ...)
 		    __attribute__((format(printf, 1, 2)));
 /* "recv NAME PARAMS" with params as compact JSON (null when NULL). */
 void		 fb_log_recv(const char *name, json_object *params);
+/* A JSON value from printf-style text (fatal if not JSON).  Caller puts. */
+json_object	*fb_jsonf(const char *fmt, ...)
+		    __attribute__((format(printf, 1, 2)));
+/* The first 8 hex digits of SHA-1(s) (FIPS 180-4) in out. */
+void		 fb_sha1_hex8(const char *s, char out[9]);
 void		 fb_fatal(const char *fmt, ...)
 		    __attribute__((format(printf, 1, 2), noreturn));
 
