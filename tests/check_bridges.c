@@ -184,6 +184,7 @@ START_TEST(fake_unity_wire)
 	v = unity_open(fk.port);
 	ck_assert(client_eof(u));
 	client_close(u);
+	fake_await(&fk, "cut 1");
 	r = unity_call(v, "{\"type\":\"refresh_unity\",\"params\":"
 	    "{\"compile\":\"request\"}}");
 	ck_assert(json_object_get_boolean(jpath(r, "result.success")));
@@ -318,6 +319,8 @@ START_TEST(unity_scenario)
 	fake_ctl(&fk, "sync");
 	ck_assert_int_eq(fake_count(&fk, "recv run_tests "), 1);
 	ck_assert_int_eq(fake_count(&fk, "recv refresh_unity "), 1);
+	/* The workers and the probe took turns: none cut another off. */
+	ck_assert_int_eq(fake_count(&fk, "cut "), 0);
 	client_close(cb);
 }
 END_TEST
@@ -361,8 +364,18 @@ START_TEST(unity_probe_holds_reload)
 	assert_job(c, t, "queued", "tests_running");
 	fake_ctl(&fk, "end-tests succeeded");
 	wait_end(t, "done");
+	/*
+	 * The bridge answered the compile, then reloads: a read sent now
+	 * waits for the editor to come back (connects refused meanwhile).
+	 */
+	fake_await(&fk, "reload start");
+	submit(t, "[{\"tool\":\"get_project_info\"}]", NULL);
+	fake_ctl(&fk, "reload-done");
+	wait_end(t, "done");
 	fake_ctl(&fk, "sync");
 	ck_assert_int_eq(fake_count(&fk, "recv refresh_unity "), 1);
+	ck_assert_int_eq(fake_count(&fk, "recv get_project_info "), 1);
+	ck_assert_int_eq(fake_count(&fk, "cut "), 0);
 }
 END_TEST
 
@@ -455,6 +468,7 @@ START_TEST(unity_scenario_mcp)
 	fake_ctl(&fk, "sync");
 	ck_assert_int_eq(fake_count(&fk, "recv run_tests "), 1);
 	ck_assert_int_eq(fake_count(&fk, "recv refresh_unity "), 1);
+	ck_assert_int_eq(fake_count(&fk, "cut "), 0);
 	client_close(cb);
 }
 END_TEST

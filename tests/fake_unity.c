@@ -19,8 +19,9 @@
  * Control channel, lines on stdin (EOF ends the fake): end-tests
  * succeeded|failed|cancelled, start-tests-ui, compiling 1|0, reload,
  * reload-done, quit.  Log on stdout, one event a line: port N, accept,
- * drop N, close, recv TYPE PARAMS, recv ping, tests start ID BY, tests
- * end ID STATUS, reload start, reload end, ctl LINE (once it took effect).
+ * cut N (clients cut off by a newer one), close, recv TYPE PARAMS, recv
+ * ping, tests start ID BY, tests end ID STATUS, reload start, reload end,
+ * ctl LINE (once it took effect).
  */
 #include "config.h"
 
@@ -125,6 +126,20 @@ status_write(const char *reason)
 	fu.next_heartbeat = now_ms() + HEARTBEAT_MS;
 }
 
+/* Whether the client already closed c (its EOF is waiting). */
+static int
+peer_closed(struct fb_conn *c)
+{
+	char	ch;
+
+	return recv(c->fd, &ch, 1, MSG_PEEK | MSG_DONTWAIT) == 0;
+}
+
+/*
+ * Close every connection but keep.  "cut N" logs how many of them were
+ * still open at the client's end: a client cut off in mid-exchange, as
+ * the real bridge does to the older clients when a new one connects.
+ */
 static void
 close_all(struct fb_conn *keep)
 {
@@ -132,11 +147,12 @@ close_all(struct fb_conn *keep)
 
 	for (i = 0; i < FB_MAXCONN; i++)
 		if (fu.conns[i].fd != -1 && &fu.conns[i] != keep) {
+			if (!peer_closed(&fu.conns[i]))
+				n++;
 			fb_conn_close(&fu.conns[i]);
-			n++;
 		}
-	if (n > 0)
-		fb_log("drop %d", n);
+	if (n > 0 && keep != NULL)
+		fb_log("cut %d", n);
 }
 
 static void
