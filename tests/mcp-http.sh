@@ -1,0 +1,130 @@
+#!/bin/sh
+# The mcp-http forward dialect (workers/mcphttp.c) against the real MCP
+# server @modelcontextprotocol/server-everything, started with its
+# streamableHttp transport on a free loopback port, through
+# tests/mcphttp_drive.  "npm install" in the source directory puts the
+# server in node_modules/ (package.json names it); skipped, saying so,
+# when node or the package is missing.
+srcdir=${CMDGATE_SRCDIR:-.}
+ev=$srcdir/node_modules/@modelcontextprotocol/server-everything/dist/index.js
+drive=${MCPHTTP_DRIVE:?}
+if ! command -v node >/dev/null 2>&1; then
+	echo "SKIP: node is not installed"
+	exit 77
+fi
+if [ ! -f "$ev" ]; then
+	echo "SKIP: @modelcontextprotocol/server-everything is not installed:"
+	echo "      run 'npm install' in $srcdir (see package.json)"
+	exit 77
+fi
+if ! node --import "data:text/javascript," -e 0 >/dev/null 2>&1; then
+	echo "SKIP: node $(node --version) has no --import (18.19 or newer)"
+	exit 77
+fi
+tmp=$(mktemp -d) || exit 1
+pids=
+cleanup() {
+	for p in $pids; do
+		kill "$p" 2>/dev/null && wait "$p" 2>/dev/null
+	done
+	rm -rf "$tmp"
+}
+trap cleanup EXIT
+fail() {
+	echo "FAIL: $*"
+	[ -f "$tmp/server.log" ] && tail -n 20 "$tmp/server.log"
+	exit 1
+}
+
+# start HOST: server-everything on HOST and a free port; sets pid, port.
+# Its "LISTENING PORT" line comes through a fifo: read waits for it, and
+# ends at end of file if the server dies first.
+start() {
+	rm -f "$tmp/listening"
+	mkfifo "$tmp/listening" || exit 1
+	PORT=0 LOOPBACK_HOST=$1 LISTENING_FD=3 node --import \
+	    "$srcdir/tests/loopback.mjs" "$ev" streamableHttp \
+	    3>"$tmp/listening" >>"$tmp/server.log" 2>&1 &
+	pid=$!
+	pids="$pids $pid"
+	port=
+	read -r word port <"$tmp/listening" || port=
+	[ -n "$port" ]
+}
+
+# check NAME WANT OUT: OUT (the driver's line) holds WANT.
+check() {
+	case $3 in
+	*"$2"*)	echo "ok: $1";;
+	*)	fail "$1: wanted $2 in: $3";;
+	esac
+}
+
+ms() { echo $(($(date +%s%N) / 1000000)); }
+
+start 127.0.0.1 || fail "server-everything did not start"
+url=http://127.0.0.1:$port/mcp
+
+out=$("$drive" "$url" 10000 echo '{"message":"hello mcp-http"}')
+check "tools/call echo" '"status":"ok","out":{"content":[{"type":"text","text":"Echo: hello mcp-http"}]}' "$out"
+check "session opened" '"open":"ok"' "$out"
+grep -q "Received session termination request" "$tmp/server.log" ||
+	fail "no DELETE of the session at close"
+echo "ok: session ended with DELETE"
+
+out=$("$drive" "$url" 10000 --ping)
+check "ping" '"status":"ok"' "$out"
+
+# A tool the server does not have: a CallToolResult with isError true.
+out=$("$drive" "$url" 10000 no-such-tool '{}')
+check "unknown tool" '"isError":true' "$out"
+check "unknown tool's text" 'Tool no-such-tool not found' "$out"
+
+# Answered over SSE after progress notifications (we sent a
+# progressToken): those are skipped, the response is taken.
+out=$("$drive" "$url" 10000 trigger-long-running-operation \
+    '{"duration":1,"steps":4}')
+check "SSE with progress first" '"text":"Long running operation completed. Duration: 1 seconds, Steps: 4."' "$out"
+
+# The deadline ends a call the server is still working on.
+t0=$(ms)
+out=$("$drive" "$url" 1000 trigger-long-running-operation \
+    '{"duration":5,"steps":5}')
+check "deadline" '"status":"timeout"' "$out"
+[ $(($(ms) - t0)) -lt 3000 ] || fail "the deadline took $(($(ms) - t0)) ms"
+
+# SIGTERM while the answer is awaited (blocked otherwise, as in the
+# worker) ends the call at once.
+t0=$(ms)
+out=$("$drive" --term-after 300 "$url" 10000 \
+    trigger-long-running-operation '{"duration":5,"steps":5}')
+check "SIGTERM" '"status":"cancelled","err":"'"$url"': call cancelled"' "$out"
+[ $(($(ms) - t0)) -lt 3000 ] || fail "SIGTERM took $(($(ms) - t0)) ms"
+
+# The broker gone (the reader of fd 1 closed) ends it too.
+t0=$(ms)
+"$drive" --out "$tmp/gone" "$url" 10000 trigger-long-running-operation \
+    '{"duration":5,"steps":5}' | true
+check "broker gone" 'cancelled' "$(cat "$tmp/gone")"
+check "broker gone's reason" 'the broker is gone' "$(cat "$tmp/gone")"
+[ $(($(ms) - t0)) -lt 3000 ] || fail "the broker's end took $(($(ms) - t0)) ms"
+
+out=$("$drive" "http://127.0.0.1:$port/no-such-path" 10000 --ping)
+check "HTTP 404" '"open":"protocol","err":"http://127.0.0.1:'"$port"'/no-such-path: HTTP 404 Not Found"' "$out"
+
+out=$("$drive" "https://127.0.0.1:$port/mcp" 10000 --ping)
+check "https refused" '"open":"protocol"' "$out"
+
+# A stopped server: refused, nothing sent.
+kill "$pid" && wait "$pid" 2>/dev/null
+out=$("$drive" "$url" 10000 --ping)
+check "stopped server" '"open":"refused"' "$out"
+
+# IPv6 in brackets, where the machine has a loopback for it.
+if start ::1; then
+	out=$("$drive" "http://[::1]:$port/mcp" 10000 echo '{"message":"v6"}')
+	check "IPv6" '"text":"Echo: v6"' "$out"
+else
+	echo "ok: IPv6 skipped: no ::1 here"
+fi
+echo "mcp-http: ok"
