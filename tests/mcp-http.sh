@@ -36,20 +36,43 @@ fail() {
 	exit 1
 }
 
-# start HOST: server-everything on HOST and a free port; sets pid, port.
-# Its "LISTENING PORT" line comes through a fifo: read waits for it, and
-# ends at end of file if the server dies first.
-start() {
+# listening: the "LISTENING PORT" line of the server just started (pid),
+# through the fifo it writes to: read waits for it, and ends at end of
+# file if the server dies first.  Sets port; fails without one.
+listening() {
+	pids="$pids $pid"
+	port=
+	read -r word port <"$tmp/listening" || port=
 	rm -f "$tmp/listening"
+	[ -n "$port" ]
+}
+
+# start HOST: server-everything on HOST and a free port.
+start() {
 	mkfifo "$tmp/listening" || exit 1
 	PORT=0 LOOPBACK_HOST=$1 LISTENING_FD=3 node --import \
 	    "$srcdir/tests/loopback.mjs" "$ev" streamableHttp \
 	    3>"$tmp/listening" >>"$tmp/server.log" 2>&1 &
 	pid=$!
-	pids="$pids $pid"
-	port=
-	read -r word port <"$tmp/listening" || port=
-	[ -n "$port" ]
+	listening
+}
+
+# start_json: the same server, every answer application/json.
+start_json() {
+	mkfifo "$tmp/listening" || exit 1
+	node "$srcdir/tests/mcp-http-json.mjs" \
+	    3>"$tmp/listening" >>"$tmp/server.log" 2>&1 &
+	pid=$!
+	listening
+}
+
+# run ARGS...: the driver's line in out; it must exit 0 (and, under the
+# sanitizers, report nothing).
+run() {
+	out=$("$drive" "$@" 2>"$tmp/drive.err") ||
+		fail "mcphttp_drive $*: exit $?: $(cat "$tmp/drive.err")"
+	[ ! -s "$tmp/drive.err" ] ||
+		fail "mcphttp_drive $*: $(cat "$tmp/drive.err")"
 }
 
 # check NAME WANT OUT: OUT (the driver's line) holds WANT.
@@ -65,39 +88,39 @@ ms() { echo $(($(date +%s%N) / 1000000)); }
 start 127.0.0.1 || fail "server-everything did not start"
 url=http://127.0.0.1:$port/mcp
 
-out=$("$drive" "$url" 10000 echo '{"message":"hello mcp-http"}')
+run "$url" 10000 echo '{"message":"hello mcp-http"}'
 check "tools/call echo" '"status":"ok","out":{"content":[{"type":"text","text":"Echo: hello mcp-http"}]}' "$out"
 check "session opened" '"open":"ok"' "$out"
 grep -q "Received session termination request" "$tmp/server.log" ||
 	fail "no DELETE of the session at close"
 echo "ok: session ended with DELETE"
 
-out=$("$drive" "$url" 10000 --ping)
+run "$url" 10000 --ping
 check "ping" '"status":"ok"' "$out"
 
 # A tool the server does not have: a CallToolResult with isError true.
-out=$("$drive" "$url" 10000 no-such-tool '{}')
+run "$url" 10000 no-such-tool '{}'
 check "unknown tool" '"isError":true' "$out"
 check "unknown tool's text" 'Tool no-such-tool not found' "$out"
 
 # Answered over SSE after progress notifications (we sent a
 # progressToken): those are skipped, the response is taken.
-out=$("$drive" "$url" 10000 trigger-long-running-operation \
-    '{"duration":1,"steps":4}')
+run "$url" 10000 trigger-long-running-operation \
+    '{"duration":1,"steps":4}'
 check "SSE with progress first" '"text":"Long running operation completed. Duration: 1 seconds, Steps: 4."' "$out"
 
 # The deadline ends a call the server is still working on.
 t0=$(ms)
-out=$("$drive" "$url" 1000 trigger-long-running-operation \
-    '{"duration":5,"steps":5}')
+run "$url" 1000 trigger-long-running-operation \
+    '{"duration":5,"steps":5}'
 check "deadline" '"status":"timeout"' "$out"
 [ $(($(ms) - t0)) -lt 3000 ] || fail "the deadline took $(($(ms) - t0)) ms"
 
 # SIGTERM while the answer is awaited (blocked otherwise, as in the
 # worker) ends the call at once.
 t0=$(ms)
-out=$("$drive" --term-after 300 "$url" 10000 \
-    trigger-long-running-operation '{"duration":5,"steps":5}')
+run --term-after 300 "$url" 10000 \
+    trigger-long-running-operation '{"duration":5,"steps":5}'
 check "SIGTERM" '"status":"cancelled","err":"'"$url"': call cancelled"' "$out"
 [ $(($(ms) - t0)) -lt 3000 ] || fail "SIGTERM took $(($(ms) - t0)) ms"
 
@@ -109,22 +132,42 @@ check "broker gone" 'cancelled' "$(cat "$tmp/gone")"
 check "broker gone's reason" 'the broker is gone' "$(cat "$tmp/gone")"
 [ $(($(ms) - t0)) -lt 3000 ] || fail "the broker's end took $(($(ms) - t0)) ms"
 
-out=$("$drive" "http://127.0.0.1:$port/no-such-path" 10000 --ping)
+run "http://127.0.0.1:$port/no-such-path" 10000 --ping
 check "HTTP 404" '"open":"protocol","err":"http://127.0.0.1:'"$port"'/no-such-path: HTTP 404 Not Found"' "$out"
 
-out=$("$drive" "https://127.0.0.1:$port/mcp" 10000 --ping)
+run "https://127.0.0.1:$port/mcp" 10000 --ping
 check "https refused" '"open":"protocol"' "$out"
 
 # A stopped server: refused, nothing sent.
 kill "$pid" && wait "$pid" 2>/dev/null
-out=$("$drive" "$url" 10000 --ping)
+run "$url" 10000 --ping
 check "stopped server" '"open":"refused"' "$out"
 
 # IPv6 in brackets, where the machine has a loopback for it.
 if start ::1; then
-	out=$("$drive" "http://[::1]:$port/mcp" 10000 echo '{"message":"v6"}')
+	run "http://[::1]:$port/mcp" 10000 echo '{"message":"v6"}'
 	check "IPv6" '"text":"Echo: v6"' "$out"
 else
 	echo "ok: IPv6 skipped: no ::1 here"
 fi
+# Every answer application/json (the SDK's enableJsonResponse), and
+# answers of the test's own making for what the client must refuse.
+start_json || fail "tests/mcp-http-json.mjs did not start"
+url=http://127.0.0.1:$port/mcp
+run "$url" 10000 echo '{"message":"json"}'
+check "JSON answer" '"status":"ok","out":{"content":[{"type":"text","text":"Echo: json"}]}' "$out"
+run "$url" 10000 jsonrpc-error '{}'
+check "JSON-RPC error" '"status":"error","out":{"code":-32001,"message":"refused by the test"},"err":"'"$url"': upstream error -32001: refused by the test"' "$out"
+run "$url" 10000 http-500 '{}'
+check "HTTP 500 with a JSON-RPC error" '"status":"error","out":{"code":-32603,"message":"internal error"},"err":"'"$url"': HTTP 500 Internal Server Error: internal error"' "$out"
+run "$url" 10000 http-503 '{}'
+check "HTTP 503" '"status":"protocol","err":"'"$url"': HTTP 503 Service Unavailable"' "$out"
+run "$url" 10000 not-json '{}'
+check "Content-Type text/plain" '"status":"protocol","err":"'"$url"': answered Content-Type text/plain, not application/json or text/event-stream"' "$out"
+run "$url" 10000 bad-json '{}'
+check "bad JSON" '"status":"protocol","err":"'"$url"': answered something that is not JSON' "$out"
+run "$url" 10000 other-id '{}'
+check "another id" '"status":"protocol","err":"'"$url"': answered without a response to request 2"' "$out"
+run "$url" 10000 too-long '{}'
+check "over 64 MiB" '"status":"too_long"' "$out"
 echo "mcp-http: ok"
