@@ -15,10 +15,13 @@
  * is taken literally.
  *
  * - A string that is exactly "{PATH}" becomes the value at PATH with its
- *   own JSON type; when PATH is absent, the member (or array element)
- *   holding it is left out.
+ *   own JSON type; when PATH is absent (or null), the member (or array
+ *   element) holding it is left out; a template that is only such a
+ *   string is an error.
  * - Otherwise each {PATH} is replaced by the value's text: strings as
- *   they are, anything else as compact JSON; an absent PATH is an error.
+ *   they are, anything else as compact JSON; an absent (or null) PATH is
+ *   an error.
+ * - "{a..b}" (brace, path characters, brace, but no path) is an error.
  * - Member names are not expanded.
  *
  * Library-like: nothing here exits or logs.  Shared by the broker (a
