@@ -2,7 +2,8 @@
 // HTTP transport with enableJsonResponse: every answer application/json
 // instead of an event stream, sessions as in its own streamableHttp.js.
 // A few tool names get answers of our own making instead, to test what
-// the client does with them.  For tests/mcp-http.sh: listens on
+// the client does with them; "forget-session" forgets the session first
+// (once), so that the server answers 404.  For tests/mcp-http.sh: listens on
 // 127.0.0.1 and a free port, writes "LISTENING <port>" to descriptor 3
 // once it does.
 import fs from "node:fs";
@@ -12,6 +13,7 @@ import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/
 import { createServer } from "@modelcontextprotocol/server-everything/dist/server/index.js";
 
 const sessions = new Map();
+let forgotten = false;	// "forget-session" forgets the session once
 
 async function body(req) {
 	const chunks = [];
@@ -41,6 +43,15 @@ const odd = {
 async function serve(req, res) {
 	const sid = req.headers["mcp-session-id"];
 	const msg = req.method === "POST" ? await body(req) : undefined;
+	if (msg?.method === "tools/call" &&
+	    msg.params?.name === "forget-session" && !forgotten) {
+		// As after a restart: the session is unknown, the call not run.
+		forgotten = true;
+		sessions.get(sid)?.close();
+		sessions.delete(sid);
+		res.writeHead(404).end();
+		return;
+	}
 	const make = msg?.method === "tools/call" && odd[msg.params?.name];
 	if (make) {
 		const [status, type, text] = make(msg.id);

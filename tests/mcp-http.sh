@@ -170,4 +170,8 @@ run "$url" 10000 other-id '{}'
 check "another id" '"status":"protocol","err":"'"$url"': answered without a response to request 2"' "$out"
 run "$url" 10000 too-long '{}'
 check "over 64 MiB" '"status":"too_long"' "$out"
+# A session the server no longer knows (404): a new one, the call sent
+# once more (the server ran nothing the first time).
+run "$url" 10000 forget-session '{}'
+check "session expired: a new one" '"status":"ok","out":{"content":[{"type":"text","text":"MCP error -32602: Tool forget-session not found"}],"isError":true},"err":""' "$out"
 echo "mcp-http: ok"

@@ -475,6 +475,7 @@ httpx_request(struct httpx_peer *p, enum evhttp_cmd_type cmd,
 	x.err = err;
 	x.errlen = errlen;
 	*answer = NULL;
+	p->status = 0;
 	if (watch && got_term) {
 		snprintf(err, errlen, "%s: call cancelled", p->to);
 		return UP_CANCELLED;
@@ -507,6 +508,7 @@ httpx_request(struct httpx_peer *p, enum evhttp_cmd_type cmd,
 	if (x.base != NULL)
 		event_base_free(x.base);
 	*answer = x.answer;
+	p->status = x.code;
 	return x.st;
 }
 

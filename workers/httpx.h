@@ -25,13 +25,15 @@ struct httpx_peer {
 	char		 session[HX_SESSION_MAX + 1];	/* "": none yet */
 	char		 version[16];	/* "": before initialize */
 	const sigset_t	*waitmask;	/* the mask to wait under */
+	int		 status;	/* the last HTTP status, 0: none */
 };
 
 /*
  * One HTTP request, cmd (POST or DELETE), with body msg (borrowed; NULL:
  * none), on a connection of its own, and its answer, by the deadline.
  * id: the JSON-RPC response to wait for (0: none; a 2xx ends it).  A
- * first Mcp-Session-Id the server sends is kept in p->session.  watch:
+ * first Mcp-Session-Id the server sends is kept in p->session, the HTTP
+ * status in p->status.  watch:
  * SIGTERM (unblocked under p->waitmask while the answer is awaited) and
  * the broker's end of the event pipe end it too, with got_term set.
  * UP_OK with *answer the response; UP_ERROR with *answer the body of an

@@ -31,6 +31,9 @@ struct mcphttp {
 	int64_t			 next_id;
 };
 
+static enum up_status	mh_initialize(struct mcphttp *, int64_t, char *,
+			    size_t);
+
 /* {"jsonrpc":"2.0",...} with id (0: a notification).  Caller puts. */
 static json_object *
 mh_message_new(int64_t id, const char *method, json_object *params)
@@ -44,6 +47,33 @@ mh_message_new(int64_t id, const char *method, json_object *params)
 	if (params != NULL)
 		json_object_object_add(m, "params", params);
 	return m;
+}
+
+/*
+ * POST msg and await the response id.  A server that no longer knows the
+ * session (it restarted, or let it expire) answers 404 having run
+ * nothing: a new session, then msg once more (MCP, Session Management).
+ */
+static enum up_status
+mh_post(struct mcphttp *mh, json_object *msg, int64_t id, int64_t deadline,
+    json_object **ans, char *err, size_t errlen)
+{
+	enum up_status	st;
+
+	st = httpx_request(&mh->peer, EVHTTP_REQ_POST, msg, id, deadline, 1,
+	    ans, err, errlen);
+	if (mh->peer.status != 404 || mh->peer.session[0] == '\0')
+		return st;
+	json_object_put(*ans);
+	*ans = NULL;
+	mh->peer.session[0] = '\0';
+	mh->peer.version[0] = '\0';
+	if (errlen > 0)
+		err[0] = '\0';
+	if ((st = mh_initialize(mh, deadline, err, errlen)) != UP_OK)
+		return st;
+	return httpx_request(&mh->peer, EVHTTP_REQ_POST, msg, id, deadline,
+	    1, ans, err, errlen);
 }
 
 /*
@@ -61,8 +91,7 @@ mh_rpc(struct mcphttp *mh, const char *method, json_object *params,
 
 	*out = NULL;
 	msg = mh_message_new(id, method, params);
-	st = httpx_request(&mh->peer, EVHTTP_REQ_POST, msg, id, deadline, 1, &ans, err,
-	    errlen);
+	st = mh_post(mh, msg, id, deadline, &ans, err, errlen);
 	json_object_put(msg);
 	if (ans == NULL)
 		return st;
@@ -101,7 +130,8 @@ mh_url(struct mcphttp *mh, const char *to, char *err, size_t errlen)
 	if ((u = evhttp_uri_parse_with_flags(to, 0)) == NULL ||
 	    evhttp_uri_get_scheme(u) == NULL ||
 	    strcasecmp(evhttp_uri_get_scheme(u), "http") != 0 ||
-	    (host = evhttp_uri_get_host(u)) == NULL || host[0] == '\0') {
+	    (host = evhttp_uri_get_host(u)) == NULL || host[0] == '\0' ||
+	    evhttp_uri_get_port(u) == 0) {
 		snprintf(err, errlen, "%s: not a URL http://HOST:PORT/PATH "
 		    "(https is not supported)", to);
 		goto out;
@@ -111,7 +141,8 @@ mh_url(struct mcphttp *mh, const char *to, char *err, size_t errlen)
 		mh->peer.host = strndup(host + 1, hl - 2);
 	else
 		mh->peer.host = strdup(host);
-	mh->peer.port = evhttp_uri_get_port(u) > 0 ? evhttp_uri_get_port(u) : 80;
+	mh->peer.port = evhttp_uri_get_port(u) > 0 ? evhttp_uri_get_port(u) :
+	    80;
 	path = evhttp_uri_get_path(u);
 	query = evhttp_uri_get_query(u);
 	if (asprintf(&mh->peer.hosthdr, "%s:%d", host, mh->peer.port) == -1)
@@ -119,7 +150,8 @@ mh_url(struct mcphttp *mh, const char *to, char *err, size_t errlen)
 	if (asprintf(&mh->peer.target, "%s%s%s", path[0] != '\0' ? path : "/",
 	    query != NULL ? "?" : "", query != NULL ? query : "") == -1)
 		mh->peer.target = NULL;
-	if (mh->peer.host == NULL || mh->peer.hosthdr == NULL || mh->peer.target == NULL)
+	if (mh->peer.host == NULL || mh->peer.hosthdr == NULL ||
+	    mh->peer.target == NULL)
 		snprintf(err, errlen, "%s: out of memory", to);
 	else
 		rc = 0;
