@@ -133,7 +133,7 @@ mh_url(struct mcphttp *mh, const char *to, char *err, size_t errlen)
 	    (host = evhttp_uri_get_host(u)) == NULL || host[0] == '\0' ||
 	    evhttp_uri_get_port(u) == 0) {
 		snprintf(err, errlen, "%s: not a URL http://HOST:PORT/PATH "
-		    "(https is not supported)", to);
+		    "(PORT from 1 to 65535; https is not supported)", to);
 		goto out;
 	}
 	hl = strlen(host);
