@@ -33,6 +33,9 @@ const odd = {
 	"http-503": () => [503, "text/plain", "busy"],
 	"not-json": () => [200, "text/plain", "hello"],
 	"bad-json": () => [200, "application/json", "{\"jsonrpc\":"],
+	"null-id": () => [200, "application/json", JSON.stringify({
+		jsonrpc: "2.0", id: null,
+		error: { code: -32700, message: "parse error" } })],
 	"other-id": (id) => [200, "application/json", JSON.stringify({
 		jsonrpc: "2.0", id: id + 1000, result: {} })],
 	"too-long": (id) => [200, "application/json", JSON.stringify({

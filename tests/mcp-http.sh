@@ -167,6 +167,8 @@ run "$url" 10000 not-json '{}'
 check "Content-Type text/plain" '"status":"protocol","err":"'"$url"': answered Content-Type text/plain, not application/json or text/event-stream"' "$out"
 run "$url" 10000 bad-json '{}'
 check "bad JSON" '"status":"protocol","err":"'"$url"': answered something that is not JSON' "$out"
+run "$url" 10000 null-id '{}'
+check "error with a null id" '"status":"error","out":{"code":-32700,"message":"parse error"},"err":"'"$url"': upstream error -32700: parse error"' "$out"
 run "$url" 10000 other-id '{}'
 check "another id" '"status":"protocol","err":"'"$url"': answered without a response to request 2"' "$out"
 run "$url" 10000 too-long '{}'

@@ -27,6 +27,7 @@
 #include <json-c/json.h>
 
 #include "httpx.h"
+#include "jsonl.h"
 #include "jstrict.h"
 #include "sse.h"
 #include "worker.h"
@@ -87,14 +88,14 @@ hx_success(int code)
 }
 
 /*
- * A JSON-RPC message of the answer: ours ends the exchange, anything else
- * (a notification, a request from the server, another id) is skipped.
+ * A JSON-RPC message of the answer: ours (or an error with a null id: a
+ * server that could not read the request cannot name it) ends the
+ * exchange; anything else (a notification, a request from the server,
+ * another id) is skipped.
  */
 static void
 hx_message(struct hx_xchg *x, json_object *msg)
 {
-	json_object	*id;
-
 	if (json_object_is_type(msg, json_type_array)) {
 		size_t	i, n = json_object_array_length(msg);
 
@@ -102,11 +103,8 @@ hx_message(struct hx_xchg *x, json_object *msg)
 			hx_message(x, json_object_array_get_idx(msg, i));
 		return;
 	}
-	if (!json_object_is_type(msg, json_type_object) ||
-	    json_object_object_get_ex(msg, "method", NULL) ||
-	    !json_object_object_get_ex(msg, "id", &id) ||
-	    !json_object_is_type(id, json_type_int) ||
-	    json_object_get_int64(id) != x->id)
+	if (json_object_object_get_ex(msg, "method", NULL) ||
+	    !jsonl_is_answer(msg, x->id))
 		return;
 	x->answer = json_object_get(msg);
 	hx_finish(x, UP_OK, NULL);
