@@ -55,6 +55,10 @@ async function serve(req, res) {
 		res.writeHead(404).end();
 		return;
 	}
+	if (msg?.method === "tools/call" && msg.params?.name === "hang-up") {
+		req.socket.destroy();	// the request read, never answered
+		return;
+	}
 	const make = msg?.method === "tools/call" && odd[msg.params?.name];
 	if (make) {
 		const [status, type, text] = make(msg.id);

@@ -171,6 +171,8 @@ run "$url" 10000 null-id '{}'
 check "error with a null id" '"status":"error","out":{"code":-32700,"message":"parse error"},"err":"'"$url"': upstream error -32700: parse error"' "$out"
 run "$url" 10000 other-id '{}'
 check "another id" '"status":"protocol","err":"'"$url"': answered without a response to request 2"' "$out"
+run "$url" 10000 hang-up '{}'
+check "lost after sending" '"status":"lost","err":"'"$url"': closed the connection before answering"' "$out"
 run "$url" 10000 too-long '{}'
 check "over 64 MiB" '"status":"too_long"' "$out"
 # A session the server no longer knows (404): a new one, the call sent

@@ -166,10 +166,15 @@ hx_headers(struct evhttp_request *req, void *arg)
 		}
 		snprintf(x->peer->session, sizeof(x->peer->session), "%s", sid);
 	}
+	if (x->id == 0) {
+		/* A notification (202) or DELETE: the status is all of it. */
+		hx_finish(x, UP_OK, NULL);
+		return 0;
+	}
 	ct = evhttp_find_header(h, "Content-Type");
 	if (ct != NULL && strncasecmp(ct, "text/event-stream", 17) == 0)
 		x->sse = 1;
-	else if (x->id != 0 && x->code != 202 && (ct == NULL ||
+	else if (x->code != 202 && (ct == NULL ||
 	    strncasecmp(ct, "application/json", 16) != 0)) {
 		hx_finish(x, UP_PROTOCOL, "answered Content-Type %s, not "
 		    "application/json or text/event-stream",
@@ -276,8 +281,6 @@ hx_done(struct evhttp_request *req, void *arg)
 		hx_failed(x);
 	else if (!hx_success(x->code))
 		hx_http_error(x, req);
-	else if (x->id == 0)
-		hx_finish(x, UP_OK, NULL);	/* a notification: 202 */
 	else if (x->sse)
 		hx_finish(x, UP_LOST, "ended the event stream before "
 		    "answering");
