@@ -2,21 +2,25 @@
 # The mcp-http forward dialect (workers/mcphttp.c) against the real MCP
 # server @modelcontextprotocol/server-everything, started with its
 # streamableHttp transport on a free loopback port, through
-# tests/mcphttp_drive.  "npm install" in the source directory puts the
-# server in node_modules/ (package.json names it); skipped, saying so,
-# when node or the package is missing.
+# tests/mcphttp_drive, then through cmdgated.  "npm install" in the
+# source directory puts the server in node_modules/ (package.json names
+# it); node finds it there or in a directory above (so make distcheck
+# finds the tree's).  Skipped, saying so, when node or the package is
+# missing.
 srcdir=${CMDGATE_SRCDIR:-.}
-ev=$srcdir/node_modules/@modelcontextprotocol/server-everything/dist/index.js
 drive=${MCPHTTP_DRIVE:?}
 if ! command -v node >/dev/null 2>&1; then
 	echo "SKIP: node is not installed"
 	exit 77
 fi
-if [ ! -f "$ev" ]; then
-	echo "SKIP: @modelcontextprotocol/server-everything is not installed:"
+pkg=@modelcontextprotocol/server-everything
+if ! ev=$(cd "$srcdir" && node -e 'process.stdout.write(require.resolve(
+    process.argv[1] + "/package.json"))' "$pkg" 2>/dev/null); then
+	echo "SKIP: $pkg is not installed:"
 	echo "      run 'npm install' in $srcdir (see package.json)"
 	exit 77
 fi
+ev=${ev%/package.json}/dist/index.js
 if ! node --import "data:text/javascript," -e 0 >/dev/null 2>&1; then
 	echo "SKIP: node $(node --version) has no --import (18.19 or newer)"
 	exit 77
@@ -204,7 +208,7 @@ cat >"$tmp/tools.json" <<JSON
 ]}
 JSON
 mkdir "$tmp/state"
-if ! "$CMDGATED" -n --no-auth --state-dir "$tmp/state" \
+if ! "${CMDGATED:?}" -n --no-auth --state-dir "$tmp/state" \
     --tools "$tmp/tools.json" >"$tmp/n.out" 2>&1; then
 	echo "SKIP (through cmdgated): the broker refuses the table:"
 	sed 's/^/      /' "$tmp/n.out"
@@ -213,8 +217,8 @@ if ! "$CMDGATED" -n --no-auth --state-dir "$tmp/state" \
 fi
 # submit TOOL ARGS...: cmdgate's JSON answer in out, waiting for the job.
 submit() {
-	out=$("$WITH_BROKER" --tools "$tmp/tools.json" -- \
-	    "$CMDGATE" --json submit "$@" --wait 2>/dev/null)
+	out=$("${WITH_BROKER:?}" --tools "$tmp/tools.json" -- \
+	    "${CMDGATE:?}" --json submit "$@" --wait 2>/dev/null)
 }
 submit echo message="via cmdgated"
 check "cmdgated: echo" '"ok":true' "$out"
