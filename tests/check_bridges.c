@@ -14,6 +14,7 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -31,6 +32,7 @@
 #include "ckrun.h"
 
 static struct fake	 fk;
+static pid_t		 node = -1;	/* server-everything */
 
 static void
 fk_setup(void)
@@ -42,6 +44,11 @@ fk_setup(void)
 static void
 fk_teardown(void)
 {
+	if (node > 0) {
+		kill(node, SIGTERM);
+		waitpid(node, NULL, 0);
+		node = -1;
+	}
 	fake_stop(&fk);
 	teardown();
 }
@@ -54,59 +61,6 @@ connect_refused(int port)
 	if (fd != -1)
 		close(fd);
 	return fd == -1 && errno == ECONNREFUSED;
-}
-
-/* s with every from replaced by to.  Caller frees. */
-static char *
-subst(const char *s, const char *from, const char *to)
-{
-	size_t		 n = strlen(s) + 1, fl = strlen(from), tl = strlen(to);
-	const char	*p;
-	char		*out, *o;
-
-	for (p = s; (p = strstr(p, from)) != NULL; p += fl)
-		n += tl;
-	o = out = malloc(n);
-	ck_assert_ptr_nonnull(out);
-	for (p = s; (p = strstr(s, from)) != NULL; s = p + fl) {
-		memcpy(o, s, (size_t)(p - s));
-		o += p - s;
-		memcpy(o, to, tl);
-		o += tl;
-	}
-	strcpy(o, s);
-	return out;
-}
-
-/*
- * The shipped table etc/tools/NAME as the broker's: its bridge ports
- * (6400, 8700) are the fake's, and from is to (when from is not NULL).
- */
-static void
-table_for(const char *name, int port, const char *from, const char *to)
-{
-	const char	*src = getenv("CMDGATE_SRCDIR");
-	char		 path[1024], addr[32], text[32768], *a, *t;
-	FILE		*f;
-	size_t		 n;
-
-	snprintf(path, sizeof(path), "%s/etc/tools/%s", src ? src : ".", name);
-	ck_assert_msg((f = fopen(path, "r")) != NULL, "%s", path);
-	n = fread(text, 1, sizeof(text) - 1, f);
-	ck_assert(n > 0 && n < sizeof(text) - 1);
-	text[n] = '\0';
-	fclose(f);
-	snprintf(addr, sizeof(addr), "127.0.0.1:%d", port);
-	a = subst(text, "127.0.0.1:6400", addr);
-	t = subst(a, "127.0.0.1:8700", addr);
-	free(a);
-	if (from != NULL) {
-		a = t;
-		t = subst(a, from, to);
-		free(a);
-	}
-	write_file(tools, t, 0600);
-	free(t);
 }
 
 /* Submit on client who (c stays as it was). */
@@ -289,7 +243,7 @@ START_TEST(unity_scenario)
 	json_object	*r;
 
 	fake_start(&fk, "FAKE_UNITY", "-n", NULL);
-	table_for("unity-mcp.json", fk.port, NULL, NULL);
+	table_for(tools, "unity-mcp.json", fk.port, NULL, NULL);
 	start_tools(NULL);
 	cb = client_tcp(b.port);
 	submit(ta, "[{\"tool\":\"run_tests\",\"params\":{\"mode\":"
@@ -349,7 +303,7 @@ START_TEST(unity_probe_holds_reload)
 	int	i;
 
 	fake_start(&fk, "FAKE_UNITY", NULL);
-	table_for("unity-mcp.json", fk.port, NULL, NULL);
+	table_for(tools, "unity-mcp.json", fk.port, NULL, NULL);
 	start_tools(NULL);
 	fake_await(&fk, "recv get_editor_state ");
 	ck_assert(!tests_held());
@@ -438,7 +392,7 @@ START_TEST(unity_scenario_mcp)
 	json_object	*job;
 
 	fake_start(&fk, "FAKE_UNITY", "-n", NULL);
-	table_for("unity-mcp.json", fk.port, NULL, NULL);
+	table_for(tools, "unity-mcp.json", fk.port, NULL, NULL);
 	start_tools(args);
 	cb = client_tcp(b.port);
 	/* A's tests: after a second the answer is the job, running. */
@@ -473,57 +427,12 @@ START_TEST(unity_scenario_mcp)
 }
 END_TEST
 
-/* cmdgate (CMDGATE) with args on the broker's port: its pid, stdout in *out. */
-static pid_t
-cli_spawn(int *out, const char *first, ...)
-{
-	const char	*argv[32] = { getenv("CMDGATE"), "--json" };
-	char		 port[16];
-	va_list		 ap;
-	int		 o[2];
-	pid_t		 pid;
-
-	ck_assert_ptr_nonnull(argv[0]);
-	va_start(ap, first);
-	args_collect(argv, 2, 32, first, ap);
-	va_end(ap);
-	snprintf(port, sizeof(port), "%d", b.port);
-	ck_assert_int_eq(pipe(o), 0);
-	if ((pid = fork()) == 0) {
-		dup2(o[1], 1);
-		close(o[0]);
-		setenv("CMDGATE_PORT", port, 1);
-		unsetenv("CMDGATE_SOCKET");
-		execv(argv[0], (char **)argv);
-		_exit(127);
-	}
-	close(o[1]);
-	*out = o[0];
-	return pid;
-}
-
-/* Its exit status is want; its output as JSON (caller puts). */
-static json_object *
-cli_end(pid_t pid, int out, int want)
-{
-	char		 buf[65536];
-	json_object	*r;
-	int		 status;
-
-	fd_slurp(out, buf, sizeof(buf));
-	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
-	ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == want,
-	    "cmdgate: status %d, not %d: %s", status, want, buf);
-	ck_assert_msg(jstrict_parse_str(buf, &r) == 0, "not JSON: %s", buf);
-	return r;
-}
-
 /* cmdgate with args to its exit status want: its output (caller puts). */
 static json_object *
 cli(int want, const char *a1, const char *a2, const char *a3)
 {
 	int	out;
-	pid_t	pid = cli_spawn(&out, a1, a2, a3, NULL);
+	pid_t	pid = cli_spawn(b.port, &out, a1, a2, a3, NULL);
 
 	return cli_end(pid, out, want);
 }
@@ -543,10 +452,10 @@ START_TEST(uloop_submit)
 	int		 outa;
 
 	fake_start(&fk, "FAKE_ULOOP", "-c", _i == 0 ? "-l" : NULL, NULL);
-	table_for("uloop.json", fk.port, _i == 0 ? NULL : "\"jsonrpc-lsp\"",
+	table_for(tools, "uloop.json", fk.port, _i == 0 ? NULL : "\"jsonrpc-lsp\"",
 	    "\"jsonrpc\"");
 	start_tools(NULL);
-	pa = cli_spawn(&outa, "submit", "run-tests", "--agent", "A",
+	pa = cli_spawn(b.port, &outa, "submit", "run-tests", "--agent", "A",
 	    "TestMode=EditMode", NULL);
 	fake_await(&fk, "recv run-tests ");
 	r = cli(0, "submit", "compile", "--async");
@@ -570,7 +479,7 @@ START_TEST(uloop_submit)
 	ck_assert_str_eq(str(r, "status"), "done");
 	ck_assert(json_object_get_boolean(jpath(r, "results.0.result.Success")));
 	json_object_put(r);
-	pa = cli_spawn(&outa, "submit", "get-logs", NULL);
+	pa = cli_spawn(b.port, &outa, "submit", "get-logs", NULL);
 	fake_ctl(&fk, "reload-done");
 	r = cli_end(pa, outa, 0);
 	ck_assert_str_eq(str(r, "status"), "done");
@@ -579,6 +488,97 @@ START_TEST(uloop_submit)
 	ck_assert_int_eq(fake_count(&fk, "recv run-tests "), 1);
 	ck_assert_int_eq(fake_count(&fk, "recv compile "), 1);
 	ck_assert_int_eq(fake_count(&fk, "recv get-logs "), 1);
+}
+END_TEST
+
+/* server-everything's entry under dir or a directory above, in path. */
+static int
+everything_find(char *path, size_t len)
+{
+	const char	*src = getenv("CMDGATE_SRCDIR");
+	char		 dir[1024], *slash;
+
+	if (realpath(src != NULL ? src : ".", dir) == NULL)
+		return -1;
+	for (;;) {
+		snprintf(path, len, "%s/node_modules/@modelcontextprotocol/"
+		    "server-everything/dist/index.js", dir);
+		if (access(path, R_OK) == 0)
+			return 0;
+		if ((slash = strrchr(dir, '/')) == NULL || slash == dir)
+			return -1;
+		*slash = '\0';
+	}
+}
+
+/*
+ * Start server-everything (streamableHttp) on a free loopback port, as
+ * tests/mcp-http.sh does (tests/loopback.mjs says the port on fd 3): the
+ * port, or 0 when node or the package is missing.
+ */
+static int
+everything_start(void)
+{
+	const char	*src = getenv("CMDGATE_SRCDIR");
+	char		 ev[1200], pre[1100], *line = NULL;
+	struct jsonl	 jl;
+	int		 sp[2], port = 0;
+
+	if (everything_find(ev, sizeof(ev)) == -1 ||
+	    system("node --version >/dev/null 2>&1") != 0)
+		return 0;
+	snprintf(pre, sizeof(pre), "%s/tests/loopback.mjs", src ? src : ".");
+	ck_assert_int_eq(socketpair(AF_UNIX, SOCK_STREAM, 0, sp), 0);
+	if ((node = fork()) == 0) {
+		dup2(sp[1], 3);
+		dup2(open("/dev/null", O_WRONLY), 1);
+		dup2(1, 2);
+		setenv("PORT", "0", 1);
+		setenv("LISTENING_FD", "3", 1);
+		execlp("node", "node", "--import", pre, ev, "streamableHttp",
+		    (char *)NULL);
+		_exit(127);
+	}
+	close(sp[1]);
+	jsonl_init(&jl, sp[0], 256);
+	if (jsonl_line(&jl, TN_TIMEOUT_MS, &line, NULL) == JSONL_MSG &&
+	    strncmp(line, "LISTENING ", 10) == 0)
+		port = atoi(line + 10);
+	free(line);
+	jsonl_free(&jl);
+	close(sp[0]);
+	ck_assert_msg(port > 0, "server-everything did not start");
+	return port;
+}
+
+/*
+ * etc/tools/mcp-http.json against the real server-everything: echo, and
+ * sum (get-sum under another name); skipped, saying so, without node or
+ * the package (npm install, package.json).
+ */
+START_TEST(mcp_http_table)
+{
+	char		 addr[64];
+	int		 port = everything_start();
+	json_object	*r;
+
+	if (port == 0) {
+		fprintf(stderr, "mcp_http_table: skipped: node or "
+		    "@modelcontextprotocol/server-everything missing "
+		    "(npm install)\n");
+		return;
+	}
+	snprintf(addr, sizeof(addr), "127.0.0.1:%d", port);
+	table_for(tools, "mcp-http.json", 0, "127.0.0.1:3001", addr);
+	start_tools(NULL);
+	r = h3_run("[{\"tool\":\"echo\",\"params\":{\"message\":\"hi\"}},"
+	    "{\"tool\":\"sum\",\"params\":{\"a\":2,\"b\":3}}]");
+	ck_assert_msg(strcmp(str(r, "status"), "done") == 0, "%.600s",
+	    json_object_to_json_string(r));
+	ck_assert_str_eq(str(r, "results.0.result.content.0.text"), "Echo: hi");
+	ck_assert_ptr_nonnull(strstr(str(r, "results.1.result.content.0.text"),
+	    "5"));
+	json_object_put(r);
 }
 END_TEST
 
@@ -605,6 +605,11 @@ main(void)
 	tcase_add_checked_fixture(tc, fk_setup, fk_teardown);
 	tcase_set_timeout(tc, 60);
 	tcase_add_loop_test(tc, uloop_submit, 0, 2);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("mcp-http");
+	tcase_add_checked_fixture(tc, fk_setup, fk_teardown);
+	tcase_set_timeout(tc, 60);
+	tcase_add_test(tc, mcp_http_table);
 	suite_add_tcase(s, tc);
 	return ck_run(s);
 }

@@ -4,6 +4,7 @@
 
 #include <sys/socket.h>
 #include <sys/wait.h>
+#include <sys/types.h>
 
 #include <errno.h>
 #include <fcntl.h>
@@ -223,5 +224,104 @@ lsp_call(struct client *c, const char *body)
 	ck_assert_ptr_nonnull(s);
 	ck_assert_msg(jstrict_parse_str(s, &r) == 0, "not JSON: %s", s);
 	free(s);
+	return r;
+}
+
+/* s with every from replaced by to.  Caller frees. */
+char *
+subst(const char *s, const char *from, const char *to)
+{
+	size_t		 n = strlen(s) + 1, fl = strlen(from), tl = strlen(to);
+	const char	*p;
+	char		*out, *o;
+
+	for (p = s; (p = strstr(p, from)) != NULL; p += fl)
+		n += tl;
+	o = out = malloc(n);
+	ck_assert_ptr_nonnull(out);
+	for (p = s; (p = strstr(s, from)) != NULL; s = p + fl) {
+		memcpy(o, s, (size_t)(p - s));
+		o += p - s;
+		memcpy(o, to, tl);
+		o += tl;
+	}
+	strcpy(o, s);
+	return out;
+}
+
+/*
+ * The shipped table etc/tools/NAME as the broker's: its bridge ports
+ * (6400, 8700) are the fake's, and from is to (when from is not NULL).
+ */
+void
+table_for(const char *out, const char *name, int port, const char *from,
+    const char *to)
+{
+	const char	*src = getenv("CMDGATE_SRCDIR");
+	char		 path[1024], addr[32], text[32768], *a, *t;
+	FILE		*f;
+	size_t		 n;
+
+	snprintf(path, sizeof(path), "%s/etc/tools/%s", src ? src : ".", name);
+	ck_assert_msg((f = fopen(path, "r")) != NULL, "%s", path);
+	n = fread(text, 1, sizeof(text) - 1, f);
+	ck_assert(n > 0 && n < sizeof(text) - 1);
+	text[n] = '\0';
+	fclose(f);
+	snprintf(addr, sizeof(addr), "127.0.0.1:%d", port);
+	a = subst(text, "127.0.0.1:6400", addr);
+	t = subst(a, "127.0.0.1:8700", addr);
+	free(a);
+	if (from != NULL) {
+		a = t;
+		t = subst(a, from, to);
+		free(a);
+	}
+	write_file(out, t, 0600);
+	free(t);
+}
+
+/* cmdgate (CMDGATE) with args on the broker's port: its pid, stdout in *out. */
+pid_t
+cli_spawn(int port, int *out, const char *first, ...)
+{
+	const char	*argv[32] = { getenv("CMDGATE"), "--json" };
+	char		 portstr[16];
+	va_list		 ap;
+	int		 o[2];
+	pid_t		 pid;
+
+	ck_assert_ptr_nonnull(argv[0]);
+	va_start(ap, first);
+	args_collect(argv, 2, 32, first, ap);
+	va_end(ap);
+	snprintf(portstr, sizeof(portstr), "%d", port);
+	ck_assert_int_eq(pipe(o), 0);
+	if ((pid = fork()) == 0) {
+		dup2(o[1], 1);
+		close(o[0]);
+		setenv("CMDGATE_PORT", portstr, 1);
+		unsetenv("CMDGATE_SOCKET");
+		execv(argv[0], (char **)argv);
+		_exit(127);
+	}
+	close(o[1]);
+	*out = o[0];
+	return pid;
+}
+
+/* Its exit status is want; its output as JSON (caller puts). */
+json_object *
+cli_end(pid_t pid, int out, int want)
+{
+	char		 buf[65536];
+	json_object	*r;
+	int		 status;
+
+	fd_slurp(out, buf, sizeof(buf));
+	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+	ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == want,
+	    "cmdgate: status %d, not %d: %s", status, want, buf);
+	ck_assert_msg(jstrict_parse_str(buf, &r) == 0, "not JSON: %s", buf);
 	return r;
 }

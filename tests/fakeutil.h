@@ -50,4 +50,17 @@ json_object	*unity_call(struct client *, const char *payload);
 /* Send an LSP message (Content-Length), read one: parsed (caller puts). */
 json_object	*lsp_call(struct client *, const char *body);
 
+/* s with every from replaced by to.  Caller frees. */
+char		*subst(const char *s, const char *from, const char *to);
+/*
+ * The shipped table etc/tools/NAME written to out, its bridge ports (6400,
+ * 8700) made port and from made to (when from is not NULL).
+ */
+void		 table_for(const char *out, const char *name, int port,
+		    const char *from, const char *to);
+/* cmdgate --json (CMDGATE) with args (NULL-ended) on port: its pid. */
+pid_t		 cli_spawn(int port, int *out, const char *first, ...);
+/* Its exit status is want; its stdout as JSON (caller puts). */
+json_object	*cli_end(pid_t pid, int out, int want);
+
 #endif
