@@ -1,18 +1,15 @@
 /* SPDX-License-Identifier: ISC */
 /*
- * Editor bridges (issue 12): the fake bridges on their own wire first,
- * then the shipped tables (etc/tools/unity-mcp.json, uloop.json) end to
- * end through a real cmdgated against them.
+ * Editor bridges (issue 12): the fake bridges (fake_unity, fake_uloop)
+ * on their own wire first, then the shipped tables (etc/tools/
+ * unity-mcp.json, uloop.json, mcp-http.json) end to end through a real
+ * cmdgated against the fakes and the real server-everything.
  */
 #include "config.h"
 
 #include <sys/socket.h>
-#include <sys/stat.h>
 #include <sys/wait.h>
-#include <netinet/in.h>
-#include <arpa/inet.h>
 
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -157,31 +154,46 @@ START_TEST(fake_unity_wire)
 }
 END_TEST
 
-/* The fake's status file: named by the Assets path's SHA-1, as the real. */
+/* The JSON in file path (caller puts). */
+static json_object *
+read_json(const char *path)
+{
+	char		 buf[4096];
+	json_object	*o;
+	int		 fd = open(path, O_RDONLY);
+
+	ck_assert_msg(fd != -1, "%s: %s", path, strerror(errno));
+	fd_slurp(fd, buf, sizeof(buf));
+	ck_assert_msg(jstrict_parse_str(buf, &o) == 0, "%s: %s", path, buf);
+	return o;
+}
+
+/*
+ * The fake's status file: named by the Assets path's SHA-1 as the real
+ * one, "reloading" while it reloads (issue 17 reads it).
+ */
 START_TEST(fake_unity_status_file)
 {
-	char		 path[512], *s;
+	char		 path[512];
 	json_object	*o;
-	FILE		*f;
-	long		 n;
 
 	fake_start(&fk, "FAKE_UNITY", "-s", b.dir, "-P", "/p", NULL);
 	/* SHA-1("/p/Assets") begins 7ea39498 (sha1sum). */
 	snprintf(path, sizeof(path), "%s/unity-mcp-status-%s.json", b.dir,
 	    "7ea39498");
-	ck_assert_msg((f = fopen(path, "r")) != NULL, "%s: %s", path,
-	    strerror(errno));
-	fseek(f, 0, SEEK_END);
-	n = ftell(f);
-	rewind(f);
-	s = calloc(1, (size_t)n + 1);
-	ck_assert_int_eq(fread(s, 1, (size_t)n, f), (size_t)n);
-	fclose(f);
-	ck_assert_int_eq(jstrict_parse_str(s, &o), 0);
-	free(s);
+	o = read_json(path);
 	ck_assert_int_eq(json_object_get_int(jpath(o, "unity_port")), fk.port);
 	ck_assert(!json_object_get_boolean(jpath(o, "reloading")));
 	ck_assert_str_eq(str(o, "project_path"), "/p/Assets");
+	ck_assert_str_eq(str(o, "reason"), "ready");
+	json_object_put(o);
+	fake_ctl(&fk, "reload");
+	o = read_json(path);
+	ck_assert(json_object_get_boolean(jpath(o, "reloading")));
+	json_object_put(o);
+	fake_ctl(&fk, "reload-done");
+	o = read_json(path);
+	ck_assert(!json_object_get_boolean(jpath(o, "reloading")));
 	json_object_put(o);
 }
 END_TEST
