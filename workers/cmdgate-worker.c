@@ -68,7 +68,7 @@ now_ms(void)
 	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-static void
+void
 emit(json_object *ev)
 {
 	const char	*s;
@@ -126,6 +126,28 @@ broker_gone(struct pollfd *ev)
 		if (got_term == 0)
 			got_term = 1;
 		ev->fd = -1;
+	}
+}
+
+int
+worker_wait(int fd, short events, int64_t deadline, const sigset_t *waitmask)
+{
+	struct pollfd	pfd[2] = { { fd, events, 0 }, { EVENTS_FD, 0, 0 } };
+	struct timespec	ts;
+	int64_t		left;
+
+	for (;;) {
+		if (got_term)
+			return -1;
+		if ((left = deadline - now_ms()) <= 0)
+			return 0;
+		ts.tv_sec = left / 1000;
+		ts.tv_nsec = (left % 1000) * 1000000;
+		if (ppoll(pfd, 2, &ts, waitmask) <= 0)
+			continue;
+		broker_gone(&pfd[1]);
+		if (pfd[0].fd >= 0 && pfd[0].revents != 0)
+			return 1;
 	}
 }
 
@@ -236,7 +258,8 @@ main(int argc, char **argv)
 		if (json_object_object_get_ex(cmd, "exec", &v))
 			r = run_exec(ticket, cmd, i, cap, &waitmask);
 		else
-			r = forward_run(cmd, i, &waitmask);
+			r = forward_run(cmd, i, json_object_get_string(
+			    json_object_object_get(spec, "lock_dir")), &waitmask);
 		ok = json_object_get_boolean(json_object_object_get(r, "ok"));
 		emit_result(i, r);
 		if (!ok && fail_fast)
