@@ -347,12 +347,14 @@ fwd_await(struct fwd *f, json_object *first)
 	if ((p = fwd_expand(f, member(aw, "params"), ctx, "await")) == NULL)
 		goto out;
 	for (;;) {
-		if ((st = fwd_poll(f, aw, p, &res)) == UP_CANCELLED) {
+		f->x.sent = 0;
+		st = fwd_poll(f, aw, p, &res);
+		polls += f->x.sent;
+		if (st == UP_CANCELLED) {
+			json_object_put(res);
 			fwd_cancel(f, ctx);
 			break;
 		}
-		if (st == UP_OK || st == UP_ERROR)
-			polls++;
 		if (st != UP_OK) {
 			json_object_put(res);
 			fwd_fail(f, st);

@@ -1,0 +1,655 @@
+/* SPDX-License-Identifier: ISC */
+/*
+ * The worker's forward dialects, run directly (a spec on fd 3, events on
+ * fd 1) against tiny loopback fakes: unity-mcp's WELCOME and frames,
+ * jsonrpc-lsp's headers, connect retries, at-most-once, reload
+ * readiness, await, cancel and the per-upstream lock.
+ */
+#include "config.h"
+
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <netinet/in.h>
+#include <arpa/inet.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <check.h>
+#include <json-c/json.h>
+
+#include "ckrun.h"
+#include "jsonl.h"
+#include "jtemplate.h"
+
+/* What the fake's connections tell the test. */
+struct shared {
+	int	requests;	/* calls other than pings and polls */
+	int	polls;
+	int	cancels;
+	int	pings;
+	int	conns;
+	int	active;		/* connections open now */
+	int	overlap;	/* two were open at once */
+	int	phase;		/* a fake's own state across connections */
+};
+
+static struct shared	*sh;
+static pid_t		 fake = -1;	/* its process group */
+static int		 fake_port;
+static int		 note[2];	/* the fake writes a byte per call */
+static char		 lockdir[64];
+
+typedef void	(*serve_fn)(int fd);
+
+static void
+dia_setup(void)
+{
+	sh = mmap(NULL, sizeof(*sh), PROT_READ | PROT_WRITE, MAP_SHARED |
+	    MAP_ANONYMOUS, -1, 0);
+	ck_assert_ptr_ne(sh, MAP_FAILED);
+	memset(sh, 0, sizeof(*sh));
+	ck_assert_int_eq(pipe(note), 0);
+	snprintf(lockdir, sizeof(lockdir), "/tmp/cgdialects.XXXXXX");
+	ck_assert_ptr_nonnull(mkdtemp(lockdir));
+	signal(SIGPIPE, SIG_IGN);
+}
+
+static void
+dia_teardown(void)
+{
+	char	cmd[128];
+
+	if (fake > 0) {
+		kill(-fake, SIGKILL);
+		waitpid(fake, NULL, 0);
+	}
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", lockdir);
+	(void)!system(cmd);
+}
+
+/* ---- the fakes -------------------------------------------------------- */
+
+static void
+tell(char c)
+{
+	(void)!write(note[1], &c, 1);
+}
+
+/* Wait for the fake to tell c (bounded by the test's timeout). */
+static void
+await_note(char c)
+{
+	char	got;
+
+	while (read(note[0], &got, 1) == 1)
+		if (got == c)
+			return;
+	ck_abort_msg("the fake's pipe closed");
+}
+
+static int
+listen_on(int port)
+{
+	struct sockaddr_in	sin;
+	socklen_t		len = sizeof(sin);
+	int			fd = socket(AF_INET, SOCK_STREAM, 0), one = 1;
+
+	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	memset(&sin, 0, sizeof(sin));
+	sin.sin_family = AF_INET;
+	sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	sin.sin_port = htons((uint16_t)port);
+	ck_assert_int_eq(bind(fd, (struct sockaddr *)&sin, sizeof(sin)), 0);
+	ck_assert_int_eq(listen(fd, 16), 0);
+	getsockname(fd, (struct sockaddr *)&sin, &len);
+	fake_port = ntohs(sin.sin_port);
+	return fd;
+}
+
+/* A fake on port (0: any) serving each connection in a child of its own. */
+static void
+fake_start(int port, serve_fn fn)
+{
+	int	lfd = listen_on(port), fd, a;
+
+	if ((fake = fork()) != 0) {
+		close(lfd);
+		setpgid(fake, fake);
+		return;
+	}
+	setpgid(0, 0);
+	prctl(PR_SET_PDEATHSIG, SIGKILL);	/* a failed test ends it too */
+	signal(SIGCHLD, SIG_IGN);
+	for (;;) {
+		if ((fd = accept(lfd, NULL, NULL)) == -1)
+			_exit(1);
+		__atomic_add_fetch(&sh->conns, 1, __ATOMIC_SEQ_CST);
+		if (fork() == 0) {
+			prctl(PR_SET_PDEATHSIG, SIGKILL);
+			close(lfd);
+			if ((a = __atomic_add_fetch(&sh->active, 1,
+			    __ATOMIC_SEQ_CST)) > 1)
+				sh->overlap = 1;
+			fn(fd);
+			__atomic_sub_fetch(&sh->active, 1, __ATOMIC_SEQ_CST);
+			close(fd);
+			_exit(0);
+		}
+		close(fd);
+	}
+}
+
+static int
+read_all(int fd, void *buf, size_t n)
+{
+	size_t	off = 0;
+	ssize_t	r;
+
+	while (off < n) {
+		if ((r = read(fd, (char *)buf + off, n - off)) <= 0)
+			return -1;
+		off += (size_t)r;
+	}
+	return 0;
+}
+
+/* One unity-mcp frame (caller puts; "ping" is {"ping":true}), or NULL. */
+static json_object *
+frame_read(int fd)
+{
+	unsigned char	 h[8];
+	uint64_t	 n = 0;
+	char		*buf;
+	json_object	*o;
+	int		 i;
+
+	if (read_all(fd, h, 8) == -1)
+		return NULL;
+	for (i = 0; i < 8; i++)
+		n = n << 8 | h[i];
+	if (n == 0 || n > 1 << 20 || (buf = calloc(1, n + 1)) == NULL ||
+	    read_all(fd, buf, n) == -1)
+		return NULL;
+	o = strcmp(buf, "ping") == 0 ? json_tokener_parse("{\"ping\":true}") :
+	    json_tokener_parse(buf);
+	free(buf);
+	return o;
+}
+
+static void
+frame_write(int fd, const char *s)
+{
+	uint64_t	n = strlen(s);
+	unsigned char	h[8];
+	int		i;
+
+	for (i = 0; i < 8; i++)
+		h[i] = (unsigned char)(n >> (56 - 8 * i));
+	(void)!write(fd, h, 8);
+	(void)!write(fd, s, n);
+}
+
+static const char *
+fstr(json_object *o, const char *path)
+{
+	return json_object_get_string(jpath_get(o, path));
+}
+
+#define WELCOME	"WELCOME UNITY-MCP 1 FRAMING=1\n"
+#define PONG	"{\"status\":\"success\",\"result\":{\"message\":\"pong\"}}"
+
+/*
+ * A unity bridge: pings pong; run_tests gives job j1; get_test_job j1
+ * is "running" until the third poll (or for ever when phase is 9);
+ * cancel_test_job j1 counts; "fail" is success false; "bad" an error
+ * envelope; "hang" reads and closes (phase 1: then refuses to greet).
+ */
+static void
+serve_unity(int fd)
+{
+	json_object	*m;
+	const char	*type;
+	char		 ans[256];
+	int		 n;
+
+	if (sh->phase == 2) {
+		/* The bridge reloading: the connection closes at once. */
+		return;
+	}
+	(void)!write(fd, WELCOME, strlen(WELCOME));
+	while ((m = frame_read(fd)) != NULL) {
+		type = fstr(m, "type");
+		if (jpath_get(m, "ping") != NULL) {
+			__atomic_add_fetch(&sh->pings, 1, __ATOMIC_SEQ_CST);
+			frame_write(fd, PONG);
+		} else if (strcmp(type, "get_test_job") == 0) {
+			n = __atomic_add_fetch(&sh->polls, 1, __ATOMIC_SEQ_CST);
+			snprintf(ans, sizeof(ans), "{\"status\":\"success\","
+			    "\"result\":{\"data\":{\"status\":\"%s\"}}}",
+			    strcmp(fstr(m, "params.job_id"), "j1") != 0 ?
+			    "wrong job" : n >= 3 && sh->phase != 9 ?
+			    "succeeded" : "running");
+			frame_write(fd, ans);
+			tell('p');
+		} else if (strcmp(type, "cancel_test_job") == 0) {
+			if (strcmp(fstr(m, "params.job_id"), "j1") == 0)
+				__atomic_add_fetch(&sh->cancels, 1,
+				    __ATOMIC_SEQ_CST);
+			frame_write(fd, "{\"status\":\"success\","
+			    "\"result\":{}}");
+		} else {
+			__atomic_add_fetch(&sh->requests, 1, __ATOMIC_SEQ_CST);
+			if (strcmp(type, "hang") == 0) {
+				sh->phase = 2;
+				tell('h');
+				json_object_put(m);
+				return;
+			}
+			snprintf(ans, sizeof(ans), "%s", strcmp(type,
+			    "run_tests") == 0 ? "{\"status\":\"success\","
+			    "\"result\":{\"data\":{\"job_id\":\"j1\"}}}" :
+			    strcmp(type, "fail") == 0 ? "{\"status\":"
+			    "\"success\",\"result\":{\"success\":false}}" :
+			    strcmp(type, "bad") == 0 ? "{\"status\":\"error\","
+			    "\"error\":\"no scene\"}" : "{\"status\":"
+			    "\"success\",\"result\":{\"v\":42}}");
+			if (strcmp(type, "echo") == 0)
+				snprintf(ans, sizeof(ans), "{\"status\":"
+				    "\"success\",\"result\":%s}",
+				    json_object_to_json_string_ext(
+				    jpath_get(m, "params"),
+				    JSON_C_TO_STRING_PLAIN));
+			frame_write(fd, ans);
+		}
+		json_object_put(m);
+	}
+}
+
+/* ---- running the worker ----------------------------------------------- */
+
+/*
+ * Start the worker on a spec of one command cmd (JSON text, %d: the
+ * fake's port): its pid, *out its events, *err its stderr.
+ */
+static pid_t
+worker_start(const char *cmd, int *out, int *err)
+{
+	const char	*w = getenv("CMDGATE_WORKER");
+	char		 spec[4096], c[2048];
+	int		 sp[2], ev[2], er[2];
+	pid_t		 pid;
+
+	snprintf(c, sizeof(c), cmd, fake_port, fake_port);
+	snprintf(spec, sizeof(spec), "{\"ticket\":\"t\",\"lock_dir\":\"%s\","
+	    "\"commands\":[%s]}", lockdir, c);
+	ck_assert_int_eq(pipe(sp), 0);
+	ck_assert_int_eq(socketpair(AF_UNIX, SOCK_STREAM, 0, ev), 0);
+	ck_assert_int_eq(pipe(er), 0);
+	if ((pid = fork()) == 0) {
+		close(note[0]);
+		close(note[1]);
+		dup2(sp[0], 3);
+		dup2(ev[1], 1);
+		dup2(er[1], 2);
+		execl(w != NULL ? w : "workers/cmdgate-worker",
+		    "cmdgate-worker", (char *)NULL);
+		_exit(127);
+	}
+	close(sp[0]);
+	close(ev[1]);
+	close(er[1]);
+	ck_assert_int_eq(write(sp[1], spec, strlen(spec)), (ssize_t)strlen(spec));
+	close(sp[1]);
+	*out = ev[0];
+	if (err != NULL)
+		*err = er[0];
+	else
+		close(er[0]);
+	return pid;
+}
+
+/* The command's result from events fd (caller puts); reaps pid. */
+static json_object *
+worker_result(pid_t pid, int fd)
+{
+	struct jsonl	 jl;
+	json_object	*ev, *r = NULL;
+	int		 status;
+
+	jsonl_init(&jl, fd, 1 << 20);
+	while (r == NULL && jsonl_json(&jl, 20000, &ev) == JSONL_MSG) {
+		if (strcmp(fstr(ev, "event"), "result") == 0)
+			r = json_object_get(jpath_get(ev, "result"));
+		json_object_put(ev);
+	}
+	jsonl_free(&jl);
+	close(fd);
+	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+	ck_assert_msg(r != NULL, "the worker sent no result (status %d)", status);
+	return r;
+}
+
+/* Run cmd to its end: the result (caller puts). */
+static json_object *
+run(const char *cmd)
+{
+	int	fd;
+	pid_t	pid = worker_start(cmd, &fd, NULL);
+
+	return worker_result(pid, fd);
+}
+
+static void
+assert_result(json_object *r, int ok, const char *etype)
+{
+	const char	*s = json_object_to_json_string(r);
+
+	ck_assert_msg(json_object_get_boolean(jpath_get(r, "ok")) == ok,
+	    "%s", s);
+	if (etype != NULL)
+		ck_assert_msg(fstr(r, "error_type") != NULL &&
+		    strcmp(fstr(r, "error_type"), etype) == 0, "%s", s);
+}
+
+#define UNITY(tool, extra)	"{\"tool\":\"" tool "\",\"params\":{\"a\":1}," \
+	"\"timeout_s\":20,\"forward\":{\"to\":\"127.0.0.1:%d\"," \
+	"\"dialect\":\"unity-mcp\",\"method\":\"" tool "\"," \
+	"\"connect_timeout_s\":10" extra "}}"
+
+/* A first line of phase 0: not a bridge; phase 3: an unknown framing. */
+static void
+serve_welcome(int fd)
+{
+	const char	*w = sh->phase == 3 ? "WELCOME UNITY-MCP 1 FRAMING=2\n" :
+			    "HTTP/1.1 400 Bad Request\r\n";
+	char		 buf[64];
+
+	(void)!write(fd, w, strlen(w));
+	(void)!read(fd, buf, sizeof(buf));
+}
+
+START_TEST(unity_welcome_refused)
+{
+	json_object	*r;
+
+	fake_start(0, serve_welcome);
+	r = run(UNITY("x", ""));
+	assert_result(r, 0, "upstream_protocol");
+	ck_assert_ptr_nonnull(strstr(fstr(r, "error"), "WELCOME UNITY-MCP"));
+	ck_assert_ptr_nonnull(strstr(fstr(r, "error"), "HTTP/1.1 400"));
+	ck_assert(!json_object_get_boolean(jpath_get(r, "sent")));
+	json_object_put(r);
+	sh->phase = 3;
+	r = run(UNITY("x", ""));
+	assert_result(r, 0, "upstream_protocol");
+	ck_assert_ptr_nonnull(strstr(fstr(r, "error"), "unknown framing"));
+	json_object_put(r);
+}
+END_TEST
+
+START_TEST(unity_frames)
+{
+	json_object	*r;
+
+	fake_start(0, serve_unity);
+	r = run(UNITY("echo", ",\"params\":{\"mode\":\"EditMode\",\"n\":[1]}"));
+	assert_result(r, 1, NULL);
+	ck_assert_str_eq(fstr(r, "result.mode"), "EditMode");
+	ck_assert_int_eq(json_object_get_int(jpath_get(r, "result.n.0")), 1);
+	ck_assert(json_object_get_boolean(jpath_get(r, "sent")));
+	json_object_put(r);
+	r = run(UNITY("bad", ""));
+	assert_result(r, 0, "upstream_error");
+	ck_assert_str_eq(fstr(r, "upstream_error.status"), "error");
+	ck_assert_ptr_nonnull(strstr(fstr(r, "error"), "no scene"));
+	json_object_put(r);
+	r = run(UNITY("fail", ""));
+	assert_result(r, 0, "tool_failed");
+	ck_assert_ptr_nonnull(jpath_get(r, "result.success"));
+	json_object_put(r);
+	ck_assert_int_eq(sh->requests, 3);
+}
+END_TEST
+
+/* Wait for the worker's one line about a refused connect. */
+static void
+await_retry_line(int err)
+{
+	char	c;
+
+	while (read(err, &c, 1) == 1)
+		if (c == '\n')
+			return;
+	ck_abort_msg("the worker logged no retry");
+}
+
+/* Refused, then the bridge appears: the request goes out once. */
+START_TEST(refused_then_up)
+{
+	json_object	*r;
+	int		 out, err, port;
+	pid_t		 pid;
+
+	close(listen_on(0));	/* a port nobody listens on */
+	port = fake_port;
+	pid = worker_start(UNITY("x", ""), &out, &err);
+	await_retry_line(err);
+	fake_start(port, serve_unity);
+	r = worker_result(pid, out);
+	close(err);
+	assert_result(r, 1, NULL);
+	ck_assert_int_eq(json_object_get_int(jpath_get(r, "result.v")), 42);
+	ck_assert_int_eq(sh->requests, 1);
+	json_object_put(r);
+}
+END_TEST
+
+START_TEST(refused_gives_up)
+{
+	json_object	*r;
+
+	close(listen_on(0));
+	r = run("{\"tool\":\"x\",\"timeout_s\":20,\"forward\":{\"to\":"
+	    "\"127.0.0.1:%d\",\"connect_timeout_s\":1}}");
+	assert_result(r, 0, "upstream_refused");
+	ck_assert_ptr_nonnull(strstr(fstr(r, "error"), "refused"));
+	ck_assert(!json_object_get_boolean(jpath_get(r, "sent")));
+	json_object_put(r);
+}
+END_TEST
+
+/* Written, then lost: never sent again, upstream_lost. */
+START_TEST(lost_not_resent)
+{
+	json_object	*r;
+
+	fake_start(0, serve_unity);
+	r = run(UNITY("hang", ""));
+	assert_result(r, 0, "upstream_lost");
+	ck_assert(json_object_get_boolean(jpath_get(r, "sent")));
+	ck_assert_int_eq(sh->requests, 1);
+	json_object_put(r);
+}
+END_TEST
+
+/*
+ * A reload tool: the bridge closes after the request and greets nobody
+ * for a while; the job ends when it answers the ping again.
+ */
+START_TEST(reload_waits_ready)
+{
+	json_object	*r;
+	int		 out, err;
+	pid_t		 pid;
+
+	fake_start(0, serve_unity);
+	pid = worker_start("{\"tool\":\"hang\",\"timeout_s\":20,\"reload\":"
+	    "true,\"forward\":{\"to\":\"127.0.0.1:%d\",\"dialect\":"
+	    "\"unity-mcp\"}}", &out, &err);
+	await_retry_line(err);
+	ck_assert_int_eq(sh->pings, 0);
+	sh->phase = 0;		/* the bridge is back */
+	r = worker_result(pid, out);
+	close(err);
+	assert_result(r, 1, NULL);
+	ck_assert(json_object_get_boolean(jpath_get(r, "reloaded")));
+	ck_assert(json_object_get_boolean(jpath_get(r, "sent")));
+	ck_assert_int_eq(sh->requests, 1);
+	ck_assert_int_ge(sh->pings, 1);
+	json_object_put(r);
+}
+END_TEST
+
+#define AWAIT	",\"await\":{\"call\":\"get_test_job\",\"params\":" \
+	"{\"job_id\":\"{result.data.job_id}\"},\"until\":{\"field\":" \
+	"\"result.data.status\",\"in\":[\"succeeded\",\"failed\"]," \
+	"\"failed\":[\"failed\"]},\"every_ms\":50}"
+#define CANCEL	",\"cancel\":{\"call\":\"cancel_test_job\",\"params\":" \
+	"{\"job_id\":\"{result.data.job_id}\"}}"
+
+START_TEST(await_until_status)
+{
+	json_object	*r;
+
+	fake_start(0, serve_unity);
+	r = run(UNITY("run_tests", AWAIT));
+	assert_result(r, 1, NULL);
+	ck_assert_int_eq(json_object_get_int(jpath_get(r, "polls")), 3);
+	ck_assert_str_eq(fstr(r, "result.data.status"), "succeeded");
+	ck_assert_int_eq(sh->requests, 1);
+	json_object_put(r);
+}
+END_TEST
+
+START_TEST(cancel_sends_cancel_call)
+{
+	json_object	*r;
+	int		 out;
+	pid_t		 pid;
+
+	sh->phase = 9;		/* the run never ends */
+	fake_start(0, serve_unity);
+	pid = worker_start(UNITY("run_tests", AWAIT CANCEL), &out, NULL);
+	await_note('p');
+	kill(pid, SIGTERM);
+	r = worker_result(pid, out);
+	assert_result(r, 0, "cancelled");
+	ck_assert_int_eq(sh->cancels, 1);
+	ck_assert_int_ge(json_object_get_int(jpath_get(r, "polls")), 1);
+	json_object_put(r);
+}
+END_TEST
+
+/* jsonrpc-lsp: headers (Content-Type too), a notification, the answer. */
+static void
+serve_lsp(int fd)
+{
+	char		 hdr[512], body[4096], ans[512], msg[256];
+	size_t		 off = 0;
+	long		 n;
+	json_object	*m;
+
+	while (off < sizeof(hdr) - 1 && read(fd, hdr + off, 1) == 1) {
+		hdr[++off] = '\0';
+		if (off >= 4 && strcmp(hdr + off - 4, "\r\n\r\n") == 0)
+			break;
+	}
+	if (sscanf(hdr, "Content-Length: %ld", &n) != 1 || n <= 0 ||
+	    n >= (long)sizeof(body) || read_all(fd, body, (size_t)n) == -1)
+		return;
+	body[n] = '\0';
+	m = json_tokener_parse(body);
+	__atomic_add_fetch(&sh->requests, 1, __ATOMIC_SEQ_CST);
+	snprintf(msg, sizeof(msg), "{\"jsonrpc\":\"2.0\",\"method\":\"log\"}");
+	snprintf(ans, sizeof(ans), "Content-Type: application/json\r\n"
+	    "Content-Length: %zu\r\n\r\n%s", strlen(msg), msg);
+	(void)!write(fd, ans, strlen(ans));
+	snprintf(msg, sizeof(msg), "{\"jsonrpc\":\"2.0\",\"id\":%s,\"result\":"
+	    "{\"method\":\"%s\",\"x\":%s}}", fstr(m, "id"), fstr(m, "method"),
+	    json_object_to_json_string(jpath_get(m, "params.x")));
+	snprintf(ans, sizeof(ans), "Content-Length: %zu\r\n\r\n%s",
+	    strlen(msg), msg);
+	(void)!write(fd, ans, strlen(ans));
+	json_object_put(m);
+}
+
+START_TEST(lsp_framing)
+{
+	json_object	*r;
+
+	fake_start(0, serve_lsp);
+	r = run("{\"tool\":\"compile\",\"params\":{\"x\":7},\"timeout_s\":20,"
+	    "\"forward\":{\"to\":\"127.0.0.1:%d\",\"dialect\":\"jsonrpc-lsp\","
+	    "\"method\":\"compile-now\"}}");
+	assert_result(r, 1, NULL);
+	ck_assert_str_eq(fstr(r, "result.method"), "compile-now");
+	ck_assert_int_eq(json_object_get_int(jpath_get(r, "result.x")), 7);
+	json_object_put(r);
+}
+END_TEST
+
+/* A jsonrpc upstream that holds each connection a while. */
+static void
+serve_slow(int fd)
+{
+	char		 buf[4096];
+	const char	*a = "{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{}}\n";
+
+	if (read(fd, buf, sizeof(buf)) <= 0)
+		return;
+	usleep(300000);	/* long enough for a second worker to come */
+	(void)!write(fd, a, strlen(a));
+}
+
+START_TEST(lock_serialises)
+{
+	json_object	*r;
+	const char	*cmd = "{\"tool\":\"x\",\"timeout_s\":20,\"forward\":"
+			    "{\"to\":\"127.0.0.1:%d\"}}";
+	int		 o1, o2;
+	pid_t		 p1, p2;
+
+	fake_start(0, serve_slow);
+	p1 = worker_start(cmd, &o1, NULL);
+	p2 = worker_start(cmd, &o2, NULL);
+	r = worker_result(p1, o1);
+	assert_result(r, 1, NULL);
+	json_object_put(r);
+	r = worker_result(p2, o2);
+	assert_result(r, 1, NULL);
+	json_object_put(r);
+	ck_assert_int_eq(sh->conns, 2);
+	ck_assert_msg(!sh->overlap, "two exchanges overlapped");
+}
+END_TEST
+
+int
+main(void)
+{
+	Suite	*s = suite_create("dialects");
+	TCase	*tc = tcase_create("dialects");
+
+	tcase_add_checked_fixture(tc, dia_setup, dia_teardown);
+	tcase_set_timeout(tc, 60);
+	tcase_add_test(tc, unity_welcome_refused);
+	tcase_add_test(tc, unity_frames);
+	tcase_add_test(tc, refused_then_up);
+	tcase_add_test(tc, refused_gives_up);
+	tcase_add_test(tc, lost_not_resent);
+	tcase_add_test(tc, reload_waits_ready);
+	tcase_add_test(tc, await_until_status);
+	tcase_add_test(tc, cancel_sends_cancel_call);
+	tcase_add_test(tc, lsp_framing);
+	tcase_add_test(tc, lock_serialises);
+	suite_add_tcase(s, tc);
+	return ck_run(s);
+}
