@@ -231,6 +231,13 @@ serve_unity(int fd)
 		if (jpath_get(m, "ping") != NULL) {
 			__atomic_add_fetch(&sh->pings, 1, __ATOMIC_SEQ_CST);
 			frame_write(fd, PONG);
+		} else if (strcmp(type, "get_editor_state") == 0) {
+			snprintf(ans, sizeof(ans), "{\"status\":\"success\","
+			    "\"result\":{\"data\":{\"compiling\":%s,"
+			    "\"tests\":1}}}", sh->phase == 5 ? "true" :
+			    "false");
+			frame_write(fd, ans);
+			tell('e');
 		} else if (strcmp(type, "get_test_job") == 0) {
 			n = __atomic_add_fetch(&sh->polls, 1, __ATOMIC_SEQ_CST);
 			snprintf(ans, sizeof(ans), "{\"status\":\"success\","
@@ -276,21 +283,14 @@ serve_unity(int fd)
 
 /* ---- running the worker ----------------------------------------------- */
 
-/*
- * Start the worker on a spec of one command cmd (JSON text, %d: the
- * fake's port): its pid, *out its events, *err its stderr.
- */
+/* Start the worker on spec: its pid, *out its events, *err its stderr. */
 static pid_t
-worker_start(const char *cmd, int *out, int *err)
+worker_spawn(const char *spec, int *out, int *err)
 {
 	const char	*w = getenv("CMDGATE_WORKER");
-	char		 spec[4096], c[2048];
 	int		 sp[2], ev[2], er[2];
 	pid_t		 pid;
 
-	snprintf(c, sizeof(c), cmd, fake_port, fake_port);
-	snprintf(spec, sizeof(spec), "{\"ticket\":\"t\",\"lock_dir\":\"%s\","
-	    "\"commands\":[%s]}", lockdir, c);
 	ck_assert_int_eq(pipe(sp), 0);
 	ck_assert_int_eq(socketpair(AF_UNIX, SOCK_STREAM, 0, ev), 0);
 	ck_assert_int_eq(pipe(er), 0);
@@ -315,6 +315,18 @@ worker_start(const char *cmd, int *out, int *err)
 	else
 		close(er[0]);
 	return pid;
+}
+
+/* The worker on a spec of one command cmd (JSON, %d: the fake's port). */
+static pid_t
+worker_start(const char *cmd, int *out, int *err)
+{
+	char	spec[4096], c[2048];
+
+	snprintf(c, sizeof(c), cmd, fake_port);
+	snprintf(spec, sizeof(spec), "{\"ticket\":\"t\",\"lock_dir\":\"%s\","
+	    "\"commands\":[%s]}", lockdir, c);
+	return worker_spawn(spec, out, err);
 }
 
 /* The command's result from events fd (caller puts); reaps pid. */
@@ -632,6 +644,68 @@ START_TEST(lock_serialises)
 }
 END_TEST
 
+/* The next editor event (caller puts). */
+static json_object *
+editor_event(struct jsonl *jl)
+{
+	json_object	*ev;
+
+	ck_assert_int_eq(jsonl_json(jl, 20000, &ev), JSONL_MSG);
+	ck_assert_str_eq(fstr(ev, "event"), "editor");
+	return ev;
+}
+
+/*
+ * Probe mode: one line at start, none while nothing changes, one per
+ * change, unreachable when the bridge goes; SIGTERM ends it.
+ */
+START_TEST(probe_reports_changes)
+{
+	struct jsonl	 jl;
+	json_object	*ev;
+	char		 spec[1024];
+	int		 out, status;
+	pid_t		 pid;
+
+	fake_start(0, serve_unity);
+	snprintf(spec, sizeof(spec), "{\"lock_dir\":\"%s\",\"probe\":{"
+	    "\"to\":\"127.0.0.1:%d\",\"dialect\":\"unity-mcp\",\"call\":"
+	    "\"get_editor_state\",\"params\":{},\"every_ms\":50,\"flags\":{"
+	    "\"compiling\":\"result.data.compiling\",\"tests_running\":"
+	    "\"result.data.tests\",\"editor_busy\":\"result.nothing\"}}}",
+	    lockdir, fake_port);
+	pid = worker_spawn(spec, &out, NULL);
+	jsonl_init(&jl, out, 1 << 20);
+	ev = editor_event(&jl);
+	ck_assert(json_object_get_boolean(jpath_get(ev, "reachable")));
+	ck_assert(!json_object_get_boolean(jpath_get(ev, "flags.compiling")));
+	ck_assert_ptr_nonnull(jpath_get(ev, "flags.tests_running"));
+	ck_assert(!json_object_get_boolean(jpath_get(ev,
+	    "flags.tests_running")));
+	ck_assert_ptr_nonnull(jpath_get(ev, "flags.editor_busy"));
+	json_object_put(ev);
+	await_note('e');
+	await_note('e');	/* polls that changed nothing: no line */
+	sh->phase = 5;
+	ev = editor_event(&jl);
+	ck_assert(json_object_get_boolean(jpath_get(ev, "flags.compiling")));
+	json_object_put(ev);
+	kill(-fake, SIGKILL);
+	waitpid(fake, NULL, 0);
+	fake = -1;
+	ev = editor_event(&jl);
+	ck_assert(!json_object_get_boolean(jpath_get(ev, "reachable")));
+	ck_assert_ptr_nonnull(strstr(fstr(ev, "error"), "refused"));
+	json_object_put(ev);
+	kill(pid, SIGTERM);
+	ck_assert_int_eq(jsonl_json(&jl, 20000, &ev), JSONL_EOF);
+	jsonl_free(&jl);
+	close(out);
+	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+	ck_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+}
+END_TEST
+
 int
 main(void)
 {
@@ -650,6 +724,7 @@ main(void)
 	tcase_add_test(tc, cancel_sends_cancel_call);
 	tcase_add_test(tc, lsp_framing);
 	tcase_add_test(tc, lock_serialises);
+	tcase_add_test(tc, probe_reports_changes);
 	suite_add_tcase(s, tc);
 	return ck_run(s);
 }
