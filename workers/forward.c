@@ -165,8 +165,14 @@ fwd_tool_failed(const struct fwd *f, json_object *res)
 static void
 fwd_answered(struct fwd *f, json_object *res)
 {
+	const char	*why = member_str(res, "error", member_str(res,
+			    "message", NULL));
+	char		 msg[512];
+
+	snprintf(msg, sizeof(msg), "the tool reported a failure%s%.400s",
+	    why != NULL ? ": " : "", why != NULL ? why : "");
 	if (fwd_tool_failed(f, res))
-		fwd_fail_msg(f, UP_PROTOCOL, "the tool reported a failure");
+		fwd_fail_msg(f, UP_PROTOCOL, msg);
 	else
 		fwd_set(f, "ok", json_object_new_boolean(1));
 	if (json_object_object_get_ex(f->r, "error_type", NULL))
@@ -356,8 +362,11 @@ fwd_await(struct fwd *f, json_object *first)
 			break;
 		}
 		if (st != UP_OK) {
-			json_object_put(res);
 			fwd_fail(f, st);
+			if (st == UP_ERROR)
+				fwd_set(f, "upstream_error", res);
+			else
+				json_object_put(res);
 			break;
 		}
 		json_object_put(last);
