@@ -9,6 +9,7 @@
 
 #include <sys/wait.h>
 
+#include <fcntl.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -29,7 +30,8 @@
 
 /*
  * A unity bridge: pings pong; run_tests gives job j1; get_test_job j1
- * is "running" until the third poll (or for ever when phase is 9);
+ * is "running" until the third poll (or for ever when phase is 9),
+ * then "succeeded" ("failed" when phase is 7);
  * cancel_test_job j1 counts; "fail" is success false; "bad" an error
  * envelope; "hang" reads and closes (phase 1: then refuses to greet).
  */
@@ -63,8 +65,8 @@ serve_unity(int fd)
 			snprintf(ans, sizeof(ans), "{\"status\":\"success\","
 			    "\"result\":{\"data\":{\"status\":\"%s\"}}}",
 			    strcmp(fstr(m, "params.job_id"), "j1") != 0 ?
-			    "wrong job" : n >= 3 && sh->phase != 9 ?
-			    "succeeded" : "running");
+			    "wrong job" : n < 3 || sh->phase == 9 ? "running" :
+			    sh->phase == 7 ? "failed" : "succeeded");
 			frame_write(fd, ans);
 			tell('p');
 		} else if (strcmp(type, "cancel_test_job") == 0) {
@@ -271,6 +273,21 @@ START_TEST(await_until_status)
 }
 END_TEST
 
+/* A final status named in until.failed: tool_failed, the answer kept. */
+START_TEST(await_failed_status)
+{
+	json_object	*r;
+
+	sh->phase = 7;
+	fake_start(0, serve_unity);
+	r = run(UNITY("run_tests", AWAIT));
+	assert_result(r, 0, "tool_failed");
+	ck_assert_int_eq(json_object_get_int(jpath_get(r, "polls")), 3);
+	ck_assert_str_eq(fstr(r, "result.data.status"), "failed");
+	json_object_put(r);
+}
+END_TEST
+
 START_TEST(cancel_sends_cancel_call)
 {
 	json_object	*r;
@@ -435,6 +452,31 @@ START_TEST(probe_reports_changes)
 }
 END_TEST
 
+/* Another holder of the upstream's lock: the wait ends at the deadline. */
+START_TEST(lock_wait_ends_at_deadline)
+{
+	struct flock	 fl;
+	json_object	*r;
+	char		 path[128];
+	int		 fd;
+
+	fake_start(0, serve_unity);
+	snprintf(path, sizeof(path), "%s/upstream-127.0.0.1_%d.lock", lockdir,
+	    fake_port);
+	ck_assert_int_ge(fd = open(path, O_RDWR | O_CREAT, 0600), 0);
+	memset(&fl, 0, sizeof(fl));
+	fl.l_type = F_WRLCK;
+	ck_assert_int_eq(fcntl(fd, F_OFD_SETLK, &fl), 0);
+	r = run("{\"tool\":\"x\",\"timeout_s\":1,\"forward\":{\"to\":"
+	    "\"127.0.0.1:%d\",\"dialect\":\"unity-mcp\"}}");
+	assert_result(r, 0, "upstream_timeout");
+	ck_assert_ptr_nonnull(strstr(fstr(r, "error"), "lock"));
+	ck_assert_int_eq(sh->conns, 0);
+	json_object_put(r);
+	close(fd);
+}
+END_TEST
+
 int
 main(void)
 {
@@ -450,9 +492,11 @@ main(void)
 	tcase_add_test(tc, lost_not_resent);
 	tcase_add_test(tc, reload_waits_ready);
 	tcase_add_test(tc, await_until_status);
+	tcase_add_test(tc, await_failed_status);
 	tcase_add_test(tc, cancel_sends_cancel_call);
 	tcase_add_test(tc, lsp_framing);
 	tcase_add_test(tc, lock_serialises);
+	tcase_add_test(tc, lock_wait_ends_at_deadline);
 	tcase_add_test(tc, probe_reports_changes);
 	suite_add_tcase(s, tc);
 	return ck_run(s);
