@@ -251,6 +251,18 @@ fwd_reloaded(struct fwd *f)
 /* ---- await and cancel ------------------------------------------------- */
 
 /*
+ * How long the cancel call may take: FWD_CANCEL_MS, but well inside the
+ * kill grace the broker gives this process after its SIGTERM.
+ */
+static int64_t
+fwd_cancel_ms(void)
+{
+	int64_t	ms = kill_grace_ms - kill_grace_ms / 4;
+
+	return ms < FWD_CANCEL_MS ? ms : FWD_CANCEL_MS;
+}
+
+/*
  * SIGTERM during an await: the table's cancel call, one exchange of at
  * most FWD_CANCEL_MS, even though SIGTERM came; then "cancelled".
  */
@@ -265,7 +277,7 @@ fwd_cancel(struct fwd *f, json_object *ctx)
 	if (call != NULL && (p = jtemplate_expand(member(cancel, "params"),
 	    ctx, f->x.err, sizeof(f->x.err))) != NULL) {
 		got_term = 0;
-		st = exchange_once(&f->x, call, p, now_ms() + FWD_CANCEL_MS,
+		st = exchange_once(&f->x, call, p, now_ms() + fwd_cancel_ms(),
 		    &out);
 		got_term = got_term > term ? got_term : term;
 		json_object_put(out);
