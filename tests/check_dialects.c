@@ -28,12 +28,45 @@
 #define WELCOME	"WELCOME UNITY-MCP 1 FRAMING=1\n"
 #define PONG	"{\"status\":\"success\",\"result\":{\"message\":\"pong\"}}"
 
+/* The answer to a request other than a poll, a cancel or a ping. */
+static void
+serve_answer(int fd, json_object *m, const char *type)
+{
+	char	ans[256];
+
+	snprintf(ans, sizeof(ans), "%s", strcmp(type, "run_tests") == 0 ?
+	    "{\"status\":\"success\",\"result\":{\"data\":{\"job_id\":"
+	    "\"j1\"}}}" : strcmp(type, "fail") == 0 ? "{\"status\":"
+	    "\"success\",\"result\":{\"success\":false}}" :
+	    strcmp(type, "bad") == 0 ? "{\"status\":\"error\",\"error\":"
+	    "\"no scene\"}" : "{\"status\":\"success\",\"result\":"
+	    "{\"v\":42}}");
+	if (strcmp(type, "echo") == 0)
+		snprintf(ans, sizeof(ans), "{\"status\":\"success\","
+		    "\"result\":%s}", json_object_to_json_string_ext(
+		    jpath_get(m, "params"), JSON_C_TO_STRING_PLAIN));
+	frame_write(fd, ans);
+}
+
+/* "zero": a frame of length 0; "huge": a length of 1 TiB.  1 if sent. */
+static int
+serve_bad_frame(int fd, const char *type)
+{
+	static const unsigned char	zero[8], huge[8] = { 0, 0, 1 };
+
+	if (strcmp(type, "zero") != 0 && strcmp(type, "huge") != 0)
+		return 0;
+	(void)!write(fd, strcmp(type, "zero") == 0 ? zero : huge, 8);
+	return 1;
+}
+
 /*
  * A unity bridge: pings pong; run_tests gives job j1; get_test_job j1
  * is "running" until the third poll (or for ever when phase is 9),
  * then "succeeded" ("failed" when phase is 7);
  * cancel_test_job j1 counts; "fail" is success false; "bad" an error
- * envelope; "hang" reads and closes (phase 1: then refuses to greet).
+ * envelope; "hang" reads and closes, and every connection after it
+ * closes before WELCOME (phase 2) until the test says otherwise.
  */
 static void
 serve_unity(int fd)
@@ -79,25 +112,11 @@ serve_unity(int fd)
 			__atomic_add_fetch(&sh->requests, 1, __ATOMIC_SEQ_CST);
 			if (strcmp(type, "hang") == 0) {
 				sh->phase = 2;
-				tell('h');
 				json_object_put(m);
 				return;
 			}
-			snprintf(ans, sizeof(ans), "%s", strcmp(type,
-			    "run_tests") == 0 ? "{\"status\":\"success\","
-			    "\"result\":{\"data\":{\"job_id\":\"j1\"}}}" :
-			    strcmp(type, "fail") == 0 ? "{\"status\":"
-			    "\"success\",\"result\":{\"success\":false}}" :
-			    strcmp(type, "bad") == 0 ? "{\"status\":\"error\","
-			    "\"error\":\"no scene\"}" : "{\"status\":"
-			    "\"success\",\"result\":{\"v\":42}}");
-			if (strcmp(type, "echo") == 0)
-				snprintf(ans, sizeof(ans), "{\"status\":"
-				    "\"success\",\"result\":%s}",
-				    json_object_to_json_string_ext(
-				    jpath_get(m, "params"),
-				    JSON_C_TO_STRING_PLAIN));
-			frame_write(fd, ans);
+			if (!serve_bad_frame(fd, type))
+				serve_answer(fd, m, type);
 		}
 		json_object_put(m);
 	}
@@ -159,7 +178,15 @@ START_TEST(unity_frames)
 	assert_result(r, 0, "tool_failed");
 	ck_assert_ptr_nonnull(jpath_get(r, "result.success"));
 	json_object_put(r);
-	ck_assert_int_eq(sh->requests, 3);
+	r = run(UNITY("zero", ""));
+	assert_result(r, 0, "upstream_protocol");
+	ck_assert_ptr_nonnull(strstr(fstr(r, "error"), "length 0"));
+	json_object_put(r);
+	r = run(UNITY("huge", ""));
+	assert_result(r, 0, "upstream_protocol");
+	ck_assert_ptr_nonnull(strstr(fstr(r, "error"), "64 MiB"));
+	json_object_put(r);
+	ck_assert_int_eq(sh->requests, 5);
 }
 END_TEST
 
@@ -327,6 +354,12 @@ serve_lsp(int fd)
 	body[n] = '\0';
 	m = json_tokener_parse(body);
 	__atomic_add_fetch(&sh->requests, 1, __ATOMIC_SEQ_CST);
+	if (strcmp(fstr(m, "method"), "nolength") == 0) {
+		snprintf(ans, sizeof(ans), "Content-Type: x\r\n\r\n{}");
+		(void)!write(fd, ans, strlen(ans));
+		json_object_put(m);
+		return;
+	}
 	snprintf(msg, sizeof(msg), "{\"jsonrpc\":\"2.0\",\"method\":\"log\"}");
 	snprintf(ans, sizeof(ans), "Content-Type: application/json\r\n"
 	    "Content-Length: %zu\r\n\r\n%s", strlen(msg), msg);
@@ -351,6 +384,11 @@ START_TEST(lsp_framing)
 	assert_result(r, 1, NULL);
 	ck_assert_str_eq(fstr(r, "result.method"), "compile-now");
 	ck_assert_int_eq(json_object_get_int(jpath_get(r, "result.x")), 7);
+	json_object_put(r);
+	r = run("{\"tool\":\"nolength\",\"timeout_s\":20,\"forward\":{"
+	    "\"to\":\"127.0.0.1:%d\",\"dialect\":\"jsonrpc-lsp\"}}");
+	assert_result(r, 0, "upstream_protocol");
+	ck_assert_ptr_nonnull(strstr(fstr(r, "error"), "Content-Length"));
 	json_object_put(r);
 }
 END_TEST
