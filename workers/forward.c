@@ -171,13 +171,12 @@ fwd_answered(struct fwd *f, json_object *res)
 
 	snprintf(msg, sizeof(msg), "the tool reported a failure%s%.400s",
 	    why != NULL ? ": " : "", why != NULL ? why : "");
-	if (fwd_tool_failed(f, res))
+	if (fwd_tool_failed(f, res)) {
 		fwd_fail_msg(f, UP_PROTOCOL, msg);
-	else
-		fwd_set(f, "ok", json_object_new_boolean(1));
-	if (json_object_object_get_ex(f->r, "error_type", NULL))
 		fwd_set(f, "error_type", json_object_new_string(
 		    "tool_failed"));
+	} else
+		fwd_set(f, "ok", json_object_new_boolean(1));
 	fwd_set(f, "result", res);
 }
 
@@ -358,8 +357,8 @@ fwd_await(struct fwd *f, json_object *first)
 {
 	json_object	*aw = member(f->fw, "await"), *ctx, *p, *res;
 	json_object	*last = json_object_get(first);
-	enum up_status	 st;
-	int		 polls = 0, failed;
+	enum up_status	 st = UP_OK;
+	int		 polls = 0, failed = 0;
 
 	ctx = fwd_context(f, first);
 	if ((p = fwd_expand(f, member(aw, "params"), ctx, "await")) == NULL)
