@@ -35,7 +35,6 @@ enum up_dialect { D_JSONRPC, D_LSP, D_UNITY, D_MCPHTTP };
 static const char *const dialects[] = { "jsonrpc", "jsonrpc-lsp",
     "unity-mcp", "mcp-http", NULL };
 
-
 struct upstream {
 	enum up_dialect	 dialect;
 	int		 fd;
