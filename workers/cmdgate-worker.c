@@ -7,16 +7,20 @@
  *	{"event":"start","index":I,"pgid":P}
  *	{"event":"result","index":I,"result":{...}}
  *
- * then exits 0.  It never links the broker's store or event loop.  Exec
- * tools run with no shell in a process group of their own; forward tools
- * are one JSON-RPC request to an upstream.  On SIGTERM it passes the
- * signal to the running tool's process group, waits for the tool to end,
- * and starts nothing more; if the tool outlives the spec's kill_grace, its
- * group gets SIGKILL.  The same happens when the broker is gone (its
- * death signal, the event pipe's hang-up, or a write to it that fails), so
- * that no tool is left running that nobody tracks.  The worker is a child
- * subreaper: whatever a command leaves behind, in its process group or in
- * a session of its own, is killed before the command's result is sent.
+ * then exits 0.  Started with a "probe" spec instead, it polls the
+ * editor's state and writes {"event":"editor",...} lines when it changes
+ * (probe.c), until SIGTERM or the broker is gone.  It never links the
+ * broker's store or event loop.  Exec tools run with no shell in a
+ * process group of their own; forward tools are one request to an
+ * upstream in its dialect (forward.c, upstream.c).  On SIGTERM it passes
+ * the signal to the running tool's process group, waits for the tool to
+ * end, and starts nothing more; if the tool outlives the spec's
+ * kill_grace, its group gets SIGKILL.  The same happens when the broker
+ * is gone (its death signal, the event pipe's hang-up, or a write to it
+ * that fails), so that no tool is left running that nobody tracks.  The
+ * worker is a child subreaper: whatever a command leaves behind, in its
+ * process group or in a session of its own, is killed before the
+ * command's result is sent.
  * See cmdgated(8), Workers.
  */
 #include "config.h"
@@ -39,6 +43,7 @@
 
 #include "forward.h"
 #include "jstrict.h"
+#include "probe.h"
 #include "run.h"
 #include "worker.h"
 
@@ -68,7 +73,7 @@ now_ms(void)
 	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-static void
+void
 emit(json_object *ev)
 {
 	const char	*s;
@@ -126,6 +131,28 @@ broker_gone(struct pollfd *ev)
 		if (got_term == 0)
 			got_term = 1;
 		ev->fd = -1;
+	}
+}
+
+int
+worker_wait(int fd, short events, int64_t deadline, const sigset_t *waitmask)
+{
+	struct pollfd	pfd[2] = { { fd, events, 0 }, { EVENTS_FD, 0, 0 } };
+	struct timespec	ts;
+	int64_t		left;
+
+	for (;;) {
+		if (got_term)
+			return -1;
+		if ((left = deadline - now_ms()) <= 0)
+			return 0;
+		ts.tv_sec = left / 1000;
+		ts.tv_nsec = (left % 1000) * 1000000;
+		if (ppoll(pfd, 2, &ts, waitmask) <= 0)
+			continue;
+		broker_gone(&pfd[1]);
+		if (pfd[0].fd >= 0 && pfd[0].revents != 0)
+			return 1;
 	}
 }
 
@@ -218,9 +245,17 @@ main(int argc, char **argv)
 	sigdelset(&waitmask, SIGTERM);
 	sigdelset(&waitmask, SIGCHLD);
 	if ((spec = read_spec()) == NULL ||
-	    !json_object_object_get_ex(spec, "commands", &cmds)) {
+	    (!json_object_object_get_ex(spec, "commands", &cmds) &&
+	    !json_object_object_get_ex(spec, "probe", &v))) {
 		fprintf(stderr, "cmdgate-worker: no job spec on fd 3\n");
 		return EXIT_USAGE;
+	}
+	if (json_object_object_get_ex(spec, "probe", &v)) {
+		spec_process(spec);
+		probe_run(v, json_object_get_string(json_object_object_get(
+		    spec, "lock_dir")), &waitmask);
+		json_object_put(spec);
+		return 0;
 	}
 	ticket = json_object_get_string(json_object_object_get(spec, "ticket"));
 	fail_fast = json_object_get_boolean(json_object_object_get(spec,
@@ -236,7 +271,8 @@ main(int argc, char **argv)
 		if (json_object_object_get_ex(cmd, "exec", &v))
 			r = run_exec(ticket, cmd, i, cap, &waitmask);
 		else
-			r = forward_run(cmd, i, &waitmask);
+			r = forward_run(cmd, i, json_object_get_string(
+			    json_object_object_get(spec, "lock_dir")), &waitmask);
 		ok = json_object_get_boolean(json_object_object_get(r, "ok"));
 		emit_result(i, r);
 		if (!ok && fail_fast)

@@ -1,338 +1,488 @@
 /* SPDX-License-Identifier: ISC */
 /*
- * The worker's forward tools: one JSON-RPC request to an upstream over
- * TCP, within the command's timeout, given up on SIGTERM or when the
- * broker is gone.  See cmdgate.tools(5), forward.
+ * The worker's forward tools: one request to an upstream in its dialect,
+ * within the command's timeout, given up on SIGTERM or when the broker is
+ * gone.  A refused connect is retried until connect_timeout_s; a request
+ * once written is never sent again.  A reload tool whose bridge went away
+ * waits for it to answer again; an await polls until a status.  See
+ * cmdgate.tools(5), forward.
  */
 #include "config.h"
 
-#include <sys/socket.h>
-#include <sys/types.h>
-#include <netdb.h>
-
-#include <errno.h>
-#include <poll.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
-#include <unistd.h>
 
 #include <json-c/json.h>
 
+#include "exchange.h"
 #include "forward.h"
-#include "jsonl.h"
+#include "jtemplate.h"
+#include "upstream.h"
 #include "worker.h"
 
-#define UPSTREAM_MAX	(64 * 1024 * 1024)	/* longest upstream answer */
+#define FWD_CONNECT_S	30	/* connect_timeout_s's default */
+#define FWD_BACKOFF_MS	100	/* first wait before a new connect */
+#define FWD_BACKOFF_MAX	2000
+#define FWD_EVERY_MS	1000	/* await.every_ms's default */
+#define FWD_CANCEL_MS	5000	/* the cancel call, at most */
 
-static json_object *
-fwd_fail(json_object *r, const char *fmt, const char *detail)
-{
-	char	msg[512];
+#define RETRY_LOST	0x1	/* a read: safe to send again */
+#define RETRY_ERROR	0x2	/* an error answer is "not yet" */
 
-	json_object_object_add(r, "ok", json_object_new_boolean(0));
-	snprintf(msg, sizeof(msg), fmt, detail);
-	json_object_object_add(r, "error", json_object_new_string(msg));
-	return r;
-}
-
-/*
- * Wait for fd until the deadline; 1 ready, 0 timed out, -1 cancelled (or
- * the broker is gone: its end of the event pipe is closed).
- */
-static int
-fwd_wait(int fd, short events, int64_t deadline, const sigset_t *waitmask)
-{
-	struct pollfd	pfd[2] = { { fd, events, 0 }, { EVENTS_FD, 0, 0 } };
-	struct timespec	ts;
-	int64_t		left;
-
-	for (;;) {
-		if (got_term)
-			return -1;
-		if ((left = deadline - now_ms()) <= 0)
-			return 0;
-		ts.tv_sec = left / 1000;
-		ts.tv_nsec = (left % 1000) * 1000000;
-		if (ppoll(pfd, 2, &ts, waitmask) <= 0)
-			continue;
-		broker_gone(&pfd[1]);
-		if (pfd[0].revents != 0)
-			return 1;
-	}
-}
-
-/*
- * Send all of s on the non-blocking socket, waiting for room until the
- * deadline: 0, or -1 with r marked failed with the real reason.
- */
-static int
-fwd_send(int fd, const char *s, size_t n, json_object *r, int64_t deadline,
-    const sigset_t *waitmask)
-{
-	size_t	off = 0;
-	ssize_t	w;
-	int	rc;
-
-	while (off < n) {
-		if ((w = send(fd, s + off, n - off, MSG_NOSIGNAL)) >= 0) {
-			off += (size_t)w;
-			continue;
-		}
-		if (errno == EINTR)
-			continue;
-		if (errno == ECONNRESET || errno == EPIPE) {
-			fwd_fail(r, "upstream closed the connection %s",
-			    "before it took the whole request");
-			return -1;
-		}
-		if (errno != EAGAIN && errno != EWOULDBLOCK) {
-			fwd_fail(r, "upstream: send failed: %s",
-			    strerror(errno));
-			return -1;
-		}
-		if ((rc = fwd_wait(fd, POLLOUT, deadline, waitmask)) <= 0) {
-			if (rc == 0)
-				json_object_object_add(r, "timed_out",
-				    json_object_new_boolean(1));
-			fwd_fail(r, "upstream %s", rc == 0 ? "did not take the "
-			    "whole request in time" : "call cancelled");
-			return -1;
-		}
-	}
-	return 0;
-}
-
-/* Mark r failed with why no answer could be read. */
-static void
-fwd_read_failed(json_object *r, enum jsonl_status st)
-{
-	switch (st) {
-	case JSONL_TIMEOUT:
-		json_object_object_add(r, "timed_out",
-		    json_object_new_boolean(1));
-		fwd_fail(r, "upstream %s", "did not answer in time");
-		break;
-	case JSONL_CANCELLED:
-		fwd_fail(r, "upstream %s", "call cancelled");
-		break;
-	case JSONL_EOF:
-		fwd_fail(r, "upstream closed the connection %s",
-		    "before answering");
-		break;
-	case JSONL_TOO_LONG:
-		fwd_fail(r, "upstream: answer longer than %s", "64 MiB");
-		break;
-	default:
-		/* A reset is the upstream closing with our request unread. */
-		if (errno == ECONNRESET)
-			fwd_fail(r, "upstream closed the connection %s",
-			    "(reset) before answering");
-		else
-			fwd_fail(r, "upstream: read failed: %s",
-			    strerror(errno));
-		break;
-	}
-}
-
-/* What fwd_read_wait needs: the call's deadline and signal mask. */
-struct fwd_call {
-	int64_t		 deadline;
-	const sigset_t	*waitmask;
+struct fwd {
+	struct exchange	 x;
+	const char	*tool, *method;
+	json_object	*fw;		/* the object form, or NULL */
+	json_object	*params;	/* what the upstream gets */
+	json_object	*call;		/* the call's params, as submitted */
+	json_object	*r;		/* the command's result */
+	int		 reload;
+	int		 logged;	/* the retry line was written */
+	int64_t		 t0, deadline, connect_ms;
 };
 
-/* jsonl's wait: fwd_wait for reading, a cancel as JSONL_WAIT_CANCEL. */
-static int
-fwd_read_wait(void *arg, int fd, int ms)
+static json_object *
+member(json_object *o, const char *name)
 {
-	struct fwd_call	*fc = arg;
-	int		 w;
+	json_object	*v;
 
-	(void)ms;	/* the same deadline */
-	if ((w = fwd_wait(fd, POLLIN, fc->deadline, fc->waitmask)) < 0)
-		return JSONL_WAIT_CANCEL;
-	return w;
+	return json_object_object_get_ex(o, name, &v) ? v : NULL;
+}
+
+static const char *
+member_str(json_object *o, const char *name, const char *def)
+{
+	json_object	*v = member(o, name);
+
+	return json_object_is_type(v, json_type_string) ?
+	    json_object_get_string(v) : def;
+}
+
+static void
+fwd_set(struct fwd *f, const char *name, json_object *v)
+{
+	json_object_object_add(f->r, name, v);
+}
+
+static const char *
+fwd_error_type(const struct fwd *f, enum up_status st)
+{
+	switch (st) {
+	case UP_REFUSED:
+		return f->x.closed ? "upstream_closed" : "upstream_refused";
+	case UP_LOST:
+		return "upstream_lost";
+	case UP_TIMEOUT:
+		return "upstream_timeout";
+	case UP_CANCELLED:
+		return "cancelled";
+	case UP_ERROR:
+		return "upstream_error";
+	default:
+		return "upstream_protocol";
+	}
+}
+
+/* Mark the result failed: error (f->x.err) and its type. */
+static void
+fwd_fail(struct fwd *f, enum up_status st)
+{
+	fwd_set(f, "ok", json_object_new_boolean(0));
+	fwd_set(f, "error", json_object_new_string(f->x.err));
+	fwd_set(f, "error_type", json_object_new_string(fwd_error_type(f,
+	    st)));
+	if (st == UP_TIMEOUT)
+		fwd_set(f, "timed_out", json_object_new_boolean(1));
+}
+
+/* The same with a reason of our own. */
+static void
+fwd_fail_msg(struct fwd *f, enum up_status st, const char *msg)
+{
+	snprintf(f->x.err, sizeof(f->x.err), "%s: %s", f->x.to, msg);
+	fwd_fail(f, st);
 }
 
 /*
- * The answer with id 1 (caller puts), notifications skipped; NULL with r
- * marked failed with the reason.
+ * One exchange, again after a backoff while it is refused (or lost, or
+ * answered with an error, as flags say) until until: its status.
+ */
+static enum up_status
+fwd_retry(struct fwd *f, const char *method, json_object *params,
+    int64_t until, int flags, json_object **out)
+{
+	enum up_status	st;
+	int64_t		delay = FWD_BACKOFF_MS, next;
+
+	for (;;) {
+		st = exchange_once(&f->x, method, params, f->deadline, out);
+		if (!(st == UP_REFUSED || (st == UP_LOST &&
+		    (flags & RETRY_LOST)) || (st == UP_ERROR &&
+		    (flags & RETRY_ERROR))) || now_ms() >= until)
+			return st;
+		json_object_put(*out);
+		*out = NULL;
+		if (!f->logged) {
+			fprintf(stderr, "cmdgate-worker: %s: %s; trying again "
+			    "for up to %lld ms\n", f->tool, f->x.err,
+			    (long long)(until - now_ms()));
+			f->logged = 1;
+		}
+		next = now_ms() + delay;
+		if (worker_wait(-1, 0, next < until ? next : until,
+		    f->x.waitmask) < 0) {
+			snprintf(f->x.err, sizeof(f->x.err), "%s: call "
+			    "cancelled", f->x.to);
+			return UP_CANCELLED;
+		}
+		delay = delay * 2 > FWD_BACKOFF_MAX ? FWD_BACKOFF_MAX :
+		    delay * 2;
+	}
+}
+
+/*
+ * A unity-mcp result with success false, an MCP CallToolResult with
+ * isError true: the tool ran and failed.
+ */
+static int
+fwd_tool_failed(const struct fwd *f, json_object *res)
+{
+	json_object	*v;
+
+	if (strcmp(f->x.dialect, "unity-mcp") == 0)
+		return (v = member(res, "success")) != NULL &&
+		    json_object_is_type(v, json_type_boolean) &&
+		    !json_object_get_boolean(v);
+	if (strcmp(f->x.dialect, "mcp-http") == 0)
+		return (v = member(res, "isError")) != NULL &&
+		    json_object_is_type(v, json_type_boolean) &&
+		    json_object_get_boolean(v);
+	return 0;
+}
+
+/* ok with res (taken), or tool_failed with res kept. */
+static void
+fwd_answered(struct fwd *f, json_object *res)
+{
+	const char	*why = member_str(res, "error", member_str(res,
+			    "message", NULL));
+	char		 msg[512];
+
+	snprintf(msg, sizeof(msg), "the tool reported a failure%s%.400s",
+	    why != NULL ? ": " : "", why != NULL ? why : "");
+	if (fwd_tool_failed(f, res)) {
+		fwd_fail_msg(f, UP_PROTOCOL, msg);
+		fwd_set(f, "error_type", json_object_new_string(
+		    "tool_failed"));
+	} else
+		fwd_set(f, "ok", json_object_new_boolean(1));
+	fwd_set(f, "result", res);
+}
+
+/*
+ * The context of the await, cancel and ready templates: the call's
+ * params plus "result" (borrowed, may be NULL).  Caller puts.
  */
 static json_object *
-fwd_answer(int fd, json_object *r, int64_t deadline,
+fwd_context(struct fwd *f, json_object *result)
+{
+	json_object	*ctx = json_object_new_object();
+
+	if (json_object_is_type(f->call, json_type_object)) {
+		json_object_object_foreach(f->call, k, v)
+			json_object_object_add(ctx, k, json_object_get(v));
+	}
+	if (result != NULL)
+		json_object_object_add(ctx, "result",
+		    json_object_get(result));
+	return ctx;
+}
+
+/* tmpl (may be NULL: {}) over ctx; NULL with the result failed. */
+static json_object *
+fwd_expand(struct fwd *f, json_object *tmpl, json_object *ctx,
+    const char *what)
+{
+	json_object	*p;
+	char		 err[512], msg[640];
+
+	if (tmpl == NULL)
+		return json_object_new_object();
+	if ((p = jtemplate_expand(tmpl, ctx, err, sizeof(err))) == NULL) {
+		snprintf(msg, sizeof(msg), "%s params: %s", what, err);
+		fwd_fail_msg(f, UP_PROTOCOL, msg);
+	}
+	return p;
+}
+
+/* ---- reload tools ----------------------------------------------------- */
+
+/*
+ * The bridge went away after the request: the reload happened.  Wait
+ * for it to answer the readiness call (default: the ping) again.
+ */
+static void
+fwd_reloaded(struct fwd *f)
+{
+	json_object	*ready = member(f->fw, "ready"), *ctx, *p, *out;
+	const char	*call = member_str(ready, "call", NULL);
+	enum up_status	 st;
+
+	ctx = fwd_context(f, NULL);
+	p = fwd_expand(f, member(ready, "params"), ctx, "ready");
+	json_object_put(ctx);
+	if (p == NULL)
+		return;
+	st = fwd_retry(f, call, p, f->deadline, RETRY_LOST | RETRY_ERROR,
+	    &out);
+	json_object_put(p);
+	json_object_put(out);
+	if (st != UP_OK) {
+		fwd_fail(f, st);
+		return;
+	}
+	fwd_set(f, "ok", json_object_new_boolean(1));
+	fwd_set(f, "result", NULL);
+	fwd_set(f, "reloaded", json_object_new_boolean(1));
+}
+
+/* ---- await and cancel ------------------------------------------------- */
+
+/*
+ * How long the cancel call may take: FWD_CANCEL_MS, but well inside the
+ * kill grace the broker gives this process after its SIGTERM.
+ */
+static int64_t
+fwd_cancel_ms(void)
+{
+	int64_t	ms = kill_grace_ms - kill_grace_ms / 4;
+
+	return ms < FWD_CANCEL_MS ? ms : FWD_CANCEL_MS;
+}
+
+/*
+ * SIGTERM during an await: the table's cancel call, one exchange of at
+ * most FWD_CANCEL_MS, even though SIGTERM came; then "cancelled".
+ */
+static void
+fwd_cancel(struct fwd *f, json_object *ctx)
+{
+	json_object		*cancel = member(f->fw, "cancel"), *p, *out;
+	const char		*call = member_str(cancel, "call", NULL);
+	enum up_status		 st = UP_CANCELLED;
+	sig_atomic_t		 term = got_term;
+
+	if (call != NULL && (p = jtemplate_expand(member(cancel, "params"),
+	    ctx, f->x.err, sizeof(f->x.err))) != NULL) {
+		got_term = 0;
+		st = exchange_once(&f->x, call, p, now_ms() + fwd_cancel_ms(),
+		    &out);
+		got_term = got_term > term ? got_term : term;
+		json_object_put(out);
+		json_object_put(p);
+	}
+	if (call != NULL)
+		snprintf(f->x.err, sizeof(f->x.err), "%.300s: cancelled; %.300s "
+		    "%s", f->x.to, call, st == UP_OK ? "answered" :
+		    st == UP_ERROR ? "answered with an error" :
+		    up_strstatus(st));
+	else
+		snprintf(f->x.err, sizeof(f->x.err), "%.300s: cancelled",
+		    f->x.to);
+	fwd_fail(f, UP_CANCELLED);
+}
+
+/*
+ * Whether the poll's answer res meets until: 1 (and *failed when its
+ * value is one of until.failed), or 0.
+ */
+static int
+fwd_until(json_object *until, json_object *res, int *failed)
+{
+	json_object	*wrap = json_object_new_object(), *v, *in, *bad;
+	size_t		 i;
+	int		 done = 0;
+
+	json_object_object_add(wrap, "result", json_object_get(res));
+	v = jpath_get(wrap, member_str(until, "field", "result"));
+	in = member(until, "in");
+	bad = member(until, "failed");
+	*failed = 0;
+	for (i = 0; v != NULL && i < json_object_array_length(in); i++)
+		done |= json_object_equal(v, json_object_array_get_idx(in, i));
+	for (i = 0; v != NULL && i < json_object_array_length(bad); i++)
+		*failed |= json_object_equal(v,
+		    json_object_array_get_idx(bad, i));
+	json_object_put(wrap);
+	return done;
+}
+
+/* The poll interval: every_ms within 50..60000, default 1000. */
+static int64_t
+fwd_every(json_object *aw)
+{
+	json_object	*v = member(aw, "every_ms");
+	int64_t		 ms = v != NULL ? json_object_get_int64(v) :
+			    FWD_EVERY_MS;
+
+	return ms < 50 ? 50 : ms > 60000 ? 60000 : ms;
+}
+
+/* One poll after the interval: its status, *res the answer. */
+static enum up_status
+fwd_poll(struct fwd *f, json_object *aw, json_object *p, json_object **res)
+{
+	int64_t	next = now_ms() + fwd_every(aw);
+	int	w;
+
+	*res = NULL;
+	w = worker_wait(-1, 0, next < f->deadline ? next : f->deadline,
+	    f->x.waitmask);
+	if (w < 0)
+		return UP_CANCELLED;
+	if (now_ms() >= f->deadline) {
+		snprintf(f->x.err, sizeof(f->x.err), "%s: %s did not reach "
+		    "a final status in time", f->x.to, member_str(aw, "call",
+		    "?"));
+		return UP_TIMEOUT;
+	}
+	return fwd_retry(f, member_str(aw, "call", "?"), p, f->deadline,
+	    RETRY_LOST, res);
+}
+
+/* Poll until the status of until; the last answer is the result. */
+static void
+fwd_await(struct fwd *f, json_object *first)
+{
+	json_object	*aw = member(f->fw, "await"), *ctx, *p, *res;
+	json_object	*last = json_object_get(first);
+	enum up_status	 st = UP_OK;
+	int		 polls = 0, failed = 0;
+
+	ctx = fwd_context(f, first);
+	if ((p = fwd_expand(f, member(aw, "params"), ctx, "await")) == NULL)
+		goto out;
+	for (;;) {
+		f->x.sent = 0;
+		st = fwd_poll(f, aw, p, &res);
+		polls += f->x.sent;
+		if (st == UP_CANCELLED) {
+			json_object_put(res);
+			fwd_cancel(f, ctx);
+			break;
+		}
+		if (st != UP_OK) {
+			fwd_fail(f, st);
+			if (st == UP_ERROR)
+				fwd_set(f, "upstream_error", res);
+			else
+				json_object_put(res);
+			break;
+		}
+		json_object_put(last);
+		last = res;
+		if (fwd_until(member(aw, "until"), res, &failed))
+			break;
+	}
+	json_object_put(p);
+	fwd_set(f, "polls", json_object_new_int(polls));
+	if (st == UP_OK && failed) {
+		fwd_fail_msg(f, UP_PROTOCOL, "the awaited job ended in a "
+		    "failed status");
+		fwd_set(f, "error_type", json_object_new_string(
+		    "tool_failed"));
+	}
+	if (st == UP_OK && !failed)
+		fwd_answered(f, json_object_get(last));
+	else
+		fwd_set(f, "result", json_object_get(last));
+out:
+	json_object_put(last);
+	json_object_put(ctx);
+}
+
+/* ---- the command ------------------------------------------------------ */
+
+/* What the spec says about cmd; 0, or -1 with the result failed. */
+static int
+fwd_init(struct fwd *f, json_object *cmd, const char *lock_dir,
     const sigset_t *waitmask)
 {
-	struct fwd_call		 fc = { deadline, waitmask };
-	struct jsonl		 jl;
-	enum jsonl_status	 st;
-	json_object		*resp, *v;
+	json_object	*fw = member(cmd, "forward"), *v;
 
-	jsonl_init(&jl, fd, UPSTREAM_MAX);
-	jl.wait = fwd_read_wait;
-	jl.arg = &fc;
-	for (;;) {
-		st = jsonl_json(&jl, deadline - now_ms() < 0 ? 0 :
-		    deadline - now_ms(), &resp);
-		if (st != JSONL_MSG && st != JSONL_BAD_JSON)
-			break;
-		if (!json_object_is_type(resp, json_type_object)) {
-			json_object_put(resp);
-			jsonl_free(&jl);
-			fwd_fail(r, "upstream sent %s",
-			    "something that is not JSON-RPC");
-			return NULL;
-		}
-		if (json_object_object_get_ex(resp, "id", &v) &&
-		    json_object_get_int(v) == 1) {
-			jsonl_free(&jl);
-			return resp;
-		}
-		json_object_put(resp);	/* a notification: not ours */
+	f->tool = member_str(cmd, "tool", "?");
+	f->call = member(cmd, "params");
+	f->reload = json_object_get_boolean(member(cmd, "reload"));
+	f->deadline = f->t0 + json_object_get_int64(member(cmd,
+	    "timeout_s")) * 1000;
+	f->x.lock_dir = lock_dir;
+	f->x.waitmask = waitmask;
+	f->method = f->tool;
+	f->params = f->call;
+	f->x.dialect = "jsonrpc";
+	if (json_object_is_type(fw, json_type_string)) {
+		/* The shorthand: as before, no connect retry. */
+		f->x.to = json_object_get_string(fw);
+	} else {
+		f->fw = fw;
+		f->x.to = member_str(fw, "to", "?");
+		f->x.dialect = member_str(fw, "dialect", "jsonrpc");
+		f->method = member_str(fw, "method", f->tool);
+		if ((v = member(fw, "params")) != NULL)
+			f->params = v;
+		v = member(fw, "connect_timeout_s");
+		f->connect_ms = (v != NULL ? json_object_get_int64(v) :
+		    FWD_CONNECT_S) * 1000;
 	}
-	jsonl_free(&jl);
-	fwd_read_failed(r, st);
-	return NULL;
-}
-
-static json_object *
-fwd_exchange(int fd, json_object *r, const char *tool, json_object *params,
-    int64_t deadline, const sigset_t *waitmask)
-{
-	json_object	*req, *resp, *v;
-	const char	*s;
-	char		*line;
-	size_t		 n;
-	int		 rc;
-
-	req = json_object_new_object();
-	json_object_object_add(req, "jsonrpc", json_object_new_string("2.0"));
-	json_object_object_add(req, "id", json_object_new_int(1));
-	json_object_object_add(req, "method", json_object_new_string(tool));
-	json_object_object_add(req, "params", params != NULL ?
-	    json_object_get(params) : json_object_new_object());
-	s = json_object_to_json_string_length(req, JSON_C_TO_STRING_PLAIN |
-	    JSON_C_TO_STRING_NOSLASHESCAPE, &n);
-	/* The line and its newline in one send: one message, one segment. */
-	line = malloc(n + 1);
-	if (line == NULL) {
-		json_object_put(req);
-		fwd_fail(r, "upstream: %s", strerror(ENOMEM));
-		return r;
+	f->x.open_ms = f->connect_ms > 0 ? f->connect_ms : f->deadline - f->t0;
+	if (!upstream_dialect_known(f->x.dialect)) {
+		fwd_fail_msg(f, UP_PROTOCOL, "unknown dialect");
+		return -1;
 	}
-	memcpy(line, s, n);
-	line[n] = '\n';
-	json_object_put(req);
-	rc = fwd_send(fd, line, n + 1, r, deadline, waitmask);
-	free(line);
-	if (rc == -1)
-		return r;
-	if ((resp = fwd_answer(fd, r, deadline, waitmask)) == NULL)
-		return r;
-	if (json_object_object_get_ex(resp, "result", &v)) {
-		json_object_object_add(r, "ok", json_object_new_boolean(1));
-		json_object_object_add(r, "result", json_object_get(v));
-	} else if (json_object_object_get_ex(resp, "error", &v)) {
-		char msg[1024];
-
-		snprintf(msg, sizeof(msg), "upstream error %d: %s",
-		    json_object_get_int(json_object_object_get(v, "code")),
-		    json_object_get_string(json_object_object_get(v,
-		    "message")));
-		json_object_object_add(r, "ok", json_object_new_boolean(0));
-		json_object_object_add(r, "error", json_object_new_string(msg));
-		json_object_object_add(r, "upstream_error",
-		    json_object_get(v));
-	} else
-		fwd_fail(r, "upstream sent %s", "an answer with neither "
-		    "result nor error");
-	json_object_put(resp);
-	return r;
-}
-
-/*
- * HOST:PORT or [IPV6]:PORT (the table checked it when it was loaded):
- * host without brackets and port; 0, or -1.
- */
-static int
-fwd_split(const char *addr, char *host, size_t hostlen, char *port,
-    size_t portlen)
-{
-	const char	*h = addr, *he, *colon;
-
-	if (addr[0] == '[') {
-		h = addr + 1;
-		if ((he = strchr(h, ']')) == NULL || he[1] != ':')
-			return -1;
-		colon = he + 1;
-	} else if ((colon = he = strrchr(addr, ':')) == NULL)
-		return -1;
-	if ((size_t)(he - h) >= hostlen || strlen(colon + 1) >= portlen)
-		return -1;
-	memcpy(host, h, (size_t)(he - h));
-	host[he - h] = '\0';
-	snprintf(port, portlen, "%s", colon + 1);
 	return 0;
+}
+
+/* The first call and what its status leads to. */
+static void
+fwd_call(struct fwd *f)
+{
+	json_object	*out = NULL;
+	int64_t		 until = f->t0 + f->connect_ms;
+	enum up_status	 st;
+
+	st = fwd_retry(f, f->method, f->params, until < f->deadline ? until :
+	    f->deadline, 0, &out);
+	fwd_set(f, "sent", json_object_new_boolean(f->x.sent));
+	if (st == UP_OK && member(f->fw, "await") != NULL &&
+	    !fwd_tool_failed(f, out))
+		fwd_await(f, out);
+	else if (st == UP_OK)
+		fwd_answered(f, json_object_get(out));
+	else if (st == UP_LOST && f->reload)
+		fwd_reloaded(f);
+	else {
+		fwd_fail(f, st);
+		if (st == UP_ERROR)
+			fwd_set(f, "upstream_error", json_object_get(out));
+	}
+	json_object_put(out);
 }
 
 json_object *
-forward_run(json_object *cmd, size_t index, const sigset_t *waitmask)
+forward_run(json_object *cmd, size_t index, const char *lock_dir,
+    const sigset_t *waitmask)
 {
-	json_object	*v, *params = NULL, *r = json_object_new_object();
-	struct addrinfo	 hints, *ai = NULL;
-	const char	*tool, *addr;
-	char		 host[256], port[8];
-	int64_t		 t0 = now_ms(), deadline;
-	int		 fd = -1, w, err = 0;
-	socklen_t	 elen = sizeof(err);
+	struct fwd	f;
 
-	json_object_object_get_ex(cmd, "tool", &v);
-	tool = json_object_get_string(v);
-	json_object_object_get_ex(cmd, "params", &params);
-	json_object_object_get_ex(cmd, "forward", &v);
-	addr = json_object_get_string(v);
-	json_object_object_get_ex(cmd, "timeout_s", &v);
-	deadline = t0 + json_object_get_int64(v) * 1000;
-	json_object_object_add(r, "tool", json_object_new_string(tool));
+	memset(&f, 0, sizeof(f));
+	f.t0 = now_ms();
+	f.r = json_object_new_object();
+	fwd_set(&f, "tool", json_object_new_string(member_str(cmd, "tool",
+	    "?")));
 	emit_start(index, 0);
-	if (fwd_split(addr, host, sizeof(host), port, sizeof(port)) == -1) {
-		fwd_fail(r, "upstream: bad address '%s'", addr);
-		goto out;
-	}
-	memset(&hints, 0, sizeof(hints));
-	hints.ai_socktype = SOCK_STREAM;
-	if ((w = getaddrinfo(host, port, &hints, &ai)) != 0) {
-		fwd_fail(r, "upstream: %s", gai_strerror(w));
-		goto out;
-	}
-	fd = socket(ai->ai_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC,
-	    0);
-	if (fd == -1 || (connect(fd, ai->ai_addr, ai->ai_addrlen) == -1 &&
-	    errno != EINPROGRESS)) {
-		fwd_fail(r, "upstream: cannot connect: %s", strerror(errno));
-		goto out;
-	}
-	if ((w = fwd_wait(fd, POLLOUT, deadline, waitmask)) <= 0) {
-		if (w == 0)
-			json_object_object_add(r, "timed_out",
-			    json_object_new_boolean(1));
-		fwd_fail(r, "upstream: %s", w == 0 ? "connect timed out" :
-		    "call cancelled");
-		goto out;
-	}
-	getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &elen);
-	if (err != 0) {
-		fwd_fail(r, "upstream: cannot connect: %s", strerror(err));
-		goto out;
-	}
-	fwd_exchange(fd, r, tool, params, deadline, waitmask);
-out:
-	if (fd != -1)
-		close(fd);
-	if (ai != NULL)
-		freeaddrinfo(ai);
-	json_object_object_add(r, "duration_ms",
-	    json_object_new_int64(now_ms() - t0));
-	return r;
+	if (fwd_init(&f, cmd, lock_dir, waitmask) == 0)
+		fwd_call(&f);
+	fwd_set(&f, "duration_ms", json_object_new_int64(now_ms() - f.t0));
+	return f.r;
 }

@@ -54,6 +54,8 @@ enum up_status	 upstream_call(struct upstream *, const char *method,
  */
 enum up_status	 upstream_ping(struct upstream *, int64_t deadline,
 		    char *err, size_t errlen);
+/* Whether the last call's request was written whole. */
+int		 upstream_sent(const struct upstream *);
 void		 upstream_close(struct upstream *);
 /* Whether dialect is one of the four. */
 int		 upstream_dialect_known(const char *dialect);

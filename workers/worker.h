@@ -9,6 +9,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <json-c/json.h>
+
 /* What cmdgate-worker.c shares with forward.c and run.c. */
 
 #define EVENTS_FD	1	/* the pipe to the broker */
@@ -25,5 +27,13 @@ int64_t		 now_ms(void);
 void		 broker_gone(struct pollfd *ev);
 /* Emit {"event":"start","index":index,"pgid":pgid}. */
 void		 emit_start(size_t index, pid_t pgid);
+/* Write ev (put here) as one line on EVENTS_FD. */
+void		 emit(json_object *ev);
+/*
+ * Wait for events on fd (-1: none, a plain sleep) until deadline: 1
+ * ready, 0 the deadline passed, -1 SIGTERM came or the broker is gone.
+ */
+int		 worker_wait(int fd, short events, int64_t deadline,
+		    const sigset_t *waitmask);
 
 #endif

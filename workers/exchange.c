@@ -1,0 +1,65 @@
+/* SPDX-License-Identifier: ISC */
+/* One locked connect ... call ... close with an upstream. */
+#include "config.h"
+
+#include <stdio.h>
+
+#include <json-c/json.h>
+
+#include "exchange.h"
+#include "uplock.h"
+#include "upstream.h"
+#include "worker.h"
+
+/* The lock, or the status that ends the exchange before it began. */
+static enum up_status
+exchange_lock(struct exchange *x, int64_t deadline, int *fd)
+{
+	switch (uplock_take(x->lock_dir, x->to, deadline, x->waitmask, fd,
+	    x->err, sizeof(x->err))) {
+	case 0:
+		return UP_OK;
+	case 1:
+		snprintf(x->err, sizeof(x->err), "%s: another exchange held "
+		    "its lock until the deadline", x->to);
+		return UP_TIMEOUT;
+	case -1:
+		snprintf(x->err, sizeof(x->err), "%s: call cancelled", x->to);
+		return UP_CANCELLED;
+	default:
+		return UP_PROTOCOL;
+	}
+}
+
+enum up_status
+exchange_once(struct exchange *x, const char *method, json_object *params,
+    int64_t deadline, json_object **out)
+{
+	struct upstream	*u;
+	enum up_status	 st;
+	int64_t		 open_by = now_ms() + x->open_ms;
+	int		 lfd;
+
+	*out = NULL;
+	x->sent = x->closed = 0;
+	if ((st = exchange_lock(x, deadline, &lfd)) != UP_OK)
+		return st;
+	st = upstream_open(x->dialect, x->to, open_by < deadline ? open_by :
+	    deadline, x->waitmask, &u, x->err, sizeof(x->err));
+	/* No connection or WELCOME within open_ms: the bridge is away. */
+	if (st == UP_TIMEOUT && now_ms() < deadline)
+		st = UP_REFUSED;
+	if (st == UP_OK) {
+		if (method != NULL)
+			st = upstream_call(u, method, params, deadline, out,
+			    x->err, sizeof(x->err));
+		else
+			st = upstream_ping(u, deadline, x->err,
+			    sizeof(x->err));
+		x->sent = upstream_sent(u);
+		x->closed = st == UP_REFUSED;
+		upstream_close(u);
+	}
+	uplock_release(lfd);
+	return st;
+}

@@ -1,0 +1,34 @@
+/* SPDX-License-Identifier: ISC */
+#ifndef CMDGATE_EXCHANGE_H
+#define CMDGATE_EXCHANGE_H
+
+#include <signal.h>
+#include <stdint.h>
+
+#include <json-c/json.h>
+
+#include "upstream.h"
+
+/*
+ * One exchange with an upstream: take its lock, connect, one call (or
+ * the dialect's ping), close, release.  Shared by forward tools and the
+ * editor probe.
+ */
+struct exchange {
+	const char	*dialect, *to;
+	const char	*lock_dir;	/* NULL: no lock */
+	const sigset_t	*waitmask;
+	int64_t		 open_ms;	/* connect + handshake, at most */
+	int		 sent;		/* the request went out whole */
+	int		 closed;	/* UP_REFUSED came after the connect */
+	char		 err[1024];	/* why, when not UP_OK */
+};
+
+/*
+ * Call method with params (borrowed; method NULL: the ping) by deadline:
+ * UP_OK or UP_ERROR with *out (caller puts), or a status with x->err.
+ */
+enum up_status	 exchange_once(struct exchange *x, const char *method,
+		    json_object *params, int64_t deadline, json_object **out);
+
+#endif

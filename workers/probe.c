@@ -1,0 +1,127 @@
+/* SPDX-License-Identifier: ISC */
+/*
+ * The editor probe: the worker started with a "probe" spec polls the
+ * editor's own state call and tells the broker the flags it reads there,
+ * so that a compile or a test run started in the editor by a person
+ * holds reload jobs too.  See cmdgated(8) and cmdgate.tools(5), editor.
+ */
+#include "config.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include <json-c/json.h>
+
+#include "exchange.h"
+#include "jstrict.h"
+#include "jtemplate.h"
+#include "probe.h"
+#include "worker.h"
+
+#define PROBE_EVERY_MS	1000	/* every_ms's default */
+#define PROBE_CALL_MS	5000	/* one poll, at least this long */
+
+static json_object *
+member(json_object *o, const char *name)
+{
+	json_object	*v;
+
+	return json_object_object_get_ex(o, name, &v) ? v : NULL;
+}
+
+/* A flag's value: true only when its path holds the boolean true. */
+static int
+probe_flag(json_object *wrap, json_object *path)
+{
+	json_object	*v;
+
+	if (!json_object_is_type(path, json_type_string) ||
+	    (v = jpath_get(wrap, json_object_get_string(path))) == NULL ||
+	    !json_object_is_type(v, json_type_boolean))
+		return 0;
+	return json_object_get_boolean(v);
+}
+
+/* The event for one poll's answer res (borrowed).  Caller puts. */
+static json_object *
+probe_reachable(json_object *probe, json_object *res)
+{
+	json_object	*ev = json_object_new_object();
+	json_object	*flags = json_object_new_object();
+	json_object	*wrap = json_object_new_object();
+	json_object	*names = member(probe, "flags");
+
+	json_object_object_add(wrap, "result", json_object_get(res));
+	if (json_object_is_type(names, json_type_object)) {
+		json_object_object_foreach(names, k, path)
+			json_object_object_add(flags, k,
+			    json_object_new_boolean(probe_flag(wrap, path)));
+	}
+	json_object_put(wrap);
+	json_object_object_add(ev, "event", json_object_new_string("editor"));
+	json_object_object_add(ev, "reachable", json_object_new_boolean(1));
+	json_object_object_add(ev, "flags", flags);
+	return ev;
+}
+
+static json_object *
+probe_unreachable(const char *why)
+{
+	json_object	*ev = json_object_new_object();
+
+	json_object_object_add(ev, "event", json_object_new_string("editor"));
+	json_object_object_add(ev, "reachable", json_object_new_boolean(0));
+	json_object_object_add(ev, "error", json_object_new_string(why));
+	return ev;
+}
+
+/* One poll: its event.  Caller puts. */
+static json_object *
+probe_poll(struct exchange *x, json_object *probe, int64_t every)
+{
+	json_object	*out = NULL, *ev;
+	enum up_status	 st;
+	const char	*call = json_object_get_string(member(probe, "call"));
+
+	st = exchange_once(x, call, member(probe, "params"), now_ms() +
+	    (every > PROBE_CALL_MS ? every : PROBE_CALL_MS), &out);
+	/* An error answer says nothing of the flags: as if unreachable. */
+	ev = st == UP_OK ? probe_reachable(probe, out) :
+	    probe_unreachable(x->err);
+	json_object_put(out);
+	return ev;
+}
+
+void
+probe_run(json_object *probe, const char *lock_dir, const sigset_t *waitmask)
+{
+	struct exchange	 x;
+	json_object	*ev, *v = member(probe, "every_ms");
+	int64_t		 every = v != NULL ? json_object_get_int64(v) :
+			    PROBE_EVERY_MS;
+	char		*last = NULL;
+	const char	*s;
+
+	every = every < 50 ? 50 : every > 60000 ? 60000 : every;
+	memset(&x, 0, sizeof(x));
+	x.dialect = json_object_get_string(member(probe, "dialect"));
+	x.dialect = x.dialect != NULL ? x.dialect : "jsonrpc";
+	x.to = json_object_get_string(member(probe, "to"));
+	x.to = x.to != NULL ? x.to : "?";
+	x.lock_dir = lock_dir;
+	x.waitmask = waitmask;
+	x.open_ms = every > PROBE_CALL_MS ? every : PROBE_CALL_MS;
+	while (!got_term) {
+		ev = probe_poll(&x, probe, every);
+		s = jstrict_to_string(ev);
+		if (got_term == 0 && (last == NULL || strcmp(s, last) != 0)) {
+			free(last);
+			last = strdup(s);
+			emit(json_object_get(ev));
+		}
+		json_object_put(ev);
+		if (worker_wait(-1, 0, now_ms() + every, waitmask) < 0)
+			break;
+	}
+	free(last);
+}
