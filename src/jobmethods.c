@@ -92,7 +92,7 @@ build_command(struct server *srv, json_object *cmd, size_t i,
     enum tier *tier, int *reload, struct rpc_error *err)
 {
 	const struct tool	*t;
-	json_object		*v, *params = NULL, *c, *argv, *empty;
+	json_object		*v, *params = NULL, *c, *argv, *empty, *fwd;
 	const char		*name;
 	char			 msg[512];
 	int			 rc;
@@ -155,9 +155,18 @@ build_command(struct server *srv, json_object *cmd, size_t i,
 			return NULL;
 		}
 		json_object_object_add(c, "exec", argv);
-	} else
-		json_object_object_add(c, "forward",
-		    json_object_new_string(t->forward));
+	} else if (tool_forward_command(t, params, &fwd, msg,
+	    sizeof(msg)) == -1) {
+		json_object_put(c);
+		rpc_fail(err, RPC_INVALID_PARAMS, "invalid_params",
+		    "commands[%zu] (%s): forward.params: %s", i, name, msg);
+		err->command = xstrdup(name);
+		return NULL;
+	} else {
+		json_object_object_add(c, "forward", fwd);
+		json_object_object_add(c, "reload",
+		    json_object_new_boolean(*reload));
+	}
 	if (params != NULL)
 		json_object_object_add(c, "params", json_object_get(params));
 	json_object_object_add(c, "timeout_s",
