@@ -17,6 +17,7 @@
 #include "jstrict.h"
 #include "mcp.h"
 #include "params.h"
+#include "probe.h"
 #include "rpc.h"
 #include "schema.h"
 #include "server.h"
@@ -573,6 +574,8 @@ method_queue_status(struct rpc_req *req, json_object *params,
 	if (no_store(req, err))
 		return RPC_ERROR;
 	*result = jobview_queue(req_jobs(req));
+	json_object_object_add(*result, "editor",
+	    probe_json(req->conn->srv->probe));
 	return RPC_OK;
 }
 
