@@ -392,14 +392,14 @@ START_TEST(job_spec_forward)
 	ck_assert(!json_object_get_boolean(jpath(spec, "commands.0.reload")));
 	ck_assert_ptr_nonnull(jpath(spec, "commands.0.reload"));
 	json_object_put(spec);
-	wait_done(t);
+	json_object_put(wait_done(t));
 	unlink(broker_path(&b, "job-spec"));
 	submit(t, "[{\"tool\":\"compile\"}]", NULL);
 	spec = saved_spec("job-spec");
 	ck_assert_str_eq(str(spec, "commands.0.forward"), "127.0.0.1:1");
 	ck_assert(json_object_get_boolean(jpath(spec, "commands.0.reload")));
 	json_object_put(spec);
-	wait_done(t);
+	json_object_put(wait_done(t));
 }
 END_TEST
 
