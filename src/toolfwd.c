@@ -132,6 +132,14 @@ fwd_path_ok(const char *p)
 	return 1;
 }
 
+/* A dotted path into an answer: it starts with result. */
+static int
+fwd_result_path_ok(const char *p)
+{
+	return fwd_path_ok(p) && strncmp(p, "result", 6) == 0 &&
+	    (p[6] == '\0' || p[6] == '.');
+}
+
 /*
  * HOST:PORT or [IPV6]:PORT.  A bare host with a colon in it is refused:
  * which colon starts the port would be a guess.
@@ -279,8 +287,7 @@ fwd_until(struct fwd_error *e, json_object *o)
 	if (fwd_members(e, field, o, until_keys) == -1 ||
 	    fwd_string(e, field, o, "field", 1, &p) == -1)
 		return -1;
-	if (!fwd_path_ok(p) || strncmp(p, "result", 6) != 0 ||
-	    (p[6] != '\0' && p[6] != '.'))
+	if (!fwd_result_path_ok(p))
 		return fwd_fail(e, field, "\"field\" '%s' must be a dotted "
 		    "path that starts with result", p);
 	if (!json_object_object_get_ex(o, "in", NULL))
@@ -391,10 +398,10 @@ fwd_flags(struct fwd_error *e, json_object *o)
 			return fwd_fail(e, field, "'%s' is none of compiling, "
 			    "tests_running, editor_busy", key);
 		if (!json_object_is_type(val, json_type_string) ||
-		    !fwd_path_ok(json_object_get_string(val)))
+		    !fwd_result_path_ok(json_object_get_string(val)))
 			return fwd_fail(e, field, "'%s' must be a dotted path "
-			    "(names of letters, digits and _ joined by single "
-			    "dots)", key);
+			    "that starts with result (names of letters, digits "
+			    "and _ joined by single dots)", key);
 	}
 	return 0;
 }

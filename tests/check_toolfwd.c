@@ -206,6 +206,10 @@ static const struct {
 	  "'compiling' must be a dotted path" },
 	{ PROBE "\"flags\":{\"compiling\":true}}",
 	  "'compiling' must be a dotted path" },
+	{ PROBE "\"flags\":{\"tests_running\":\"data.tests.is_running\"}}",
+	  "'tests_running' must be a dotted path that starts with result" },
+	{ PROBE "\"flags\":{\"tests_running\":\"results.x\"}}",
+	  "'tests_running' must be a dotted path that starts with result" },
 };
 
 START_TEST(editor_bad)
