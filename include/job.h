@@ -49,6 +49,8 @@ struct jobs_hooks {
 	void	(*job_synced)(void *arg, int held);
 	/* Stopping, and the last worker is gone. */
 	void	(*idle)(void *arg);
+	/* A child that is no worker was reaped: 1 when the broker knew it. */
+	int	(*child)(void *arg, pid_t pid, int status);
 };
 
 enum job_status {

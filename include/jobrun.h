@@ -21,6 +21,8 @@ struct worker;
  */
 int		 jobrun_tools_ok(struct jobs *, struct job *, char *why,
 		    size_t len);
+/* The state dir, absolute (in buf, PATH_MAX bytes), or as given. */
+const char	*jobrun_state_dir(struct jobs *, char *buf, size_t len);
 /* The spec j's worker reads on its stdin.  Caller puts. */
 json_object	*jobrun_spec(struct jobs *, struct job *);
 /*

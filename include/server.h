@@ -26,6 +26,7 @@ struct event;
 struct authlimit;
 struct bufferevent;
 struct evbuffer;
+struct probe;
 
 LIST_HEAD(connhash, conn);
 
@@ -50,6 +51,8 @@ struct server {
 	struct jobs		*jobs;		/* NULL until the store opens */
 	struct authlimit	*authlimit;	/* wrong tokens per address */
 	struct holds		 holds;		/* every conn's editor flags */
+	struct probe		*probe;		/* the editor probe (probe.c) */
+	char			*lock_dir;	/* the state dir, absolute */
 };
 
 void		 server_init(struct server *, struct event_base *,
@@ -75,9 +78,13 @@ struct conn	*server_conn_new(struct server *, struct bufferevent *,
 void		 server_conn_free(struct server *, struct conn *c);
 /* The connection of id, closing or not, or NULL. */
 struct conn	*server_conn_find(const struct server *, uint64_t id);
-/* Open the engine (jobs_open) with the server's hooks: 0, or an exit
- * status. */
+/* Open the engine (jobs_open) with the server's hooks, and the editor
+ * probe the table names: 0, or an exit status. */
 int		 server_jobs_open(struct server *);
+/* Stopping: the editor probe stops too (SIGTERM, then SIGKILL). */
+void		 server_probe_stop(struct server *);
+/* Before the loop is freed: the editor probe goes (SIGKILL if alive). */
+void		 server_probe_free(struct server *);
 /* Stopping, and no client nor worker is left: leave the loop. */
 void		 server_may_exit(struct server *);
 /* The shutdown deadline: drop every client and leave the loop now. */

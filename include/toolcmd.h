@@ -30,6 +30,17 @@ int			 tool_command_reload(const struct tool *,
 int			 tool_expand_argv(const struct tool *, json_object *,
 			    json_object **argv, char *err, size_t errlen);
 
+/*
+ * The forward member of a command's record (cmdgate.tools(5)): the
+ * shorthand as a string, or the object form filled in (dialect, method
+ * and connect_timeout_s defaulted, params expanded over the command's
+ * params with the schema's defaults).  0 and *fwd (caller puts), or -1
+ * with err naming the template's path that has no value.
+ */
+int			 tool_forward_command(const struct tool *,
+			    json_object *params, json_object **fwd,
+			    char *err, size_t errlen);
+
 /* get_tool_details shape; caller puts. */
 json_object		*tool_details(const struct tool *);
 /* The tool's parameter schema, {"type":"object"} when none; caller puts. */

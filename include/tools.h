@@ -55,7 +55,8 @@ struct tool {
 	enum busy		  busy;
 	char			**exec;		/* NULL-terminated, or NULL */
 	size_t			  nexec;
-	char			 *forward;	/* "HOST:PORT", or NULL */
+	char			 *forward;	/* its upstream's "to", or NULL */
+	json_object		 *forward_json;	/* object form; NULL: "HOST:PORT" */
 	char			 *cwd;		/* absolute, or NULL */
 	char			**allow_dash;	/* params that may start '-' */
 	size_t			  nallow_dash;
@@ -69,6 +70,7 @@ struct tooltab {
 	size_t		 ntools;
 	char		*source;	/* file name or "(embedded)" */
 	char		*canon;		/* canonical JSON, to detect change */
+	json_object	*editor;	/* the editor probe as written, or NULL */
 };
 
 /* Load a table; 0 and *out (caller frees with tooltab_free), or -1. */
@@ -85,13 +87,6 @@ void			 tooltab_free(struct tooltab *);
 const struct tool	*tooltab_find(const struct tooltab *, const char *);
 int			 tooltab_same(const struct tooltab *,
 			    const struct tooltab *);
-
-/*
- * Split a forward address, HOST:PORT or [IPV6]:PORT, into host (without
- * brackets) and port: 0, or -1 when it is neither.
- */
-int			 tool_forward_split(const char *, char *host,
-			    size_t hostlen, char *port, size_t portlen);
 
 const char		*tier_name(enum tier);
 /* "instant", "smooth" or "heavy" -> *t: 0, or -1 when s is none. */

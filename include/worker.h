@@ -54,6 +54,9 @@ struct worker_hooks {
 	void	(*exited)(void *arg, struct worker *w, int status);
 	/* After every reap of one turn. */
 	void	(*reaped)(void *arg);
+	/* A child that is no worker (the editor probe) was reaped: 1 when
+	 * the hook knew it, else 0 (then it is logged as unknown). */
+	int	(*other)(void *arg, pid_t pid, int status);
 };
 
 struct workers {

@@ -28,20 +28,32 @@ holds_change(struct holds *h, const struct editor_flags *from,
 	return memcmp(from, to, sizeof(*from)) != 0;
 }
 
+int
+holds_set_probe(struct holds *h, const struct editor_flags *f)
+{
+	if (memcmp(&h->probe, f, sizeof(*f)) == 0)
+		return 0;
+	h->probe = *f;
+	return 1;
+}
+
 void
 holds_get(const struct holds *h, struct editor_flags *f)
 {
-	f->tests_running = h->tests_running > 0;
-	f->compiling = h->compiling > 0;
-	f->busy = h->busy > 0;
+	f->tests_running = h->tests_running > 0 || h->probe.tests_running;
+	f->compiling = h->compiling > 0 || h->probe.compiling;
+	f->busy = h->busy > 0 || h->probe.busy;
 }
 
 void
 holds_busy(const struct holds *h, unsigned tool_bits, struct sched_busy *b)
 {
-	b->tests_running = h->tests_running > 0;
-	b->compiling = h->compiling > 0;
-	b->editor_busy = h->busy > 0;
+	struct editor_flags	f;
+
+	holds_get(h, &f);
+	b->tests_running = f.tests_running;
+	b->compiling = f.compiling;
+	b->editor_busy = f.busy;
 	sched_hold(b, tool_bits);
 }
 

@@ -17,6 +17,7 @@
 #include "jstrict.h"
 #include "mcp.h"
 #include "params.h"
+#include "probe.h"
 #include "rpc.h"
 #include "schema.h"
 #include "server.h"
@@ -92,7 +93,7 @@ build_command(struct server *srv, json_object *cmd, size_t i,
     enum tier *tier, int *reload, struct rpc_error *err)
 {
 	const struct tool	*t;
-	json_object		*v, *params = NULL, *c, *argv, *empty;
+	json_object		*v, *params = NULL, *c, *argv, *empty, *fwd;
 	const char		*name;
 	char			 msg[512];
 	int			 rc;
@@ -155,9 +156,18 @@ build_command(struct server *srv, json_object *cmd, size_t i,
 			return NULL;
 		}
 		json_object_object_add(c, "exec", argv);
-	} else
-		json_object_object_add(c, "forward",
-		    json_object_new_string(t->forward));
+	} else if (tool_forward_command(t, params, &fwd, msg,
+	    sizeof(msg)) == -1) {
+		json_object_put(c);
+		rpc_fail(err, RPC_INVALID_PARAMS, "invalid_params",
+		    "commands[%zu] (%s): forward.params: %s", i, name, msg);
+		err->command = xstrdup(name);
+		return NULL;
+	} else {
+		json_object_object_add(c, "forward", fwd);
+		json_object_object_add(c, "reload",
+		    json_object_new_boolean(*reload));
+	}
 	if (params != NULL)
 		json_object_object_add(c, "params", json_object_get(params));
 	json_object_object_add(c, "timeout_s",
@@ -564,6 +574,8 @@ method_queue_status(struct rpc_req *req, json_object *params,
 	if (no_store(req, err))
 		return RPC_ERROR;
 	*result = jobview_queue(req_jobs(req));
+	json_object_object_add(*result, "editor",
+	    probe_json(req->conn->srv->probe));
 	return RPC_OK;
 }
 

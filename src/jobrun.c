@@ -46,26 +46,33 @@ jobrun_tools_ok(struct jobs *J, struct job *j, char *why, size_t len)
 	return 0;
 }
 
-/* Where a command's tool starts: the table's cwd, else the state dir. */
-static const char *
-jobrun_cwd(struct jobs *J, const char *name, char *buf, size_t len)
+const char *
+jobrun_state_dir(struct jobs *J, char *buf, size_t len)
 {
-	const struct tool	*t = tooltab_find(*J->cfg.tools, name);
-	const char		*dir = J->cfg.opt->state_dir;
+	const char	*dir = J->cfg.opt->state_dir;
 
-	if (t != NULL && t->cwd != NULL)
-		return t->cwd;
 	if (dir[0] != '/' && realpath(dir, buf) != NULL)
 		return buf;
 	snprintf(buf, len, "%s", dir);
 	return buf;
 }
 
+/* Where a command's tool starts: the table's cwd, else the state dir. */
+static const char *
+jobrun_cwd(struct jobs *J, const char *name, char *buf, size_t len)
+{
+	const struct tool	*t = tooltab_find(*J->cfg.tools, name);
+
+	if (t != NULL && t->cwd != NULL)
+		return t->cwd;
+	return jobrun_state_dir(J, buf, len);
+}
+
 json_object *
 jobrun_spec(struct jobs *J, struct job *j)
 {
-	static const char *keep[] = { "tool", "exec", "forward", "params",
-	    "timeout_s", NULL };
+	static const char *keep[] = { "tool", "exec", "forward", "reload",
+	    "params", "timeout_s", NULL };
 	json_object	*spec = json_object_new_object(), *cmds, *c, *src;
 	char		 dir[PATH_MAX];
 	size_t		 i, k;
@@ -80,6 +87,8 @@ jobrun_spec(struct jobs *J, struct job *j)
 	json_object_object_add(spec, "kill_grace",
 	    json_object_new_int64((int64_t)J->cfg.opt->kill_grace));
 	json_object_object_add(spec, "broker", json_object_new_int64(getpid()));
+	json_object_object_add(spec, "lock_dir", json_object_new_string(
+	    jobrun_state_dir(J, dir, sizeof(dir))));
 	if (launch_nofile() > 0)
 		json_object_object_add(spec, "nofile",
 		    json_object_new_int64(launch_nofile()));

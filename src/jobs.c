@@ -427,6 +427,15 @@ jobs_worker_reaped(void *arg)
 		J->hooks.idle(J->hooks.arg);
 }
 
+/* Hook: a child that is no worker was reaped (the editor probe). */
+static int
+jobs_other_reaped(void *arg, pid_t pid, int status)
+{
+	struct jobs	*J = arg;
+
+	return J->hooks.child(J->hooks.arg, pid, status);
+}
+
 /* ---- editor flags across a restart ---------------------------------- */
 
 void
@@ -550,7 +559,7 @@ jobs_open(struct jobs **Jp, const struct jobs_config *cfg,
 	size_t			 interrupted, damaged;
 	struct worker_hooks	 wh = { J, jobs_worker_started,
 				    jobs_worker_result, jobs_worker_exited,
-				    jobs_worker_reaped };
+				    jobs_worker_reaped, jobs_other_reaped };
 	int			 rc;
 
 	J->cfg = *cfg;

@@ -321,13 +321,15 @@ jtemplate_check(json_object *tmpl, const char *const *first, char *err,
 			    first, err, errlen) == -1)
 				return -1;
 		return 0;
-	case json_type_object:
+	case json_type_object: {
+		/* A block: the foreach declares, which a label may not head. */
 		json_object_object_foreach(tmpl, key, val) {
 			(void)key;
 			if (jtemplate_check(val, first, err, errlen) == -1)
 				return -1;
 		}
 		return 0;
+	}
 	default:
 		return 0;
 	}

@@ -279,6 +279,7 @@ on_sigterm(evutil_socket_t sig, short ev, void *arg)
 	srv->stopping = 1;
 	if (srv->jobs != NULL)
 		jobs_shutdown(srv->jobs);
+	server_probe_stop(srv);
 	listener_shutdown(srv);
 }
 
@@ -360,6 +361,7 @@ out:
 		if (sig[i] != NULL)
 			event_free(sig[i]);
 	listener_free(srv);
+	server_probe_free(srv);
 	jobs_free(srv->jobs);
 	srv->jobs = NULL;
 	event_base_free(base);

@@ -18,6 +18,7 @@
 #include "mcp.h"
 #include "methods.h"
 #include "params.h"
+#include "probe.h"
 #include "rpc.h"
 #include "server.h"
 #include "store.h"
@@ -190,6 +191,7 @@ method_server_status(struct rpc_req *req, json_object *params,
 	    srv->tools->source));
 	json_object_object_add(r, "worker", srv->worker_path != NULL ?
 	    json_object_new_string(srv->worker_path) : NULL);
+	json_object_object_add(r, "editor", probe_json(srv->probe));
 	*result = r;
 	return RPC_OK;
 }

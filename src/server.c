@@ -2,6 +2,7 @@
 #include "config.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,6 +18,7 @@
 #include "job.h"
 #include "jobs.h"
 #include "log.h"
+#include "probe.h"
 #include "rpc.h"
 #include "server.h"
 #include "token.h"
@@ -78,8 +80,10 @@ server_free(struct server *srv)
 	if (srv->token != NULL)
 		explicit_bzero(srv->token, srv->tokenlen);
 	free(srv->token);
+	server_probe_free(srv);
 	free(srv->worker_path);
 	free(srv->store_path);
+	free(srv->lock_dir);
 	free(srv->byid);
 }
 
@@ -180,7 +184,8 @@ server_conn_find(const struct server *srv, uint64_t id)
 void
 server_may_exit(struct server *srv)
 {
-	if (srv->stopping && srv->nconns == 0 && jobs_idle(srv->jobs))
+	if (srv->stopping && srv->nconns == 0 && jobs_idle(srv->jobs) &&
+	    !probe_alive(srv->probe))
 		event_base_loopexit(srv->base, NULL);
 }
 
@@ -235,6 +240,46 @@ server_job_synced(void *arg, int held)
 			conn_release(c);
 }
 
+/* Hook: the editor probe's flags changed; they hold like a client's. */
+static void
+server_probe_flags(void *arg, const struct editor_flags *f)
+{
+	struct server	*srv = arg;
+
+	if (holds_set_probe(&srv->holds, f))
+		server_busy_changed(srv);
+}
+
+/* Hook: a child that is no worker was reaped: the probe, if anyone. */
+static int
+server_child_reaped(void *arg, pid_t pid, int status)
+{
+	struct server	*srv = arg;
+
+	if (!probe_reaped(srv->probe, pid, status))
+		return 0;
+	server_may_exit(srv);
+	return 1;
+}
+
+/* The probe, started when the table names an editor. */
+static void
+server_probe_open(struct server *srv)
+{
+	struct probe_config	pc;
+	struct probe_hooks	ph = { srv, server_probe_flags };
+	char			dir[PATH_MAX];
+
+	srv->lock_dir = xstrdup(realpath(srv->opt->state_dir, dir) != NULL ?
+	    dir : srv->opt->state_dir);
+	pc.base = srv->base;
+	pc.worker_path = srv->worker_path;
+	pc.env = srv->jobs->W.env;
+	pc.kill_grace = srv->opt->kill_grace;
+	pc.lock_dir = srv->lock_dir;
+	srv->probe = probe_new(&pc, &ph);
+	probe_configure(srv->probe, srv->tools->editor);
+}
 
 int
 server_jobs_open(struct server *srv)
@@ -242,9 +287,27 @@ server_jobs_open(struct server *srv)
 	struct jobs_config	cfg = { srv->base, srv->opt, srv->worker_path,
 				    &srv->holds, &srv->tools };
 	struct jobs_hooks	hooks = { srv, server_job_changed,
-				    server_job_synced, server_may_exit_hook };
+				    server_job_synced, server_may_exit_hook,
+				    server_child_reaped };
+	int			rc;
 
-	return jobs_open(&srv->jobs, &cfg, &hooks);
+	if ((rc = jobs_open(&srv->jobs, &cfg, &hooks)) != 0)
+		return rc;
+	server_probe_open(srv);
+	return 0;
+}
+
+void
+server_probe_stop(struct server *srv)
+{
+	probe_stop(srv->probe);
+}
+
+void
+server_probe_free(struct server *srv)
+{
+	probe_free(srv->probe);
+	srv->probe = NULL;
 }
 
 void
@@ -268,6 +331,8 @@ server_set_tools(struct server *srv, struct tooltab *tab)
 	changed = srv->tools == NULL || !tooltab_same(srv->tools, tab);
 	tooltab_free(srv->tools);
 	srv->tools = tab;
+	if (srv->probe != NULL && !srv->stopping)
+		probe_configure(srv->probe, tab->editor);
 	if (!changed) {
 		log_info("tool table %s unchanged (%zu tools)", tab->source,
 		    tab->ntools);

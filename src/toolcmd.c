@@ -12,7 +12,9 @@
 
 #include <json-c/json.h>
 
+#include "jtemplate.h"
 #include "toolcmd.h"
+#include "toolfwd.h"
 #include "tools.h"
 #include "util.h"
 
@@ -101,6 +103,12 @@ tool_details(const struct tool *t)
 	json_object_object_add(d, "timeout_s",
 	    json_object_new_int64((int64_t)t->timeout_s));
 	json_object_object_add(d, "params", tool_input_schema(t));
+	if (t->forward_json != NULL)
+		json_object_object_add(d, "forward",
+		    json_object_get(t->forward_json));
+	else if (t->forward != NULL)
+		json_object_object_add(d, "forward",
+		    json_object_new_string(t->forward));
 	return d;
 }
 
@@ -246,5 +254,77 @@ tool_expand_argv(const struct tool *t, json_object *params,
 		free(s);
 	}
 	*argv = a;
+	return 0;
+}
+
+/* params with the schema's defaults for what they leave out; caller puts. */
+static json_object *
+params_with_defaults(const struct tool *t, json_object *params)
+{
+	json_object	*ctx = NULL, *props, *def;
+
+	if (params != NULL && json_object_deep_copy(params, &ctx, NULL) != 0)
+		abort();
+	if (ctx == NULL)
+		ctx = json_object_new_object();
+	if (t->params == NULL ||
+	    !json_object_object_get_ex(t->params, "properties", &props) ||
+	    !json_object_is_type(props, json_type_object))
+		return ctx;
+	json_object_object_foreach(props, name, prop) {
+		if (!json_object_object_get_ex(ctx, name, NULL) &&
+		    json_object_is_type(prop, json_type_object) &&
+		    json_object_object_get_ex(prop, "default", &def))
+			json_object_object_add(ctx, name, json_object_get(def));
+	}
+	return ctx;
+}
+
+/* Copy member key of from, when there, into to. */
+static void
+member_copy(json_object *to, json_object *from, const char *key)
+{
+	json_object	*v;
+
+	if (json_object_object_get_ex(from, key, &v))
+		json_object_object_add(to, key, json_object_get(v));
+}
+
+int
+tool_forward_command(const struct tool *t, json_object *params,
+    json_object **fwd, char *err, size_t errlen)
+{
+	json_object	*o = t->forward_json, *f, *v, *ctx, *p;
+
+	if (o == NULL) {
+		*fwd = json_object_new_string(t->forward);
+		return 0;
+	}
+	f = json_object_new_object();
+	member_copy(f, o, "to");
+	json_object_object_add(f, "dialect", json_object_object_get_ex(o,
+	    "dialect", &v) ? json_object_get(v) :
+	    json_object_new_string("jsonrpc"));
+	json_object_object_add(f, "method", json_object_object_get_ex(o,
+	    "method", &v) ? json_object_get(v) :
+	    json_object_new_string(t->name));
+	if (json_object_object_get_ex(o, "params", &v)) {
+		ctx = params_with_defaults(t, params);
+		p = jtemplate_expand(v, ctx, err, errlen);
+		json_object_put(ctx);
+		if (p == NULL) {
+			json_object_put(f);
+			return -1;
+		}
+		json_object_object_add(f, "params", p);
+	}
+	json_object_object_add(f, "connect_timeout_s",
+	    json_object_object_get_ex(o, "connect_timeout_s", &v) ?
+	    json_object_get(v) :
+	    json_object_new_int(FWD_CONNECT_TIMEOUT_DEFAULT));
+	member_copy(f, o, "ready");
+	member_copy(f, o, "await");
+	member_copy(f, o, "cancel");
+	*fwd = f;
 	return 0;
 }

@@ -2,7 +2,6 @@
 #include "config.h"
 
 #include <sys/stat.h>
-#include <arpa/inet.h>
 
 #include <errno.h>
 #include <stdarg.h>
@@ -13,6 +12,7 @@
 #include <json-c/json.h>
 
 #include "schema.h"
+#include "toolfwd.h"
 #include "tools.h"
 #include "util.h"
 
@@ -259,53 +259,24 @@ tool_parse_exec(struct tctx *c, json_object *o, struct tool *t)
 	return 0;
 }
 
-/*
- * HOST:PORT or [IPV6]:PORT.  A bare host with a colon in it is refused:
- * which colon starts the port would be a guess.
- */
-int
-tool_forward_split(const char *s, char *host, size_t hostlen, char *port,
-    size_t portlen)
-{
-	const char	*colon, *h = s, *he;
-	struct in6_addr	 a6;
-	uint64_t	 n;
-	char		 tmp[INET6_ADDRSTRLEN + 1];
-
-	if (s[0] == '[') {
-		if ((he = strchr(s, ']')) == NULL || he[1] != ':')
-			return -1;
-		h = s + 1;
-		colon = he + 1;
-		if ((size_t)(he - h) >= sizeof(tmp))
-			return -1;
-		memcpy(tmp, h, (size_t)(he - h));
-		tmp[he - h] = '\0';
-		if (inet_pton(AF_INET6, tmp, &a6) != 1)
-			return -1;
-	} else {
-		colon = strchr(s, ':');
-		if (colon == NULL || strchr(colon + 1, ':') != NULL)
-			return -1;
-		he = colon;
-	}
-	if (he == h || (size_t)(he - h) >= hostlen ||
-	    util_parse_u64(colon + 1, 1, 65535, &n) == -1)
-		return -1;
-	memcpy(host, h, (size_t)(he - h));
-	host[he - h] = '\0';
-	snprintf(port, portlen, "%llu", (unsigned long long)n);
-	return 0;
-}
-
 static int
 tool_parse_forward(struct tctx *c, json_object *o, struct tool *t)
 {
-	const char	*s;
-	char		 host[256], port[8];
+	struct fwd_error	 e;
+	const char		*s;
+	char			 host[256], port[8];
 
+	if (json_object_is_type(o, json_type_object)) {
+		if (toolfwd_check(o, t->params, &e) == -1)
+			return tctx_fail(c, e.field, "%s", e.msg);
+		t->forward = xstrdup(json_object_get_string(
+		    json_object_object_get(o, "to")));
+		t->forward_json = json_object_get(o);
+		return 0;
+	}
 	if (!json_object_is_type(o, json_type_string))
-		return tctx_fail(c, "forward", "must be \"HOST:PORT\"");
+		return tctx_fail(c, "forward", "must be \"HOST:PORT\" or an "
+		    "object {\"to\", \"dialect\", ...}");
 	s = json_object_get_string(o);
 	if (tool_forward_split(s, host, sizeof(host), port,
 	    sizeof(port)) == -1)
@@ -462,6 +433,10 @@ tool_parse(struct tctx *c, json_object *o, struct tool *t)
 			    "or compiling");
 		t->busy = b[0] == 't' ? BUSY_TESTS_RUNNING : BUSY_COMPILING;
 	}
+	/* First: forward's templates are checked against it. */
+	if (json_object_object_get_ex(o, "params", &v) &&
+	    tool_parse_params(c, v, t) == -1)
+		return -1;
 	if (json_object_object_get_ex(o, "exec", &v) &&
 	    tool_parse_exec(c, v, t) == -1)
 		return -1;
@@ -486,9 +461,6 @@ tool_parse(struct tctx *c, json_object *o, struct tool *t)
 			    TOOL_TIMEOUT_MAX);
 		t->timeout_s = n;
 	}
-	if (json_object_object_get_ex(o, "params", &v) &&
-	    tool_parse_params(c, v, t) == -1)
-		return -1;
 	if (json_object_object_get_ex(o, "cwd", &v) &&
 	    tool_parse_cwd(c, v, t) == -1)
 		return -1;
@@ -502,6 +474,29 @@ tool_parse(struct tctx *c, json_object *o, struct tool *t)
 	if (t->cwd != NULL && t->exec == NULL)
 		return tctx_fail(c, "cwd", "only exec tools run in a "
 		    "directory");
+	return 0;
+}
+
+/* The top of a table: {"tools": [...], "editor"?: {...}}; *list set. */
+static int
+tooltab_root(struct tctx *c, json_object *root, json_object **list)
+{
+	struct fwd_error	e;
+	json_object		*v;
+
+	if (!json_object_is_type(root, json_type_object) ||
+	    !json_object_object_get_ex(root, "tools", list) ||
+	    !json_object_is_type(*list, json_type_array))
+		return tctx_fail(c, NULL, "must be {\"tools\": [...]} (and "
+		    "an optional \"editor\" probe)");
+	json_object_object_foreach(root, key, val) {
+		(void)val;
+		if (strcmp(key, "tools") != 0 && strcmp(key, "editor") != 0)
+			return tctx_fail(c, key, "unknown field");
+	}
+	if (json_object_object_get_ex(root, "editor", &v) &&
+	    toolfwd_check_editor(v, &e) == -1)
+		return tctx_fail(c, e.field, "%s", e.msg);
 	return 0;
 }
 
@@ -533,16 +528,15 @@ tooltab_load_string(const char *json, const char *source,
 		return -1;
 	}
 	json_tokener_free(tok);
-	if (!json_object_is_type(root, json_type_object) ||
-	    !json_object_object_get_ex(root, "tools", &list) ||
-	    !json_object_is_type(list, json_type_array) ||
-	    json_object_object_length(root) != 1) {
+	if (tooltab_root(&c, root, &list) == -1) {
 		json_object_put(root);
-		return tctx_fail(&c, NULL, "must be {\"tools\": [...]}");
+		return -1;
 	}
 	n = json_object_array_length(list);
 	tab = xcalloc(1, sizeof(*tab));
 	tab->source = xstrdup(source);
+	if (json_object_object_get_ex(root, "editor", &tab->editor))
+		json_object_get(tab->editor);
 	tab->tools = xcalloc(n, sizeof(*tab->tools));
 	for (i = 0; i < n; i++) {
 		snprintf(c.tool, sizeof(c.tool), "tool #%zu", i);
@@ -645,6 +639,7 @@ tool_free(struct tool *t)
 		free(t->exec[i]);
 	free(t->exec);
 	free(t->forward);
+	json_object_put(t->forward_json);
 	free(t->cwd);
 	for (i = 0; i < t->nallow_dash; i++)
 		free(t->allow_dash[i]);
@@ -664,6 +659,7 @@ tooltab_free(struct tooltab *tab)
 	free(tab->tools);
 	free(tab->source);
 	free(tab->canon);
+	json_object_put(tab->editor);
 	free(tab);
 }
 

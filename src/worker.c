@@ -365,7 +365,9 @@ on_sigchld(evutil_socket_t fd, short ev, void *arg)
 			if (w->pid == pid && w->exit_ev == NULL)
 				break;
 		if (w == NULL) {
-			log_warnx("reaped unknown child %d", (int)pid);
+			if (W->hooks.other == NULL ||
+			    !W->hooks.other(W->hooks.arg, pid, status))
+				log_warnx("reaped unknown child %d", (int)pid);
 			continue;
 		}
 		if (WIFSIGNALED(status))

@@ -11,6 +11,7 @@
 
 #include "schema.h"
 #include "toolcmd.h"
+#include "toolfwd.h"
 #include "tools.h"
 #include "ckrun.h"
 
@@ -100,7 +101,7 @@ static const struct {
 	{ "{\"tools\":[}", "t.json: not valid JSON" },
 	{ "[]", "must be {\"tools\": [...]}" },
 	{ "{\"tools\":{}}", "must be {\"tools\": [...]}" },
-	{ "{\"tools\":[],\"x\":1}", "must be {\"tools\": [...]}" },
+	{ "{\"tools\":[],\"x\":1}", "table: field 'x': unknown field" },
 	{ "{\"tools\":[1]}", "tool #0: a tool must be an object" },
 	{ "{\"tools\":[{\"exec\":[\"x\"]}]}", "tool #0: field 'name'" },
 	{ "{\"tools\":[{\"name\":\"a b\",\"exec\":[\"x\"]}]}",

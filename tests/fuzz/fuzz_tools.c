@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: ISC */
 /*
  * libFuzzer harness: the tool table parser, and for a table it accepts,
- * the classification and argument templates of each tool with the table
- * itself as parameters.
+ * the classification, argument templates and forward templates of each
+ * tool with the table itself as parameters.
  */
 #include "config.h"
 
@@ -35,6 +35,10 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			if (tab->tools[i].exec != NULL &&
 			    tool_expand_argv(&tab->tools[i], params, &argv, err,
 			    sizeof(err)) == 0)
+				json_object_put(argv);
+			if (tab->tools[i].forward != NULL &&
+			    tool_forward_command(&tab->tools[i], params, &argv,
+			    err, sizeof(err)) == 0)
 				json_object_put(argv);
 		}
 		json_object_put(params);

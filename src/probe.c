@@ -1,0 +1,449 @@
+/* SPDX-License-Identifier: ISC */
+/*
+ * The editor probe: a cmdgate-worker in probe mode that polls the
+ * editor named by the tool table's "editor" and says, one JSON line per
+ * change, whether it answers and which of its flags are up.  Started
+ * like a job's worker (launch.c), but no job: no store record, no place
+ * among --max-workers.
+ */
+#include "config.h"
+
+#include <sys/types.h>
+#include <sys/wait.h>
+
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <event2/buffer.h>
+#include <event2/bufferevent.h>
+#include <event2/event.h>
+
+#include <json-c/json.h>
+
+#include "holds.h"
+#include "jstrict.h"
+#include "launch.h"
+#include "log.h"
+#include "probe.h"
+#include "util.h"
+
+struct probe {
+	struct probe_config	 cfg;
+	struct probe_hooks	 hooks;
+	json_object		*editor;	/* as the table has it, or NULL */
+	char			*canon;		/* editor's JSON, to compare */
+	pid_t			 pid;		/* 0: no process */
+	struct bufferevent	*events;	/* its lines, until reaped */
+	struct bufferevent	*spec;		/* until written */
+	struct event		*restart_ev;
+	struct event		*kill_ev;
+	struct editor_flags	 flags;
+	int			 reachable;	/* -1: not known */
+	char			*error;
+	int64_t			 since_ms;	/* of reachable and error */
+	int			 backoff_ms;	/* of the next restart */
+	int			 outage;	/* logged; until it reports */
+	int			 replacing;	/* killed for a new editor */
+	int			 stopping;
+};
+
+static void	probe_start(struct probe *);
+
+static void
+probe_set_flags(struct probe *P, const struct editor_flags *f)
+{
+	if (memcmp(&P->flags, f, sizeof(*f)) == 0)
+		return;
+	P->flags = *f;
+	P->hooks.flags(P->hooks.arg, f);
+}
+
+static void
+probe_clear_flags(struct probe *P)
+{
+	struct editor_flags	none = { 0, 0, 0 };
+
+	probe_set_flags(P, &none);
+}
+
+/* What status shows: reachable (-1: null) and the error, if any. */
+static void
+probe_state(struct probe *P, int reachable, const char *error)
+{
+	if (P->reachable == reachable && ((error == NULL && P->error == NULL) ||
+	    (error != NULL && P->error != NULL &&
+	    strcmp(error, P->error) == 0)))
+		return;
+	P->reachable = reachable;
+	free(P->error);
+	P->error = error != NULL ? xstrdup(error) : NULL;
+	P->since_ms = util_now_ms();
+}
+
+static void
+on_restart(evutil_socket_t fd, short ev, void *arg)
+{
+	(void)fd;
+	(void)ev;
+	probe_start(arg);
+}
+
+static void
+on_kill(evutil_socket_t fd, short ev, void *arg)
+{
+	struct probe	*P = arg;
+
+	(void)fd;
+	(void)ev;
+	if (P->pid <= 0)
+		return;
+	log_info("editor probe: worker %d still alive after --kill-grace: "
+	    "SIGKILL", (int)P->pid);
+	kill(-P->pid, SIGKILL);
+}
+
+struct probe *
+probe_new(const struct probe_config *cfg, const struct probe_hooks *hooks)
+{
+	struct probe	*P = xcalloc(1, sizeof(*P));
+
+	P->cfg = *cfg;
+	P->hooks = *hooks;
+	P->reachable = -1;
+	P->since_ms = util_now_ms();
+	P->restart_ev = evtimer_new(cfg->base, on_restart, P);
+	P->kill_ev = evtimer_new(cfg->base, on_kill, P);
+	if (P->restart_ev == NULL || P->kill_ev == NULL)
+		fatalx("evtimer_new");
+	return P;
+}
+
+static void
+probe_close(struct probe *P)
+{
+	if (P->events != NULL)
+		bufferevent_free(P->events);
+	if (P->spec != NULL)
+		bufferevent_free(P->spec);
+	P->events = P->spec = NULL;
+}
+
+void
+probe_free(struct probe *P)
+{
+	if (P == NULL)
+		return;
+	/* The loop is over: nobody reaps it; it also ends with the broker. */
+	if (P->pid > 0)
+		kill(-P->pid, SIGKILL);
+	probe_close(P);
+	event_free(P->restart_ev);
+	event_free(P->kill_ev);
+	json_object_put(P->editor);
+	free(P->canon);
+	free(P->error);
+	free(P);
+}
+
+/* SIGTERM now, SIGKILL after kill_grace; what it says is not heard. */
+static void
+probe_kill(struct probe *P)
+{
+	struct timeval	tv = { (time_t)P->cfg.kill_grace, 0 };
+
+	if (P->pid <= 0)
+		return;
+	if (P->events != NULL)
+		bufferevent_disable(P->events, EV_READ);
+	kill(P->pid, SIGTERM);
+	if (!evtimer_pending(P->kill_ev, NULL))
+		evtimer_add(P->kill_ev, &tv);
+	probe_clear_flags(P);
+}
+
+/* The probe is down (why): restart it later, said once per outage. */
+static void
+probe_outage(struct probe *P, const char *why)
+{
+	struct timeval	tv;
+	int		wait = P->backoff_ms > 0 ? P->backoff_ms :
+			    PROBE_BACKOFF_MS;
+
+	probe_clear_flags(P);
+	probe_state(P, -1, why);
+	if (!P->outage)
+		log_warnx("editor probe: %s; restarting it in %d ms, then "
+		    "less and less often (at most every %d ms), quietly "
+		    "until it reports again", why, wait, PROBE_BACKOFF_MAX_MS);
+	else
+		log_debug("editor probe: %s; restarting it in %d ms", why,
+		    wait);
+	P->outage = 1;
+	P->backoff_ms = wait * 2 > PROBE_BACKOFF_MAX_MS ?
+	    PROBE_BACKOFF_MAX_MS : wait * 2;
+	tv.tv_sec = wait / 1000;
+	tv.tv_usec = (wait % 1000) * 1000;
+	evtimer_add(P->restart_ev, &tv);
+}
+
+/* The worker said something that is no editor event: it is replaced. */
+static void
+probe_garbled(struct probe *P, const char *why)
+{
+	log_warnx("editor probe: worker %d: %s; killed", (int)P->pid, why);
+	bufferevent_disable(P->events, EV_READ);
+	kill(-P->pid, SIGKILL);
+	probe_clear_flags(P);
+}
+
+/* {"event":"editor","reachable":true,"flags":{...}} or reachable false. */
+static void
+probe_event(struct probe *P, json_object *ev)
+{
+	static const char	*unknown = "the editor cannot be reached";
+	struct editor_flags	 f = { 0, 0, 0 };
+	json_object		*fl;
+	const char		*e;
+
+	if (P->outage)
+		log_info("editor probe: worker %d reports again", (int)P->pid);
+	P->outage = 0;
+	P->backoff_ms = 0;
+	if (!json_object_get_boolean(json_object_object_get(ev,
+	    "reachable"))) {
+		e = json_object_get_string(json_object_object_get(ev, "error"));
+		if (P->reachable != 0)
+			log_warnx("editor probe: unreachable: %s", e != NULL ?
+			    e : unknown);
+		probe_clear_flags(P);
+		probe_state(P, 0, e != NULL ? e : unknown);
+		return;
+	}
+	if (P->reachable != 1)
+		log_info("editor probe: the editor answers");
+	fl = json_object_object_get(ev, "flags");
+	f.compiling = json_object_get_boolean(json_object_object_get(fl,
+	    "compiling"));
+	f.tests_running = json_object_get_boolean(json_object_object_get(fl,
+	    "tests_running"));
+	f.busy = json_object_get_boolean(json_object_object_get(fl,
+	    "editor_busy"));
+	probe_state(P, 1, NULL);
+	probe_set_flags(P, &f);
+}
+
+static int
+probe_line(struct probe *P, const char *line, size_t len)
+{
+	json_object	*ev = NULL, *v;
+	const char	*kind;
+
+	if (jstrict_parse(line, len, &ev) != 0 ||
+	    !json_object_is_type(ev, json_type_object) ||
+	    (kind = json_object_get_string(json_object_object_get(ev,
+	    "event"))) == NULL || strcmp(kind, "editor") != 0 ||
+	    !json_object_object_get_ex(ev, "reachable", &v) ||
+	    !json_object_is_type(v, json_type_boolean)) {
+		json_object_put(ev);
+		probe_garbled(P, "a line that is not an editor event");
+		return -1;
+	}
+	probe_event(P, ev);
+	json_object_put(ev);
+	return 0;
+}
+
+static void
+on_events(struct bufferevent *bev, void *arg)
+{
+	struct probe	*P = arg;
+	struct evbuffer	*in = bufferevent_get_input(bev);
+	char		*line;
+	size_t		 len;
+	int		 rc = 0;
+
+	while (rc == 0 &&
+	    (line = evbuffer_readln(in, &len, EVBUFFER_EOL_LF)) != NULL) {
+		rc = probe_line(P, line, len);
+		free(line);
+	}
+	if (rc == 0 && evbuffer_get_length(in) > PROBE_LINE_MAX)
+		probe_garbled(P, "a line longer than 64 KiB");
+}
+
+static void
+on_events_error(struct bufferevent *bev, short what, void *arg)
+{
+	(void)what;
+	(void)arg;
+	/* End of file: it is exiting; SIGCHLD tells. */
+	bufferevent_disable(bev, EV_READ);
+}
+
+static void
+on_spec_written(struct bufferevent *bev, void *arg)
+{
+	struct probe	*P = arg;
+
+	if (evbuffer_get_length(bufferevent_get_output(bev)) == 0) {
+		bufferevent_free(bev);	/* closes the pipe: end of spec */
+		P->spec = NULL;
+	}
+}
+
+static void
+on_spec_error(struct bufferevent *bev, short what, void *arg)
+{
+	struct probe	*P = arg;
+
+	(void)what;
+	bufferevent_free(bev);
+	P->spec = NULL;
+}
+
+/* {"broker": PID, "lock_dir": DIR, "probe": EDITOR}; caller puts. */
+static json_object *
+probe_spec(struct probe *P)
+{
+	json_object	*spec = json_object_new_object();
+
+	json_object_object_add(spec, "broker", json_object_new_int64(getpid()));
+	json_object_object_add(spec, "lock_dir",
+	    json_object_new_string(P->cfg.lock_dir));
+	json_object_object_add(spec, "probe", json_object_get(P->editor));
+	return spec;
+}
+
+static void
+probe_start(struct probe *P)
+{
+	json_object	*spec;
+	const char	*s;
+	char		 why[256];
+	size_t		 len;
+	int		 sfd, efd, rc;
+
+	if (P->editor == NULL || P->stopping || P->pid > 0)
+		return;
+	if ((rc = launch_worker(P->cfg.worker_path, P->cfg.env, &P->pid, &sfd,
+	    &efd)) != 0) {
+		P->pid = 0;
+		snprintf(why, sizeof(why), "cannot start %s: %s",
+		    P->cfg.worker_path, strerror(rc));
+		probe_outage(P, why);
+		return;
+	}
+	P->events = bufferevent_socket_new(P->cfg.base, efd,
+	    BEV_OPT_CLOSE_ON_FREE);
+	P->spec = bufferevent_socket_new(P->cfg.base, sfd,
+	    BEV_OPT_CLOSE_ON_FREE);
+	if (P->events == NULL || P->spec == NULL)
+		fatalx("bufferevent_socket_new");
+	bufferevent_setcb(P->events, on_events, NULL, on_events_error, P);
+	bufferevent_enable(P->events, EV_READ);
+	spec = probe_spec(P);
+	s = json_object_to_json_string_length(spec, JSON_C_TO_STRING_PLAIN,
+	    &len);
+	bufferevent_write(P->spec, s, len);
+	json_object_put(spec);
+	bufferevent_setcb(P->spec, NULL, on_spec_written, on_spec_error, P);
+	bufferevent_enable(P->spec, EV_WRITE);
+	if (!P->outage)
+		log_info("editor probe: worker %d polls %s", (int)P->pid,
+		    json_object_get_string(json_object_object_get(P->editor,
+		    "to")));
+	probe_state(P, -1, NULL);
+}
+
+void
+probe_configure(struct probe *P, json_object *editor)
+{
+	const char	*canon = editor != NULL ? json_object_to_json_string_ext(
+			    editor, JSON_C_TO_STRING_PLAIN) : NULL;
+
+	if ((canon == NULL && P->canon == NULL) || (canon != NULL &&
+	    P->canon != NULL && strcmp(canon, P->canon) == 0))
+		return;
+	free(P->canon);
+	P->canon = canon != NULL ? xstrdup(canon) : NULL;
+	json_object_put(P->editor);
+	P->editor = json_object_get(editor);
+	evtimer_del(P->restart_ev);
+	P->backoff_ms = 0;
+	P->outage = 0;
+	if (P->pid > 0) {
+		log_info("editor probe: the tool table's editor changed: "
+		    "stopping worker %d", (int)P->pid);
+		P->replacing = 1;
+		probe_kill(P);	/* the new one starts once it is reaped */
+	} else if (editor != NULL)
+		probe_start(P);
+	if (editor == NULL)
+		probe_state(P, -1, NULL);
+}
+
+void
+probe_stop(struct probe *P)
+{
+	if (P == NULL)
+		return;
+	P->stopping = 1;
+	evtimer_del(P->restart_ev);
+	probe_kill(P);
+}
+
+int
+probe_alive(const struct probe *P)
+{
+	return P != NULL && P->pid > 0;
+}
+
+int
+probe_reaped(struct probe *P, pid_t pid, int status)
+{
+	char	why[128];
+
+	if (P == NULL || P->pid <= 0 || pid != P->pid)
+		return 0;
+	probe_close(P);
+	evtimer_del(P->kill_ev);
+	P->pid = 0;
+	probe_clear_flags(P);
+	if (P->replacing || P->stopping || P->editor == NULL) {
+		P->replacing = 0;
+		probe_state(P, -1, NULL);
+		probe_start(P);
+		return 1;
+	}
+	if (WIFSIGNALED(status))
+		snprintf(why, sizeof(why), "worker %d was killed by signal %d",
+		    (int)pid, WTERMSIG(status));
+	else
+		snprintf(why, sizeof(why), "worker %d exited with status %d",
+		    (int)pid, WEXITSTATUS(status));
+	probe_outage(P, why);
+	return 1;
+}
+
+json_object *
+probe_json(const struct probe *P)
+{
+	json_object	*o = json_object_new_object();
+	char		 ts[UTIL_TIMESTAMP_LEN];
+
+	json_object_object_add(o, "probe",
+	    json_object_new_boolean(P != NULL && P->editor != NULL));
+	json_object_object_add(o, "reachable", P == NULL ||
+	    P->reachable < 0 ? NULL : json_object_new_boolean(P->reachable));
+	if (P != NULL && P->error != NULL)
+		json_object_object_add(o, "error",
+		    json_object_new_string(P->error));
+	if (P != NULL)
+		util_timestamp(ts, P->since_ms);
+	json_object_object_add(o, "since", P != NULL ?
+	    json_object_new_string(ts) : NULL);
+	return o;
+}
