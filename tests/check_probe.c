@@ -363,7 +363,8 @@ END_TEST
 #define FWD_TOOLS ",{\"name\":\"run_tests\",\"params\":{\"type\":\"object\"," \
 	"\"properties\":{\"mode\":{\"type\":\"string\",\"default\":" \
 	"\"EditMode\"},\"n\":{\"type\":\"integer\"}}},\"forward\":" \
-	"{\"to\":\"127.0.0.1:1\",\"dialect\":\"unity-mcp\",\"params\":" \
+	"{\"to\":\"127.0.0.1:1\",\"dialect\":\"unity-mcp\"," \
+	"\"connect_timeout_s\":1,\"params\":" \
 	"{\"mode\":\"{mode}\",\"label\":\"n={n}\"},\"await\":{\"call\":" \
 	"\"get_test_job\",\"params\":{\"job_id\":\"{result.data.job_id}\"}," \
 	"\"until\":{\"field\":\"result.data.status\",\"in\":[\"done\"]}}}}," \
@@ -384,7 +385,7 @@ START_TEST(job_spec_forward)
 	ck_assert_str_eq(json_object_to_json_string_ext(f,
 	    JSON_C_TO_STRING_PLAIN), "{\"to\":\"127.0.0.1:1\",\"dialect\":"
 	    "\"unity-mcp\",\"method\":\"run_tests\",\"params\":{\"mode\":"
-	    "\"EditMode\",\"label\":\"n=2\"},\"connect_timeout_s\":30,"
+	    "\"EditMode\",\"label\":\"n=2\"},\"connect_timeout_s\":1,"
 	    "\"await\":{\"call\":\"get_test_job\",\"params\":{\"job_id\":"
 	    "\"{result.data.job_id}\"},\"until\":{\"field\":"
 	    "\"result.data.status\",\"in\":[\"done\"]}}}");

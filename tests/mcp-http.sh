@@ -185,9 +185,7 @@ run "$url" 10000 forget-session '{}'
 check "session expired: a new one" '"status":"ok","out":{"content":[{"type":"text","text":"MCP error -32602: Tool forget-session not found"}],"isError":true},"err":""' "$out"
 # Through the broker: a table whose tools forward to a fresh
 # server-everything, driven by cmdgate submit (the worker's mcp-http
-# dialect, its result and error types).  The part is skipped, saying so,
-# only while the broker refuses the forward object form (issue 12 lands
-# in parts); once it takes it, the part runs and must pass.
+# dialect, its result and error types).
 dead=http://127.0.0.1:$deadport/mcp
 start 127.0.0.1 || fail "server-everything did not start again"
 url=http://127.0.0.1:$port/mcp
@@ -210,10 +208,8 @@ JSON
 mkdir "$tmp/state"
 if ! "${CMDGATED:?}" -n --no-auth --state-dir "$tmp/state" \
     --tools "$tmp/tools.json" >"$tmp/n.out" 2>&1; then
-	echo "SKIP (through cmdgated): the broker refuses the table:"
 	sed 's/^/      /' "$tmp/n.out"
-	echo "mcp-http: ok"
-	exit 0
+	fail "cmdgated refuses the mcp-http table"
 fi
 # submit TOOL ARGS...: cmdgate's JSON answer in out, waiting for the job.
 submit() {

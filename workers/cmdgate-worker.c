@@ -9,7 +9,7 @@
  *
  * then exits 0.  Started with a "probe" spec instead, it polls the
  * editor's state and writes {"event":"editor",...} lines when it changes
- * (probe.c), until SIGTERM or the broker is gone.  It never links the
+ * (edwatch.c), until SIGTERM or the broker is gone.  It never links the
  * broker's store or event loop.  Exec tools run with no shell in a
  * process group of their own; forward tools are one request to an
  * upstream in its dialect (forward.c, upstream.c).  On SIGTERM it passes
@@ -43,7 +43,7 @@
 
 #include "forward.h"
 #include "jstrict.h"
-#include "probe.h"
+#include "edwatch.h"
 #include "run.h"
 #include "worker.h"
 
@@ -252,7 +252,7 @@ main(int argc, char **argv)
 	}
 	if (json_object_object_get_ex(spec, "probe", &v)) {
 		spec_process(spec);
-		probe_run(v, json_object_get_string(json_object_object_get(
+		edwatch_run(v, json_object_get_string(json_object_object_get(
 		    spec, "lock_dir")), &waitmask);
 		json_object_put(spec);
 		return 0;

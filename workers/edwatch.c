@@ -15,7 +15,7 @@
 #include "exchange.h"
 #include "jstrict.h"
 #include "jtemplate.h"
-#include "probe.h"
+#include "edwatch.h"
 #include "worker.h"
 
 #define PROBE_EVERY_MS	1000	/* every_ms's default */
@@ -31,7 +31,7 @@ member(json_object *o, const char *name)
 
 /* A flag's value: true only when its path holds the boolean true. */
 static int
-probe_flag(json_object *wrap, json_object *path)
+edwatch_flag(json_object *wrap, json_object *path)
 {
 	json_object	*v;
 
@@ -44,7 +44,7 @@ probe_flag(json_object *wrap, json_object *path)
 
 /* The event for one poll's answer res (borrowed).  Caller puts. */
 static json_object *
-probe_reachable(json_object *probe, json_object *res)
+edwatch_reachable(json_object *probe, json_object *res)
 {
 	json_object	*ev = json_object_new_object();
 	json_object	*flags = json_object_new_object();
@@ -55,7 +55,7 @@ probe_reachable(json_object *probe, json_object *res)
 	if (json_object_is_type(names, json_type_object)) {
 		json_object_object_foreach(names, k, path)
 			json_object_object_add(flags, k,
-			    json_object_new_boolean(probe_flag(wrap, path)));
+			    json_object_new_boolean(edwatch_flag(wrap, path)));
 	}
 	json_object_put(wrap);
 	json_object_object_add(ev, "event", json_object_new_string("editor"));
@@ -65,7 +65,7 @@ probe_reachable(json_object *probe, json_object *res)
 }
 
 static json_object *
-probe_unreachable(const char *why)
+edwatch_unreachable(const char *why)
 {
 	json_object	*ev = json_object_new_object();
 
@@ -77,7 +77,7 @@ probe_unreachable(const char *why)
 
 /* One poll: its event.  Caller puts. */
 static json_object *
-probe_poll(struct exchange *x, json_object *probe, int64_t every)
+edwatch_poll(struct exchange *x, json_object *probe, int64_t every)
 {
 	json_object	*out = NULL, *ev;
 	enum up_status	 st;
@@ -86,14 +86,15 @@ probe_poll(struct exchange *x, json_object *probe, int64_t every)
 	st = exchange_once(x, call, member(probe, "params"), now_ms() +
 	    (every > PROBE_CALL_MS ? every : PROBE_CALL_MS), &out);
 	/* An error answer says nothing of the flags: as if unreachable. */
-	ev = st == UP_OK ? probe_reachable(probe, out) :
-	    probe_unreachable(x->err);
+	ev = st == UP_OK ? edwatch_reachable(probe, out) :
+	    edwatch_unreachable(x->err);
 	json_object_put(out);
 	return ev;
 }
 
 void
-probe_run(json_object *probe, const char *lock_dir, const sigset_t *waitmask)
+edwatch_run(json_object *probe, const char *lock_dir,
+    const sigset_t *waitmask)
 {
 	struct exchange	 x;
 	json_object	*ev, *v = member(probe, "every_ms");
@@ -112,7 +113,7 @@ probe_run(json_object *probe, const char *lock_dir, const sigset_t *waitmask)
 	x.waitmask = waitmask;
 	x.open_ms = every > PROBE_CALL_MS ? every : PROBE_CALL_MS;
 	while (!got_term) {
-		ev = probe_poll(&x, probe, every);
+		ev = edwatch_poll(&x, probe, every);
 		s = jstrict_to_string(ev);
 		if (got_term == 0 && (last == NULL || strcmp(s, last) != 0)) {
 			free(last);

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: ISC */
-#ifndef CMDGATE_PROBE_H
-#define CMDGATE_PROBE_H
+#ifndef CMDGATE_EDWATCH_H
+#define CMDGATE_EDWATCH_H
 
 #include <signal.h>
 
@@ -13,7 +13,7 @@
  * broker once at start and whenever it changes, until SIGTERM or the
  * broker is gone.  probe is the table's "editor" object (borrowed).
  */
-void	probe_run(json_object *probe, const char *lock_dir,
+void	edwatch_run(json_object *probe, const char *lock_dir,
 	    const sigset_t *waitmask);
 
 #endif
