@@ -311,7 +311,9 @@ fwd_until(json_object *until, json_object *res, int *failed)
 	*failed = 0;
 	for (i = 0; v != NULL && i < json_object_array_length(in); i++)
 		done |= json_object_equal(v, json_object_array_get_idx(in, i));
-	for (i = 0; v != NULL && i < json_object_array_length(bad); i++)
+	/* until.failed is optional; json-c asserts on a NULL array. */
+	for (i = 0; v != NULL && bad != NULL &&
+	    i < json_object_array_length(bad); i++)
 		*failed |= json_object_equal(v,
 		    json_object_array_get_idx(bad, i));
 	json_object_put(wrap);
