@@ -307,12 +307,13 @@ tests_held(void)
 /*
  * A run started in the editor's own UI, seen by the table's editor
  * probe (get_editor_state), holds a reload job the same way; the reload
- * runs once the run ends.
+ * runs once the run ends, and holds across the editor's reload.
  */
 START_TEST(unity_probe_holds_reload)
 {
-	char	t[32];
-	int	i;
+	char		 t[32], r[32];
+	json_object	*o;
+	int		 i;
 
 	fake_start(&fk, "FAKE_UNITY", NULL);
 	table_for(tools, "unity-mcp.json", fk.port, NULL, NULL);
@@ -329,15 +330,23 @@ START_TEST(unity_probe_holds_reload)
 	    "{\"compile\":\"request\"}}]", NULL);
 	assert_job(c, t, "queued", "tests_running");
 	fake_ctl(&fk, "end-tests succeeded");
-	wait_end(t, "done");
 	/*
-	 * The bridge answered the compile, then reloads: a read sent now
-	 * waits for the editor to come back (connects refused meanwhile).
+	 * The bridge answers the compile, then reloads: the job (so the
+	 * guard) holds until the editor is back and idle; a read sent now
+	 * waits for the editor too (connects refused meanwhile).
 	 */
+	fake_await(&fk, "recv refresh_unity ");
 	fake_await(&fk, "reload start");
-	submit(t, "[{\"tool\":\"get_project_info\"}]", NULL);
+	assert_job(c, t, "running", NULL);
+	submit(r, "[{\"tool\":\"get_project_info\"}]", NULL);
 	fake_ctl(&fk, "reload-done");
-	wait_end(t, "done");
+	wait_end(r, "done");
+	o = wait_done(t);
+	ck_assert_msg(strcmp(str(o, "status"), "done") == 0, "%.800s",
+	    json_object_to_json_string(o));
+	ck_assert_str_eq(str(o, "results.0.result.data.activity.phase"),
+	    "idle");
+	json_object_put(o);
 	fake_ctl(&fk, "sync");
 	ck_assert_int_eq(fake_count(&fk, "recv refresh_unity "), 1);
 	ck_assert_int_eq(fake_count(&fk, "recv get_project_info "), 1);

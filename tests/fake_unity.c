@@ -79,24 +79,6 @@ static struct {
 
 typedef json_object *(*cmd_fn)(json_object *params);
 
-static int64_t
-now_ms(void)
-{
-	struct timespec	ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-static int64_t
-unix_ms(void)
-{
-	struct timespec	ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 /* The heartbeat file, replaced whole (write, then rename). */
 static void
 status_write(const char *reason)
@@ -123,7 +105,7 @@ status_write(const char *reason)
 	    rename(tmp, path) == -1)
 		fb_fatal("status file %s: %s", path, strerror(errno));
 	json_object_put(o);
-	fu.next_heartbeat = now_ms() + HEARTBEAT_MS;
+	fu.next_heartbeat = fb_now_ms(CLOCK_MONOTONIC) + HEARTBEAT_MS;
 }
 
 /* Whether the client already closed c (its EOF is waiting). */
@@ -164,7 +146,8 @@ reload_start(void)
 	close(fu.lfd);
 	fu.lfd = -1;
 	fu.reloading = 1;
-	fu.reload_end = fu.reload_ms > 0 ? now_ms() + fu.reload_ms : 0;
+	fu.reload_end = fu.reload_ms > 0 ?
+	    fb_now_ms(CLOCK_MONOTONIC) + fu.reload_ms : 0;
 	fu.seq++;
 	status_write("reloading");
 	fb_log("reload start");
@@ -253,7 +236,7 @@ job_start(const char *by, const char *mode)
 	snprintf(j->status, sizeof(j->status), "running");
 	snprintf(j->mode, sizeof(j->mode), "%s", mode);
 	snprintf(j->by, sizeof(j->by), "%s", by);
-	j->started = unix_ms();
+	j->started = fb_now_ms(CLOCK_REALTIME);
 	fu.running = j;
 	fb_log("tests start %s %s", j->id, by);
 }
@@ -375,6 +358,17 @@ boolstr(int b)
 	return b ? "true" : "false";
 }
 
+/* activity.phase, in the real bridge's order of precedence. */
+static const char *
+phase(void)
+{
+	if (fu.running != NULL)
+		return "running_tests";
+	if (fu.compiling)
+		return "compiling";
+	return fu.playing ? "playmode_transition" : "idle";
+}
+
 static json_object *
 cmd_get_editor_state(json_object *params)
 {
@@ -387,14 +381,15 @@ cmd_get_editor_state(json_object *params)
 	}
 	return success("Retrieved editor state.", fb_jsonf(
 	    "{\"observed_at_unix_ms\":%lld,\"sequence\":%d,"
+	    "\"activity\":{\"phase\":\"%s\"},"
 	    "\"editor\":{\"play_mode\":{\"is_playing\":%s,\"is_paused\":%s}},"
 	    "\"compilation\":{\"is_compiling\":%s,"
 	    "\"is_domain_reload_pending\":false},"
 	    "\"assets\":{\"is_updating\":false,"
 	    "\"refresh\":{\"is_refresh_in_progress\":false}},"
 	    "\"tests\":{\"is_running\":%s,\"current_job_id\":%s,"
-	    "\"started_by\":%s}}", (long long)unix_ms(), fu.seq,
-	    boolstr(fu.playing), boolstr(fu.paused), boolstr(fu.compiling),
+	    "\"started_by\":%s}}", (long long)fb_now_ms(CLOCK_REALTIME),
+	    fu.seq, phase(), boolstr(fu.playing), boolstr(fu.paused), boolstr(fu.compiling),
 	    boolstr(fu.running != NULL), job, by));
 }
 
@@ -579,7 +574,7 @@ control(char *line)
 	if (strncmp(line, "end-tests ", 10) == 0 && fu.running != NULL) {
 		snprintf(fu.running->status, sizeof(fu.running->status), "%s",
 		    line + 10);
-		fu.running->finished = unix_ms();
+		fu.running->finished = fb_now_ms(CLOCK_REALTIME);
 		fb_log("tests end %s %s", fu.running->id, fu.running->status);
 		fu.running = NULL;
 	} else if (strcmp(line, "start-tests-ui") == 0 && fu.running == NULL)
@@ -599,7 +594,7 @@ control(char *line)
 static int
 next_timeout(void)
 {
-	int64_t	now = now_ms(), t = -1;
+	int64_t	now = fb_now_ms(CLOCK_MONOTONIC), t = -1;
 
 	if (fu.status_dir != NULL)
 		t = fu.next_heartbeat - now;
@@ -612,7 +607,7 @@ next_timeout(void)
 static void
 timers(void)
 {
-	int64_t	now = now_ms();
+	int64_t	now = fb_now_ms(CLOCK_MONOTONIC);
 
 	if (fu.reload_end != 0 && now >= fu.reload_end)
 		reload_finish();

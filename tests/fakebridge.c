@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <json-c/json.h>
@@ -69,6 +70,15 @@ fb_log_recv(const char *name, json_object *params)
 {
 	fb_log("recv %s %s", name, params != NULL ?
 	    jstrict_to_string(params) : "null");
+}
+
+int64_t
+fb_now_ms(clockid_t clock)
+{
+	struct timespec	ts;
+
+	clock_gettime(clock, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
 json_object *

@@ -3,6 +3,8 @@
 #define CMDGATE_FAKEBRIDGE_H
 
 #include <stddef.h>
+#include <stdint.h>
+#include <time.h>
 
 #include <json-c/json.h>
 
@@ -33,6 +35,8 @@ void		 fb_log(const char *fmt, ...)
 		    __attribute__((format(printf, 1, 2)));
 /* "recv NAME PARAMS" with params as compact JSON (null when NULL). */
 void		 fb_log_recv(const char *name, json_object *params);
+/* clock_gettime(clock) in milliseconds. */
+int64_t		 fb_now_ms(clockid_t clock);
 /* A JSON value from printf-style text (fatal if not JSON).  Caller puts. */
 json_object	*fb_jsonf(const char *fmt, ...)
 		    __attribute__((format(printf, 1, 2)));
