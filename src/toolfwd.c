@@ -256,25 +256,28 @@ fwd_call(struct fwd_error *e, const char *field, json_object *o,
 	return fwd_template(e, field, o, first);
 }
 
-/* A non-empty list of strings. */
+/* A non-empty list of strings, numbers or booleans (until.in, failed). */
 static int
-fwd_strings(struct fwd_error *e, const char *field, json_object *o,
+fwd_scalars(struct fwd_error *e, const char *field, json_object *o,
     const char *name)
 {
 	json_object	*v;
 	size_t		 i, n;
+	json_type	 t;
 
 	if (!json_object_object_get_ex(o, name, &v))
 		return 0;
 	if (!json_object_is_type(v, json_type_array) ||
 	    (n = json_object_array_length(v)) == 0)
 		return fwd_fail(e, field, "\"%s\" must be a non-empty list of "
-		    "strings", name);
-	for (i = 0; i < n; i++)
-		if (!json_object_is_type(json_object_array_get_idx(v, i),
-		    json_type_string))
+		    "strings, numbers or booleans", name);
+	for (i = 0; i < n; i++) {
+		t = json_object_get_type(json_object_array_get_idx(v, i));
+		if (t != json_type_string && t != json_type_boolean &&
+		    t != json_type_int && t != json_type_double)
 			return fwd_fail(e, field, "\"%s\" must be a non-empty "
-			    "list of strings", name);
+			    "list of strings, numbers or booleans", name);
+	}
 	return 0;
 }
 
@@ -293,8 +296,8 @@ fwd_until(struct fwd_error *e, json_object *o)
 	if (!json_object_object_get_ex(o, "in", NULL))
 		return fwd_fail(e, field, "needs \"in\": the values that end "
 		    "the wait");
-	if (fwd_strings(e, field, o, "in") == -1 ||
-	    fwd_strings(e, field, o, "failed") == -1)
+	if (fwd_scalars(e, field, o, "in") == -1 ||
+	    fwd_scalars(e, field, o, "failed") == -1)
 		return -1;
 	return 0;
 }

@@ -74,6 +74,12 @@ START_TEST(forward_object_good)
 	    "\"jsonrpc-lsp\",\"params\":{\"any\":\"{whatever.x}\"}}", NULL);
 	ck_assert_msg(tab != NULL, "no schema: any name: %s", err);
 	tooltab_free(tab);
+	/* A wait that ends on a flag or a number, not only a status. */
+	tab = load_tool(NULL, UNITY "\"await\":{\"call\":\"s\",\"until\":"
+	    "{\"field\":\"result.busy\",\"in\":[false,0],\"failed\":"
+	    "[2.5]}}}", NULL);
+	ck_assert_msg(tab != NULL, "boolean until: %s", err);
+	tooltab_free(tab);
 }
 END_TEST
 
@@ -125,10 +131,14 @@ static const struct {
 	  "field 'forward.await.until': needs \"in\"" },
 	{ NULL, "{\"to\":\"h:1\",\"await\":{\"call\":\"c\",\"until\":"
 	  "{\"field\":\"result.s\",\"in\":[]}}}",
-	  "\"in\" must be a non-empty list of strings" },
+	  "\"in\" must be a non-empty list of strings, numbers or booleans" },
 	{ NULL, "{\"to\":\"h:1\",\"await\":{\"call\":\"c\",\"until\":"
-	  "{\"field\":\"result.s\",\"in\":[\"a\"],\"failed\":[1]}}}",
-	  "\"failed\" must be a non-empty list of strings" },
+	  "{\"field\":\"result.s\",\"in\":[\"a\"],\"failed\":[null]}}}",
+	  "\"failed\" must be a non-empty list of strings, numbers or "
+	  "booleans" },
+	{ NULL, "{\"to\":\"h:1\",\"await\":{\"call\":\"c\",\"until\":"
+	  "{\"field\":\"result.s\",\"in\":[{\"a\":1}]}}}",
+	  "\"in\" must be a non-empty list of strings, numbers or booleans" },
 	{ NULL, "{\"to\":\"h:1\",\"await\":{\"call\":\"c\",\"until\":"
 	  "{\"field\":\"result.s\",\"in\":[\"a\"]},\"every_ms\":49}}",
 	  "field 'forward.await': \"every_ms\" must be a whole number from 50 "
