@@ -1,0 +1,26 @@
+/* SPDX-License-Identifier: ISC */
+#ifndef CMDGATE_FACE_H
+#define CMDGATE_FACE_H
+
+#include <stddef.h>
+
+/*
+ * The faces a listener speaks (cmdgated(8), --listen FACE@ADDR:PORT):
+ * cmdgate's own JSON-RPC and MCP, uLoopMCP's editor side, or MCP for
+ * Unity's editor bridge.
+ */
+enum face {
+	FACE_CMDGATE,
+	FACE_ULOOP,
+	FACE_UNITY,
+};
+
+/*
+ * Split "FACE@ADDR:PORT" or "ADDR:PORT": *face and *addr (pointing into
+ * spec); 0, or -1 when FACE is none of "uloop" and "unity-mcp".
+ */
+int		 face_parse(const char *spec, enum face *face,
+		    const char **addr);
+const char	*face_name(enum face);
+
+#endif
