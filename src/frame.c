@@ -2,6 +2,7 @@
 #include "config.h"
 
 #include <ctype.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -19,6 +20,8 @@ static enum frame_status frame_line(struct framer *, struct evbuffer *,
 			    char **, size_t *);
 static enum frame_status frame_lsp(struct framer *, struct evbuffer *,
 			    char **, size_t *);
+static enum frame_status frame_unity(struct framer *, struct evbuffer *,
+			    char **, size_t *);
 static int		 frame_header(struct framer *, const char *, size_t);
 static char		*frame_take(struct evbuffer *, size_t, size_t);
 
@@ -28,6 +31,13 @@ frame_init(struct framer *f, size_t max)
 	memset(f, 0, sizeof(*f));
 	f->max = max;
 	f->body_len = -1;
+}
+
+void
+frame_init_unity(struct framer *f, size_t max)
+{
+	frame_init(f, max);
+	f->mode = FRAME_UNITY;
 }
 
 /*
@@ -60,6 +70,8 @@ frame_next(struct framer *f, struct evbuffer *in, char **msg, size_t *len)
 	}
 	if (f->mode == FRAME_LSP)
 		return frame_lsp(f, in, msg, len);
+	if (f->mode == FRAME_UNITY)
+		return frame_unity(f, in, msg, len);
 	return frame_line(f, in, msg, len);
 }
 
@@ -219,10 +231,57 @@ frame_lsp(struct framer *f, struct evbuffer *in, char **msg, size_t *len)
 	return FRAME_MSG;
 }
 
+/*
+ * MCP for Unity's frames: an unsigned 64-bit big-endian length, then that
+ * many bytes.  Its bridge refuses a length of 0 (clients send none; its
+ * answers use them as heartbeats), so a frame of 0 ends the connection.
+ */
+static enum frame_status
+frame_unity(struct framer *f, struct evbuffer *in, char **msg, size_t *len)
+{
+	unsigned char	*p;
+	uint64_t	 n = 0;
+	int		 i;
+
+	if (evbuffer_get_length(in) < FRAME_UNITY_HEADER)
+		return FRAME_MORE;
+	p = evbuffer_pullup(in, FRAME_UNITY_HEADER);
+	for (i = 0; i < FRAME_UNITY_HEADER; i++)
+		n = n << 8 | p[i];
+	if (n == 0)
+		return FRAME_BAD_HEADER;
+	if (n > f->max)
+		return FRAME_TOO_LARGE;
+	if (evbuffer_get_length(in) - FRAME_UNITY_HEADER < n)
+		return FRAME_MORE;
+	evbuffer_drain(in, FRAME_UNITY_HEADER);
+	*len = (size_t)n;
+	*msg = frame_take(in, *len, *len);
+	return FRAME_MSG;
+}
+
+/* The 8-byte big-endian length of a unity frame of len bytes. */
+static int
+frame_unity_header(struct evbuffer *out, size_t len)
+{
+	unsigned char	h[FRAME_UNITY_HEADER];
+	uint64_t	n = len;
+	int		i;
+
+	for (i = FRAME_UNITY_HEADER - 1; i >= 0; i--, n >>= 8)
+		h[i] = (unsigned char)(n & 0xff);
+	return evbuffer_add(out, h, sizeof(h));
+}
+
 int
 frame_write(const struct framer *f, struct evbuffer *out, const char *msg,
     size_t len)
 {
+	if (f->mode == FRAME_UNITY) {
+		if (frame_unity_header(out, len) == -1)
+			return -1;
+		return evbuffer_add(out, msg, len);
+	}
 	if (f->mode == FRAME_LSP) {
 		if (evbuffer_add_printf(out, "Content-Length: %zu\r\n\r\n",
 		    len) == -1)

@@ -254,6 +254,74 @@ START_TEST(write_both_framings)
 }
 END_TEST
 
+/* A unity frame: 8-byte big-endian n, then body (n may lie). */
+static void
+feed_unity(unsigned long long n, const char *body)
+{
+	unsigned char	h[8];
+	int		i;
+
+	for (i = 7; i >= 0; i--, n >>= 8)
+		h[i] = (unsigned char)(n & 0xff);
+	evbuffer_add(in, h, sizeof(h));
+	evbuffer_add(in, body, strlen(body));
+}
+
+START_TEST(unity_split_and_several)
+{
+	frame_init_unity(&fr, 64);
+	evbuffer_add(in, "\0\0\0", 3);
+	expect(FRAME_MORE);
+	evbuffer_drain(in, 3);
+	feed_unity(4, "pi");
+	expect(FRAME_MORE);
+	feed("ng");
+	feed_unity(2, "{}");
+	/* A line end means nothing inside a unity frame. */
+	feed_unity(3, "a\nb");
+	expect_msg("ping");
+	expect_msg("{}");
+	expect_msg("a\nb");
+	expect(FRAME_MORE);
+	ck_assert_int_eq(fr.mode, FRAME_UNITY);
+}
+END_TEST
+
+/* The real bridge refuses a zero length; more than the limit is refused
+ * from the header alone, before its body is waited for. */
+START_TEST(unity_zero_and_too_large)
+{
+	frame_init_unity(&fr, 64);
+	feed_unity(0, "");
+	expect(FRAME_BAD_HEADER);
+	evbuffer_drain(in, evbuffer_get_length(in));
+	frame_init_unity(&fr, 64);
+	feed_unity(64, "");
+	expect(FRAME_MORE);
+	evbuffer_drain(in, evbuffer_get_length(in));
+	feed_unity(65, "");
+	expect(FRAME_TOO_LARGE);
+	evbuffer_drain(in, evbuffer_get_length(in));
+	feed_unity(0xffffffffffffffffULL, "");
+	expect(FRAME_TOO_LARGE);
+}
+END_TEST
+
+START_TEST(unity_write)
+{
+	struct evbuffer	*out = evbuffer_new();
+	unsigned char	 buf[64];
+	size_t		 n;
+
+	frame_init_unity(&fr, 64);
+	frame_write(&fr, out, "pong", 4);
+	n = evbuffer_remove(out, buf, sizeof(buf));
+	ck_assert_uint_eq(n, 12);
+	ck_assert_mem_eq(buf, "\0\0\0\0\0\0\0\4pong", 12);
+	evbuffer_free(out);
+}
+END_TEST
+
 static Suite *
 frame_suite(void)
 {
@@ -279,6 +347,9 @@ frame_suite(void)
 	tcase_add_test(tc, lsp_header_without_colon);
 	tcase_add_test(tc, lsp_endless_headers);
 	tcase_add_test(tc, write_both_framings);
+	tcase_add_test(tc, unity_split_and_several);
+	tcase_add_test(tc, unity_zero_and_too_large);
+	tcase_add_test(tc, unity_write);
 	suite_add_tcase(s, tc);
 	return s;
 }
