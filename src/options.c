@@ -108,6 +108,18 @@ static const struct opt_def opt_defs[] = {
 	{ "call-timeout", 0, K_NUM, "S", "60",
 	  "seconds an MCP tools/call waits for its job", F(call_timeout),
 	  1, 3600, 60 },
+	{ "unity-hold", 0, K_NUM, "S", "20",
+	  "seconds a unity-mcp face command waits before a \"held\" answer",
+	  F(unity_hold), 1, 3600, 20 },
+	{ "unity-status-dir", 0, K_STR, "DIR", "none",
+	  "write the unity-mcp face's status file in this directory",
+	  F(unity_status_dir), 0, 0, 0 },
+	{ "unity-bridge-status", 0, K_STR, "FILE", "found by port",
+	  "the editor bridge's status file (name and project taken)",
+	  F(unity_bridge_status), 0, 0, 0 },
+	{ "unity-project", 0, K_STR, "DIR", "none",
+	  "the Unity project, when no bridge status file names it",
+	  F(unity_project), 0, 0, 0 },
 	{ "sync", 0, K_SYNC, "full|group|none", "full",
 	  "when the store reaches the disk", F(sync), 0, 0, 0 },
 	{ "map-size", 0, K_NUM, "BYTES", "1073741824",
@@ -463,5 +475,8 @@ options_free(struct options *o)
 	free(o->state_dir);
 	free(o->tools_file);
 	free(o->token_file);
+	free(o->unity_status_dir);
+	free(o->unity_bridge_status);
+	free(o->unity_project);
 	memset(o, 0, sizeof(*o));
 }
