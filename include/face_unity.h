@@ -1,0 +1,52 @@
+/* SPDX-License-Identifier: ISC */
+#ifndef CMDGATE_FACE_UNITY_H
+#define CMDGATE_FACE_UNITY_H
+
+#include <stddef.h>
+
+#include <json-c/json.h>
+
+/*
+ * The unity-mcp face (cmdgated(8), The unity-mcp face): MCP for Unity's
+ * editor bridge on the wire (the WELCOME line, 8-byte frames, the compact
+ * pong, {"type", "params"} requests answered in order), each command a
+ * face job (facejob.h), for as many clients at once as connect.
+ */
+
+struct conn;
+struct server;
+struct tool;
+
+#define UNITY_WELCOME	"WELCOME UNITY-MCP 1 FRAMING=1"
+#define UNITY_PONG	"{\"status\":\"success\",\"result\":{\"message\":\"pong\"}}"
+#define UNITY_AGENT	"unity-mcp"	/* the agent of every command */
+#define UNITY_RETRY_MS	5000		/* the retry hint of "held" */
+
+/* A new connection: the WELCOME line; unity frames from now on. */
+void		 unity_accept(struct conn *);
+/* One frame from c; buf[len] is NUL.  Answered through c, in order. */
+void		 unity_message(struct conn *, const char *buf, size_t len);
+/*
+ * The face's own state once its listener is bound on port: the status
+ * file (--unity-status-dir) and the editor state it mirrors.  0, or -1
+ * with err.
+ */
+int		 unity_face_start(struct server *, int port, char *err,
+		    size_t errlen);
+/* Stopping: the status file goes. */
+void		 unity_face_stop(struct server *);
+/*
+ * The client's params for tool t, with each camelCase name that is not
+ * one of t's parameters renamed to the snake_case one that is (the
+ * Python server sends the bridge's names: testNames for test_names).
+ * Caller puts.
+ */
+json_object	*unity_params(const struct tool *t, json_object *params);
+/*
+ * The answer to a face job's news as the bridge would give it.  Caller
+ * puts.
+ */
+struct facejob_news;
+json_object	*unity_answer(const char *tool, const struct facejob_news *);
+
+#endif
