@@ -150,6 +150,7 @@ static int	opt_apply(struct options *, const struct opt_def *,
 		    const char *, char *, size_t);
 static int	opt_default_listen(struct options *, char *, size_t);
 static int	opt_check_auth(struct options *, char *, size_t);
+static int	opt_check_unity(struct options *, char *, size_t);
 static int	opt_loopback(const char *);
 
 const char *
@@ -329,6 +330,34 @@ opt_default_listen(struct options *o, char *err, size_t errlen)
 	return 0;
 }
 
+/*
+ * The unity-mcp face's status file needs that face, and what names its
+ * project needs the file.
+ */
+static int
+opt_check_unity(struct options *o, char *err, size_t errlen)
+{
+	const char	*prefix = "unity-mcp@";
+	size_t		 i;
+
+	if (o->unity_status_dir == NULL) {
+		if (o->unity_bridge_status == NULL && o->unity_project == NULL)
+			return 0;
+		snprintf(err, errlen, "%s: only names the project of "
+		    "--unity-status-dir's status file: give that too",
+		    o->unity_project != NULL ? "--unity-project" :
+		    "--unity-bridge-status");
+		return -1;
+	}
+	for (i = 0; i < o->nlisten; i++)
+		if (strncmp(o->listen[i], prefix, strlen(prefix)) == 0)
+			return 0;
+	snprintf(err, errlen, "--unity-status-dir: the status file names "
+	    "a unity-mcp face, and there is none: add --listen "
+	    "unity-mcp@127.0.0.1:PORT");
+	return -1;
+}
+
 /* Whether the address of "ADDR:PORT" is a loopback one. */
 static int
 opt_loopback(const char *spec)
@@ -457,7 +486,8 @@ options_parse(struct options *o, int argc, char **argv, FILE *out,
 		return OPT_EXIT;
 	}
 	if (opt_default_listen(o, err, errlen) == -1 ||
-	    opt_check_auth(o, err, errlen) == -1)
+	    opt_check_auth(o, err, errlen) == -1 ||
+	    opt_check_unity(o, err, errlen) == -1)
 		return OPT_USAGE;
 	if (o->state_dir == NULL)
 		o->state_dir = options_default_state_dir();

@@ -215,6 +215,21 @@ START_TEST(no_auth)
 }
 END_TEST
 
+/* The unity-mcp face's flags: its status file needs the face. */
+START_TEST(unity_face_flags)
+{
+	ck_assert_int_eq(parse((char *[]){ "cmdgated", NULL }), OPT_RUN);
+	ck_assert_uint_eq(opt.unity_hold, 20);
+	ck_assert_ptr_null(opt.unity_status_dir);
+	ck_assert_int_eq(PARSE("--unity-hold", "0"), OPT_USAGE);
+	ck_assert_int_eq(PARSE("--unity-project", "/p"), OPT_USAGE);
+	ck_assert_ptr_nonnull(strstr(err, "--unity-status-dir"));
+	ck_assert_int_eq(PARSE("--unity-bridge-status", "/f"), OPT_USAGE);
+	ck_assert_int_eq(PARSE("--unity-status-dir", "/d"), OPT_USAGE);
+	ck_assert_ptr_nonnull(strstr(err, "--listen unity-mcp@"));
+}
+END_TEST
+
 START_TEST(help_and_version)
 {
 	ck_assert_int_eq(PARSE("--help"), OPT_EXIT);
@@ -280,6 +295,7 @@ options_suite(void)
 	tcase_add_test(tc, port_env);
 	tcase_add_test(tc, state_dir_env);
 	tcase_add_test(tc, no_auth);
+	tcase_add_test(tc, unity_face_flags);
 	tcase_add_test(tc, help_and_version);
 	tcase_add_test(tc, man_page_lists_every_flag);
 	suite_add_tcase(s, tc);
