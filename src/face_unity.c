@@ -53,6 +53,7 @@ static int	 unity_is_ping(const char *, size_t);
 static void	 unity_send(struct conn *, json_object *);
 static void	 unity_outer_error(struct conn *, const char *, ...)
 		    __attribute__((format(printf, 2, 3)));
+static void	 unity_command(struct conn *, json_object *);
 static int	 unity_cached(const char *);
 static int	 unity_from_cache(struct conn *, const char *);
 static void	 unity_run(struct conn *, const struct tool *, json_object *);
@@ -112,9 +113,7 @@ unity_outer_error(struct conn *c, const char *fmt, ...)
 void
 unity_message(struct conn *c, const char *buf, size_t len)
 {
-	json_object		*msg, *type, *params;
-	const struct tool	*t;
-	const char		*name;
+	json_object	*msg;
 
 	if (unity_is_ping(buf, len)) {
 		msg = json_object_new_object();
@@ -124,25 +123,39 @@ unity_message(struct conn *c, const char *buf, size_t len)
 		return;
 	}
 	if (jstrict_parse(buf, len, &msg) != 0 ||
-	    !json_object_is_type(msg, json_type_object)) {
-		json_object_put(msg);
+	    !json_object_is_type(msg, json_type_object))
 		unity_outer_error(c, "Invalid JSON format");
+	else
+		unity_command(c, msg);
+	json_object_put(msg);
+}
+
+/* {"type": TOOL, "params": {...}}: outer errors for what is no command
+ * or names no tool of the table, a face job for the rest. */
+static void
+unity_command(struct conn *c, json_object *msg)
+{
+	json_object		*type, *params = NULL;
+	const struct tool	*t;
+	const char		*name;
+
+	if (!json_object_object_get_ex(msg, "type", &type) ||
+	    !json_object_is_type(type, json_type_string)) {
+		unity_outer_error(c, "a command needs \"type\", a string");
 		return;
 	}
-	if (!json_object_object_get_ex(msg, "type", &type) ||
-	    !json_object_is_type(type, json_type_string))
-		unity_outer_error(c, "a command needs \"type\", a string");
-	else if ((name = json_object_get_string(type)),
-	    (t = tooltab_find(c->srv->tools, name)) == NULL)
+	name = json_object_get_string(type);
+	if ((t = tooltab_find(c->srv->tools, name)) == NULL) {
 		unity_outer_error(c, "Unknown or unsupported command type: "
 		    "%.100s (not in cmdgate's tool table)", name);
-	else if (json_object_object_get_ex(msg, "params", &params) &&
-	    params != NULL && !json_object_is_type(params, json_type_object))
+		return;
+	}
+	json_object_object_get_ex(msg, "params", &params);
+	if (params != NULL && !json_object_is_type(params, json_type_object))
 		unity_outer_error(c, "%s: \"params\" must be an object",
 		    t->name);
 	else if (!unity_from_cache(c, t->name))
 		unity_run(c, t, params);
-	json_object_put(msg);
 }
 
 /* The index of tool in unity_cached_tools, or -1. */
