@@ -356,6 +356,10 @@ pc_in_groups(const struct options *opt, const struct pc_peer *p,
 	}
 	if (pw == NULL)
 		return 0;
+	if (pc_gid_allowed(opt, pw->pw_gid)) {
+		*gid = pw->pw_gid;
+		return 1;
+	}
 	if (getgrouplist(pw->pw_name, pw->pw_gid, groups, &n) == -1) {
 		/* n is now the number needed: one more try, that size. */
 		if ((groups = calloc((size_t)n, sizeof(*groups))) == NULL ||
