@@ -26,6 +26,7 @@
 
 #define PC_NGROUPS	64	/* supplementary groups tried first */
 #define PC_ANSWER	8192	/* bytes of the netlink answer read */
+#define PC_EINTR_TRIES	3	/* waits for it cut short by a signal */
 
 /* One end of a TCP connection, IPv4-mapped IPv6 made IPv4. */
 struct pc_end {
@@ -251,9 +252,13 @@ pc_diag_read(int fd, const struct pc_end *local, const struct pc_end *remote,
 	struct nlmsgerr		*e;
 	struct inet_diag_msg	*d;
 	ssize_t			 n;
-	int			 err;
+	int			 err, tries = 0;
 
-	if ((n = recv(fd, buf, sizeof(buf), MSG_TRUNC)) == -1) {
+	/* A signal (SIGCHLD) may cut the wait short: a few more tries. */
+	while ((n = recv(fd, buf, sizeof(buf), MSG_TRUNC)) == -1 &&
+	    errno == EINTR && tries++ < PC_EINTR_TRIES)
+		;
+	if (n == -1) {
 		snprintf(why, whylen, "sock_diag answer: %s",
 		    errno == EAGAIN ? "none within the timeout" :
 		    strerror(errno));
