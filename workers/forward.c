@@ -37,6 +37,7 @@ struct fwd {
 	json_object	*params;	/* what the upstream gets */
 	json_object	*call;		/* the call's params, as submitted */
 	json_object	*r;		/* the command's result */
+	size_t		 index;		/* of the command in its job */
 	int		 reload;
 	int		 logged;	/* the retry line was written */
 	int64_t		 t0, deadline, connect_ms;
@@ -445,6 +446,23 @@ fwd_init(struct fwd *f, json_object *cmd, const char *lock_dir,
 	return 0;
 }
 
+/*
+ * An awaited command's first answer goes to the broker at once, for a
+ * client that asked for it (a face job): {"event":"answer","index":I,
+ * "result":R}.  It is not the command's result.
+ */
+static void
+fwd_first_answer(struct fwd *f, json_object *res)
+{
+	json_object	*ev = json_object_new_object();
+
+	json_object_object_add(ev, "event", json_object_new_string("answer"));
+	json_object_object_add(ev, "index",
+	    json_object_new_int64((int64_t)f->index));
+	json_object_object_add(ev, "result", json_object_get(res));
+	emit(ev);
+}
+
 /* The first call and what its status leads to. */
 static void
 fwd_call(struct fwd *f)
@@ -457,9 +475,10 @@ fwd_call(struct fwd *f)
 	    f->deadline, 0, &out);
 	fwd_set(f, "sent", json_object_new_boolean(f->x.sent));
 	if (st == UP_OK && member(f->fw, "await") != NULL &&
-	    !fwd_tool_failed(f, out))
+	    !fwd_tool_failed(f, out)) {
+		fwd_first_answer(f, out);
 		fwd_await(f, out);
-	else if (st == UP_OK)
+	} else if (st == UP_OK)
 		fwd_answered(f, json_object_get(out));
 	else if (st == UP_LOST && f->reload)
 		fwd_reloaded(f);
@@ -478,6 +497,7 @@ forward_run(json_object *cmd, size_t index, const char *lock_dir,
 	struct fwd	f;
 
 	memset(&f, 0, sizeof(f));
+	f.index = index;
 	f.t0 = now_ms();
 	f.r = json_object_new_object();
 	fwd_set(&f, "tool", json_object_new_string(member_str(cmd, "tool",
