@@ -30,6 +30,7 @@ struct options;
 struct store;
 struct tooltab;
 struct event;
+struct facejobs;
 
 /* What the engine needs of the broker; all borrowed, outliving it. */
 struct jobs_config {
@@ -118,6 +119,10 @@ struct jobs {
 	struct sched_busy	 editor_restored; /* held before a restart */
 	struct event		*grace_ev;	/* ends editor_restored */
 	int			 scheduling, reschedule;
+	/* The face jobs' repeat table (facejob.c), freed first by jobs_free:
+	 * it holds waiters and submits of this engine. */
+	struct facejobs		*facejobs;
+	void			(*facejobs_free)(struct facejobs *);
 };
 
 

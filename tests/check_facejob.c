@@ -1,0 +1,596 @@
+/* SPDX-License-Identifier: ISC */
+/*
+ * Face jobs (src/facejob.c, cmdgated(8) Face jobs) in-process: a server
+ * with its engine on a temporary state dir and real cmdgate-workers,
+ * driven through facejob_start() as a listener face drives it.  Its news
+ * is awaited by running the loop, bounded by TN_TIMEOUT_MS; a test table
+ * of exec tools (one blocks on a FIFO) and the shipped unity-mcp.json
+ * against the fake bridge (tests/fake_unity.c).
+ */
+#include "config.h"
+
+#include <sys/stat.h>
+#include <sys/types.h>
+
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <check.h>
+#include <event2/event.h>
+#include <json-c/json.h>
+
+#include "facejob.h"
+#include "job.h"
+#include "jobs.h"
+#include "launch.h"
+#include "options.h"
+#include "probe.h"
+#include "rpc.h"
+#include "server.h"
+#include "submit.h"
+#include "tools.h"
+#include "util.h"
+#include "fakeutil.h"
+#include "testnet.h"
+#include "ckrun.h"
+
+#define TICK_MS		50	/* the loop wakes at least this often */
+#define HOLD_MS		100
+
+static struct event_base	*base;
+static struct event		*tick;
+static struct options		 opt;
+static struct server		 srv;
+static struct fake		 fk;
+static char			 dir[64], fifo[128], tools[128];
+
+/* What a facejob was told. */
+struct got {
+	int		 n;
+	enum facejob_event ev;
+	char		 ticket[32];
+	int		 ok, attached, code;
+	char		 type[64], why[512];
+	json_object	*result;
+};
+
+static void
+on_news(void *arg, const struct facejob_news *n)
+{
+	struct got	*g = arg;
+
+	g->n++;
+	g->ev = n->event;
+	snprintf(g->ticket, sizeof(g->ticket), "%s", n->ticket != NULL ?
+	    n->ticket : "(null)");
+	g->ok = n->ok;
+	g->attached = n->attached;
+	g->code = n->code;
+	snprintf(g->type, sizeof(g->type), "%s", n->type != NULL ? n->type :
+	    "");
+	snprintf(g->why, sizeof(g->why), "%s", n->why != NULL ? n->why : "");
+	json_object_put(g->result);
+	g->result = json_object_get(n->result);
+}
+
+static void
+on_tick(evutil_socket_t fd, short ev, void *arg)
+{
+	(void)fd;
+	(void)ev;
+	(void)arg;
+}
+
+/* Run the loop until *flag is set (or 0 when want is 0: cond()). */
+static void
+loop_until(int (*cond)(void *), void *arg, const char *what)
+{
+	int64_t	deadline = util_monotonic_ms() + TN_TIMEOUT_MS;
+
+	while (!cond(arg)) {
+		ck_assert_msg(util_monotonic_ms() < deadline, "no %s within "
+		    "%d ms", what, TN_TIMEOUT_MS);
+		event_base_loop(base, EVLOOP_ONCE);
+	}
+}
+
+static int
+told(void *arg)
+{
+	return ((struct got *)arg)->n > 0;
+}
+
+/* Wait for g's news: it is event ev, once. */
+static void
+await_news(struct got *g, enum facejob_event ev)
+{
+	loop_until(told, g, "news");
+	ck_assert_int_eq(g->n, 1);
+	ck_assert_msg(g->ev == ev, "news %d (%s), not %d", g->ev, g->why, ev);
+}
+
+static void
+got_free(struct got *g)
+{
+	json_object_put(g->result);
+	g->result = NULL;
+}
+
+static int
+ended(void *arg)
+{
+	return !job_pending(srv.jobs, *(uint64_t *)arg);
+}
+
+static int
+running(void *arg)
+{
+	struct job	*j = job_find(srv.jobs, *(uint64_t *)arg);
+
+	return j != NULL && j->status == JOB_RUNNING;
+}
+
+static int
+queued(void *arg)
+{
+	struct job	*j = job_find(srv.jobs, *(uint64_t *)arg);
+
+	return j != NULL && j->status == JOB_QUEUED;
+}
+
+/* How many lines of the fake's log begin with prefix, all of it read. */
+static int
+fake_seen(const char *prefix)
+{
+	fake_ctl(&fk, "compiling 0");	/* it is not: a sync point */
+	fake_await(&fk, "ctl compiling 0");
+	return fake_count(&fk, prefix);
+}
+
+static void
+await_ended(uint64_t num)
+{
+	loop_until(ended, &num, "end of the job");
+}
+
+static void
+await_running(uint64_t num)
+{
+	loop_until(running, &num, "start of the job");
+}
+
+/* facejob_start with params as JSON text (NULL: none); no news yet. */
+static struct facejob *
+start(struct got *g, const char *agent, const char *tool,
+    const char *params, uint64_t hold_ms, int want_first)
+{
+	struct facejob_req	 req;
+	struct facejob		*fj;
+	json_object		*p = params != NULL ?
+				    json_tokener_parse(params) : NULL;
+
+	ck_assert(params == NULL || p != NULL);
+	memset(g, 0, sizeof(*g));
+	req.agent = agent;
+	req.tool = tool;
+	req.params = p;
+	req.hold_ms = hold_ms;
+	req.want_first = want_first;
+	fj = facejob_start(&srv, &req, on_news, g);
+	json_object_put(p);
+	ck_assert_ptr_nonnull(fj);
+	ck_assert_int_eq(g->n, 0);	/* never from facejob_start */
+	return fj;
+}
+
+/* The result member at path (dots), as a string. */
+static const char *
+res_str(struct got *g, const char *path)
+{
+	json_object	*v = jpath(g->result, path);
+
+	ck_assert_msg(v != NULL, "no %s in %s", path,
+	    json_object_to_json_string(g->result));
+	return json_object_get_string(v);
+}
+
+/* How many jobs the store has ever taken. */
+static uint64_t
+njobs(void)
+{
+	uint64_t	n = 0;
+	int		i;
+
+	for (i = 0; i < JOB_NSTATUS; i++)
+		n += srv.jobs->count[i];
+	return n;
+}
+
+static void
+release(void)
+{
+	int	fd = open(fifo, O_WRONLY);
+
+	ck_assert_int_ge(fd, 0);
+	close(fd);
+}
+
+/* The server on table (a file), its engine open. */
+static void
+server_up(void)
+{
+	char		 state[128], err[1024];
+	char		*argv[] = { "cmdgated", "--state-dir", state, "--tools",
+			    tools, "--kill-grace", "1", NULL };
+	struct tooltab	*tab;
+
+	snprintf(state, sizeof(state), "%s/state", dir);
+	ck_assert_int_eq(mkdir(state, 0700), 0);
+	ck_assert_int_eq(options_parse(&opt, 7, argv, stdout, err,
+	    sizeof(err)), OPT_RUN);
+	ck_assert_msg(tooltab_load_file(tools, &tab, err, sizeof(err)) == 0,
+	    "%s", err);
+	ck_assert_ptr_nonnull(base = event_base_new());
+	tick = event_new(base, -1, EV_PERSIST, on_tick, NULL);
+	event_add(tick, &(struct timeval){ 0, TICK_MS * 1000 });
+	server_init(&srv, base, &opt, tab);
+	ck_assert_msg(launch_find_worker(&srv.worker_path, err,
+	    sizeof(err)) == 0, "%s", err);
+	ck_assert_int_eq(server_jobs_open(&srv), 0);
+}
+
+static void
+setup_exec(void)
+{
+	char	json[2048];
+
+	snprintf(dir, sizeof(dir), "/tmp/cgfj.XXXXXX");
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	snprintf(fifo, sizeof(fifo), "%s/release", dir);
+	snprintf(tools, sizeof(tools), "%s/tools.json", dir);
+	ck_assert_int_eq(mkfifo(fifo, 0600), 0);
+	snprintf(json, sizeof(json), "{\"tools\":["
+	    "{\"name\":\"hold\",\"tier\":\"heavy\",\"busy\":\"tests_running\","
+	    " \"exec\":[\"sh\",\"-c\",\"cat %s >/dev/null\"]},"
+	    "{\"name\":\"later\",\"tier\":\"heavy\",\"exec\":[\"echo\","
+	    "\"{text}\"],\"params\":{\"type\":\"object\",\"required\":"
+	    "[\"text\"],\"properties\":{\"text\":{\"type\":\"string\"},"
+	    "\"n\":{\"type\":\"integer\"}}}},"
+	    "{\"name\":\"echo\",\"tier\":\"instant\",\"exec\":[\"echo\","
+	    "\"{text}\"],\"params\":{\"type\":\"object\",\"required\":"
+	    "[\"text\"],\"properties\":{\"text\":{\"type\":\"string\"}}}},"
+	    "{\"name\":\"locked\",\"enabled\":false,\"exec\":[\"true\"]}"
+	    "]}", fifo);
+	write_file(tools, json, 0600);
+	fk.pid = 0;
+	server_up();
+}
+
+static void
+setup_unity(void)
+{
+	snprintf(dir, sizeof(dir), "/tmp/cgfj.XXXXXX");
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	fifo[0] = '\0';
+	snprintf(tools, sizeof(tools), "%s/tools.json", dir);
+	fake_start(&fk, "FAKE_UNITY", "-r", "300", NULL);
+	table_for(tools, "unity-mcp.json", fk.port, NULL, NULL);
+	server_up();
+}
+
+static int
+idle(void *arg)
+{
+	(void)arg;
+	return jobs_idle(srv.jobs) && !probe_alive(srv.probe);
+}
+
+static void
+teardown(void)
+{
+	char	cmd[128];
+
+	jobs_shutdown(srv.jobs);
+	server_probe_stop(&srv);
+	loop_until(idle, NULL, "exit of every worker");
+	server_free(&srv);
+	event_free(tick);
+	event_base_free(base);
+	options_free(&opt);
+	if (fk.pid > 0)
+		fake_stop(&fk);
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+	ck_assert_int_eq(system(cmd), 0);
+}
+
+/* ---- exec tools -------------------------------------------------------- */
+
+START_TEST(facejob_done)
+{
+	struct got	g;
+
+	start(&g, "agent-a", "echo", "{\"text\":\"hi\"}", HOLD_MS, 0);
+	await_news(&g, FJ_DONE);
+	ck_assert_str_eq(g.ticket, "t-000000");
+	ck_assert_int_eq(g.ok, 1);
+	ck_assert_int_eq(g.attached, 0);
+	ck_assert_str_eq(res_str(&g, "tool"), "echo");
+	ck_assert_str_eq(res_str(&g, "stdout"), "hi\n");
+	got_free(&g);
+	/* Done and told: the same command again is a new job. */
+	start(&g, "agent-a", "echo", "{\"text\":\"hi\"}", HOLD_MS, 0);
+	await_news(&g, FJ_DONE);
+	ck_assert_str_eq(g.ticket, "t-000001");
+	ck_assert_int_eq(g.attached, 0);
+	got_free(&g);
+}
+END_TEST
+
+START_TEST(facejob_refused)
+{
+	static const struct {
+		const char	*agent, *tool, *params, *type;
+		int		 code;
+	} bad[] = {
+		{ "a", "nosuch", NULL, "unknown_tool", RPC_INVALID_PARAMS },
+		{ "a", "locked", NULL, "security_blocked",
+		    RPC_SECURITY_BLOCKED },
+		{ "a", "echo", "{}", "invalid_params", RPC_INVALID_PARAMS },
+		{ "a", "echo", "{\"text\":3}", "invalid_params",
+		    RPC_INVALID_PARAMS },
+		{ "a\tb", "echo", "{\"text\":\"x\"}", "invalid_params",
+		    RPC_INVALID_PARAMS },
+	};
+	struct got	g;
+	size_t		i;
+
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		start(&g, bad[i].agent, bad[i].tool, bad[i].params, HOLD_MS, 0);
+		await_news(&g, FJ_REFUSED);
+		ck_assert_int_eq(g.code, bad[i].code);
+		ck_assert_str_eq(g.type, bad[i].type);
+		ck_assert_str_eq(g.ticket, "(null)");
+		ck_assert(strlen(g.why) > 0);
+		got_free(&g);
+	}
+	ck_assert_uint_eq(njobs(), 0);
+	/* An empty name is allowed: the job's agent is "anonymous". */
+	start(&g, "", "echo", "{\"text\":\"x\"}", HOLD_MS, 0);
+	await_news(&g, FJ_DONE);
+	got_free(&g);
+}
+END_TEST
+
+/*
+ * Item 4: a command held longer than its client waits is answered
+ * "held", naming its ticket and what holds it, and its repeat (same
+ * agent, tool and params, in any member order) joins the job instead of
+ * becoming a second one, until its result was given to a client once.
+ */
+START_TEST(facejob_held_repeat_attaches)
+{
+	struct got	h, g1, g2, g3, g4, g5;
+
+	start(&h, "a", "hold", NULL, 0, 0);
+	await_running(0);
+	start(&g1, "a", "later", "{\"text\":\"x\",\"n\":1}", HOLD_MS, 0);
+	await_news(&g1, FJ_HELD);
+	ck_assert_str_eq(g1.ticket, "t-000001");
+	ck_assert_int_eq(g1.attached, 0);
+	ck_assert_msg(strstr(g1.why, "t-000001 is queued behind t-000000") !=
+	    NULL, "%s", g1.why);
+	start(&g2, "a", "later", "{\"n\":1,\"text\":\"x\"}", HOLD_MS, 0);
+	await_news(&g2, FJ_HELD);
+	ck_assert_str_eq(g2.ticket, "t-000001");
+	ck_assert_int_eq(g2.attached, 1);
+	/* Another agent's, or other params: jobs of their own. */
+	start(&g3, "b", "later", "{\"text\":\"x\",\"n\":1}", HOLD_MS, 0);
+	await_news(&g3, FJ_HELD);
+	ck_assert_str_eq(g3.ticket, "t-000002");
+	ck_assert_msg(strstr(g3.why, "queued behind t-000001") != NULL, "%s",
+	    g3.why);
+	start(&g4, "a", "later", "{\"text\":\"x\",\"n\":2}", HOLD_MS, 0);
+	await_news(&g4, FJ_HELD);
+	ck_assert_str_eq(g4.ticket, "t-000003");
+	/* The client comes again and waits this time. */
+	start(&g5, "a", "later", "{\"text\":\"x\",\"n\":1}", 0, 0);
+	release();
+	await_news(&h, FJ_DONE);
+	await_news(&g5, FJ_DONE);
+	ck_assert_str_eq(g5.ticket, "t-000001");
+	ck_assert_int_eq(g5.attached, 1);
+	ck_assert_int_eq(g5.ok, 1);
+	ck_assert_str_eq(res_str(&g5, "stdout"), "x\n");
+	ck_assert_uint_eq(njobs(), 4);
+	got_free(&g5);
+	/* Told once: the window is over, the same command is a new job. */
+	start(&g5, "a", "later", "{\"text\":\"x\",\"n\":1}", 0, 0);
+	await_news(&g5, FJ_DONE);
+	ck_assert_str_eq(g5.ticket, "t-000004");
+	ck_assert_int_eq(g5.attached, 0);
+	got_free(&g5);
+	got_free(&h);
+}
+END_TEST
+
+/* A job that ended with nobody told keeps its result for a repeat. */
+START_TEST(facejob_result_kept_for_repeat)
+{
+	struct got	 h, g;
+	struct facejob	*fj;
+
+	start(&h, "a", "hold", NULL, 0, 0);
+	await_running(0);
+	start(&g, "a", "later", "{\"text\":\"y\"}", HOLD_MS, 0);
+	await_news(&g, FJ_HELD);
+	/* And a client that went away: no news for it. */
+	fj = start(&g, "a", "later", "{\"text\":\"y\"}", 0, 0);
+	facejob_cancel(fj);
+	release();
+	await_ended(1);
+	ck_assert_int_eq(g.n, 0);
+	start(&g, "a", "later", "{\"text\":\"y\"}", HOLD_MS, 0);
+	await_news(&g, FJ_DONE);
+	ck_assert_str_eq(g.ticket, "t-000001");
+	ck_assert_int_eq(g.attached, 1);
+	ck_assert_str_eq(res_str(&g, "stdout"), "y\n");
+	got_free(&g);
+	start(&g, "a", "later", "{\"text\":\"y\"}", HOLD_MS, 0);
+	await_news(&g, FJ_DONE);
+	ck_assert_str_eq(g.ticket, "t-000002");
+	ck_assert_int_eq(g.attached, 0);
+	got_free(&g);
+	got_free(&h);
+}
+END_TEST
+
+/* The window also ends --result-ttl after the job ended (here 0 s). */
+START_TEST(facejob_window_ttl)
+{
+	struct got	h, g;
+
+	opt.result_ttl = 0;
+	start(&h, "a", "hold", NULL, 0, 0);
+	await_running(0);
+	start(&g, "a", "later", "{\"text\":\"z\"}", HOLD_MS, 0);
+	await_news(&g, FJ_HELD);
+	release();
+	await_ended(1);
+	start(&g, "a", "later", "{\"text\":\"z\"}", HOLD_MS, 0);
+	await_news(&g, FJ_DONE);
+	ck_assert_str_eq(g.ticket, "t-000002");
+	ck_assert_int_eq(g.attached, 0);
+	got_free(&g);
+	got_free(&h);
+}
+END_TEST
+
+/* A job that ends without running its command: a result all the same. */
+START_TEST(facejob_cancelled_job)
+{
+	struct got		 h, g;
+	struct rpc_error	 err;
+	json_object		*r = NULL;
+
+	start(&h, "a", "hold", NULL, 0, 0);
+	await_running(0);
+	start(&g, "a", "later", "{\"text\":\"c\"}", 0, 0);
+	loop_until(queued, &(uint64_t){ 1 }, "the job queued");
+	memset(&err, 0, sizeof(err));
+	ck_assert_int_eq(jobs_cancel(srv.jobs, 1, &r, &err), 0);
+	json_object_put(r);
+	await_news(&g, FJ_DONE);
+	ck_assert_int_eq(g.ok, 0);
+	ck_assert_str_eq(res_str(&g, "error_type"), "cancelled");
+	ck_assert_str_eq(res_str(&g, "tool"), "later");
+	got_free(&g);
+	release();
+	await_news(&h, FJ_DONE);
+	got_free(&h);
+}
+END_TEST
+
+/* ---- unity-mcp.json against the fake bridge --------------------------- */
+
+/*
+ * run_tests answers with its job id at once: the face has that first
+ * answer while the job goes on polling get_test_job; a re-sent run_tests
+ * gets the same answer and is not sent to the editor again.
+ */
+START_TEST(facejob_first_answer)
+{
+	struct got	g1, g2, g3;
+	char		id[64];
+
+	start(&g1, "u", "run_tests", "{\"mode\":\"EditMode\"}", 0, 1);
+	await_news(&g1, FJ_FIRST);
+	ck_assert_str_eq(g1.ticket, "t-000000");
+	snprintf(id, sizeof(id), "%s", res_str(&g1, "data.job_id"));
+	ck_assert(strlen(id) > 0);
+	ck_assert(running(&(uint64_t){ 0 }));
+	start(&g2, "u", "run_tests", "{\"mode\":\"EditMode\"}", 0, 1);
+	await_news(&g2, FJ_FIRST);
+	ck_assert_int_eq(g2.attached, 1);
+	ck_assert_str_eq(res_str(&g2, "data.job_id"), id);
+	start(&g3, "u", "run_tests", "{\"mode\":\"EditMode\"}", 0, 0);
+	fake_ctl(&fk, "end-tests succeeded");
+	await_news(&g3, FJ_DONE);
+	ck_assert_str_eq(g3.ticket, "t-000000");
+	ck_assert_int_eq(g3.attached, 1);
+	ck_assert_int_eq(g3.ok, 1);
+	ck_assert_str_eq(res_str(&g3, "result.data.status"), "succeeded");
+	ck_assert_int_eq(fake_seen("recv run_tests "), 1);
+	ck_assert_uint_eq(njobs(), 1);
+	got_free(&g1);
+	got_free(&g2);
+	got_free(&g3);
+}
+END_TEST
+
+/*
+ * The compile asked for during a test run: held by the reload guard,
+ * answered "held" in time, its re-sends joined to its job, sent to the
+ * editor once, after the run.
+ */
+START_TEST(facejob_guard_held)
+{
+	struct got	t, g1, g2, g3;
+
+	start(&t, "u", "run_tests", NULL, 0, 1);
+	await_news(&t, FJ_FIRST);
+	start(&g1, "v", "refresh_unity", "{\"compile\":\"request\"}", HOLD_MS,
+	    0);
+	await_news(&g1, FJ_HELD);
+	ck_assert_str_eq(g1.ticket, "t-000001");
+	ck_assert_msg(strstr(g1.why, "tests_running") != NULL &&
+	    strstr(g1.why, "blocked_by") != NULL, "%s", g1.why);
+	start(&g2, "v", "refresh_unity", "{\"compile\":\"request\"}", HOLD_MS,
+	    0);
+	await_news(&g2, FJ_HELD);
+	ck_assert_int_eq(g2.attached, 1);
+	ck_assert_int_eq(fake_seen("recv refresh_unity "), 0);
+	start(&g3, "v", "refresh_unity", "{\"compile\":\"request\"}", 0, 0);
+	fake_ctl(&fk, "end-tests succeeded");
+	await_news(&g3, FJ_DONE);
+	ck_assert_str_eq(g3.ticket, "t-000001");
+	ck_assert_int_eq(g3.attached, 1);
+	ck_assert_int_eq(g3.ok, 1);
+	ck_assert_int_eq(fake_seen("recv refresh_unity "), 1);
+	ck_assert_uint_eq(njobs(), 2);
+	got_free(&t);
+	got_free(&g1);
+	got_free(&g2);
+	got_free(&g3);
+}
+END_TEST
+
+static Suite *
+facejob_suite(void)
+{
+	Suite	*s = suite_create("facejob");
+	TCase	*tc = tcase_create("exec");
+	TCase	*tu = tcase_create("unity");
+
+	tcase_add_checked_fixture(tc, setup_exec, teardown);
+	tcase_add_test(tc, facejob_done);
+	tcase_add_test(tc, facejob_refused);
+	tcase_add_test(tc, facejob_held_repeat_attaches);
+	tcase_add_test(tc, facejob_result_kept_for_repeat);
+	tcase_add_test(tc, facejob_window_ttl);
+	tcase_add_test(tc, facejob_cancelled_job);
+	suite_add_tcase(s, tc);
+	tcase_add_checked_fixture(tu, setup_unity, teardown);
+	tcase_add_test(tu, facejob_first_answer);
+	tcase_add_test(tu, facejob_guard_held);
+	suite_add_tcase(s, tu);
+	return s;
+}
+
+int
+main(void)
+{
+	return ck_run(facejob_suite());
+}
