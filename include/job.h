@@ -31,6 +31,7 @@ struct store;
 struct tooltab;
 struct event;
 struct facejobs;
+struct edsubs;
 
 /* What the engine needs of the broker; all borrowed, outliving it. */
 struct jobs_config {
@@ -123,6 +124,10 @@ struct jobs {
 	 * it holds waiters and submits of this engine. */
 	struct facejobs		*facejobs;
 	void			(*facejobs_free)(struct facejobs *);
+	/* The editor state's subscriptions (edstate.c), told when a reload
+	 * job starts or stops running (job_set_status). */
+	struct edsubs		*edsubs;
+	void			(*reloads_changed)(struct edsubs *);
 };
 
 
