@@ -46,7 +46,7 @@ struct fjentry {
 	char			*key;		/* agent, tool, params */
 	struct submission	*s;		/* until stored */
 	struct waiter		*w;		/* until it ends */
-	uint64_t		 num;		/* 0: not stored yet */
+	uint64_t		 num;		/* once stored (s NULL) */
 	char			 ticket[TICKET_LEN];
 	json_object		*first;		/* its first upstream answer */
 	int64_t			 ended_ms;	/* 0: not yet */
@@ -68,6 +68,7 @@ struct facejob {
 	void			*arg;
 	int			 want_first;
 	int			 attached;
+	int			 held;		/* hold_ms passed before the store */
 	struct event		*hold_ev;	/* NULL: hold_ms 0 */
 	struct event		*now_ev;	/* news due at once */
 	struct rpc_error	 refused;	/* code 0: not refused */
@@ -186,15 +187,11 @@ static void
 fj_held_why(struct fjentry *e, char *why, size_t len)
 {
 	struct jobs	*J = e->T->J;
-	struct job	*j = e->num != 0 ? job_find(J, e->num) : NULL, *k;
+	struct job	*j = job_find(J, e->num), *k;
 	const char	*bb;
 
-	if (j == NULL) {
-		snprintf(why, len, "the job is not stored yet");
-		return;
-	}
-	if (j->status == JOB_RUNNING) {
-		snprintf(why, len, "%s is running", j->ticket);
+	if (j == NULL || j->status == JOB_RUNNING) {
+		snprintf(why, len, "%s is running", e->ticket);
 		return;
 	}
 	if ((bb = jobview_blocked_by(J, j)) != NULL) {
@@ -366,6 +363,7 @@ fje_stored(void *arg, uint64_t num, int dedup, struct rpc_error *err)
 {
 	struct fjentry		*e = arg;
 	struct jobs		*J = e->T->J;
+	struct facejob		*fj;
 	struct rpc_error	 verr;
 	json_object		*v;
 
@@ -379,6 +377,14 @@ fje_stored(void *arg, uint64_t num, int dedup, struct rpc_error *err)
 	ticket_format(e->ticket, sizeof(e->ticket), num);
 	if (job_pending(J, num)) {
 		e->w = waiter_watch(J, num, fje_ended, fje_answer, e);
+		/* Those whose hold time passed while it was being stored. */
+		do {
+			TAILQ_FOREACH(fj, &e->fjs, entry)
+				if (fj->held)
+					break;
+			if (fj != NULL)
+				fj_tell_held(fj);
+		} while (fj != NULL);
 		return;
 	}
 	memset(&verr, 0, sizeof(verr));
@@ -522,7 +528,11 @@ on_hold(evutil_socket_t fd, short ev, void *arg)
 
 	(void)fd;
 	(void)ev;
-	if (!fj_due(fj) && fj->e != NULL)
+	if (fj_due(fj) || fj->e == NULL)
+		return;
+	if (fj->e->s != NULL)
+		fj->held = 1;	/* told once its job is stored */
+	else
 		fj_tell_held(fj);
 }
 
@@ -578,7 +588,7 @@ facejob_start(struct server *srv, const struct facejob_req *req,
 		free(key);
 		fj->attached = 1;
 		fj_attach(fj, e);
-		log_debug("%s: a repeat of %s attached", e->num != 0 ?
+		log_debug("%s: a repeat of %s attached", e->s == NULL ?
 		    e->ticket : "a job being stored", req->tool);
 		if (e->ended_ms != 0 || (fj->want_first && e->first != NULL))
 			event_active(fj->now_ev, EV_TIMEOUT, 0);

@@ -23,7 +23,7 @@ START_TEST(facejob_done)
 {
 	struct got	g;
 
-	start(&g, "agent-a", "echo", "{\"text\":\"hi\"}", HOLD_MS, 0);
+	start(&g, "agent-a", "echo", "{\"text\":\"hi\"}", 0, 0);
 	await_news(&g, FJ_DONE);
 	ck_assert_str_eq(g.ticket, "t-000000");
 	ck_assert_int_eq(g.ok, 1);
@@ -32,7 +32,7 @@ START_TEST(facejob_done)
 	ck_assert_str_eq(res_str(&g, "stdout"), "hi\n");
 	got_free(&g);
 	/* Done and told: the same command again is a new job. */
-	start(&g, "agent-a", "echo", "{\"text\":\"hi\"}", HOLD_MS, 0);
+	start(&g, "agent-a", "echo", "{\"text\":\"hi\"}", 0, 0);
 	await_news(&g, FJ_DONE);
 	ck_assert_str_eq(g.ticket, "t-000001");
 	ck_assert_int_eq(g.attached, 0);
@@ -85,7 +85,11 @@ START_TEST(facejob_held_repeat_attaches)
 {
 	struct got	h, g1, g2, g3, g4, g5;
 
-	start(&h, "a", "hold", NULL, 0, 0);
+	/* The first job of a store is t-000000: held like any other. */
+	start(&h, "a", "hold", NULL, HOLD_MS, 0);
+	await_news(&h, FJ_HELD);
+	ck_assert_str_eq(h.ticket, "t-000000");
+	ck_assert_msg(strncmp(h.why, "t-000000 is ", 12) == 0, "%s", h.why);
 	await_running(0);
 	start(&g1, "a", "later", "{\"text\":\"x\",\"n\":1}", HOLD_MS, 0);
 	await_news(&g1, FJ_HELD);
@@ -109,7 +113,6 @@ START_TEST(facejob_held_repeat_attaches)
 	/* The client comes again and waits this time. */
 	start(&g5, "a", "later", "{\"text\":\"x\",\"n\":1}", 0, 0);
 	release();
-	await_news(&h, FJ_DONE);
 	await_news(&g5, FJ_DONE);
 	ck_assert_str_eq(g5.ticket, "t-000001");
 	ck_assert_int_eq(g5.attached, 1);
