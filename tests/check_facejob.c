@@ -12,6 +12,7 @@
 #include <json-c/json.h>
 
 #include "facejob.h"
+#include "job.h"
 #include "jobs.h"
 #include "rpc.h"
 #include "fjutil.h"
@@ -225,6 +226,9 @@ START_TEST(facejob_first_answer)
 	snprintf(id, sizeof(id), "%s", res_str(&g1, "data.job_id"));
 	ck_assert(strlen(id) > 0);
 	ck_assert(running(&(uint64_t){ 0 }));
+	/* The first answer is news, not a result: nothing stored. */
+	ck_assert_uint_eq(json_object_array_length(json_object_object_get(
+	    job_find(srv.jobs, 0)->rec, "results")), 0);
 	start(&g2, "u", "run_tests", "{\"mode\":\"EditMode\"}", 0, 1);
 	await_news(&g2, FJ_FIRST);
 	ck_assert_int_eq(g2.attached, 1);
