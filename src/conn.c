@@ -12,6 +12,7 @@
 #include <json-c/json.h>
 
 #include "conn.h"
+#include "face.h"
 #include "frame.h"
 #include "jstrict.h"
 #include "log.h"
@@ -42,6 +43,8 @@ static void		 conn_batch_next(evutil_socket_t, short, void *);
 static void		 conn_batch_end(struct conn_batch *);
 static void		 conn_batch_done(struct conn_batch *);
 static void		 conn_cancel_all(struct conn *);
+static void		 conn_face_message(struct conn *, const char *,
+			    size_t);
 
 struct conn *
 conn_new(struct conn_shared *sh, struct bufferevent *bev, struct evbuffer *out,
@@ -66,8 +69,36 @@ conn_new(struct conn_shared *sh, struct bufferevent *bev, struct evbuffer *out,
 }
 
 void
+conn_set_face(struct conn *c, enum face f)
+{
+	char	reason[192];
+
+	c->face = f;
+	if (f == FACE_CMDGATE)
+		return;
+	/*
+	 * The clients of a face never send a token.  Where cmdgate's own
+	 * clients need one, a face's are refused (the peer check is to
+	 * decide for them instead); --no-auth lets them in.
+	 */
+	if (c->needs_token) {
+		snprintf(reason, sizeof(reason), "this broker requires a "
+		    "token, which %s clients cannot send: run cmdgated with "
+		    "--no-auth (loopback only)", face_name(f));
+		conn_fail(c, RPC_UNAUTHORIZED, "unauthorized", reason);
+		log_info("client %llu (%s): %s, closed",
+		    (unsigned long long)c->id, c->peer, reason);
+		return;
+	}
+	if (face_ops[f].accept != NULL)
+		face_ops[f].accept(c);
+}
+
+void
 conn_free(struct conn *c)
 {
+	if (face_ops[c->face].closed != NULL)
+		face_ops[c->face].closed(c);
 	conn_cancel_all(c);
 	c->sh->inbuf_total -= c->inbuf;
 	if (c->timer != NULL)
@@ -168,6 +199,14 @@ conn_send(struct conn *c, json_object *msg)
 		return;
 	s = json_object_to_json_string_length(msg, JSON_C_TO_STRING_PLAIN |
 	    JSON_C_TO_STRING_NOSLASHESCAPE, &len);
+	conn_send_raw(c, s, len);
+}
+
+void
+conn_send_raw(struct conn *c, const char *s, size_t len)
+{
+	if (c->dead)
+		return;
 	/* With --sync group, nothing leaves before the changes are synced. */
 	if (c->sh->hold_output) {
 		if (c->held == NULL && (c->held = evbuffer_new()) == NULL)
@@ -205,9 +244,13 @@ conn_fail(struct conn *c, int code, const char *type, const char *reason)
 	struct timeval	 tv = { CONN_FAIL_FLUSH_S, 0 };
 	json_object	*resp;
 
-	resp = rpc_error_response(NULL, code, type, NULL, reason);
-	conn_send(c, resp);
-	json_object_put(resp);
+	if (face_ops[c->face].fail != NULL)
+		face_ops[c->face].fail(c, code, type, reason);
+	else {
+		resp = rpc_error_response(NULL, code, type, NULL, reason);
+		conn_send(c, resp);
+		json_object_put(resp);
+	}
 	c->closing = 1;
 	/* Dropped if it does not read the error in time. */
 	if (c->timer != NULL)
@@ -343,6 +386,23 @@ conn_call(struct conn *c, json_object *msg, struct conn_batch *batch)
 	return resp;
 }
 
+/* A message on a face's listener: the face's to answer. */
+static void
+conn_face_message(struct conn *c, const char *buf, size_t len)
+{
+	char	reason[128];
+
+	if (face_ops[c->face].message != NULL) {
+		face_ops[c->face].message(c, buf, len);
+		return;
+	}
+	snprintf(reason, sizeof(reason), "this broker does not serve the "
+	    "%s face", face_name(c->face));
+	conn_fail(c, RPC_METHOD_NOT_FOUND, "method_not_found", reason);
+	log_warnx("client %llu (%s): %s, closed", (unsigned long long)c->id,
+	    c->peer, reason);
+}
+
 void
 conn_message(struct conn *c, const char *buf, size_t len)
 {
@@ -350,6 +410,10 @@ conn_message(struct conn *c, const char *buf, size_t len)
 	char		 reason[128];
 	int		 rc;
 
+	if (c->face != FACE_CMDGATE) {
+		conn_face_message(c, buf, len);
+		return;
+	}
 	if ((rc = jstrict_parse(buf, len, &msg)) != 0) {
 		snprintf(reason, sizeof(reason), "not valid JSON (RFC 8259, "
 		    "UTF-8): %s", jstrict_strerror(rc));
