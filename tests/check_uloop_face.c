@@ -395,6 +395,48 @@ START_TEST(uloop_list_changed)
 }
 END_TEST
 
+/*
+ * cmdgate mcp-config: uLoopMCP's own server put in front of the broker's
+ * uloop face (its port asked from the broker), MCP for Unity's with the
+ * status dir given.
+ */
+START_TEST(mcp_config_entries)
+{
+	json_object	*r, *e;
+	char		 port[16];
+	pid_t		 pid;
+	int		 out;
+
+	start_uloop(NULL);
+	pid = cli_spawn(b.port, &out, "mcp-config", "--client", "claude", NULL);
+	r = cli_end(pid, out, 0);
+	e = jpath(r, "mcpServers.uLoopMCP");
+	ck_assert_ptr_nonnull(e);
+	snprintf(port, sizeof(port), "%d", uloop_port());
+	ck_assert_str_eq(str(e, "env.UNITY_TCP_PORT"), port);
+	ck_assert_str_eq(str(e, "command"), "node");
+	ck_assert_ptr_nonnull(strstr(str(e, "args.0"),
+	    "/Library/uLoopMCP/server.bundle.js"));
+	ck_assert_ptr_nonnull(jpath(r, "mcpServers.cmdgate"));
+	ck_assert_ptr_null(jpath(r, "mcpServers.unityMCP"));
+	json_object_put(r);
+	pid = cli_spawn(b.port, &out, "mcp-config", "--client", "vscode",
+	    "--uloop-port", "8711", "--uloop-server", "/p/server.bundle.js",
+	    "--unity-status-dir", "/run/st", NULL);
+	r = cli_end(pid, out, 0);
+	ck_assert_str_eq(str(r, "servers.uLoopMCP.env.UNITY_TCP_PORT"),
+	    "8711");
+	ck_assert_str_eq(str(r, "servers.uLoopMCP.args.0"),
+	    "/p/server.bundle.js");
+	ck_assert_str_eq(str(r, "servers.uLoopMCP.type"), "stdio");
+	e = jpath(r, "servers.unityMCP");
+	ck_assert_str_eq(str(e, "env.UNITY_MCP_STATUS_DIR"), "/run/st");
+	ck_assert_str_eq(str(e, "command"), "uvx");
+	ck_assert_str_eq(str(e, "args.2"), "mcp-for-unity");
+	json_object_put(r);
+}
+END_TEST
+
 int
 main(void)
 {
@@ -414,6 +456,7 @@ main(void)
 	tcase_add_test(tc, uloop_v026_lines);
 	tcase_add_test(tc, uloop_errors);
 	tcase_add_test(tc, uloop_list_changed);
+	tcase_add_test(tc, mcp_config_entries);
 	suite_add_tcase(s, tc);
 	return ck_run(s);
 }
