@@ -187,6 +187,11 @@ void		 conn_kill(struct conn *);
 /* Whether the client must authenticate before other methods. */
 int		 conn_needs_auth(const struct conn *);
 /*
+ * --peer-auth: a client that must authenticate and whose peer on fd the
+ * peer check allows (peercred.h) is authenticated at once.
+ */
+void		 conn_peer_auth(struct conn *, int fd);
+/*
  * Whether c is not idle however long it says nothing: it waits for an
  * answer, holds editor flags, or is an MCP session.
  */

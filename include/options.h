@@ -2,6 +2,8 @@
 #ifndef CMDGATE_OPTIONS_H
 #define CMDGATE_OPTIONS_H
 
+#include <sys/types.h>
+
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -13,6 +15,7 @@
 
 #define OPT_DEFAULT_PORT	8700
 #define OPT_MAX_LISTEN		16
+#define OPT_MAX_ALLOW		16	/* --allow-user, and --allow-group */
 
 enum sync_mode {
 	SYNC_FULL,
@@ -28,6 +31,11 @@ struct options {
 	char		*tools_file;
 	char		*token_file;
 	int		 no_auth;
+	uid_t		 allow_uid[OPT_MAX_ALLOW];	/* --allow-user */
+	size_t		 nallow_uid;
+	gid_t		 allow_gid[OPT_MAX_ALLOW];	/* --allow-group */
+	size_t		 nallow_gid;
+	int		 peer_auth;	/* allowed peers need no token */
 	uint64_t	 max_message;
 	uint64_t	 max_batch;
 	uint64_t	 max_workers;

@@ -17,6 +17,7 @@
 #include "jstrict.h"
 #include "log.h"
 #include "options.h"
+#include "peercred.h"
 #include "rpc.h"
 #include "util.h"
 
@@ -117,6 +118,23 @@ int
 conn_needs_auth(const struct conn *c)
 {
 	return c->needs_token && !c->authenticated;
+}
+
+void
+conn_peer_auth(struct conn *c, int fd)
+{
+	char	why[256];
+
+	if (!conn_needs_auth(c) || !c->sh->opt->peer_auth)
+		return;
+	if (peercred_check(c->sh->opt, fd, why, sizeof(why)) != 1) {
+		log_debug("client %llu (%s): peer check: %s; it needs the "
+		    "token", (unsigned long long)c->id, c->peer, why);
+		return;
+	}
+	c->authenticated = 1;
+	log_debug("client %llu (%s): authenticated by the peer check, %s",
+	    (unsigned long long)c->id, c->peer, why);
 }
 
 int
@@ -360,8 +378,10 @@ conn_call(struct conn *c, json_object *msg, struct conn_batch *batch)
 	m = rpc_lookup(req.method);
 	if (conn_needs_auth(c) && (m == NULL || !(m->flags & RPC_NOAUTH))) {
 		st = rpc_fail(&err, RPC_UNAUTHORIZED, "unauthorized",
-		    "this broker requires a token: call authenticate "
-		    "{\"token\": ...} first");
+		    "this broker requires a token%s: call authenticate "
+		    "{\"token\": ...} first", c->sh->opt->peer_auth ?
+		    " (the peer check, --peer-auth, did not let this "
+		    "connection's user in)" : "");
 		return rpc_answer(&req, st, NULL, &err);
 	}
 	if (m == NULL) {

@@ -387,6 +387,7 @@ lst_accept(struct evconnlistener *lev, evutil_socket_t fd,
 		return;
 	}
 	c = server_conn_new(srv, bev, NULL, is_unix, peer);
+	conn_peer_auth(c, fd);
 	c->resume = conn_resume;
 	if ((c->timer = evtimer_new(srv->base, conn_timeout, c)) == NULL)
 		fatalx("evtimer_new");

@@ -8,6 +8,8 @@
 
 #include <errno.h>
 #include <getopt.h>
+#include <grp.h>
+#include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,6 +28,8 @@
 enum opt_kind {
 	K_STR,		/* string, stored as is */
 	K_LISTEN,	/* ADDR:PORT, repeatable */
+	K_USER,		/* a user name or uid, repeatable */
+	K_GROUP,	/* a group name or gid, repeatable */
 	K_SOCKET,	/* a Unix socket path */
 	K_NUM,		/* unsigned integer in [min, max] */
 	K_SYNC,
@@ -65,6 +69,14 @@ static const struct opt_def opt_defs[] = {
 	{ "no-auth", 0, K_FLAG, NULL, NULL,
 	  "let TCP clients in without a token (loopback addresses only)",
 	  F(no_auth), 0, 0, 0 },
+	{ "allow-user", 0, K_USER, "USER", "none",
+	  "peer check: also let this user in (repeatable)", 0, 0, 0, 0 },
+	{ "allow-group", 0, K_GROUP, "GROUP", "none",
+	  "peer check: also let this group's members in (repeatable)",
+	  0, 0, 0, 0 },
+	{ "peer-auth", 0, K_FLAG, NULL, NULL,
+	  "TCP clients the peer check allows need no token",
+	  F(peer_auth), 0, 0, 0 },
 	{ "max-message", 0, K_NUM, "BYTES", "1048576",
 	  "largest message a client may send", F(max_message),
 	  1 * KIB, 1 * GIB, 1 * MIB },
@@ -138,6 +150,9 @@ static const char *sync_names[] = { "full", "group", "none" };
 
 static int	opt_apply(struct options *, const struct opt_def *,
 		    const char *, char *, size_t);
+static int	opt_allow(struct options *, const struct opt_def *,
+		    const char *, char *, size_t);
+static int	opt_id(const struct opt_def *, const char *, uint64_t *);
 static int	opt_default_listen(struct options *, char *, size_t);
 static int	opt_check_auth(struct options *, char *, size_t);
 static int	opt_loopback(const char *);
@@ -251,6 +266,9 @@ opt_apply(struct options *o, const struct opt_def *d, const char *arg,
 		return 0;
 	case K_LISTEN:
 		return opt_listen(o, arg, err, errlen);
+	case K_USER:
+	case K_GROUP:
+		return opt_allow(o, d, arg, err, errlen);
 	case K_NUM:
 		if (util_parse_u64(arg, d->min, d->max,
 		    (uint64_t *)(base + d->field)) == -1) {
@@ -287,6 +305,57 @@ bad:
 		snprintf(err, errlen, "--log-level: '%s' is not one of error, "
 		    "warning, info, debug", arg);
 	return -1;
+}
+
+/*
+ * --allow-user and --allow-group: the name, else the number, resolved
+ * now, so that an unknown name stops the start (exit 64) naming it.
+ */
+static int
+opt_allow(struct options *o, const struct opt_def *d, const char *arg,
+    char *err, size_t errlen)
+{
+	size_t		*n = d->kind == K_USER ? &o->nallow_uid : &o->nallow_gid;
+	uint64_t	 id;
+
+	if (*n == OPT_MAX_ALLOW) {
+		snprintf(err, errlen, "--%s: more than %d of them", d->name,
+		    OPT_MAX_ALLOW);
+		return -1;
+	}
+	if (opt_id(d, arg, &id) == -1) {
+		snprintf(err, errlen, "--%s: no %s '%s' (neither a name in "
+		    "the %s database nor a number)", d->name,
+		    d->kind == K_USER ? "user" : "group", arg,
+		    d->kind == K_USER ? "user" : "group");
+		return -1;
+	}
+	if (d->kind == K_USER)
+		o->allow_uid[(*n)++] = (uid_t)id;
+	else
+		o->allow_gid[(*n)++] = (gid_t)id;
+	return 0;
+}
+
+/* The id a user or group name or number stands for: 0, or -1. */
+static int
+opt_id(const struct opt_def *d, const char *arg, uint64_t *id)
+{
+	struct passwd	*pw;
+	struct group	*gr;
+
+	if (*arg == '\0')
+		return -1;
+	if (d->kind == K_USER && (pw = getpwnam(arg)) != NULL) {
+		*id = pw->pw_uid;
+		return 0;
+	}
+	if (d->kind == K_GROUP && (gr = getgrnam(arg)) != NULL) {
+		*id = gr->gr_gid;
+		return 0;
+	}
+	/* (uid_t)-1 and (gid_t)-1 mean "no id" to the kernel. */
+	return util_parse_u64(arg, 0, UINT32_MAX - 1, id);
 }
 
 /* One --listen: "[FACE@]ADDR:PORT". */
@@ -383,7 +452,10 @@ opt_loopback(const char *spec)
 	return IN6_IS_ADDR_V4MAPPED(&sin6->sin6_addr) && a[12] == 127;
 }
 
-/* --no-auth is for loopback only, and contradicts --token-file. */
+/*
+ * --no-auth is for loopback only, and contradicts --token-file and the
+ * peer check's flags (it lets every peer in: they would do nothing).
+ */
 static int
 opt_check_auth(struct options *o, char *err, size_t errlen)
 {
@@ -394,6 +466,12 @@ opt_check_auth(struct options *o, char *err, size_t errlen)
 	if (o->token_file != NULL) {
 		snprintf(err, errlen, "--no-auth and --token-file: give one "
 		    "or the other");
+		return -1;
+	}
+	if (o->peer_auth || o->nallow_uid > 0 || o->nallow_gid > 0) {
+		snprintf(err, errlen, "--no-auth lets every peer in: "
+		    "--peer-auth, --allow-user and --allow-group would do "
+		    "nothing; drop one side");
 		return -1;
 	}
 	for (i = 0; i < o->nlisten; i++)

@@ -2,6 +2,8 @@
 /* Flags: defaults, values, errors, --help, and the man page's list. */
 #include "config.h"
 
+#include <grp.h>
+#include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -247,6 +249,59 @@ START_TEST(no_auth)
 }
 END_TEST
 
+/*
+ * The peer check's flags: names and numbers resolved at start, an unknown
+ * name refused naming it, at most OPT_MAX_ALLOW, none with --no-auth.
+ */
+START_TEST(allow_flags)
+{
+	struct passwd	*pw = getpwuid(geteuid());
+	struct group	*gr = getgrgid(getegid());
+	char		*many[2 * OPT_MAX_ALLOW + 4], user[64], group[64];
+	int		 i;
+
+	ck_assert_ptr_nonnull(pw);
+	ck_assert_ptr_nonnull(gr);
+	snprintf(user, sizeof(user), "%s", pw->pw_name);
+	snprintf(group, sizeof(group), "%s", gr->gr_name);
+	ck_assert_int_eq(PARSE("--allow-user", user, "--allow-group", group),
+	    OPT_RUN);
+	ck_assert_uint_eq(opt.nallow_uid, 1);
+	ck_assert_uint_eq(opt.allow_uid[0], geteuid());
+	ck_assert_uint_eq(opt.nallow_gid, 1);
+	ck_assert_uint_eq(opt.allow_gid[0], getegid());
+	ck_assert_int_eq(opt.peer_auth, 0);
+	ck_assert_int_eq(PARSE("--allow-user", "4242", "--allow-group=4343",
+	    "--peer-auth"), OPT_RUN);
+	ck_assert_uint_eq(opt.allow_uid[0], 4242);
+	ck_assert_uint_eq(opt.allow_gid[0], 4343);
+	ck_assert_int_eq(opt.peer_auth, 1);
+	ck_assert_int_eq(PARSE("--allow-user", "no-such-user-p17"), OPT_USAGE);
+	ck_assert_str_eq(err, "--allow-user: no user 'no-such-user-p17' "
+	    "(neither a name in the user database nor a number)");
+	ck_assert_int_eq(PARSE("--allow-group", "no-such-group-p17"),
+	    OPT_USAGE);
+	ck_assert_ptr_nonnull(strstr(err, "no group 'no-such-group-p17'"));
+	/* (uid_t)-1 is no one's. */
+	ck_assert_int_eq(PARSE("--allow-user", "4294967295"), OPT_USAGE);
+	ck_assert_int_eq(PARSE("--no-auth", "--peer-auth"), OPT_USAGE);
+	ck_assert_int_eq(PARSE("--no-auth", "--allow-group", group),
+	    OPT_USAGE);
+	ck_assert_ptr_nonnull(strstr(err, "--no-auth lets every peer in"));
+	many[0] = "cmdgated";
+	for (i = 0; i <= OPT_MAX_ALLOW; i++) {
+		many[2 * i + 1] = "--allow-user";
+		many[2 * i + 2] = "7";
+	}
+	many[2 * i + 1] = NULL;
+	ck_assert_int_eq(parse(many), OPT_USAGE);
+	ck_assert_ptr_nonnull(strstr(err, "more than 16"));
+	many[2 * OPT_MAX_ALLOW + 1] = NULL;
+	ck_assert_int_eq(parse(many), OPT_RUN);
+	ck_assert_uint_eq(opt.nallow_uid, OPT_MAX_ALLOW);
+}
+END_TEST
+
 START_TEST(help_and_version)
 {
 	ck_assert_int_eq(PARSE("--help"), OPT_EXIT);
@@ -313,6 +368,7 @@ options_suite(void)
 	tcase_add_test(tc, port_env);
 	tcase_add_test(tc, state_dir_env);
 	tcase_add_test(tc, no_auth);
+	tcase_add_test(tc, allow_flags);
 	tcase_add_test(tc, help_and_version);
 	tcase_add_test(tc, man_page_lists_every_flag);
 	suite_add_tcase(s, tc);

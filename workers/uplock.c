@@ -6,16 +6,19 @@
  */
 #include "config.h"
 
+#include <sys/prctl.h>
+#include <sys/wait.h>
+
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "uplock.h"
 #include "worker.h"
-
-#define UPLOCK_RETRY_MS	20	/* between tries of a held lock */
 
 /* LOCK_DIR/upstream-<to, [A-Za-z0-9.-] kept, the rest '_'>.lock */
 static int
@@ -37,15 +40,60 @@ uplock_path(const char *lock_dir, const char *to, char *path, size_t len)
 	return 0;
 }
 
+/* Try (F_OFD_SETLK) or wait for (F_OFD_SETLKW) fd's lock: 0, or -1. */
 static int
-uplock_try(int fd)
+uplock_fcntl(int fd, int cmd)
 {
 	struct flock	fl;
 
 	memset(&fl, 0, sizeof(fl));
 	fl.l_type = F_WRLCK;
 	fl.l_whence = SEEK_SET;
-	return fcntl(fd, F_OFD_SETLK, &fl);
+	return fcntl(fd, cmd, &fl);
+}
+
+/*
+ * Wait for a held lock.  SIGTERM stays blocked outside ppoll, so this
+ * process cannot sleep in F_OFD_SETLKW; a child sharing fd's open file
+ * description sleeps there instead (the lock it takes is the
+ * description's, so ours) and says so on a pipe, which we wait for
+ * under the signal mask.  0 held, 1 the deadline passed, -1 cancelled,
+ * -2 with errno.  On anything but 0 the caller closes fd, which also
+ * ends a lock the child took at the last moment.
+ */
+static int
+uplock_wait(int fd, int64_t deadline, const sigset_t *waitmask)
+{
+	pid_t	pid;
+	int	p[2], w, ok;
+	char	c;
+
+	if (pipe2(p, O_CLOEXEC) == -1)
+		return -2;
+	if ((pid = fork()) == -1) {
+		close(p[0]);
+		close(p[1]);
+		return -2;
+	}
+	if (pid == 0) {
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		close(p[0]);
+		while ((ok = uplock_fcntl(fd, F_OFD_SETLKW)) == -1 &&
+		    errno == EINTR)
+			;
+		_exit(ok == 0 && write(p[1], "L", 1) == 1 ? 0 : 1);
+	}
+	close(p[1]);
+	if ((w = worker_wait(p[0], POLLIN, deadline, waitmask)) == 1)
+		w = read(p[0], &c, 1) == 1 ? 0 : (errno = ENOLCK, -2);
+	else if (w == 0)
+		w = 1;
+	if (w != 0)
+		kill(pid, SIGKILL);
+	while (waitpid(pid, NULL, 0) == -1 && errno == EINTR)
+		;
+	close(p[0]);
+	return w;
 }
 
 int
@@ -53,7 +101,7 @@ uplock_take(const char *lock_dir, const char *to, int64_t deadline,
     const sigset_t *waitmask, int *fd, char *err, size_t errlen)
 {
 	char	path[4096];
-	int	w;
+	int	w = 0;
 
 	*fd = -1;
 	if (lock_dir == NULL)
@@ -66,24 +114,19 @@ uplock_take(const char *lock_dir, const char *to, int64_t deadline,
 		snprintf(err, errlen, "%s: %s", path, strerror(errno));
 		return -2;
 	}
-	/*
-	 * F_OFD_SETLKW cannot be woken by SIGTERM here (it is blocked
-	 * outside ppoll): try, then wait a little under the signal mask.
-	 */
-	while (uplock_try(*fd) == -1) {
-		if (errno != EAGAIN && errno != EACCES && errno != EINTR) {
-			snprintf(err, errlen, "%s: lock: %s", path,
-			    strerror(errno));
+	if (uplock_fcntl(*fd, F_OFD_SETLK) == -1) {
+		if (errno != EAGAIN && errno != EACCES)
 			w = -2;
-		} else if ((w = worker_wait(-1, 0, deadline < now_ms() +
-		    UPLOCK_RETRY_MS ? deadline : now_ms() + UPLOCK_RETRY_MS,
-		    waitmask)) == 0 && now_ms() < deadline)
-			continue;
+		else
+			w = uplock_wait(*fd, deadline, waitmask);
+	}
+	if (w == -2)
+		snprintf(err, errlen, "%s: lock: %s", path, strerror(errno));
+	if (w != 0) {
 		close(*fd);
 		*fd = -1;
-		return w == 0 ? 1 : w;
 	}
-	return 0;
+	return w;
 }
 
 void
