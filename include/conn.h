@@ -135,8 +135,9 @@ struct conn {
 struct conn	*conn_new(struct conn_shared *, struct bufferevent *,
 		    struct evbuffer *out, int is_unix, const char *peer);
 /*
- * c came in on a listener of face f: no token is asked (the face's accept
- * decides who may stay), and its messages go to face_ops[f].
+ * c came in on a listener of face f: no token is asked (where one is
+ * needed, the peer check lets the client in or it is refused in the
+ * face's shape and closed), and its messages go to face_ops[f].
  */
 void		 conn_set_face(struct conn *, enum face f);
 /* Cancel what c waits for and free it (server_conn_free unlinks it). */

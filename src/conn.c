@@ -69,23 +69,45 @@ conn_new(struct conn_shared *sh, struct bufferevent *bev, struct evbuffer *out,
 	return c;
 }
 
+/*
+ * The clients of a face never send a token: where cmdgate's own clients
+ * need one, the peer check decides for them (unless --peer-auth did
+ * already); --no-auth lets them in.  0, or -1 when refused (reason).
+ */
+static int
+conn_face_admit(struct conn *c, char *reason, size_t len)
+{
+	char	why[256];
+	int	fd, rc;
+
+	if (!conn_needs_auth(c))
+		return 0;
+	fd = c->bev != NULL ? bufferevent_getfd(c->bev) : -1;
+	if (fd == -1)
+		snprintf(why, sizeof(why), "no socket");
+	if (fd == -1 ||
+	    (rc = peercred_check(c->sh->opt, fd, why, sizeof(why))) != 1) {
+		snprintf(reason, len, "refused by the peer check (%s clients "
+		    "cannot send a token): %s; cmdgated(8) --allow-user and "
+		    "--allow-group let other users in", face_name(c->face),
+		    why);
+		return -1;
+	}
+	c->authenticated = 1;
+	log_debug("client %llu (%s): let in by the peer check, %s",
+	    (unsigned long long)c->id, c->peer, why);
+	return 0;
+}
+
 void
 conn_set_face(struct conn *c, enum face f)
 {
-	char	reason[192];
+	char	reason[RPC_REASON_MAX];
 
 	c->face = f;
 	if (f == FACE_CMDGATE)
 		return;
-	/*
-	 * The clients of a face never send a token.  Where cmdgate's own
-	 * clients need one, a face's are refused (the peer check is to
-	 * decide for them instead); --no-auth lets them in.
-	 */
-	if (c->needs_token) {
-		snprintf(reason, sizeof(reason), "this broker requires a "
-		    "token, which %s clients cannot send: run cmdgated with "
-		    "--no-auth (loopback only)", face_name(f));
+	if (conn_face_admit(c, reason, sizeof(reason)) == -1) {
 		conn_fail(c, RPC_UNAUTHORIZED, "unauthorized", reason);
 		log_info("client %llu (%s): %s, closed",
 		    (unsigned long long)c->id, c->peer, reason);
