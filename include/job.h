@@ -30,6 +30,8 @@ struct options;
 struct store;
 struct tooltab;
 struct event;
+struct facejobs;
+struct edsubs;
 
 /* What the engine needs of the broker; all borrowed, outliving it. */
 struct jobs_config {
@@ -118,6 +120,14 @@ struct jobs {
 	struct sched_busy	 editor_restored; /* held before a restart */
 	struct event		*grace_ev;	/* ends editor_restored */
 	int			 scheduling, reschedule;
+	/* The face jobs' repeat table (facejob.c), freed first by jobs_free:
+	 * it holds waiters and submits of this engine. */
+	struct facejobs		*facejobs;
+	void			(*facejobs_free)(struct facejobs *);
+	/* The editor state's subscriptions (edstate.c), told when a reload
+	 * job starts or stops running (job_set_status). */
+	struct edsubs		*edsubs;
+	void			(*reloads_changed)(struct edsubs *);
 };
 
 

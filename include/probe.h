@@ -55,6 +55,15 @@ void		 probe_free(struct probe *);
 void		 probe_configure(struct probe *, json_object *editor);
 /* Stop for good: SIGTERM, SIGKILL after kill_grace; no restart. */
 void		 probe_stop(struct probe *);
+/* fn(arg) after the editor's reachable changed (one watcher; fn NULL:
+ * none); p may be NULL. */
+void		 probe_watch(struct probe *p, void (*fn)(void *), void *arg);
+/*
+ * Whether the editor answers: 1, 0, or -1 (no probe or not known yet);
+ * *lost_ms (monotonic) when it stopped answering after it had answered,
+ * 0 when it did not.  p may be NULL.
+ */
+int		 probe_reachable(const struct probe *p, int64_t *lost_ms);
 /* Whether its process is alive (not yet reaped). */
 int		 probe_alive(const struct probe *);
 /* Child pid was reaped with status: 1 when it was the probe's, else 0. */

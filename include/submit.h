@@ -27,6 +27,10 @@ typedef void	(*submit_done_fn)(void *arg, uint64_t num, int dedup,
 /* The job object (taken), or NULL with err (borrowed). */
 typedef void	(*waiter_done_fn)(void *arg, json_object *job,
 		    struct rpc_error *err);
+/* An awaited forward command's first upstream answer (borrowed; not
+ * stored), index the command's. */
+typedef void	(*waiter_answer_fn)(void *arg, size_t index,
+		    json_object *result);
 
 /* Submit the validated job record rec under idempotency key idem (both
  * taken; idem NULL for none); done(arg) at the end of the turn. */
@@ -45,10 +49,18 @@ void		 submit_free_all(struct jobs *);
  * after timeout_s, never from here. */
 struct waiter	*waiter_add(struct jobs *, uint64_t num, uint64_t timeout_s,
 		    waiter_done_fn done, void *arg);
+/* The same without a timeout, and told each first upstream answer of an
+ * awaited command of the job too (answer may be NULL). */
+struct waiter	*waiter_watch(struct jobs *, uint64_t num,
+		    waiter_done_fn done, waiter_answer_fn answer, void *arg);
 /* The caller of w is gone. */
 void		 waiter_cancel(struct waiter *w);
 /* Job num ended: tell its waiters. */
 void		 waiter_job_done(struct jobs *, uint64_t num);
+/* Command index of job num had its first upstream answer result
+ * (borrowed): tell its watchers. */
+void		 waiter_job_answer(struct jobs *, uint64_t num, size_t index,
+		    json_object *result);
 /* What a waiter of job num is told: the full job object, or NULL with err
  * ("expired while it was waited for").  Caller puts. */
 json_object	*waiter_view(struct jobs *, uint64_t num,

@@ -57,6 +57,9 @@ struct worker_hooks {
 	/* A child that is no worker (the editor probe) was reaped: 1 when
 	 * the hook knew it, else 0 (then it is logged as unknown). */
 	int	(*other)(void *arg, pid_t pid, int status);
+	/* w's job (not NULL) had the first upstream answer res (borrowed)
+	 * of its awaited command w->next_index; nothing is stored. */
+	void	(*answer)(void *arg, struct worker *w, json_object *res);
 };
 
 struct workers {

@@ -333,6 +333,9 @@ job_free(struct job *j)
 void
 job_set_status(struct jobs *J, struct job *j, enum job_status s)
 {
+	if (j->reload && (s == JOB_RUNNING) != (j->status == JOB_RUNNING) &&
+	    J->reloads_changed != NULL)
+		J->reloads_changed(J->edsubs);
 	J->count[j->status]--;
 	J->count[s]++;
 	j->status = s;

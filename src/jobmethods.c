@@ -229,6 +229,24 @@ build_job(struct server *srv, json_object *commands, const struct submit *o,
 	return rec;
 }
 
+json_object *
+jobmethods_record(struct server *srv, json_object *commands,
+    const char *agent, struct rpc_error *err)
+{
+	struct submit	o;
+
+	memset(&o, 0, sizeof(o));
+	o.agent = agent;
+	o.label = "";
+	if (!param_name_ok(agent)) {
+		rpc_fail(err, RPC_INVALID_PARAMS, "invalid_params", "the "
+		    "agent's name has 1 to %d printable characters",
+		    CONN_NAME_MAX);
+		return NULL;
+	}
+	return build_job(srv, commands, &o, err);
+}
+
 static int
 submit_options(struct rpc_req *req, json_object *params, struct submit *o,
     struct rpc_error *err)

@@ -339,6 +339,13 @@ jobs_worker_result(void *arg, struct worker *w, json_object *res)
 	return 0;
 }
 
+/* Hook: w's awaited command had its first answer: to the job's watchers. */
+static void
+jobs_worker_answer(void *arg, struct worker *w, json_object *res)
+{
+	waiter_job_answer(arg, w->job->num, w->next_index, res);
+}
+
 /* Start j's worker; the job is running once that is committed. */
 static void
 jobs_start(struct jobs *J, struct job *j)
@@ -559,7 +566,8 @@ jobs_open(struct jobs **Jp, const struct jobs_config *cfg,
 	size_t			 interrupted, damaged;
 	struct worker_hooks	 wh = { J, jobs_worker_started,
 				    jobs_worker_result, jobs_worker_exited,
-				    jobs_worker_reaped, jobs_other_reaped };
+				    jobs_worker_reaped, jobs_other_reaped,
+				    jobs_worker_answer };
 	int			 rc;
 
 	J->cfg = *cfg;
@@ -659,6 +667,8 @@ jobs_free(struct jobs *J)
 
 	if (J == NULL)
 		return;
+	if (J->facejobs_free != NULL)
+		J->facejobs_free(J->facejobs);
 	submit_free_all(J);
 	while ((j = TAILQ_FIRST(&J->queued)) != NULL) {
 		TAILQ_REMOVE(&J->queued, j, entry);

@@ -42,6 +42,9 @@ struct probe {
 	struct event		*kill_ev;
 	struct editor_flags	 flags;
 	int			 reachable;	/* -1: not known */
+	int64_t			 lost_ms;	/* 1 to 0, monotonic; or 0 */
+	void			(*watch)(void *);
+	void			*watch_arg;
 	char			*error;
 	int64_t			 since_ms;	/* of reachable and error */
 	int			 backoff_ms;	/* of the next restart */
@@ -77,10 +80,18 @@ probe_state(struct probe *P, int reachable, const char *error)
 	    (error != NULL && P->error != NULL &&
 	    strcmp(error, P->error) == 0)))
 		return;
-	P->reachable = reachable;
+	if (P->reachable == 1 && reachable == 0)
+		P->lost_ms = util_monotonic_ms();
+	else if (reachable != 0)
+		P->lost_ms = 0;
 	free(P->error);
 	P->error = error != NULL ? xstrdup(error) : NULL;
 	P->since_ms = util_now_ms();
+	if (P->reachable != reachable && P->watch != NULL) {
+		P->reachable = reachable;
+		P->watch(P->watch_arg);
+	}
+	P->reachable = reachable;
 }
 
 static void
@@ -393,6 +404,22 @@ probe_stop(struct probe *P)
 	P->stopping = 1;
 	evtimer_del(P->restart_ev);
 	probe_kill(P);
+}
+
+void
+probe_watch(struct probe *P, void (*fn)(void *), void *arg)
+{
+	if (P == NULL)
+		return;
+	P->watch = fn;
+	P->watch_arg = arg;
+}
+
+int
+probe_reachable(const struct probe *P, int64_t *lost_ms)
+{
+	*lost_ms = P != NULL ? P->lost_ms : 0;
+	return P != NULL && P->editor != NULL ? P->reachable : -1;
 }
 
 int

@@ -42,8 +42,9 @@ struct waiter {
 	TAILQ_ENTRY(waiter)	 entry;
 	struct jobs		*jobs;
 	uint64_t		 num;
-	struct event		*timer;
+	struct event		*timer;		/* NULL: none */
 	waiter_done_fn		 done;
+	waiter_answer_fn	 answer;	/* NULL: not told */
 	void			*arg;
 };
 
@@ -268,7 +269,8 @@ static void
 waiter_free(struct waiter *w)
 {
 	TAILQ_REMOVE(&w->jobs->waiters, w, entry);
-	event_free(w->timer);
+	if (w->timer != NULL)
+		event_free(w->timer);
 	free(w);
 }
 
@@ -323,18 +325,41 @@ waiter_job_done(struct jobs *J, uint64_t num)
 	}
 }
 
+void
+waiter_job_answer(struct jobs *J, uint64_t num, size_t index,
+    json_object *result)
+{
+	struct waiter	*w, *next;
+
+	for (w = TAILQ_FIRST(&J->waiters); w != NULL; w = next) {
+		next = TAILQ_NEXT(w, entry);
+		if (w->num == num && w->answer != NULL)
+			w->answer(w->arg, index, result);
+	}
+}
+
 struct waiter *
-waiter_add(struct jobs *J, uint64_t num, uint64_t timeout_s,
-    waiter_done_fn done, void *arg)
+waiter_watch(struct jobs *J, uint64_t num, waiter_done_fn done,
+    waiter_answer_fn answer, void *arg)
 {
 	struct waiter	*w = xcalloc(1, sizeof(*w));
-	struct timeval	 tv = { (time_t)timeout_s, 0 };
 
 	w->jobs = J;
 	w->num = num;
 	w->done = done;
+	w->answer = answer;
 	w->arg = arg;
 	TAILQ_INSERT_TAIL(&J->waiters, w, entry);
+	return w;
+}
+
+struct waiter *
+waiter_add(struct jobs *J, uint64_t num, uint64_t timeout_s,
+    waiter_done_fn done, void *arg)
+{
+	struct waiter	*w = waiter_watch(J, num, done, NULL, arg);
+	struct timeval	 tv = { (time_t)timeout_s, 0 };
+
 	if ((w->timer = evtimer_new(J->cfg.base, on_wait_timeout, w)) == NULL)
 		fatalx("evtimer_new");
 	evtimer_add(w->timer, &tv);

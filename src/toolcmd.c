@@ -322,6 +322,7 @@ tool_forward_command(const struct tool *t, json_object *params,
 	    json_object_object_get_ex(o, "connect_timeout_s", &v) ?
 	    json_object_get(v) :
 	    json_object_new_int(FWD_CONNECT_TIMEOUT_DEFAULT));
+	member_copy(f, o, "idempotent");
 	member_copy(f, o, "ready");
 	member_copy(f, o, "await");
 	member_copy(f, o, "cancel");

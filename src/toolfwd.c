@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: ISC */
 /*
  * The upstream members of cmdgate.tools(5): forward's object form (to,
- * dialect, method, params, connect_timeout_s, ready, await, cancel) and
+ * dialect, method, params, connect_timeout_s, idempotent, ready, await,
+ * cancel) and
  * the table's editor probe, checked member by member so that a table
  * that loads is one the worker can act on.
  */
@@ -26,8 +27,8 @@ static const char *dialects[] = {
 	"jsonrpc", "jsonrpc-lsp", "unity-mcp", "mcp-http", NULL,
 };
 static const char *forward_keys[] = {
-	"to", "dialect", "method", "params", "connect_timeout_s", "ready",
-	"await", "cancel", NULL,
+	"to", "dialect", "method", "params", "connect_timeout_s", "idempotent",
+	"ready", "await", "cancel", NULL,
 };
 static const char *call_keys[] = { "call", "params", NULL };
 static const char *await_keys[] = { "call", "params", "until", "every_ms",
@@ -112,6 +113,19 @@ fwd_int(struct fwd_error *e, const char *field, json_object *o,
 	    json_object_get_int64(v) < lo || json_object_get_int64(v) > hi)
 		return fwd_fail(e, field, "\"%s\" must be a whole number from "
 		    "%lld to %lld", name, (long long)lo, (long long)hi);
+	return 0;
+}
+
+/* Member name of o, when present, true or false. */
+static int
+fwd_bool(struct fwd_error *e, const char *field, json_object *o,
+    const char *name)
+{
+	json_object	*v;
+
+	if (json_object_object_get_ex(o, name, &v) &&
+	    !json_object_is_type(v, json_type_boolean))
+		return fwd_fail(e, field, "\"%s\" must be true or false", name);
 	return 0;
 }
 
@@ -372,7 +386,8 @@ toolfwd_check(json_object *o, json_object *schema, struct fwd_error *e)
 	    fwd_to(e, "forward", o) == -1 ||
 	    fwd_string(e, "forward", o, "method", 0, &s) == -1 ||
 	    fwd_int(e, "forward", o, "connect_timeout_s", 1,
-	    FWD_CONNECT_TIMEOUT_MAX) == -1)
+	    FWD_CONNECT_TIMEOUT_MAX) == -1 ||
+	    fwd_bool(e, "forward", o, "idempotent") == -1)
 		return -1;
 	first = fwd_firsts(schema, 0);
 	rc = fwd_template(e, "forward", o, first);

@@ -211,6 +211,10 @@ worker_event(struct worker *w, const char *line, size_t len)
 	    json_type_object)) {
 		if (h->result(h->arg, w, res) == 0)
 			w->next_index++;
+	} else if (strcmp(kind, "answer") == 0 &&
+	    json_object_object_get_ex(ev, "result", &res)) {
+		if (h->answer != NULL)
+			h->answer(h->arg, w, res);
 	} else
 		worker_garbled(w, "unknown message from the worker");
 	json_object_put(ev);

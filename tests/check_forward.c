@@ -33,7 +33,8 @@
 #include "ckrun.h"
 
 /* A fake upstream: answers "answer", errors "oops", closes on "hangup",
- * resets on "reset", says nothing to "silent". */
+ * resets on "reset", says nothing to "silent"; closes on every other
+ * "flaky" (the first, third, ...) and answers the rest. */
 static void
 start_upstream(void)
 {
@@ -42,6 +43,7 @@ start_upstream(void)
 	int			lfd = socket(AF_INET, SOCK_STREAM, 0), fd;
 	char			buf[4096];
 	ssize_t			n;
+	int			flaky = 0;
 
 	memset(&sin, 0, sizeof(sin));
 	sin.sin_family = AF_INET;
@@ -59,7 +61,8 @@ start_upstream(void)
 			_exit(1);
 		n = read(fd, buf, sizeof(buf) - 1);
 		buf[n > 0 ? n : 0] = '\0';
-		if (strstr(buf, "\"answer\"") != NULL) {
+		if (strstr(buf, "\"answer\"") != NULL ||
+		    (strstr(buf, "\"flaky\"") != NULL && flaky++ % 2 == 1)) {
 			const char *m = "{\"jsonrpc\":\"2.0\",\"method\":\"x\"}\n"
 			    "{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"v\":42}}\n";
 			(void)!write(fd, m, strlen(m));
@@ -174,6 +177,49 @@ h3_upstream(int family)
 }
 
 /* Issue 19.11: a 4 MB request reaches a slow upstream whole. */
+/*
+ * Issue 17 item 5: a request whose connection was lost after it was
+ * written is sent again when the table says the call is idempotent (a
+ * read); any other is reported as lost, never sent again blind.
+ */
+START_TEST(forward_idempotent_resent)
+{
+	char		 t[32], json[512];
+	json_object	*r;
+
+	start_upstream();
+	snprintf(json, sizeof(json), "{\"tools\":["
+	    "{\"name\":\"read\",\"forward\":{\"to\":\"127.0.0.1:%d\","
+	    "\"method\":\"flaky\",\"idempotent\":true}},"
+	    "{\"name\":\"write\",\"forward\":{\"to\":\"127.0.0.1:%d\","
+	    "\"method\":\"flaky\"}}]}", upstream_port, upstream_port);
+	write_file(tools, json, 0600);
+	start_tools(NULL);
+	/* The first flaky is lost: sent again, the second is answered. */
+	submit(t, "[{\"tool\":\"read\"}]", NULL);
+	r = wait_done(t);
+	ck_assert_str_eq(str(r, "status"), "done");
+	ck_assert_int_eq(json_object_get_int(jpath(r, "results.0.result.v")),
+	    42);
+	ck_assert_int_eq(json_object_get_int(jpath(r, "results.0.resent")), 1);
+	json_object_put(r);
+	/* The third is lost too: reported (sent again, it would be done). */
+	submit(t, "[{\"tool\":\"write\"}]", NULL);
+	r = wait_done(t);
+	ck_assert_str_eq(str(r, "status"), "failed");
+	ck_assert_str_eq(str(r, "results.0.error_type"), "upstream_lost");
+	ck_assert(json_object_get_boolean(jpath(r, "results.0.sent")));
+	ck_assert_ptr_null(jpath(r, "results.0.resent"));
+	json_object_put(r);
+	/* The fourth is answered at once: write's was not sent again. */
+	submit(t, "[{\"tool\":\"read\"}]", NULL);
+	r = wait_done(t);
+	ck_assert_str_eq(str(r, "status"), "done");
+	ck_assert_ptr_null(jpath(r, "results.0.resent"));
+	json_object_put(r);
+}
+END_TEST
+
 START_TEST(forward_large_request)
 {
 	const char	*args[] = { "--max-message", "8388608", NULL };
@@ -241,6 +287,7 @@ main(void)
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, forward_tools);
+	tcase_add_test(tc, forward_idempotent_resent);
 	tcase_add_test(tc, forward_large_request);
 	tcase_add_test(tc, forward_ipv6);
 	suite_add_tcase(s, tc);

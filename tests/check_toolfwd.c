@@ -52,6 +52,7 @@ START_TEST(forward_object_good)
 	tab = load_tool(SCHEMA, UNITY "\"method\":\"run_tests\","
 	    "\"params\":{\"mode\":\"{mode}\",\"testNames\":\"{names}\","
 	    "\"label\":\"run {mode} {{x}}\"},\"connect_timeout_s\":5,"
+	    "\"idempotent\":false,"
 	    "\"ready\":{\"call\":\"get_editor_state\",\"params\":{}},"
 	    "\"await\":{\"call\":\"get_test_job\",\"params\":{\"job_id\":"
 	    "\"{result.data.job_id}\",\"m\":\"{mode}\"},\"until\":{\"field\":"
@@ -108,6 +109,8 @@ static const struct {
 	  "\"connect_timeout_s\" must be a whole number from 1 to 3600" },
 	{ NULL, "{\"to\":\"h:1\",\"connect_timeout_s\":\"5\"}",
 	  "\"connect_timeout_s\" must be a whole number" },
+	{ NULL, "{\"to\":\"h:1\",\"idempotent\":\"yes\"}",
+	  "field 'forward': \"idempotent\" must be true or false" },
 	{ NULL, "{\"to\":\"h:1\",\"params\":[1]}",
 	  "field 'forward.params': must be an object" },
 	{ SCHEMA, "{\"to\":\"h:1\",\"params\":{\"m\":\"{modee}\"}}",

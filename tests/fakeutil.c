@@ -112,6 +112,26 @@ fake_await(struct fake *f, const char *prefix)
 	f->seen = end;
 }
 
+int
+fake_poll(struct fake *f, const char *prefix)
+{
+	enum jsonl_status	 st;
+	size_t			 end, n;
+	char			*line;
+
+	while (f->log == NULL || (end = fake_find(f, f->seen, prefix)) == 0) {
+		st = jsonl_line(&f->out, 0, &line, &n);
+		if (st == JSONL_TIMEOUT)
+			return 0;
+		ck_assert_msg(st == JSONL_MSG, "fake: %s; log:\n%s",
+		    jsonl_strerror(st), f->log ? f->log : "");
+		fake_append(f, line, n);
+		free(line);
+	}
+	f->seen = end;
+	return 1;
+}
+
 void
 fake_ctl(struct fake *f, const char *line)
 {

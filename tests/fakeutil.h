@@ -34,6 +34,11 @@ struct fake {
  * FAKE_ULOOP) with args (NULL-ended); wait for its "port N".
  */
 void		 fake_start(struct fake *, const char *env, ...);
+/*
+ * The same without waiting, for a test that runs a loop meanwhile: 1 once
+ * that line came (then as fake_await), else 0 (what came is logged).
+ */
+int		 fake_poll(struct fake *, const char *prefix);
 /* Send a control line and wait until it took effect. */
 void		 fake_ctl(struct fake *, const char *line);
 /* Wait for the next line, after those awaited, that begins with prefix. */

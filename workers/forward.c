@@ -3,7 +3,9 @@
  * The worker's forward tools: one request to an upstream in its dialect,
  * within the command's timeout, given up on SIGTERM or when the broker is
  * gone.  A refused connect is retried until connect_timeout_s; a request
- * once written is never sent again.  A reload tool whose bridge went away
+ * once written is never sent again, unless the table says it is
+ * idempotent (a read) and its answer was lost.  A reload tool whose bridge
+ * went away
  * waits for it to answer again; an await polls until a status.  See
  * cmdgate.tools(5), forward.
  */
@@ -37,7 +39,10 @@ struct fwd {
 	json_object	*params;	/* what the upstream gets */
 	json_object	*call;		/* the call's params, as submitted */
 	json_object	*r;		/* the command's result */
+	size_t		 index;		/* of the command in its job */
 	int		 reload;
+	int		 idempotent;	/* sent again when lost */
+	int		 resent;
 	int		 logged;	/* the retry line was written */
 	int64_t		 t0, deadline, connect_ms;
 };
@@ -431,6 +436,8 @@ fwd_init(struct fwd *f, json_object *cmd, const char *lock_dir,
 		f->x.to = member_str(fw, "to", "?");
 		f->x.dialect = member_str(fw, "dialect", "jsonrpc");
 		f->method = member_str(fw, "method", f->tool);
+		f->idempotent = json_object_get_boolean(member(fw,
+		    "idempotent"));
 		if ((v = member(fw, "params")) != NULL)
 			f->params = v;
 		v = member(fw, "connect_timeout_s");
@@ -445,21 +452,74 @@ fwd_init(struct fwd *f, json_object *cmd, const char *lock_dir,
 	return 0;
 }
 
+/*
+ * An awaited command's first answer goes to the broker at once, for a
+ * client that asked for it (a face job): {"event":"answer","index":I,
+ * "result":R}.  It is not the command's result.
+ */
+static void
+fwd_first_answer(struct fwd *f, json_object *res)
+{
+	json_object	*ev = json_object_new_object();
+
+	json_object_object_add(ev, "event", json_object_new_string("answer"));
+	json_object_object_add(ev, "index",
+	    json_object_new_int64((int64_t)f->index));
+	json_object_object_add(ev, "result", json_object_get(res));
+	emit(ev);
+}
+
+/*
+ * The first call: a refused connect again until connect_timeout_s.  An
+ * idempotent call whose connection was lost after the request went out
+ * is sent again, each time in an exchange of its own (under the
+ * upstream's lock) with a new connect window, until the deadline; never
+ * a reload tool's, whose loss is its reload.
+ */
+static enum up_status
+fwd_first(struct fwd *f, json_object **out)
+{
+	int64_t		until = f->t0 + f->connect_ms, next;
+	enum up_status	st;
+
+	for (;;) {
+		st = fwd_retry(f, f->method, f->params, until < f->deadline ?
+		    until : f->deadline, 0, out);
+		if (st != UP_LOST || !f->idempotent || f->reload ||
+		    now_ms() >= f->deadline)
+			return st;
+		json_object_put(*out);
+		*out = NULL;
+		fprintf(stderr, "cmdgate-worker: %s: %s; idempotent: sending "
+		    "it again\n", f->tool, f->x.err);
+		f->resent++;
+		next = now_ms() + FWD_BACKOFF_MS;
+		if (worker_wait(-1, 0, next < f->deadline ? next : f->deadline,
+		    f->x.waitmask) < 0) {
+			snprintf(f->x.err, sizeof(f->x.err), "%s: call "
+			    "cancelled", f->x.to);
+			return UP_CANCELLED;
+		}
+		until = now_ms() + f->connect_ms;
+	}
+}
+
 /* The first call and what its status leads to. */
 static void
 fwd_call(struct fwd *f)
 {
 	json_object	*out = NULL;
-	int64_t		 until = f->t0 + f->connect_ms;
 	enum up_status	 st;
 
-	st = fwd_retry(f, f->method, f->params, until < f->deadline ? until :
-	    f->deadline, 0, &out);
+	st = fwd_first(f, &out);
 	fwd_set(f, "sent", json_object_new_boolean(f->x.sent));
+	if (f->resent > 0)
+		fwd_set(f, "resent", json_object_new_int(f->resent));
 	if (st == UP_OK && member(f->fw, "await") != NULL &&
-	    !fwd_tool_failed(f, out))
+	    !fwd_tool_failed(f, out)) {
+		fwd_first_answer(f, out);
 		fwd_await(f, out);
-	else if (st == UP_OK)
+	} else if (st == UP_OK)
 		fwd_answered(f, json_object_get(out));
 	else if (st == UP_LOST && f->reload)
 		fwd_reloaded(f);
@@ -478,6 +538,7 @@ forward_run(json_object *cmd, size_t index, const char *lock_dir,
 	struct fwd	f;
 
 	memset(&f, 0, sizeof(f));
+	f.index = index;
 	f.t0 = now_ms();
 	f.r = json_object_new_object();
 	fwd_set(&f, "tool", json_object_new_string(member_str(cmd, "tool",

@@ -1,0 +1,316 @@
+/* SPDX-License-Identifier: ISC */
+/*
+ * Face jobs (src/facejob.c, cmdgated(8) Face jobs) in-process: driven
+ * through facejob_start() as a listener face drives it (tests/fjutil.c).
+ */
+#include "config.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include <check.h>
+#include <json-c/json.h>
+
+#include "facejob.h"
+#include "job.h"
+#include "jobs.h"
+#include "rpc.h"
+#include "fjutil.h"
+#include "ckrun.h"
+
+/* ---- exec tools -------------------------------------------------------- */
+
+START_TEST(facejob_done)
+{
+	struct got	g;
+
+	start(&g, "agent-a", "echo", "{\"text\":\"hi\"}", 0, 0);
+	await_news(&g, FJ_DONE);
+	ck_assert_str_eq(g.ticket, "t-000000");
+	ck_assert_int_eq(g.ok, 1);
+	ck_assert_int_eq(g.attached, 0);
+	ck_assert_str_eq(res_str(&g, "tool"), "echo");
+	ck_assert_str_eq(res_str(&g, "stdout"), "hi\n");
+	got_free(&g);
+	/* Done and told: the same command again is a new job. */
+	start(&g, "agent-a", "echo", "{\"text\":\"hi\"}", 0, 0);
+	await_news(&g, FJ_DONE);
+	ck_assert_str_eq(g.ticket, "t-000001");
+	ck_assert_int_eq(g.attached, 0);
+	got_free(&g);
+}
+END_TEST
+
+START_TEST(facejob_refused)
+{
+	static const struct {
+		const char	*agent, *tool, *params, *type;
+		int		 code;
+	} bad[] = {
+		{ "a", "nosuch", NULL, "unknown_tool", RPC_INVALID_PARAMS },
+		{ "a", "locked", NULL, "security_blocked",
+		    RPC_SECURITY_BLOCKED },
+		{ "a", "echo", "{}", "invalid_params", RPC_INVALID_PARAMS },
+		{ "a", "echo", "{\"text\":3}", "invalid_params",
+		    RPC_INVALID_PARAMS },
+		{ "a\tb", "echo", "{\"text\":\"x\"}", "invalid_params",
+		    RPC_INVALID_PARAMS },
+	};
+	struct got	g;
+	size_t		i;
+
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		start(&g, bad[i].agent, bad[i].tool, bad[i].params, HOLD_MS, 0);
+		await_news(&g, FJ_REFUSED);
+		ck_assert_int_eq(g.code, bad[i].code);
+		ck_assert_str_eq(g.type, bad[i].type);
+		ck_assert_str_eq(g.ticket, "(null)");
+		ck_assert(strlen(g.why) > 0);
+		got_free(&g);
+	}
+	ck_assert_uint_eq(njobs(), 0);
+	/* An empty name is allowed: the job's agent is "anonymous". */
+	start(&g, "", "echo", "{\"text\":\"x\"}", HOLD_MS, 0);
+	await_news(&g, FJ_DONE);
+	got_free(&g);
+}
+END_TEST
+
+/*
+ * Item 4: a command held longer than its client waits is answered
+ * "held", naming its ticket and what holds it, and its repeat (same
+ * agent, tool and params, in any member order) joins the job instead of
+ * becoming a second one, until its result was given to a client once.
+ */
+START_TEST(facejob_held_repeat_attaches)
+{
+	struct got	h, g1, g2, g3, g4, g5;
+
+	/* The first job of a store is t-000000: held like any other. */
+	start(&h, "a", "hold", NULL, HOLD_MS, 0);
+	await_news(&h, FJ_HELD);
+	ck_assert_str_eq(h.ticket, "t-000000");
+	ck_assert_msg(strncmp(h.why, "t-000000 is ", 12) == 0, "%s", h.why);
+	await_running(0);
+	start(&g1, "a", "later", "{\"text\":\"x\",\"n\":1}", HOLD_MS, 0);
+	await_news(&g1, FJ_HELD);
+	ck_assert_str_eq(g1.ticket, "t-000001");
+	ck_assert_int_eq(g1.attached, 0);
+	ck_assert_msg(strstr(g1.why, "t-000001 is queued behind t-000000") !=
+	    NULL, "%s", g1.why);
+	start(&g2, "a", "later", "{\"n\":1,\"text\":\"x\"}", HOLD_MS, 0);
+	await_news(&g2, FJ_HELD);
+	ck_assert_str_eq(g2.ticket, "t-000001");
+	ck_assert_int_eq(g2.attached, 1);
+	/* Another agent's, or other params: jobs of their own. */
+	start(&g3, "b", "later", "{\"text\":\"x\",\"n\":1}", HOLD_MS, 0);
+	await_news(&g3, FJ_HELD);
+	ck_assert_str_eq(g3.ticket, "t-000002");
+	ck_assert_msg(strstr(g3.why, "queued behind t-000001") != NULL, "%s",
+	    g3.why);
+	start(&g4, "a", "later", "{\"text\":\"x\",\"n\":2}", HOLD_MS, 0);
+	await_news(&g4, FJ_HELD);
+	ck_assert_str_eq(g4.ticket, "t-000003");
+	/* The client comes again and waits this time. */
+	start(&g5, "a", "later", "{\"text\":\"x\",\"n\":1}", 0, 0);
+	release();
+	await_news(&g5, FJ_DONE);
+	ck_assert_str_eq(g5.ticket, "t-000001");
+	ck_assert_int_eq(g5.attached, 1);
+	ck_assert_int_eq(g5.ok, 1);
+	ck_assert_str_eq(res_str(&g5, "stdout"), "x\n");
+	ck_assert_uint_eq(njobs(), 4);
+	got_free(&g5);
+	/* Told once: the window is over, the same command is a new job. */
+	start(&g5, "a", "later", "{\"text\":\"x\",\"n\":1}", 0, 0);
+	await_news(&g5, FJ_DONE);
+	ck_assert_str_eq(g5.ticket, "t-000004");
+	ck_assert_int_eq(g5.attached, 0);
+	got_free(&g5);
+	got_free(&h);
+}
+END_TEST
+
+/* A job that ended with nobody told keeps its result for a repeat. */
+START_TEST(facejob_result_kept_for_repeat)
+{
+	struct got	 h, g;
+	struct facejob	*fj;
+
+	start(&h, "a", "hold", NULL, 0, 0);
+	await_running(0);
+	start(&g, "a", "later", "{\"text\":\"y\"}", HOLD_MS, 0);
+	await_news(&g, FJ_HELD);
+	/* And a client that went away: no news for it. */
+	fj = start(&g, "a", "later", "{\"text\":\"y\"}", 0, 0);
+	facejob_cancel(fj);
+	release();
+	await_ended(1);
+	ck_assert_int_eq(g.n, 0);
+	start(&g, "a", "later", "{\"text\":\"y\"}", HOLD_MS, 0);
+	await_news(&g, FJ_DONE);
+	ck_assert_str_eq(g.ticket, "t-000001");
+	ck_assert_int_eq(g.attached, 1);
+	ck_assert_str_eq(res_str(&g, "stdout"), "y\n");
+	got_free(&g);
+	start(&g, "a", "later", "{\"text\":\"y\"}", HOLD_MS, 0);
+	await_news(&g, FJ_DONE);
+	ck_assert_str_eq(g.ticket, "t-000002");
+	ck_assert_int_eq(g.attached, 0);
+	got_free(&g);
+	got_free(&h);
+}
+END_TEST
+
+/* The window also ends --result-ttl after the job ended (here 0 s). */
+START_TEST(facejob_window_ttl)
+{
+	struct got	h, g;
+
+	opt.result_ttl = 0;
+	start(&h, "a", "hold", NULL, 0, 0);
+	await_running(0);
+	start(&g, "a", "later", "{\"text\":\"z\"}", HOLD_MS, 0);
+	await_news(&g, FJ_HELD);
+	release();
+	await_ended(1);
+	start(&g, "a", "later", "{\"text\":\"z\"}", HOLD_MS, 0);
+	await_news(&g, FJ_DONE);
+	ck_assert_str_eq(g.ticket, "t-000002");
+	ck_assert_int_eq(g.attached, 0);
+	got_free(&g);
+	got_free(&h);
+}
+END_TEST
+
+/* A job that ends without running its command: a result all the same. */
+START_TEST(facejob_cancelled_job)
+{
+	struct got		 h, g;
+	struct rpc_error	 err;
+	json_object		*r = NULL;
+
+	start(&h, "a", "hold", NULL, 0, 0);
+	await_running(0);
+	start(&g, "a", "later", "{\"text\":\"c\"}", 0, 0);
+	loop_until(queued, &(uint64_t){ 1 }, "the job queued");
+	memset(&err, 0, sizeof(err));
+	ck_assert_int_eq(jobs_cancel(srv.jobs, 1, &r, &err), 0);
+	json_object_put(r);
+	await_news(&g, FJ_DONE);
+	ck_assert_int_eq(g.ok, 0);
+	ck_assert_str_eq(res_str(&g, "error_type"), "cancelled");
+	ck_assert_str_eq(res_str(&g, "tool"), "later");
+	got_free(&g);
+	release();
+	await_news(&h, FJ_DONE);
+	got_free(&h);
+}
+END_TEST
+
+/* ---- unity-mcp.json against the fake bridge --------------------------- */
+
+/*
+ * run_tests answers with its job id at once: the face has that first
+ * answer while the job goes on polling get_test_job; a re-sent run_tests
+ * gets the same answer and is not sent to the editor again.
+ */
+START_TEST(facejob_first_answer)
+{
+	struct got	g1, g2, g3;
+	char		id[64];
+
+	start(&g1, "u", "run_tests", "{\"mode\":\"EditMode\"}", 0, 1);
+	await_news(&g1, FJ_FIRST);
+	ck_assert_str_eq(g1.ticket, "t-000000");
+	snprintf(id, sizeof(id), "%s", res_str(&g1, "data.job_id"));
+	ck_assert(strlen(id) > 0);
+	ck_assert(running(&(uint64_t){ 0 }));
+	/* The first answer is news, not a result: nothing stored. */
+	ck_assert_uint_eq(json_object_array_length(json_object_object_get(
+	    job_find(srv.jobs, 0)->rec, "results")), 0);
+	start(&g2, "u", "run_tests", "{\"mode\":\"EditMode\"}", 0, 1);
+	await_news(&g2, FJ_FIRST);
+	ck_assert_int_eq(g2.attached, 1);
+	ck_assert_str_eq(res_str(&g2, "data.job_id"), id);
+	start(&g3, "u", "run_tests", "{\"mode\":\"EditMode\"}", 0, 0);
+	fake_ctl(&fk, "end-tests succeeded");
+	await_news(&g3, FJ_DONE);
+	ck_assert_str_eq(g3.ticket, "t-000000");
+	ck_assert_int_eq(g3.attached, 1);
+	ck_assert_int_eq(g3.ok, 1);
+	ck_assert_str_eq(res_str(&g3, "result.data.status"), "succeeded");
+	ck_assert_int_eq(fake_seen("recv run_tests "), 1);
+	ck_assert_uint_eq(njobs(), 1);
+	got_free(&g1);
+	got_free(&g2);
+	got_free(&g3);
+}
+END_TEST
+
+/*
+ * The compile asked for during a test run: held by the reload guard,
+ * answered "held" in time, its re-sends joined to its job, sent to the
+ * editor once, after the run.
+ */
+START_TEST(facejob_guard_held)
+{
+	struct got	t, g1, g2, g3;
+
+	start(&t, "u", "run_tests", NULL, 0, 1);
+	await_news(&t, FJ_FIRST);
+	start(&g1, "v", "refresh_unity", "{\"compile\":\"request\"}", HOLD_MS,
+	    0);
+	await_news(&g1, FJ_HELD);
+	ck_assert_str_eq(g1.ticket, "t-000001");
+	ck_assert_msg(strstr(g1.why, "tests_running") != NULL &&
+	    strstr(g1.why, "blocked_by") != NULL, "%s", g1.why);
+	start(&g2, "v", "refresh_unity", "{\"compile\":\"request\"}", HOLD_MS,
+	    0);
+	await_news(&g2, FJ_HELD);
+	ck_assert_int_eq(g2.attached, 1);
+	ck_assert_int_eq(fake_seen("recv refresh_unity "), 0);
+	start(&g3, "v", "refresh_unity", "{\"compile\":\"request\"}", 0, 0);
+	fake_ctl(&fk, "end-tests succeeded");
+	await_fake("reload start");
+	fake_ctl(&fk, "reload-done");
+	await_news(&g3, FJ_DONE);
+	ck_assert_str_eq(g3.ticket, "t-000001");
+	ck_assert_int_eq(g3.attached, 1);
+	ck_assert_int_eq(g3.ok, 1);
+	ck_assert_int_eq(fake_seen("recv refresh_unity "), 1);
+	ck_assert_uint_eq(njobs(), 2);
+	got_free(&t);
+	got_free(&g1);
+	got_free(&g2);
+	got_free(&g3);
+}
+END_TEST
+
+static Suite *
+facejob_suite(void)
+{
+	Suite	*s = suite_create("facejob");
+	TCase	*tc = tcase_create("exec");
+	TCase	*tu = tcase_create("unity");
+
+	tcase_add_checked_fixture(tc, setup_exec, teardown);
+	tcase_add_test(tc, facejob_done);
+	tcase_add_test(tc, facejob_refused);
+	tcase_add_test(tc, facejob_held_repeat_attaches);
+	tcase_add_test(tc, facejob_result_kept_for_repeat);
+	tcase_add_test(tc, facejob_window_ttl);
+	tcase_add_test(tc, facejob_cancelled_job);
+	suite_add_tcase(s, tc);
+	tcase_add_checked_fixture(tu, setup_unity, teardown);
+	tcase_add_test(tu, facejob_first_answer);
+	tcase_add_test(tu, facejob_guard_held);
+	suite_add_tcase(s, tu);
+	return s;
+}
+
+int
+main(void)
+{
+	return ck_run(facejob_suite());
+}
