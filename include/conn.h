@@ -103,6 +103,7 @@ struct conn {
 	uint64_t		 id;
 	enum face		 face;		/* what its listener speaks */
 	void			*face_state;	/* the face's own, or NULL */
+	size_t			 face_waits;	/* the face's calls due */
 	int			 is_unix;
 	int			 needs_token;	/* TCP with a token set */
 	int			 authenticated;
@@ -194,7 +195,7 @@ int		 conn_needs_auth(const struct conn *);
 void		 conn_peer_auth(struct conn *, int fd);
 /*
  * Whether c is not idle however long it says nothing: it waits for an
- * answer, holds editor flags, or is an MCP session.
+ * answer (a face's too), holds editor flags, or is an MCP session.
  */
 int		 conn_busy(const struct conn *);
 

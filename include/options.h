@@ -52,6 +52,7 @@ struct options {
 	uint64_t	 editor_grace;	/* after a restart, for editor flags */
 	uint64_t	 output_cap;
 	uint64_t	 call_timeout;
+	uint64_t	 uloop_hold;	/* seconds, before "held"; 0: never */
 	enum sync_mode	 sync;
 	uint64_t	 map_size;
 	uint64_t	 map_size_max;

@@ -163,8 +163,8 @@ int
 conn_busy(const struct conn *c)
 {
 	return !TAILQ_EMPTY(&c->pending) || c->batch != NULL ||
-	    c->holds > 0 || c->session || c->editor.tests_running ||
-	    c->editor.compiling || c->editor.busy;
+	    c->face_waits > 0 || c->holds > 0 || c->session ||
+	    c->editor.tests_running || c->editor.compiling || c->editor.busy;
 }
 
 void

@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: ISC */
 #include "config.h"
 
+#include <sys/queue.h>
+
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -10,8 +12,8 @@
 
 #include "conn.h"
 #include "face_uloop.h"
+#include "facejob.h"
 #include "jstrict.h"
-#include "log.h"
 #include "options.h"
 #include "params.h"
 #include "rpc.h"
@@ -36,6 +38,23 @@ struct ureq {
 	json_object	*id;		/* borrowed; NULL for id null */
 	const char	*method;	/* borrowed */
 	int		 notification;
+};
+
+/* A table tool's call, until its face job answers it. */
+struct ucall {
+	TAILQ_ENTRY(ucall)	 entry;
+	struct uloop		*ul;
+	json_object		*id;
+	char			*tool;
+	int			 notification;
+	struct facejob		*fj;
+};
+TAILQ_HEAD(ucalls, ucall);
+
+/* A connection's face state (conn->face_state). */
+struct uloop {
+	struct conn		*conn;
+	struct ucalls		 calls;	/* as many as conn->face_waits */
 };
 
 typedef void	(*ul_fn)(struct ureq *, json_object *params);
@@ -68,13 +87,38 @@ static const struct {
 void
 uloop_accept(struct conn *c)
 {
-	(void)c;
+	struct uloop	*ul = xcalloc(1, sizeof(*ul));
+
+	ul->conn = c;
+	TAILQ_INIT(&ul->calls);
+	c->face_state = ul;
 }
 
+static void
+ul_call_free(struct ucall *u)
+{
+	TAILQ_REMOVE(&u->ul->calls, u, entry);
+	u->ul->conn->face_waits--;
+	json_object_put(u->id);
+	free(u->tool);
+	free(u);
+}
+
+/* The client is gone: its calls' jobs go on, unanswered. */
 void
 uloop_closed(struct conn *c)
 {
-	(void)c;
+	struct uloop	*ul = c->face_state;
+	struct ucall	*u;
+
+	if (ul == NULL)
+		return;
+	while ((u = TAILQ_FIRST(&ul->calls)) != NULL) {
+		facejob_cancel(u->fj);
+		ul_call_free(u);
+	}
+	free(ul);
+	c->face_state = NULL;
 }
 
 /* {"jsonrpc","id","error":{code, message, data:{type, message}}}. */
@@ -344,13 +388,146 @@ ul_version(struct ureq *q, json_object *params)
 	ul_answer(q, r);
 }
 
-/* A table tool called by its name. */
+/* An error naming the ticket, and the command result when there is one. */
+static void
+ul_job_error(struct ureq *q, int code, const char *type, const char *ticket,
+    json_object *result, const char *reason)
+{
+	json_object	*r, *d;
+
+	if (q->notification)
+		return;
+	r = ul_error_response(q->id, code, type, reason);
+	d = json_object_object_get(json_object_object_get(r, "error"), "data");
+	if (ticket != NULL)
+		json_object_object_add(d, "ticket",
+		    json_object_new_string(ticket));
+	if (result != NULL)
+		json_object_object_add(d, "result", json_object_get(result));
+	conn_send(q->conn, r);
+	json_object_put(r);
+}
+
+/*
+ * The job ended: the tool's own result (a forward tool's upstream answer,
+ * kept when the editor said it failed), or the upstream's own error as
+ * it sent it, or an error saying why the command failed.
+ */
+static void
+ul_done(struct ureq *q, const struct facejob_news *n)
+{
+	json_object	*res = n->result, *v, *r;
+	const char	*why, *type;
+	char		 reason[RPC_REASON_MAX];
+
+	type = json_object_get_string(json_object_object_get(res,
+	    "error_type"));
+	/* The editor's own "it failed" answer is an answer too. */
+	if ((n->ok || (type != NULL && strcmp(type, "tool_failed") == 0)) &&
+	    json_object_object_get_ex(res, "result", &v) && v != NULL) {
+		ul_answer(q, json_object_get(v));
+		return;
+	}
+	if (n->ok) {
+		ul_answer(q, json_object_get(res));
+		return;
+	}
+	if (json_object_object_get_ex(res, "upstream_error", &v) &&
+	    json_object_is_type(v, json_type_object) && !q->notification) {
+		r = json_object_new_object();
+		json_object_object_add(r, "jsonrpc",
+		    json_object_new_string("2.0"));
+		json_object_object_add(r, "id", json_object_get(q->id));
+		json_object_object_add(r, "error", json_object_get(v));
+		conn_send(q->conn, r);
+		json_object_put(r);
+		return;
+	}
+	why = json_object_get_string(json_object_object_get(res, "error"));
+	snprintf(reason, sizeof(reason), "%s failed (cmdgate ticket %s): %s",
+	    q->method, n->ticket, why != NULL ? why : "no reason given");
+	ul_job_error(q, RPC_INTERNAL_ERROR, type != NULL ? type :
+	    "tool_failed", n->ticket, res, reason);
+}
+
+/* Still queued or running after --uloop-hold: say so before they go. */
+static void
+ul_held(struct ureq *q, const struct facejob_news *n)
+{
+	char	reason[RPC_REASON_MAX];
+
+	snprintf(reason, sizeof(reason), "%s is held by cmdgate as ticket "
+	    "%s (%s); it stays queued and runs once: call %s again with the "
+	    "same parameters to get its result", q->method, n->ticket,
+	    n->why != NULL ? n->why : "queued", q->method);
+	ul_job_error(q, RPC_HELD, "held", n->ticket, NULL, reason);
+}
+
+static void
+ul_news(void *arg, const struct facejob_news *n)
+{
+	struct ucall	*u = arg;
+	struct ureq	 q;
+
+	memset(&q, 0, sizeof(q));
+	q.conn = u->ul->conn;
+	q.id = u->id;
+	q.method = u->tool;
+	q.notification = u->notification;
+	switch (n->event) {
+	case FJ_DONE:
+		ul_done(&q, n);
+		break;
+	case FJ_FIRST:		/* not asked for (want_first 0) */
+		ul_answer(&q, json_object_get(n->result));
+		break;
+	case FJ_HELD:
+		ul_held(&q, n);
+		break;
+	case FJ_REFUSED:
+		ul_job_error(&q, n->code, n->type != NULL ? n->type :
+		    "invalid_params", NULL, NULL, n->why != NULL ? n->why :
+		    "refused");
+		break;
+	}
+	q.conn->active_ms = util_monotonic_ms();
+	ul_call_free(u);
+}
+
+/* A table tool called by its name: a face job, answered from its news. */
 static void
 ul_call(struct ureq *q, const struct tool *t, json_object *params)
 {
-	(void)params;
-	ul_error(q, RPC_METHOD_NOT_FOUND, "method_not_found", "%s: running "
-	    "table tools on the uloop face is not built yet", t->name);
+	struct conn		*c = q->conn;
+	struct uloop		*ul = c->face_state;
+	const struct options	*opt = c->sh->opt;
+	struct facejob_req	 req;
+	struct ucall		*u;
+
+	if (c->face_waits >= opt->max_waits) {
+		ul_error(q, RPC_QUEUE_FULL, "too_many_waits", "this connection "
+		    "already waits for %zu calls (--max-waits %llu): take "
+		    "some of their answers first", c->face_waits,
+		    (unsigned long long)opt->max_waits);
+		return;
+	}
+	u = xcalloc(1, sizeof(*u));
+	u->ul = ul;
+	u->id = json_object_get(q->id);
+	u->tool = xstrdup(t->name);
+	u->notification = q->notification;
+	TAILQ_INSERT_TAIL(&ul->calls, u, entry);
+	c->face_waits++;
+	memset(&req, 0, sizeof(req));
+	req.agent = c->name != NULL ? c->name : "";
+	req.tool = t->name;
+	req.params = params;
+	req.hold_ms = opt->uloop_hold * 1000;
+	if ((u->fj = facejob_start(c->srv, &req, ul_news, u)) == NULL) {
+		ul_call_free(u);
+		ul_error(q, RPC_INTERNAL_ERROR, "internal_error", "out of "
+		    "memory: %s was not run", t->name);
+	}
 }
 
 static void

@@ -122,6 +122,9 @@ static const struct opt_def opt_defs[] = {
 	{ "call-timeout", 0, K_NUM, "S", "60",
 	  "seconds an MCP tools/call waits for its job", F(call_timeout),
 	  1, 3600, 60 },
+	{ "uloop-hold", 0, K_NUM, "S", "100",
+	  "seconds a uloop face call waits before it is answered held "
+	  "(0: never)", F(uloop_hold), 0, 3600, 100 },
 	{ "sync", 0, K_SYNC, "full|group|none", "full",
 	  "when the store reaches the disk", F(sync), 0, 0, 0 },
 	{ "map-size", 0, K_NUM, "BYTES", "1073741824",

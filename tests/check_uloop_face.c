@@ -29,16 +29,24 @@
 #include "testnet.h"
 #include "jobsutil.h"
 #include "fakeutil.h"
+#include "ulclient.h"
 #include "ckrun.h"
 
-/* One uLoopMCP client: its connection, its framing and its id style. */
-struct ulc {
-	struct client	*cl;
-	int		 lsp;		/* Content-Length framing (v0.27 on) */
-	int		 str_ids;	/* ts_... ids (v0.28.4 on) */
-	long long	 next;		/* the next id */
-	json_object	*notes;		/* notifications read meanwhile */
-};
+static struct fake	 fk;		/* the fake editor, when one runs */
+
+static void
+fk_setup(void)
+{
+	setup();
+	fk.pid = -1;
+}
+
+static void
+fk_teardown(void)
+{
+	fake_stop(&fk);
+	teardown();
+}
 
 /* The port of the uloop face, from the broker's STATUS= line. */
 static int
@@ -48,124 +56,6 @@ uloop_port(void)
 
 	ck_assert_msg(p != NULL, "no uloop face in: %s", b.status);
 	return atoi(p + 16);
-}
-
-static void
-ulc_open(struct ulc *u, int lsp, int str_ids)
-{
-	memset(u, 0, sizeof(*u));
-	u->cl = client_tcp(uloop_port());
-	ck_assert_ptr_nonnull(u->cl);
-	u->lsp = lsp;
-	u->str_ids = str_ids;
-	/* Date.now() ids are far above 2^32. */
-	u->next = str_ids ? 1 : 1732400000000LL;
-	u->notes = json_object_new_array();
-}
-
-static void
-ulc_close(struct ulc *u)
-{
-	client_close(u->cl);
-	json_object_put(u->notes);
-	u->cl = NULL;
-	u->notes = NULL;
-}
-
-static void
-ulc_send(struct ulc *u, const char *body)
-{
-	char	*msg;
-	int	 n;
-
-	if (u->lsp)
-		n = asprintf(&msg, "Content-Length: %zu\r\n\r\n%s",
-		    strlen(body), body);
-	else
-		n = asprintf(&msg, "%s\n", body);
-	ck_assert_int_ne(n, -1);
-	client_send(u->cl, msg);
-	free(msg);
-}
-
-/* The next message in u's framing, parsed (caller puts), or NULL. */
-static json_object *
-ulc_read(struct ulc *u)
-{
-	char		*line, *s;
-	size_t		 n = 0;
-	json_object	*r;
-
-	if (!u->lsp) {
-		if ((s = client_line(u->cl)) == NULL)
-			return NULL;
-	} else {
-		while ((line = client_line(u->cl)) != NULL &&
-		    strcmp(line, "\r") != 0) {
-			if (strncmp(line, "Content-Length: ", 16) == 0)
-				n = strtoul(line + 16, NULL, 10);
-			free(line);
-		}
-		if (line == NULL)
-			return NULL;
-		free(line);
-		ck_assert_uint_gt(n, 0);
-		s = client_read(u->cl, n);
-		ck_assert_ptr_nonnull(s);
-	}
-	ck_assert_msg(jstrict_parse_str(s, &r) == 0, "not JSON: %s", s);
-	free(s);
-	return r;
-}
-
-/* The id u sends next, as JSON text. */
-static void
-ulc_id(struct ulc *u, char *buf, size_t len)
-{
-	if (u->str_ids)
-		snprintf(buf, len, "\"ts_1732400000000_%d_k3x9_%04lld\"",
-		    (int)getpid(), u->next++);
-	else
-		snprintf(buf, len, "%lld", u->next++);
-}
-
-/*
- * Call method with params (JSON text) and return its answer (caller
- * puts), its id checked to be the one sent, of the same type.
- */
-static json_object *
-ulc_call(struct ulc *u, const char *method, const char *params)
-{
-	char		 id[96], *body;
-	json_object	*r, *rid;
-
-	ulc_id(u, id, sizeof(id));
-	ck_assert_int_ne(asprintf(&body, "{\"jsonrpc\":\"2.0\",\"id\":%s,"
-	    "\"method\":\"%s\",\"params\":%s}", id, method, params), -1);
-	ulc_send(u, body);
-	free(body);
-	while ((r = ulc_read(u)) != NULL &&
-	    !json_object_object_get_ex(r, "id", NULL))
-		json_object_array_add(u->notes, r);
-	ck_assert_msg(r != NULL, "no answer to %s", method);
-	rid = jpath(r, "id");
-	ck_assert_str_eq(json_object_to_json_string(rid), id);
-	return r;
-}
-
-/* The error of r: its code, and a reason in message and data.message. */
-static void
-assert_ul_error(json_object *r, int code, const char *type)
-{
-	const char	*m;
-
-	ck_assert_msg(jpath(r, "error") != NULL, "not an error: %s",
-	    json_object_to_json_string(r));
-	ck_assert_int_eq(json_object_get_int(jpath(r, "error.code")), code);
-	ck_assert_str_eq(str(r, "error.data.type"), type);
-	m = str(r, "error.message");
-	ck_assert_uint_gt(strlen(m), 10);
-	ck_assert_str_eq(str(r, "error.data.message"), m);
 }
 
 /* A ToolInfo of list named name, or NULL. */
@@ -296,7 +186,7 @@ START_TEST(face_listener_token)
 		ck_assert_int_eq(json_object_get_int(jpath(r, "error.code")),
 		    -32005);
 		json_object_put(r);
-		ulc_open(&u, 1, 1);
+		ulc_open(&u, uloop_port(), 1, 1);
 		r = ulc_call(&u, "ping", "{\"Message\":\"me\"}");
 		ck_assert_ptr_nonnull(strstr(str(r, "result.Message"), "me"));
 		json_object_put(r);
@@ -348,9 +238,9 @@ START_TEST(uloop_v2_handshake)
 	json_object	*r, *tools_, *echo, *p;
 
 	start_uloop(NULL);
-	ulc_open(&probe, 1, 1);
+	ulc_open(&probe, uloop_port(), 1, 1);
 	ulc_close(&probe);
-	ulc_open(&u, 1, 1);
+	ulc_open(&u, uloop_port(), 1, 1);
 	r = ulc_call(&u, "set-client-name", "{\"ClientName\":\"\"}");
 	ck_assert_str_eq(str(r, "result.ClientName"), "");
 	json_object_put(r);
@@ -389,7 +279,7 @@ START_TEST(uloop_v026_lines)
 	json_object	*r;
 
 	start_uloop(NULL);
-	ulc_open(&u, 0, 0);
+	ulc_open(&u, uloop_port(), 0, 0);
 	r = ulc_call(&u, "setClientName", "{\"ClientName\":\"Cursor\"}");
 	ck_assert(json_object_is_type(jpath(r, "id"), json_type_int));
 	ck_assert_str_eq(str(r, "result.ClientName"), "Cursor");
@@ -411,7 +301,7 @@ START_TEST(uloop_errors)
 	json_object	*r;
 
 	start_uloop(NULL);
-	ulc_open(&u, 1, 0);
+	ulc_open(&u, uloop_port(), 1, 0);
 	r = ulc_call(&u, "no-such-tool", "{}");
 	assert_ul_error(r, -32601, "method_not_found");
 	json_object_put(r);
@@ -446,7 +336,7 @@ START_TEST(uloop_list_changed)
 	json_object	*r, *n;
 
 	start_uloop(NULL);
-	ulc_open(&u, 1, 1);
+	ulc_open(&u, uloop_port(), 1, 1);
 	r = ulc_call(&u, "set-client-name", "{\"ClientName\":\"agent\"}");
 	json_object_put(r);
 	write_tools("smooth");
@@ -457,6 +347,123 @@ START_TEST(uloop_list_changed)
 	ck_assert_ptr_nonnull(n);
 	json_object_put(n);
 	ulc_close(&u);
+}
+END_TEST
+
+/* ---- table tools as face jobs ------------------------------------- */
+
+/*
+ * Exec tools by their names: a JSON result is the answer; plain output
+ * is the command result; a failure is an error naming its ticket; bad
+ * params are refused before any job.
+ */
+START_TEST(uloop_exec_tools)
+{
+	struct ulc	 u;
+	json_object	*r;
+
+	start_uloop(NULL);
+	ulc_open(&u, uloop_port(), 1, 1);
+	r = ulc_tool(&u, "", "refresh", "{\"compile\":\"none\"}");
+	ck_assert_str_eq(str(r, "result.refreshed"), "none");
+	json_object_put(r);
+	r = ulc_tool(&u, "", "echo", "{\"text\":\"hi\"}");
+	ck_assert(json_object_get_boolean(jpath(r, "result.ok")));
+	ck_assert_str_eq(str(r, "result.stdout"), "hi\n");
+	json_object_put(r);
+	r = ulc_tool(&u, "", "fail", "{}");
+	assert_ul_error(r, -32603, "tool_failed");
+	ck_assert_str_eq(str(r, "error.data.ticket"), "t-000002");
+	ck_assert_ptr_nonnull(strstr(str(r, "error.message"), "t-000002"));
+	ck_assert_int_eq(json_object_get_int(jpath(r,
+	    "error.data.result.exit_code")), 3);
+	json_object_put(r);
+	r = ulc_tool(&u, "", "echo", "{\"n\":1}");
+	assert_ul_error(r, -32602, "invalid_params");
+	ck_assert_ptr_nonnull(strstr(str(r, "error.message"), "text"));
+	json_object_put(r);
+	r = callf("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"list_jobs\"}");
+	ck_assert_uint_eq(json_object_array_length(jpath(r, "result.jobs")),
+	    3);
+	json_object_put(r);
+	ulc_close(&u);
+}
+END_TEST
+
+/*
+ * Issue 17's scenario on the uloop face, through the shipped table to
+ * the fake editor (Content-Length, -c: a compile reloads it): agent A
+ * (v2: Content-Length, string ids, a probe connection first, its name
+ * set before every call) runs the tests; agent B (v0.26: lines, Date.now()
+ * ids, an empty name) asks for a compile meanwhile.  Both are answered
+ * "held" after --uloop-hold, naming their tickets; each repeat attaches
+ * to its job; the compile reaches the editor once, after the tests.
+ */
+START_TEST(uloop_scenario)
+{
+	const char	*extra[] = { "--listen", "uloop@127.0.0.1:0",
+			    "--uloop-hold", "1", NULL };
+	struct ulc	 a, bb, probe;
+	char		 ida[96], ta[32], tb[32];
+	json_object	*r;
+	int		 tries;
+
+	fake_start(&fk, "FAKE_ULOOP", "-c", "-l", NULL);
+	table_for(tools, "uloop.json", fk.port, NULL, NULL);
+	start_tools(extra);
+	ulc_open(&probe, uloop_port(), 1, 1);
+	ulc_close(&probe);
+	ulc_open(&a, uloop_port(), 1, 1);
+	ulc_open(&bb, uloop_port(), 0, 0);
+	r = ulc_call(&a, "set-client-name", "{\"ClientName\":\"A\"}");
+	json_object_put(r);
+	ulc_ask(&a, "run-tests", "{\"TestMode\":\"EditMode\"}", ida,
+	    sizeof(ida));
+	fake_await(&fk, "recv run-tests ");
+	r = ulc_tool(&bb, "", "compile", "{}");
+	assert_ul_error(r, -32006, "held");
+	snprintf(tb, sizeof(tb), "%s", str(r, "error.data.ticket"));
+	ck_assert_ptr_nonnull(strstr(str(r, "error.message"),
+	    "call compile again"));
+	ck_assert_ptr_nonnull(strstr(str(r, "error.message"), tb));
+	json_object_put(r);
+	/* A's run outlasts the hold too: held, and the run goes on. */
+	r = ulc_answer(&a, ida);
+	assert_ul_error(r, -32006, "held");
+	snprintf(ta, sizeof(ta), "%s", str(r, "error.data.ticket"));
+	json_object_put(r);
+	ck_assert_str_ne(ta, tb);
+	fake_ctl(&fk, "end-tests succeeded");
+	r = ulc_tool(&a, "A", "run-tests", "{\"TestMode\":\"EditMode\"}");
+	ck_assert_int_eq(json_object_get_int(jpath(r, "result.PassedCount")),
+	    3);
+	json_object_put(r);
+	fake_await(&fk, "recv compile ");
+	fake_ctl(&fk, "end-compile");
+	fake_await(&fk, "reload start");
+	fake_ctl(&fk, "reload-done");
+	/* B asks again until its compile's result comes (bounded). */
+	for (tries = 0; tries < 10; tries++) {
+		r = ulc_tool(&bb, "", "compile", "{}");
+		if (jpath(r, "error") == NULL)
+			break;
+		assert_ul_error(r, -32006, "held");
+		ck_assert_str_eq(str(r, "error.data.ticket"), tb);
+		json_object_put(r);
+	}
+	ck_assert_int_lt(tries, 10);
+	ck_assert(json_object_get_boolean(jpath(r, "result.Success")));
+	json_object_put(r);
+	/* get-version is the table's: the editor's answer, its Ver kept. */
+	r = ulc_tool(&bb, "", "get-version", "{}");
+	ck_assert_str_eq(str(r, "result.Ver"), "2.1.1");
+	json_object_put(r);
+	fake_ctl(&fk, "sync");
+	ck_assert_int_eq(fake_count(&fk, "recv run-tests "), 1);
+	ck_assert_int_eq(fake_count(&fk, "recv compile "), 1);
+	ck_assert_int_eq(fake_count(&fk, "recv get-version "), 1);
+	ulc_close(&a);
+	ulc_close(&bb);
 }
 END_TEST
 
@@ -515,13 +522,15 @@ main(void)
 	tcase_add_test(tc, face_listener_status);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("uloop");
-	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_checked_fixture(tc, fk_setup, fk_teardown);
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, uloop_v2_handshake);
 	tcase_add_test(tc, uloop_v026_lines);
 	tcase_add_test(tc, uloop_errors);
 	tcase_add_test(tc, uloop_list_changed);
 	tcase_add_test(tc, mcp_config_entries);
+	tcase_add_test(tc, uloop_exec_tools);
+	tcase_add_test(tc, uloop_scenario);
 	suite_add_tcase(s, tc);
 	return ck_run(s);
 }
