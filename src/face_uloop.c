@@ -11,6 +11,7 @@
 #include <json-c/json.h>
 
 #include "conn.h"
+#include "edstate.h"
 #include "face_uloop.h"
 #include "facejob.h"
 #include "jstrict.h"
@@ -55,6 +56,8 @@ TAILQ_HEAD(ucalls, ucall);
 struct uloop {
 	struct conn		*conn;
 	struct ucalls		 calls;	/* as many as conn->face_waits */
+	struct edsub		*sub;	/* the editor's state */
+	int			 reloading; /* as last told */
 };
 
 typedef void	(*ul_fn)(struct ureq *, json_object *params);
@@ -84,14 +87,47 @@ static const struct {
 
 #define UL_NMETHODS	(sizeof(ul_methods) / sizeof(ul_methods[0]))
 
+/*
+ * The editor behind cmdgate began a reload, or is back: as the editor's
+ * own server does, notifications/server/shutdown {reason: DomainReload}
+ * (clients wait and retry rather than take it as gone), then
+ * notifications/tools/list_changed once it is back (uLoopMCP's clients
+ * read it as "ready again" and fetch the tools anew).
+ */
+static void
+ul_edstate(void *arg)
+{
+	struct uloop	*ul = arg;
+	struct edstate	 st;
+	json_object	*p, *n;
+
+	edstate_get(ul->conn->srv, &st);
+	if (st.reloading == ul->reloading || ul->conn->closing)
+		return;
+	ul->reloading = st.reloading;
+	p = json_object_new_object();
+	if (st.reloading) {
+		json_object_object_add(p, "reason",
+		    json_object_new_string("DomainReload"));
+		n = rpc_notification("notifications/server/shutdown", p);
+	} else
+		n = rpc_notification("notifications/tools/list_changed", p);
+	conn_send(ul->conn, n);
+	json_object_put(n);
+}
+
 void
 uloop_accept(struct conn *c)
 {
 	struct uloop	*ul = xcalloc(1, sizeof(*ul));
+	struct edstate	 st;
 
 	ul->conn = c;
 	TAILQ_INIT(&ul->calls);
 	c->face_state = ul;
+	edstate_get(c->srv, &st);
+	ul->reloading = st.reloading;
+	ul->sub = edstate_subscribe(c->srv, ul_edstate, ul);
 }
 
 static void
@@ -113,6 +149,7 @@ uloop_closed(struct conn *c)
 
 	if (ul == NULL)
 		return;
+	edstate_unsubscribe(ul->sub);
 	while ((u = TAILQ_FIRST(&ul->calls)) != NULL) {
 		facejob_cancel(u->fj);
 		ul_call_free(u);

@@ -454,6 +454,15 @@ START_TEST(uloop_scenario)
 	ck_assert_int_lt(tries, 10);
 	ck_assert(json_object_get_boolean(jpath(r, "result.Success")));
 	json_object_put(r);
+	/*
+	 * The compile was a reload: A, idle meanwhile, was told the editor
+	 * reloads (so it waits), then that it is back (so it lists again).
+	 */
+	r = ulc_note(&a, "notifications/server/shutdown");
+	ck_assert_str_eq(str(r, "params.reason"), "DomainReload");
+	json_object_put(r);
+	r = ulc_note(&a, "notifications/tools/list_changed");
+	json_object_put(r);
 	/* get-version is the table's: the editor's answer, its Ver kept. */
 	r = ulc_tool(&bb, "", "get-version", "{}");
 	ck_assert_str_eq(str(r, "result.Ver"), "2.1.1");

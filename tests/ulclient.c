@@ -182,3 +182,29 @@ ulc_tool(struct ulc *u, const char *name, const char *tool,
 	}
 	return ulc_call(u, tool, params);
 }
+
+json_object *
+ulc_note(struct ulc *u, const char *method)
+{
+	json_object	*r, *m;
+	size_t		 i;
+
+	for (i = 0; i < json_object_array_length(u->notes); i++) {
+		r = json_object_array_get_idx(u->notes, i);
+		m = json_object_object_get(r, "method");
+		if (m != NULL && strcmp(json_object_get_string(m), method) == 0) {
+			json_object_get(r);
+			json_object_array_del_idx(u->notes, 0, i + 1);
+			return r;
+		}
+	}
+	json_object_array_del_idx(u->notes, 0, i);
+	while ((r = ulc_read(u)) != NULL) {
+		m = json_object_object_get(r, "method");
+		if (m != NULL && strcmp(json_object_get_string(m), method) == 0)
+			return r;
+		json_object_put(r);
+	}
+	ck_abort_msg("no %s", method);
+	return NULL;
+}

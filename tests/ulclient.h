@@ -37,6 +37,11 @@ json_object	*ulc_answer(struct ulc *, const char *id);
 /* set-client-name name (unless NULL) first, as v2 does, then tool. */
 json_object	*ulc_tool(struct ulc *, const char *name, const char *tool,
 		    const char *params);
+/*
+ * The next notification method, those before it dropped (kept ones
+ * first, then read, bounded by the read timeout).  Caller puts.
+ */
+json_object	*ulc_note(struct ulc *, const char *method);
 /* r is an error: code, type, and its reason in message and data.message. */
 void		 assert_ul_error(json_object *r, int code, const char *type);
 
