@@ -494,7 +494,7 @@ ul_held(struct ureq *q, const struct facejob_news *n)
 	char	reason[RPC_REASON_MAX];
 
 	snprintf(reason, sizeof(reason), "%s is held by cmdgate as ticket "
-	    "%s (%s); it stays queued and runs once: call %s again with the "
+	    "%s (%s); the job goes on and runs once: call %s again with the "
 	    "same parameters to get its result", q->method, n->ticket,
 	    n->why != NULL ? n->why : "queued", q->method);
 	ul_job_error(q, RPC_HELD, "held", n->ticket, NULL, reason);
