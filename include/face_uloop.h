@@ -4,8 +4,6 @@
 
 #include <stddef.h>
 
-#include <json-c/json.h>
-
 /*
  * The uloop face (cmdgated(8), Listener faces): uLoopMCP's editor side of
  * JSON-RPC 2.0, for its TypeScript MCP server and its uloop CLI.  Each
@@ -15,9 +13,8 @@
  */
 
 struct conn;
-struct tooltab;
 
-/* Just accepted: the face's state, and who may stay. */
+/* Just accepted and let in: its state and editor-state subscription. */
 void		 uloop_accept(struct conn *);
 /* One framed message from c; buf[len] is NUL. */
 void		 uloop_message(struct conn *, const char *buf, size_t len);
@@ -26,10 +23,5 @@ void		 uloop_fail(struct conn *, int code, const char *type,
 		    const char *reason);
 /* c goes: its calls are forgotten (their jobs go on). */
 void		 uloop_closed(struct conn *);
-/*
- * The table's enabled tools as uLoopMCP's ToolInfo objects (name,
- * description, parameterSchema, displayDevelopmentOnly).  Caller puts.
- */
-json_object	*uloop_tool_infos(const struct tooltab *);
 
 #endif

@@ -355,8 +355,9 @@ ul_param_schema(const struct tool *t)
 	return s;
 }
 
-json_object *
-uloop_tool_infos(const struct tooltab *tab)
+/* The table's enabled tools as uLoopMCP's ToolInfo objects.  Caller puts. */
+static json_object *
+ul_tool_infos(const struct tooltab *tab)
 {
 	json_object	*list = json_object_new_array(), *ti;
 	size_t		 i;
@@ -388,7 +389,7 @@ ul_tool_details(struct ureq *q, json_object *params)
 
 	(void)params;
 	json_object_object_add(r, "Tools",
-	    uloop_tool_infos(q->conn->srv->tools));
+	    ul_tool_infos(q->conn->srv->tools));
 	ul_answer(q, r);
 }
 
