@@ -391,6 +391,29 @@ START_TEST(uloop_exec_tools)
 END_TEST
 
 /*
+ * A call that waits keeps its connection from --idle-timeout: the CLI
+ * (no client name, ids from 1) waits 2 s for its held answer with a 1 s
+ * idle timeout, and gets it, not an idle_timeout.
+ */
+START_TEST(uloop_waiting_not_idle)
+{
+	const char	*more[] = { "--idle-timeout", "1", "--uloop-hold", "2",
+			    NULL };
+	struct ulc	 u;
+	json_object	*r;
+
+	start_uloop(more);
+	ulc_open(&u, uloop_port(), 1, 0);
+	u.next = 1;
+	r = ulc_call(&u, "run_tests", "{}");
+	assert_ul_error(r, -32006, "held");
+	json_object_put(r);
+	release();
+	ulc_close(&u);
+}
+END_TEST
+
+/*
  * Issue 17's scenario on the uloop face, through the shipped table to
  * the fake editor (Content-Length, -c: a compile reloads it): agent A
  * (v2: Content-Length, string ids, a probe connection first, its name
@@ -539,6 +562,7 @@ main(void)
 	tcase_add_test(tc, uloop_list_changed);
 	tcase_add_test(tc, mcp_config_entries);
 	tcase_add_test(tc, uloop_exec_tools);
+	tcase_add_test(tc, uloop_waiting_not_idle);
 	tcase_add_test(tc, uloop_scenario);
 	suite_add_tcase(s, tc);
 	return ck_run(s);
