@@ -8,6 +8,7 @@
 
 #include <json-c/json.h>
 
+#include "face.h"
 #include "frame.h"
 #include "holds.h"
 #include "rpc.h"
@@ -32,6 +33,28 @@ struct event_base;
 #define CONN_OUT_MAX	(64 * 1024 * 1024)	/* drop a client above */
 #define CONN_FAIL_FLUSH_S	5	/* to read a last error, or dropped */
 #define CONN_BATCH_STEP	8	/* batch requests answered per loop turn */
+
+/*
+ * What a listener face does with its connections (cmdgated(8), Listener
+ * faces), indexed by enum face.  conn.c keeps the socket side, limits,
+ * timeouts and framing for every face; FACE_CMDGATE's entry is all NULL:
+ * conn.c's own JSON-RPC.  The table is defined with the handlers
+ * (methods.c), a table of pointers like rpc_methods[], so that the
+ * transport includes no face.
+ */
+struct face_ops {
+	/* Just accepted (a greeting, the peer check); NULL: nothing. */
+	void	(*accept)(struct conn *);
+	/* One framed message, buf[len] NUL; NULL: not served, closed. */
+	void	(*message)(struct conn *, const char *buf, size_t len);
+	/* A last error before closing; NULL: a JSON-RPC error. */
+	void	(*fail)(struct conn *, int code, const char *type,
+		    const char *reason);
+	/* The connection goes: drop conn->face_state; NULL: none. */
+	void	(*closed)(struct conn *);
+	int	  notes;	/* hears cmdgate's JSON-RPC notifications */
+};
+extern const struct face_ops	face_ops[FACE_COUNT];
 
 /*
  * A request whose answer waits (wait_job, a sync batch_execute,
@@ -78,6 +101,9 @@ struct conn {
 	int			 flush_queued;
 	struct framer		 fr;
 	uint64_t		 id;
+	enum face		 face;		/* what its listener speaks */
+	void			*face_state;	/* the face's own, or NULL */
+	size_t			 face_waits;	/* the face's calls due */
 	int			 is_unix;
 	int			 needs_token;	/* TCP with a token set */
 	int			 authenticated;
@@ -109,13 +135,20 @@ struct conn {
  */
 struct conn	*conn_new(struct conn_shared *, struct bufferevent *,
 		    struct evbuffer *out, int is_unix, const char *peer);
+/*
+ * c came in on a listener of face f: no token is asked (where one is
+ * needed, the peer check lets the client in or it is refused in the
+ * face's shape and closed), and its messages go to face_ops[f].
+ */
+void		 conn_set_face(struct conn *, enum face f);
 /* Cancel what c waits for and free it (server_conn_free unlinks it). */
 void		 conn_free(struct conn *);
 /* Cut messages out of in and answer them. */
 void		 conn_input(struct conn *, struct evbuffer *in);
 /*
- * Handle one framed message from c (JSON-RPC 2.0: a request or a batch);
- * buf[len] must be NUL.  Answers go out through conn_send.
+ * Handle one framed message from c (JSON-RPC 2.0: a request or a batch;
+ * on a face's listener, the face's); buf[len] must be NUL.  Answers go out
+ * through conn_send.
  */
 void		 conn_message(struct conn *c, const char *buf, size_t len);
 /*
@@ -132,10 +165,13 @@ void		 conn_unhold(struct conn *);
 void		 conn_complete(struct conn_pending *, json_object *result,
 		    struct rpc_error *err);
 /*
- * Frame and queue one message; msg borrowed.  What is queued in a loop
+ * Frame (in the connection's framing) and queue one message; msg
+ * borrowed.  What is queued in a loop
  * turn goes out at the end of the turn (listener_flush), in one write.
  */
 void		 conn_send(struct conn *, json_object *msg);
+/* The same for a message already serialized: buf[len], borrowed. */
+void		 conn_send_raw(struct conn *, const char *buf, size_t len);
 /* Bytes answered but not yet taken by the socket. */
 size_t		 conn_unsent(const struct conn *);
 /* Send what conn_send held back while a sync was due. */
@@ -159,7 +195,7 @@ int		 conn_needs_auth(const struct conn *);
 void		 conn_peer_auth(struct conn *, int fd);
 /*
  * Whether c is not idle however long it says nothing: it waits for an
- * answer, holds editor flags, or is an MCP session.
+ * answer (a face's too), holds editor flags, or is an MCP session.
  */
 int		 conn_busy(const struct conn *);
 

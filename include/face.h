@@ -13,6 +13,7 @@ enum face {
 	FACE_CMDGATE,
 	FACE_ULOOP,
 	FACE_UNITY,
+	FACE_COUNT
 };
 
 /*
@@ -21,6 +22,7 @@ enum face {
  */
 int		 face_parse(const char *spec, enum face *face,
 		    const char **addr);
+/* "cmdgate", "uloop" or "unity-mcp".  Static. */
 const char	*face_name(enum face);
 
 #endif

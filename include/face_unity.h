@@ -26,14 +26,16 @@ struct tool;
 void		 unity_accept(struct conn *);
 /* One frame from c; buf[len] is NUL.  Answered through c, in order. */
 void		 unity_message(struct conn *, const char *buf, size_t len);
+/* A last error before closing, as the bridge's outer error. */
+void		 unity_fail(struct conn *, int code, const char *type,
+		    const char *reason);
 /*
- * The face's own state once its listener is bound on port: the status
- * file (--unity-status-dir) and the editor state it mirrors.  0, or -1
- * with err.
+ * The face's own state once the listeners are bound and the engine is
+ * open: the status file (--unity-status-dir) naming the first unity-mcp
+ * listener's port, and the editor state it mirrors.  0, or -1 with err.
  */
-int		 unity_face_start(struct server *, int port, char *err,
-		    size_t errlen);
-/* Stopping: the status file goes. */
+int		 unity_face_start(struct server *, char *err, size_t errlen);
+/* Stopping, before the engine is freed: the status file goes. */
 void		 unity_face_stop(struct server *);
 /*
  * The client's params for tool t, with each camelCase name that is not

@@ -52,6 +52,7 @@ struct options {
 	uint64_t	 editor_grace;	/* after a restart, for editor flags */
 	uint64_t	 output_cap;
 	uint64_t	 call_timeout;
+	uint64_t	 uloop_hold;	/* seconds, before "held"; 0: never */
 	uint64_t	 unity_hold;	/* seconds before a "held" answer */
 	char		*unity_status_dir;	/* the face's status file */
 	char		*unity_bridge_status;	/* the editor's status file */

@@ -27,6 +27,7 @@ enum rpc_code {
 	RPC_QUEUE_FULL = -32003,
 	RPC_STORAGE_ERROR = -32004,
 	RPC_UNAUTHORIZED = -32005,
+	RPC_HELD = -32006,	/* a face's call: its job still waits */
 };
 
 #define RPC_REASON_MAX	512

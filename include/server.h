@@ -89,7 +89,10 @@ void		 server_probe_free(struct server *);
 void		 server_may_exit(struct server *);
 /* The shutdown deadline: drop every client and leave the loop now. */
 void		 server_stop_now(struct server *);
-/* Send msg (borrowed) to every connection past authentication. */
+/*
+ * Send msg (borrowed) to every connection past authentication whose face
+ * hears cmdgate's notifications.
+ */
 void		 server_broadcast(struct server *, json_object *msg);
 /* Replace the tool table, telling clients when it changed; tab taken. */
 void		 server_set_tools(struct server *, struct tooltab *tab);

@@ -6,7 +6,9 @@
 
 #include <limits.h>
 #include <signal.h>
+#include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -20,6 +22,7 @@
 #include "cli_mcp.h"
 #include "client.h"
 #include "jsonl.h"
+#include "util.h"
 
 struct bridge {
 	struct event_base	*base;
@@ -132,23 +135,24 @@ cmd_mcp(struct cli *cl, int argc, char **argv)
 	return b.rc;
 }
 
-int
-cmd_mcp_config(struct cli *cl, int argc, char **argv)
+/* What mcp-config prints: the entries, and how they are wrapped. */
+struct mcpconf {
+	const char	*client;	/* claude, cursor, vscode, generic */
+	const char	*uloop_port;	/* NULL: no uLoopMCP entry */
+	const char	*uloop_server;	/* its server.bundle.js */
+	char		*unity_dir;	/* NULL: no MCP for Unity entry */
+	char		 port[8];
+	char		 bundle[PATH_MAX + 40];
+};
+
+/* cmdgate mcp itself, with the connection flags in effect. */
+static json_object *
+mcpconf_cmdgate(struct cli *cl)
 {
-	const char	*client = "generic";
-	json_object	*args, *srv, *root, *inner, *env;
+	json_object	*srv = json_object_new_object(), *args;
 	char		 self[PATH_MAX];
 	ssize_t		 n;
 
-	if (argc == 3 && strcmp(argv[1], "--client") == 0)
-		client = argv[2];
-	else if (argc != 1)
-		return cli_usage_error("mcp-config [--client claude|cursor|"
-		    "vscode|generic]%s", "");
-	if (strcmp(client, "claude") != 0 && strcmp(client, "cursor") != 0 &&
-	    strcmp(client, "vscode") != 0 && strcmp(client, "generic") != 0)
-		return cli_usage_error("--client '%s': claude, cursor, vscode "
-		    "or generic", client);
 	if ((n = readlink("/proc/self/exe", self, sizeof(self) - 1)) <= 0)
 		snprintf(self, sizeof(self), "cmdgate");
 	else
@@ -175,24 +179,170 @@ cmd_mcp_config(struct cli *cl, int argc, char **argv)
 		    json_object_new_string(cl->t.state_dir));
 	}
 	json_object_array_add(args, json_object_new_string("mcp"));
-	srv = json_object_new_object();
-	if (strcmp(client, "vscode") == 0)
-		json_object_object_add(srv, "type",
-		    json_object_new_string("stdio"));
 	json_object_object_add(srv, "command", json_object_new_string(self));
 	json_object_object_add(srv, "args", args);
+	json_object_object_add(srv, "env", json_object_new_object());
+	return srv;
+}
+
+/* A server entry: command, args (NULL-ended) and one variable. */
+static json_object *
+mcpconf_entry(const char *command, const char **args, const char *var,
+    const char *value)
+{
+	json_object	*srv = json_object_new_object(), *a, *env;
+
+	a = json_object_new_array();
+	while (*args != NULL)
+		json_object_array_add(a, json_object_new_string(*args++));
 	env = json_object_new_object();
+	json_object_object_add(env, var, json_object_new_string(value));
+	json_object_object_add(srv, "command",
+	    json_object_new_string(command));
+	json_object_object_add(srv, "args", a);
 	json_object_object_add(srv, "env", env);
-	if (strcmp(client, "generic") == 0) {
+	return srv;
+}
+
+/*
+ * The broker's faces, when neither was named and it answers: the uloop
+ * face's port, and the unity-mcp face's status dir.  Silent when it does
+ * not answer: the cmdgate entry is printed all the same.
+ */
+static void
+mcpconf_ask(struct cli *cl, struct mcpconf *m)
+{
+	json_object	*s, *l, *e = NULL;
+	const char	*a, *colon, *dir;
+	size_t		 i;
+
+	if (m->uloop_port != NULL || m->unity_dir != NULL ||
+	    cg_connect(&cl->c, &cl->t) != 0 ||
+	    (s = cg_call_wait(&cl->c, "server_status", NULL, 0, &e)) == NULL) {
+		json_object_put(e);
+		return;
+	}
+	l = json_object_object_get(s, "listen");
+	for (i = 0; i < json_object_array_length(l); i++) {
+		a = json_object_get_string(json_object_array_get_idx(l, i));
+		if (a != NULL && strncmp(a, "uloop@", 6) == 0 &&
+		    (colon = strrchr(a, ':')) != NULL) {
+			snprintf(m->port, sizeof(m->port), "%s", colon + 1);
+			m->uloop_port = m->port;
+		}
+	}
+	dir = json_object_get_string(json_object_object_get(s,
+	    "unity_status_dir"));
+	if (dir != NULL && *dir != '\0')
+		m->unity_dir = strdup(dir);
+	json_object_put(s);
+}
+
+/* name: entry (taken), in the client's shape. */
+static void
+mcpconf_add(const struct mcpconf *m, json_object *servers, const char *name,
+    json_object *srv)
+{
+	if (strcmp(m->client, "vscode") == 0)
+		json_object_object_add(srv, "type",
+		    json_object_new_string("stdio"));
+	if (strcmp(m->client, "generic") == 0) {
 		json_object_object_add(srv, "name",
-		    json_object_new_string("cmdgate"));
-		root = srv;
-	} else {
-		inner = json_object_new_object();
-		json_object_object_add(inner, "cmdgate", srv);
+		    json_object_new_string(name));
+		json_object_array_add(servers, srv);
+	} else
+		json_object_object_add(servers, name, srv);
+}
+
+static int
+mcpconf_args(struct mcpconf *m, int argc, char **argv)
+{
+	uint64_t	port;
+	int		i;
+
+	for (i = 1; i + 1 < argc; i += 2) {
+		if (strcmp(argv[i], "--client") == 0)
+			m->client = argv[i + 1];
+		else if (strcmp(argv[i], "--uloop-port") == 0)
+			m->uloop_port = argv[i + 1];
+		else if (strcmp(argv[i], "--uloop-server") == 0)
+			m->uloop_server = argv[i + 1];
+		else if (strcmp(argv[i], "--unity-status-dir") == 0)
+			m->unity_dir = strdup(argv[i + 1]);
+		else
+			break;
+	}
+	if (i != argc)
+		return cli_usage_error("mcp-config [--client claude|cursor|"
+		    "vscode|generic] [--uloop-port PORT] [--uloop-server PATH] "
+		    "[--unity-status-dir DIR]%s", "");
+	if (strcmp(m->client, "claude") != 0 &&
+	    strcmp(m->client, "cursor") != 0 &&
+	    strcmp(m->client, "vscode") != 0 &&
+	    strcmp(m->client, "generic") != 0)
+		return cli_usage_error("--client '%s': claude, cursor, vscode "
+		    "or generic", m->client);
+	if (m->uloop_port != NULL &&
+	    util_parse_u64(m->uloop_port, 1, 65535, &port) == -1)
+		return cli_usage_error("--uloop-port '%s' is not 1-65535",
+		    m->uloop_port);
+	return 0;
+}
+
+/*
+ * The entries that register cmdgate mcp, and the agents' own servers of
+ * the editor bridges put in front of the broker's faces: uLoopMCP's
+ * (node server.bundle.js, UNITY_TCP_PORT the uloop face's port) and MCP
+ * for Unity's (uvx mcp-for-unity, UNITY_MCP_STATUS_DIR the unity-mcp
+ * face's status dir).
+ */
+int
+cmd_mcp_config(struct cli *cl, int argc, char **argv)
+{
+	static const char	*unity_args[] = { "--from", "mcpforunityserver",
+				    "mcp-for-unity", "--transport", "stdio",
+				    NULL };
+	const char		*uloop_args[2] = { NULL, NULL };
+	struct mcpconf		 m;
+	json_object		*servers, *root;
+	char			 cwd[PATH_MAX];
+	int			 rc;
+
+	memset(&m, 0, sizeof(m));
+	m.client = "generic";
+	if ((rc = mcpconf_args(&m, argc, argv)) != 0)
+		return rc;
+	mcpconf_ask(cl, &m);
+	if (m.uloop_server == NULL) {
+		if (getcwd(cwd, sizeof(cwd)) == NULL)
+			snprintf(cwd, sizeof(cwd), ".");
+		snprintf(m.bundle, sizeof(m.bundle),
+		    "%s/Library/uLoopMCP/server.bundle.js", cwd);
+		m.uloop_server = m.bundle;
+	}
+	servers = strcmp(m.client, "generic") == 0 ? json_object_new_array() :
+	    json_object_new_object();
+	mcpconf_add(&m, servers, "cmdgate", mcpconf_cmdgate(cl));
+	if (m.uloop_port != NULL) {
+		uloop_args[0] = m.uloop_server;
+		mcpconf_add(&m, servers, "uLoopMCP", mcpconf_entry("node",
+		    uloop_args, "UNITY_TCP_PORT", m.uloop_port));
+	}
+	if (m.unity_dir != NULL)
+		mcpconf_add(&m, servers, "unityMCP", mcpconf_entry("uvx",
+		    unity_args, "UNITY_MCP_STATUS_DIR", m.unity_dir));
+	free(m.unity_dir);
+	if (strcmp(m.client, "generic") == 0 &&
+	    json_object_array_length(servers) == 1) {
+		/* Only cmdgate's: the bare entry, as it always was. */
+		root = json_object_get(json_object_array_get_idx(servers, 0));
+		json_object_put(servers);
+	} else if (strcmp(m.client, "generic") == 0)
+		root = servers;
+	else {
 		root = json_object_new_object();
-		json_object_object_add(root, strcmp(client, "vscode") == 0 ?
-		    "servers" : "mcpServers", inner);
+		json_object_object_add(root, strcmp(m.client, "vscode") == 0 ?
+		    "servers" : "mcpServers", servers);
 	}
 	printf("%s\n", json_object_to_json_string_ext(root,
 	    JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_NOSLASHESCAPE));

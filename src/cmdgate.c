@@ -70,7 +70,9 @@ static const struct {
 	    "              [--reconnect-timeout S] -- CMD [ARG ...]" },
 	{ "mcp", cmd_mcp, 1, "mcp" },
 	{ "mcp-config", cmd_mcp_config, 0, "mcp-config "
-	    "[--client claude|cursor|vscode|generic]" },
+	    "[--client claude|cursor|vscode|generic]\n"
+	    "              [--uloop-port PORT] [--uloop-server PATH] "
+	    "[--unity-status-dir DIR]" },
 };
 #define NCOMMANDS	(sizeof(commands) / sizeof(commands[0]))
 

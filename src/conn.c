@@ -12,6 +12,7 @@
 #include <json-c/json.h>
 
 #include "conn.h"
+#include "face.h"
 #include "frame.h"
 #include "jstrict.h"
 #include "log.h"
@@ -43,6 +44,8 @@ static void		 conn_batch_next(evutil_socket_t, short, void *);
 static void		 conn_batch_end(struct conn_batch *);
 static void		 conn_batch_done(struct conn_batch *);
 static void		 conn_cancel_all(struct conn *);
+static void		 conn_face_message(struct conn *, const char *,
+			    size_t);
 
 struct conn *
 conn_new(struct conn_shared *sh, struct bufferevent *bev, struct evbuffer *out,
@@ -66,9 +69,59 @@ conn_new(struct conn_shared *sh, struct bufferevent *bev, struct evbuffer *out,
 	return c;
 }
 
+/*
+ * The clients of a face never send a token: where cmdgate's own clients
+ * need one, the peer check decides for them (unless --peer-auth did
+ * already); --no-auth lets them in.  0, or -1 when refused (reason).
+ */
+static int
+conn_face_admit(struct conn *c, char *reason, size_t len)
+{
+	char	why[256];
+	int	fd, rc;
+
+	if (!conn_needs_auth(c))
+		return 0;
+	fd = c->bev != NULL ? bufferevent_getfd(c->bev) : -1;
+	if (fd == -1)
+		snprintf(why, sizeof(why), "no socket");
+	if (fd == -1 ||
+	    (rc = peercred_check(c->sh->opt, fd, why, sizeof(why))) != 1) {
+		snprintf(reason, len, "refused by the peer check (%s clients "
+		    "cannot send a token): %s; cmdgated(8) --allow-user and "
+		    "--allow-group let other users in", face_name(c->face),
+		    why);
+		return -1;
+	}
+	c->authenticated = 1;
+	log_debug("client %llu (%s): let in by the peer check, %s",
+	    (unsigned long long)c->id, c->peer, why);
+	return 0;
+}
+
+void
+conn_set_face(struct conn *c, enum face f)
+{
+	char	reason[RPC_REASON_MAX];
+
+	c->face = f;
+	if (f == FACE_CMDGATE)
+		return;
+	if (conn_face_admit(c, reason, sizeof(reason)) == -1) {
+		conn_fail(c, RPC_UNAUTHORIZED, "unauthorized", reason);
+		log_info("client %llu (%s): %s, closed",
+		    (unsigned long long)c->id, c->peer, reason);
+		return;
+	}
+	if (face_ops[f].accept != NULL)
+		face_ops[f].accept(c);
+}
+
 void
 conn_free(struct conn *c)
 {
+	if (face_ops[c->face].closed != NULL)
+		face_ops[c->face].closed(c);
 	conn_cancel_all(c);
 	c->sh->inbuf_total -= c->inbuf;
 	if (c->timer != NULL)
@@ -110,8 +163,8 @@ int
 conn_busy(const struct conn *c)
 {
 	return !TAILQ_EMPTY(&c->pending) || c->batch != NULL ||
-	    c->holds > 0 || c->session || c->editor.tests_running ||
-	    c->editor.compiling || c->editor.busy;
+	    c->face_waits > 0 || c->holds > 0 || c->session ||
+	    c->editor.tests_running || c->editor.compiling || c->editor.busy;
 }
 
 void
@@ -186,6 +239,14 @@ conn_send(struct conn *c, json_object *msg)
 		return;
 	s = json_object_to_json_string_length(msg, JSON_C_TO_STRING_PLAIN |
 	    JSON_C_TO_STRING_NOSLASHESCAPE, &len);
+	conn_send_raw(c, s, len);
+}
+
+void
+conn_send_raw(struct conn *c, const char *s, size_t len)
+{
+	if (c->dead)
+		return;
 	/* With --sync group, nothing leaves before the changes are synced. */
 	if (c->sh->hold_output) {
 		if (c->held == NULL && (c->held = evbuffer_new()) == NULL)
@@ -223,9 +284,13 @@ conn_fail(struct conn *c, int code, const char *type, const char *reason)
 	struct timeval	 tv = { CONN_FAIL_FLUSH_S, 0 };
 	json_object	*resp;
 
-	resp = rpc_error_response(NULL, code, type, NULL, reason);
-	conn_send(c, resp);
-	json_object_put(resp);
+	if (face_ops[c->face].fail != NULL)
+		face_ops[c->face].fail(c, code, type, reason);
+	else {
+		resp = rpc_error_response(NULL, code, type, NULL, reason);
+		conn_send(c, resp);
+		json_object_put(resp);
+	}
 	c->closing = 1;
 	/* Dropped if it does not read the error in time. */
 	if (c->timer != NULL)
@@ -363,6 +428,23 @@ conn_call(struct conn *c, json_object *msg, struct conn_batch *batch)
 	return resp;
 }
 
+/* A message on a face's listener: the face's to answer. */
+static void
+conn_face_message(struct conn *c, const char *buf, size_t len)
+{
+	char	reason[128];
+
+	if (face_ops[c->face].message != NULL) {
+		face_ops[c->face].message(c, buf, len);
+		return;
+	}
+	snprintf(reason, sizeof(reason), "this broker does not serve the "
+	    "%s face", face_name(c->face));
+	conn_fail(c, RPC_METHOD_NOT_FOUND, "method_not_found", reason);
+	log_warnx("client %llu (%s): %s, closed", (unsigned long long)c->id,
+	    c->peer, reason);
+}
+
 void
 conn_message(struct conn *c, const char *buf, size_t len)
 {
@@ -370,6 +452,10 @@ conn_message(struct conn *c, const char *buf, size_t len)
 	char		 reason[128];
 	int		 rc;
 
+	if (c->face != FACE_CMDGATE) {
+		conn_face_message(c, buf, len);
+		return;
+	}
 	if ((rc = jstrict_parse(buf, len, &msg)) != 0) {
 		snprintf(reason, sizeof(reason), "not valid JSON (RFC 8259, "
 		    "UTF-8): %s", jstrict_strerror(rc));

@@ -73,6 +73,20 @@ unity_accept(struct conn *c)
 	frame_init_unity(&c->fr, FRAME_UNITY_MAX);
 }
 
+/*
+ * The last word before closing (a refused peer, a bad frame): the bridge's
+ * outer error, after the WELCOME line when it was not sent yet, so that
+ * the client reads it as the answer to what it sends.
+ */
+void
+unity_fail(struct conn *c, int code, const char *type, const char *reason)
+{
+	(void)code;
+	if (c->fr.mode != FRAME_UNITY)
+		unity_accept(c);
+	unity_outer_error(c, "cmdgate: %s: %s", type, reason);
+}
+
 /* The bridge answers "ping", white space around it allowed. */
 static int
 unity_is_ping(const char *buf, size_t len)
@@ -479,13 +493,31 @@ unity_edstate(void *arg)
 	unitystatus_set_reloading(uf.status, es.reloading);
 }
 
+/* The port of the first unity-mcp listener bound, or 0. */
+static int
+unity_listen_port(const struct server *srv)
+{
+	const char	*a, *colon, *prefix = "unity-mcp@";
+	size_t		 i;
+
+	for (i = 0; i < json_object_array_length(srv->listen_addrs); i++) {
+		a = json_object_get_string(json_object_array_get_idx(
+		    srv->listen_addrs, i));
+		if (strncmp(a, prefix, strlen(prefix)) == 0 &&
+		    (colon = strrchr(a, ':')) != NULL)
+			return atoi(colon + 1);
+	}
+	return 0;
+}
+
 int
-unity_face_start(struct server *srv, int port, char *err, size_t errlen)
+unity_face_start(struct server *srv, char *err, size_t errlen)
 {
 	const struct options	*opt = srv->opt;
+	int			 port = unity_listen_port(srv);
 
-	if (uf.srv != NULL || opt->unity_status_dir == NULL)
-		return 0;	/* one status file, for the first listener */
+	if (uf.srv != NULL || opt->unity_status_dir == NULL || port == 0)
+		return 0;
 	if (unitystatus_check(opt, err, errlen) == -1)
 		return -1;
 	uf.srv = srv;

@@ -25,6 +25,7 @@
 #include <json-c/json.h>
 
 #include "conn.h"
+#include "face.h"
 #include "listener.h"
 #include "log.h"
 #include "options.h"
@@ -42,6 +43,7 @@ struct listener {
 	struct server		*srv;
 	struct evconnlistener	*lev[OPT_MAX_LISTEN + 1];
 	int			 is_unix[OPT_MAX_LISTEN + 1];
+	enum face		 face[OPT_MAX_LISTEN + 1];
 	size_t			 nlev;
 	struct event		*retry;
 	struct event		*deadline;
@@ -108,10 +110,13 @@ lst_bind_tcp(struct listener *l, const char *spec, char *err, size_t errlen)
 	struct sockaddr_storage	 ss;
 	socklen_t		 len = sizeof(ss);
 	struct evconnlistener	*lev;
-	char			 buf[INET6_ADDRSTRLEN + 16];
+	char			 buf[INET6_ADDRSTRLEN + 16], *name;
+	const char		*addr;
+	enum face		 face;
 	int			 sslen;
 
-	if (options_parse_addr(spec, &ss, &sslen) == -1) {
+	if (face_parse(spec, &face, &addr) == -1 ||
+	    options_parse_addr(addr, &ss, &sslen) == -1) {
 		snprintf(err, errlen, "--listen %s: not ADDR:PORT", spec);
 		return -1;
 	}
@@ -122,9 +127,13 @@ lst_bind_tcp(struct listener *l, const char *spec, char *err, size_t errlen)
 	}
 	getsockname(evconnlistener_get_fd(lev), (struct sockaddr *)&ss, &len);
 	lst_addr_string((struct sockaddr *)&ss, buf, sizeof(buf));
+	name = face == FACE_CMDGATE ? xstrdup(buf) :
+	    xasprintf("%s@%s", face_name(face), buf);
 	json_object_array_add(l->srv->listen_addrs,
-	    json_object_new_string(buf));
-	log_info("listening on %s", buf);
+	    json_object_new_string(name));
+	log_info("listening on %s", name);
+	free(name);
+	l->face[l->nlev] = face;
 	l->is_unix[l->nlev] = 0;
 	l->lev[l->nlev++] = lev;
 	return 0;
@@ -355,9 +364,10 @@ lst_accept(struct evconnlistener *lev, evutil_socket_t fd,
 	struct conn		*c;
 	char			 peer[80];
 	int			 one = 1, is_unix;
+	size_t			 i = lst_index(l, lev);
 
 	(void)salen;
-	is_unix = l->is_unix[lst_index(l, lev)];
+	is_unix = l->is_unix[i];
 	if (srv->nconns >= srv->opt->max_clients) {
 		log_warnx("--max-clients %llu reached; connection refused",
 		    (unsigned long long)srv->opt->max_clients);
@@ -381,12 +391,14 @@ lst_accept(struct evconnlistener *lev, evutil_socket_t fd,
 	c->resume = conn_resume;
 	if ((c->timer = evtimer_new(srv->base, conn_timeout, c)) == NULL)
 		fatalx("evtimer_new");
-	conn_arm(c, c->since_ms);
 	bufferevent_setcb(bev, conn_readcb, conn_writecb, conn_eventcb, c);
 	bufferevent_setwatermark(bev, EV_WRITE, CONN_OUT_LOW, 0);
 	bufferevent_enable(bev, EV_READ | EV_WRITE);
-	log_debug("client %llu (%s) connected", (unsigned long long)c->id,
-	    peer);
+	log_debug("client %llu (%s) connected to the %s face",
+	    (unsigned long long)c->id, peer, face_name(l->face[i]));
+	conn_set_face(c, l->face[i]);
+	conn_arm(c, c->since_ms);
+	conn_after_io(c);
 }
 
 /*
@@ -649,7 +661,8 @@ listener_shutdown(struct server *srv)
 	json_object_object_add(p, "reason", json_object_new_string("stopping"));
 	n = rpc_notification("notifications/server/shutdown", p);
 	TAILQ_FOREACH(c, &srv->conns, entry) {
-		if (!conn_needs_auth(c))
+		/* A face's client sees its connection close. */
+		if (!conn_needs_auth(c) && c->face == FACE_CMDGATE)
 			conn_send(c, n);
 		c->closing = 1;
 		conn_after_io(c);

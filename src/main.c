@@ -20,6 +20,7 @@
 
 #include <event2/event.h>
 
+#include "face_unity.h"
 #include "jobs.h"
 #include "listener.h"
 #include "log.h"
@@ -343,6 +344,11 @@ serve(struct server *srv)
 	}
 	if ((rc = server_jobs_open(srv)) != 0)
 		goto out;
+	if (unity_face_start(srv, err, sizeof(err)) == -1) {
+		log_errx("%s", err);
+		rc = EXIT_CONFIG;
+		goto out;
+	}
 	for (i = 0; i < 3; i++) {
 		sig[i] = evsignal_new(base, signals[i],
 		    signals[i] == SIGHUP ? on_sighup : on_sigterm, srv);
@@ -362,6 +368,7 @@ out:
 			event_free(sig[i]);
 	listener_free(srv);
 	server_probe_free(srv);
+	unity_face_stop(srv);
 	jobs_free(srv->jobs);
 	srv->jobs = NULL;
 	event_base_free(base);

@@ -10,6 +10,8 @@
 
 #include "authlimit.h"
 #include "conn.h"
+#include "face_uloop.h"
+#include "face_unity.h"
 #include "holds.h"
 #include "jobmethods.h"
 #include "job.h"
@@ -47,6 +49,14 @@ const struct rpc_method rpc_methods[] = {
 	{ "list_jobs", method_list_jobs, 0 },
 	{ "queue_status", method_queue_status, 0 },
 	{ NULL, NULL, 0 },
+};
+
+/* conn.h: what each listener face does; FACE_CMDGATE is conn.c's own. */
+const struct face_ops face_ops[FACE_COUNT] = {
+	[FACE_CMDGATE] = { NULL, NULL, NULL, NULL, 1 },
+	[FACE_ULOOP] = { uloop_accept, uloop_message, uloop_fail,
+	    uloop_closed, 1 },
+	[FACE_UNITY] = { unity_accept, unity_message, unity_fail, NULL, 0 },
 };
 
 enum rpc_status

@@ -15,6 +15,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "face.h"
 #include "log.h"
 #include "options.h"
 #include "util.h"
@@ -52,8 +53,9 @@ struct opt_def {
 #define F(m)	offsetof(struct options, m)
 
 static const struct opt_def opt_defs[] = {
-	{ "listen", 0, K_LISTEN, "ADDR:PORT", "127.0.0.1:8700",
-	  "TCP address to listen on (repeatable)", 0, 0, 0, 0 },
+	{ "listen", 0, K_LISTEN, "[FACE@]ADDR:PORT", "127.0.0.1:8700",
+	  "TCP address to listen on, FACE uloop or unity-mcp (repeatable)",
+	  0, 0, 0, 0 },
 	{ "socket", 0, K_SOCKET, "PATH", "none",
 	  "also listen on this Unix socket (mode 0660)", F(socket_path),
 	  0, 0, 0 },
@@ -120,6 +122,9 @@ static const struct opt_def opt_defs[] = {
 	{ "call-timeout", 0, K_NUM, "S", "60",
 	  "seconds an MCP tools/call waits for its job", F(call_timeout),
 	  1, 3600, 60 },
+	{ "uloop-hold", 0, K_NUM, "S", "100",
+	  "seconds a uloop face call waits before it is answered held "
+	  "(0: never)", F(uloop_hold), 0, 3600, 100 },
 	{ "unity-hold", 0, K_NUM, "S", "20",
 	  "seconds a unity-mcp face command waits before a \"held\" answer",
 	  F(unity_hold), 1, 3600, 20 },
@@ -167,6 +172,7 @@ static int	opt_default_listen(struct options *, char *, size_t);
 static int	opt_check_auth(struct options *, char *, size_t);
 static int	opt_check_unity(struct options *, char *, size_t);
 static int	opt_loopback(const char *);
+static int	opt_listen(struct options *, const char *, char *, size_t);
 
 const char *
 options_sync_name(enum sync_mode m)
@@ -252,10 +258,9 @@ static int
 opt_apply(struct options *o, const struct opt_def *d, const char *arg,
     char *err, size_t errlen)
 {
-	char			*base = (char *)o;
-	struct sockaddr_storage	 ss;
-	int			 sslen, lvl;
-	size_t			 i;
+	char	*base = (char *)o;
+	int	 lvl;
+	size_t	 i;
 
 	switch (d->kind) {
 	case K_STR:
@@ -276,19 +281,7 @@ opt_apply(struct options *o, const struct opt_def *d, const char *arg,
 		o->socket_path = xstrdup(arg);
 		return 0;
 	case K_LISTEN:
-		if (options_parse_addr(arg, &ss, &sslen) == -1) {
-			snprintf(err, errlen, "--listen: '%s' is not "
-			    "ADDR:PORT (numeric IPv4, or [IPv6], port "
-			    "0-65535)", arg);
-			return -1;
-		}
-		if (o->nlisten == OPT_MAX_LISTEN) {
-			snprintf(err, errlen, "--listen: more than %d "
-			    "addresses", OPT_MAX_LISTEN);
-			return -1;
-		}
-		o->listen[o->nlisten++] = xstrdup(arg);
-		return 0;
+		return opt_listen(o, arg, err, errlen);
 	case K_USER:
 	case K_GROUP:
 		return opt_allow(o, d, arg, err, errlen);
@@ -381,21 +374,76 @@ opt_id(const struct opt_def *d, const char *arg, uint64_t *id)
 	return util_parse_u64(arg, 0, UINT32_MAX - 1, id);
 }
 
+/* One --listen: "[FACE@]ADDR:PORT". */
+static int
+opt_listen(struct options *o, const char *arg, char *err, size_t errlen)
+{
+	struct sockaddr_storage	 ss;
+	enum face		 face;
+	const char		*addr;
+	int			 sslen;
+
+	if (face_parse(arg, &face, &addr) == -1) {
+		snprintf(err, errlen, "--listen: '%.*s' is no face: uloop@ADDR:"
+		    "PORT or unity-mcp@ADDR:PORT, or ADDR:PORT for cmdgate's "
+		    "own", (int)strcspn(arg, "@"), arg);
+		return -1;
+	}
+	if (options_parse_addr(addr, &ss, &sslen) == -1) {
+		snprintf(err, errlen, "--listen: '%s' is not %sADDR:PORT "
+		    "(numeric IPv4, or [IPv6], port 0-65535)", arg,
+		    face == FACE_ULOOP ? "uloop@" : face == FACE_UNITY ?
+		    "unity-mcp@" : "");
+		return -1;
+	}
+	if (o->nlisten == OPT_MAX_LISTEN) {
+		snprintf(err, errlen, "--listen: more than %d addresses",
+		    OPT_MAX_LISTEN);
+		return -1;
+	}
+	o->listen[o->nlisten++] = xstrdup(arg);
+	return 0;
+}
+
+/*
+ * Without a --listen of cmdgate's own (only faces, or none), cmdgate's
+ * own listens on the default address, where cmdgate(1) looks for it.
+ */
 static int
 opt_default_listen(struct options *o, char *err, size_t errlen)
 {
-	const char	*env = getenv("CMDGATE_PORT");
+	const char	*env = getenv("CMDGATE_PORT"), *addr;
 	uint64_t	 port = OPT_DEFAULT_PORT;
+	enum face	 face;
+	size_t		 i;
 
-	if (o->nlisten > 0)
-		return 0;
+	for (i = 0; i < o->nlisten; i++)
+		if (face_parse(o->listen[i], &face, &addr) == 0 &&
+		    face == FACE_CMDGATE)
+			return 0;
+	if (o->nlisten == OPT_MAX_LISTEN) {
+		snprintf(err, errlen, "--listen: %d faces leave no room for "
+		    "cmdgate's own address", OPT_MAX_LISTEN);
+		return -1;
+	}
 	if (env != NULL && util_parse_u64(env, 1, 65535, &port) == -1) {
 		snprintf(err, errlen, "CMDGATE_PORT: '%s' is not a port "
 		    "number from 1 to 65535", env);
 		return -1;
 	}
-	o->listen[o->nlisten++] = xasprintf("127.0.0.1:%llu",
+	o->listen[o->nlisten] = xasprintf("127.0.0.1:%llu",
 	    (unsigned long long)port);
+	for (i = 0; i < o->nlisten; i++)
+		if (face_parse(o->listen[i], &face, &addr) == 0 &&
+		    strcmp(addr, o->listen[o->nlisten]) == 0) {
+			snprintf(err, errlen, "--listen %s: that is cmdgate's "
+			    "own default address; give cmdgate's own another "
+			    "one with --listen ADDR:PORT", o->listen[i]);
+			free(o->listen[o->nlisten]);
+			o->listen[o->nlisten] = NULL;
+			return -1;
+		}
+	o->nlisten++;
 	return 0;
 }
 
@@ -427,17 +475,19 @@ opt_check_unity(struct options *o, char *err, size_t errlen)
 	return -1;
 }
 
-/* Whether the address of "ADDR:PORT" is a loopback one. */
+/* Whether the address of "[FACE@]ADDR:PORT" is a loopback one. */
 static int
 opt_loopback(const char *spec)
 {
 	struct sockaddr_storage	 ss;
+	enum face		 face;
 	struct sockaddr_in	*sin = (struct sockaddr_in *)&ss;
 	struct sockaddr_in6	*sin6 = (struct sockaddr_in6 *)&ss;
 	const uint8_t		*a = sin6->sin6_addr.s6_addr;
 	int			 sslen;
 
-	if (options_parse_addr(spec, &ss, &sslen) == -1)
+	if (face_parse(spec, &face, &spec) == -1 ||
+	    options_parse_addr(spec, &ss, &sslen) == -1)
 		return 0;
 	if (ss.ss_family == AF_INET)
 		return (ntohl(sin->sin_addr.s_addr) >> 24) == 127;

@@ -28,6 +28,7 @@ static const struct {
 	{ RPC_QUEUE_FULL, "Queue full" },
 	{ RPC_STORAGE_ERROR, "Storage error" },
 	{ RPC_UNAUTHORIZED, "Unauthorized" },
+	{ RPC_HELD, "Held" },
 };
 
 const char *

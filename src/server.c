@@ -317,7 +317,8 @@ server_broadcast(struct server *srv, json_object *msg)
 
 	/* A client that has not authenticated hears nothing unasked. */
 	TAILQ_FOREACH(c, &srv->conns, entry)
-		if (!c->closing && !conn_needs_auth(c))
+		if (!c->closing && !conn_needs_auth(c) &&
+		    face_ops[c->face].notes)
 			conn_send(c, msg);
 }
 

@@ -76,6 +76,35 @@ START_TEST(defaults)
 }
 END_TEST
 
+/*
+ * Listener faces: FACE@ADDR:PORT kept as written; cmdgate's own default
+ * is added when only faces are named, and a face on it is refused.
+ */
+START_TEST(listen_faces)
+{
+	ck_assert_int_eq(PARSE("--listen", "uloop@127.0.0.1:8711", "--listen",
+	    "unity-mcp@[::1]:6411"), OPT_RUN);
+	ck_assert_uint_eq(opt.nlisten, 3);
+	ck_assert_str_eq(opt.listen[0], "uloop@127.0.0.1:8711");
+	ck_assert_str_eq(opt.listen[1], "unity-mcp@[::1]:6411");
+	ck_assert_str_eq(opt.listen[2], "127.0.0.1:8700");
+	ck_assert_int_eq(PARSE("--listen", "uloop@127.0.0.1:8711", "--listen",
+	    "127.0.0.1:9000"), OPT_RUN);
+	ck_assert_uint_eq(opt.nlisten, 2);
+	ck_assert_int_eq(PARSE("--listen", "uloop@127.0.0.1:8700"), OPT_USAGE);
+	ck_assert_ptr_nonnull(strstr(err, "cmdgate's own default address"));
+	ck_assert_int_eq(PARSE("--listen", "uloop@127.0.0.1:8700", "--listen",
+	    "127.0.0.1:8701"), OPT_RUN);
+	/* A face's address is loopback or not like any other. */
+	ck_assert_int_eq(PARSE("--no-auth", "--listen", "127.0.0.1:1",
+	    "--listen", "uloop@10.1.2.3:2"), OPT_USAGE);
+	ck_assert_ptr_nonnull(strstr(err, "uloop@10.1.2.3:2 is not a "
+	    "loopback"));
+	ck_assert_int_eq(PARSE("--no-auth", "--listen", "127.0.0.1:1",
+	    "--listen", "uloop@127.0.0.2:2"), OPT_RUN);
+}
+END_TEST
+
 START_TEST(values)
 {
 	ck_assert_int_eq(PARSE("--listen", "127.0.0.1:1", "--listen",
@@ -119,6 +148,9 @@ static const struct {
 	{ "--listen", "127.0.0.1:65536", "--listen" },
 	{ "--listen", "1.2.3:80", "--listen" },
 	{ "--listen", "[::1:80", "--listen" },
+	{ "--listen", "uLoop@127.0.0.1:1", "--listen: 'uLoop' is no face" },
+	{ "--listen", "uloop@127.0.0.1", "--listen: 'uloop@127.0.0.1' is not "
+	  "uloop@ADDR:PORT" },
 	{ "--max-message", "12", "--max-message: '12'" },
 	{ "--max-message", "1k", "--max-message: '1k'" },
 	{ "--max-batch", "0", "--max-batch" },
@@ -344,6 +376,7 @@ options_suite(void)
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, defaults);
 	tcase_add_test(tc, values);
+	tcase_add_test(tc, listen_faces);
 	tcase_add_loop_test(tc, bad_value, 0,
 	    sizeof(bad_values) / sizeof(bad_values[0]));
 	tcase_add_test(tc, bad_usage);

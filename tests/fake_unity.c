@@ -415,19 +415,6 @@ cmd_get_project_info(json_object *params)
 	    "\"6000.0.0f1\"}", fu.assets));
 }
 
-/* The tools and groups the bridge has enabled (MCP for Unity's server
- * asks at start and after every reconnect). */
-static json_object *
-cmd_get_tool_states(json_object *params)
-{
-	(void)params;
-	return success("Retrieved tool states.", fb_jsonf("{\"tools\":["
-	    "{\"name\":\"run_tests\",\"group\":\"testing\",\"enabled\":"
-	    "true},{\"name\":\"refresh_unity\",\"group\":\"core\","
-	    "\"enabled\":true}],\"groups\":[{\"name\":\"core\","
-	    "\"enabled_count\":1,\"total_count\":1}]}"));
-}
-
 static json_object *
 cmd_manage_scene(json_object *params)
 {
@@ -453,7 +440,6 @@ static const struct {
 	{ "read_console", cmd_read_console },
 	{ "get_project_info", cmd_get_project_info },
 	{ "manage_scene", cmd_manage_scene },
-	{ "get_tool_states", cmd_get_tool_states },
 };
 
 static int
