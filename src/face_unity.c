@@ -192,7 +192,7 @@ static int
 unity_from_cache(struct conn *c, const char *tool)
 {
 	struct edstate	 es;
-	json_object	*r;
+	json_object	*r = NULL;	/* json_object_deep_copy wants NULL */
 	int		 i = unity_cached(tool);
 
 	if (i < 0 || uf.cache[i] == NULL)

@@ -12,8 +12,11 @@
 
 #include <sys/stat.h>
 
+#include <dirent.h>
+
 #include <errno.h>
 #include <limits.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,6 +29,10 @@
 #include "options.h"
 #include "sha1.h"
 #include "unitystatus.h"
+#include "testnet.h"
+#include "jobsutil.h"
+#include "fakeutil.h"
+#include "mfu.h"
 #include "ckrun.h"
 
 static char	 tmp[PATH_MAX];
@@ -239,6 +246,305 @@ START_TEST(status_dir_refused)
 }
 END_TEST
 
+/* ---- Through cmdgated, with MCP for Unity's client (mfu.c) ---------- */
+
+static struct fake	 fk;
+static char		 facedir[PATH_MAX], editordir[PATH_MAX];
+
+static void
+it_setup(void)
+{
+	const char	*h = getenv("HOME");
+
+	setup();
+	fk.pid = -1;
+	home_was = h != NULL ? strdup(h) : NULL;
+	/* The broker finds the editor's status file in ~/.unity-mcp. */
+	setenv("HOME", b.dir, 1);
+	snprintf(editordir, sizeof(editordir), "%s/.unity-mcp", b.dir);
+	ck_assert_int_eq(mkdir(editordir, 0700), 0);
+	snprintf(facedir, sizeof(facedir), "%s/face", b.dir);
+}
+
+static void
+it_teardown(void)
+{
+	fake_stop(&fk);
+	teardown();
+	if (home_was != NULL)
+		setenv("HOME", home_was, 1);
+	free(home_was);
+	home_was = NULL;
+}
+
+/* The name of the status file the fake editor wrote. */
+static void
+editor_status_name(char *name, size_t len)
+{
+	DIR		*d = opendir(editordir);
+	struct dirent	*e;
+
+	ck_assert_ptr_nonnull(d);
+	name[0] = '\0';
+	while ((e = readdir(d)) != NULL)
+		if (strncmp(e->d_name, "unity-mcp-status-", 17) == 0 &&
+		    strstr(e->d_name, ".tmp") == NULL)
+			snprintf(name, len, "%s", e->d_name);
+	closedir(d);
+	ck_assert_msg(name[0] != '\0', "fake_unity wrote no status file");
+}
+
+/*
+ * fake_unity (fake_flag, if any) with its status file in ~/.unity-mcp,
+ * cmdgated with a unity-mcp face (--unity-hold hold) in front of it, and
+ * m, an agent's server, finding the face as it finds an editor.
+ */
+static void
+face_start(struct mfu *m, int timeout_ms, const char *hold,
+    const char *fake_flag)
+{
+	const char	*extra[] = { "--listen", "unity-mcp@127.0.0.1:0",
+			    "--unity-status-dir", facedir, "--unity-hold",
+			    hold, NULL };
+	char		 name[128], path[PATH_MAX + 128];
+
+	fake_start(&fk, "FAKE_UNITY", "-s", editordir, fake_flag, NULL);
+	table_for(tools, "unity-mcp.json", fk.port, NULL, NULL);
+	start_tools(extra);
+	editor_status_name(name, sizeof(name));
+	snprintf(path, sizeof(path), "%s/%s", facedir, name);
+	ck_assert_msg(wait_for_file(path) == 0, "no face status file %s",
+	    path);
+	mfu_init(m, facedir, timeout_ms);
+	ck_assert_msg(mfu_discover(m) == 0, "the face was not found");
+	ck_assert_int_ne(m->port, fk.port);
+}
+
+/* The result of a command the client got answered at its first try. */
+static json_object *
+send1(struct mfu *m, const char *type, const char *params)
+{
+	json_object	*r = mfu_send(m, type, params);
+	ck_assert_msg(r != NULL, "%s: no answer", type);
+	ck_assert_str_eq(str(r, "status"), "success");
+	ck_assert_int_eq(m->tries, 1);
+	return r;
+}
+
+/* The status file the face wrote, parsed.  Caller puts. */
+static json_object *
+face_status(struct mfu *m)
+{
+	json_object	*o = NULL;
+	FILE		*f = fopen(m->status, "r");
+	char		 buf[4096];
+	size_t		 n;
+
+	ck_assert_ptr_nonnull(f);
+	n = fread(buf, 1, sizeof(buf), f);
+	fclose(f);
+	ck_assert_int_eq(jstrict_parse(buf, n, &o), 0);
+	return o;
+}
+
+/* Send raw bytes, read one frame: its payload exactly.  Caller frees. */
+static char *
+raw_call(struct client *u, const void *bytes, size_t n)
+{
+	char		*s;
+	uint64_t	 len = 0;
+	int		 i;
+
+	ck_assert_int_eq(write(u->fd, bytes, n), (ssize_t)n);
+	ck_assert_ptr_nonnull(s = client_read(u, 8));
+	for (i = 0; i < 8; i++)
+		len = len << 8 | (unsigned char)s[i];
+	free(s);
+	ck_assert_ptr_nonnull(s = client_read(u, len));
+	return s;
+}
+
+/*
+ * The bridge's wire: found through the status file (port, project from
+ * the editor's own file), WELCOME, the exact compact pong, commands passed
+ * to the editor with the bridge's parameter names, an unknown command the
+ * only outer error (sent again 6 times, each on a new connection, and
+ * never reaching the editor), a zero-length frame refused, and many
+ * clients at once.
+ */
+START_TEST(unity_face_wire)
+{
+	struct mfu	 m;
+	struct client	*u[5];
+	json_object	*r, *st;
+	char		*s;
+	int		 i;
+
+	face_start(&m, 5000, "1", NULL);
+	st = face_status(&m);
+	ck_assert_int_eq(json_object_get_int(jpath(st, "unity_port")),
+	    m.port);
+	ck_assert_str_eq(str(st, "project_name"), "FakeProject");
+	ck_assert(!json_object_get_boolean(jpath(st, "reloading")));
+	json_object_put(st);
+	r = send1(&m, "get_project_info", "{}");
+	ck_assert_str_eq(str(r, "result.data.projectName"), "FakeProject");
+	json_object_put(r);
+	/* camelCase as the Python server sends it, camelCase upstream. */
+	r = send1(&m, "read_console", "{\"action\":\"get\",\"count\":5,"
+	    "\"filterText\":\"boom\",\"includeStacktrace\":false}");
+	json_object_put(r);
+	fake_await(&fk, "recv read_console ");
+	fake_ctl(&fk, "sync");
+	ck_assert_ptr_nonnull(strstr(fk.log, "\"filterText\":\"boom\""));
+	r = mfu_send(&m, "no_such_tool", "{}");
+	ck_assert_ptr_nonnull(r);
+	ck_assert_str_eq(str(r, "status"), "error");
+	ck_assert_ptr_nonnull(strstr(str(r, "error"), "no_such_tool"));
+	ck_assert_int_eq(m.tries, MFU_TRIES);
+	json_object_put(r);
+	ck_assert_int_eq(fake_count(&fk, "recv no_such_tool"), 0);
+	for (i = 0; i < 5; i++)
+		u[i] = unity_open(m.port);
+	for (i = 0; i < 5; i++) {
+		s = raw_call(u[i], "\0\0\0\0\0\0\0\4ping", 12);
+		ck_assert_str_eq(s, "{\"status\":\"success\",\"result\":"
+		    "{\"message\":\"pong\"}}");
+		free(s);
+	}
+	ck_assert_int_eq(write(u[0]->fd, "\0\0\0\0\0\0\0\0", 8), 8);
+	ck_assert(client_eof(u[0]));
+	for (i = 1; i < 5; i++) {
+		s = raw_call(u[i], "\0\0\0\0\0\0\0\4ping", 12);
+		free(s);
+	}
+	for (i = 0; i < 5; i++)
+		client_close(u[i]);
+	mfu_close(&m);
+}
+END_TEST
+
+/*
+ * Issue 17's scenario: two agents' servers at once through the face.
+ * A runs tests (answered with the editor's job id at once, the job
+ * holding tests_running); B's compile is held and answered "held" in time
+ * (not sent again); A polls the run to its end; the compile then reaches
+ * the editor, once, after the run; during the reload the status file
+ * says so and the editor's state comes from the last answer; B's repeat
+ * joins the compile's job and gets its result; nobody was cut off.
+ */
+START_TEST(unity_two_agents)
+{
+	static const char *compile = "{\"mode\":\"force\",\"scope\":\"all\","
+	    "\"compile\":\"request\",\"wait_for_ready\":true}";
+	struct mfu	 a, bm;
+	json_object	*r, *st;
+	char		 poll[128], ticket[32];
+	int		 afd, bfd, i;
+
+	face_start(&a, 5000, "1", "-n");
+	mfu_init(&bm, facedir, 5000);
+	ck_assert_int_eq(mfu_discover(&bm), 0);
+	json_object_put(send1(&a, "get_editor_state", "{}"));
+	afd = a.fd;
+	r = send1(&a, "run_tests", "{\"mode\":\"EditMode\"}");
+	snprintf(poll, sizeof(poll), "{\"job_id\":\"%s\"}",
+	    str(r, "result.data.job_id"));
+	json_object_put(r);
+	fake_await(&fk, "recv run_tests ");
+	r = send1(&bm, "refresh_unity", compile);
+	bfd = bm.fd;
+	ck_assert(!json_object_get_boolean(jpath(r, "result.success")));
+	ck_assert_str_eq(str(r, "result.code"), "held");
+	ck_assert_str_eq(str(r, "result.hint"), "retry");
+	snprintf(ticket, sizeof(ticket), "%s", str(r, "result.data.ticket"));
+	ck_assert_ptr_nonnull(strstr(str(r, "result.message"), ticket));
+	ck_assert_ptr_nonnull(strstr(str(r, "result.message"),
+	    "send the same command again"));
+	json_object_put(r);
+	r = send1(&a, "get_test_job", poll);
+	ck_assert_str_eq(str(r, "result.data.status"), "running");
+	json_object_put(r);
+	fake_ctl(&fk, "end-tests succeeded");
+	r = send1(&a, "get_test_job", poll);
+	ck_assert_str_eq(str(r, "result.data.status"), "succeeded");
+	json_object_put(r);
+	fake_await(&fk, "tests end ");
+	fake_await(&fk, "recv refresh_unity ");
+	fake_await(&fk, "reload start");
+	st = face_status(&a);
+	ck_assert(json_object_get_boolean(jpath(st, "reloading")));
+	json_object_put(st);
+	r = send1(&a, "get_editor_state", "{}");
+	ck_assert(json_object_get_boolean(jpath(r, "result.cached")));
+	json_object_put(r);
+	fake_ctl(&fk, "reload-done");
+	/* B sends its compile again: it joins the job, which ran once. */
+	for (i = 0; i < 10; i++) {
+		r = send1(&bm, "refresh_unity", compile);
+		if (json_object_get_boolean(jpath(r, "result.success")))
+			break;
+		ck_assert_str_eq(str(r, "result.data.ticket"), ticket);
+		json_object_put(r);
+		r = NULL;
+	}
+	ck_assert_ptr_nonnull(r);
+	json_object_put(r);
+	json_object_put(send1(&a, "get_project_info", "{}"));
+	fake_ctl(&fk, "sync");
+	ck_assert_int_eq(fake_count(&fk, "recv run_tests "), 1);
+	ck_assert_int_eq(fake_count(&fk, "recv refresh_unity "), 1);
+	ck_assert_int_eq(fake_count(&fk, "cut "), 0);
+	/* Neither agent lost its connection, however many probes came. */
+	ck_assert_int_eq(a.fd, afd);
+	ck_assert_int_eq(bm.fd, bfd);
+	st = face_status(&a);
+	ck_assert(!json_object_get_boolean(jpath(st, "reloading")));
+	json_object_put(st);
+	mfu_close(&a);
+	mfu_close(&bm);
+}
+END_TEST
+
+/*
+ * A client that gives up before the face answers (its timeout under
+ * --unity-hold) sends the compile again and again, each time on a new
+ * connection: every repeat joins the one job, which reaches the editor
+ * once, after the tests.
+ */
+START_TEST(unity_resend_on_timeout)
+{
+	struct mfu	 a, bm;
+	json_object	*r = NULL;
+	int		 i;
+
+	face_start(&a, 5000, "20", NULL);
+	mfu_init(&bm, facedir, 500);
+	ck_assert_int_eq(mfu_discover(&bm), 0);
+	json_object_put(send1(&a, "run_tests", "{\"mode\":\"EditMode\"}"));
+	fake_await(&fk, "recv run_tests ");
+	ck_assert_ptr_null(mfu_send(&bm, "refresh_unity",
+	    "{\"compile\":\"request\"}"));
+	ck_assert_int_eq(bm.tries, MFU_TRIES);
+	ck_assert_int_eq(fake_count(&fk, "recv refresh_unity "), 0);
+	fake_ctl(&fk, "end-tests succeeded");
+	fake_await(&fk, "recv refresh_unity ");
+	fake_await(&fk, "reload start");
+	fake_ctl(&fk, "reload-done");
+	bm.timeout_ms = 5000;
+	for (i = 0; i < 5 && r == NULL; i++)
+		r = mfu_send(&bm, "refresh_unity", "{\"compile\":\"request\"}");
+	ck_assert_ptr_nonnull(r);
+	ck_assert(json_object_get_boolean(jpath(r, "result.success")));
+	json_object_put(r);
+	fake_ctl(&fk, "sync");
+	ck_assert_int_eq(fake_count(&fk, "recv refresh_unity "), 1);
+	ck_assert_int_eq(fake_count(&fk, "cut "), 0);
+	mfu_close(&a);
+	mfu_close(&bm);
+}
+END_TEST
+
 static Suite *
 unity_suite(void)
 {
@@ -251,8 +557,16 @@ unity_suite(void)
 	tcase_add_test(tc, status_from_bridge);
 	tcase_add_test(tc, status_dir_refused);
 	suite_add_tcase(s, tc);
+	tc = tcase_create("face");
+	tcase_add_checked_fixture(tc, it_setup, it_teardown);
+	tcase_set_timeout(tc, 60);
+	tcase_add_test(tc, unity_face_wire);
+	tcase_add_test(tc, unity_two_agents);
+	tcase_add_test(tc, unity_resend_on_timeout);
+	suite_add_tcase(s, tc);
 	return s;
 }
+
 
 int
 main(void)
