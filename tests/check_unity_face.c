@@ -397,6 +397,13 @@ START_TEST(unity_face_wire)
 	fake_await(&fk, "recv read_console ");
 	fake_ctl(&fk, "sync");
 	ck_assert_ptr_nonnull(strstr(fk.log, "\"filterText\":\"boom\""));
+	/* Refused by cmdgate: a tool-level failure, never an outer error. */
+	r = send1(&m, "manage_scene", "{\"action\":\"explode\"}");
+	ck_assert(!json_object_get_boolean(jpath(r, "result.success")));
+	ck_assert_str_eq(str(r, "result.code"), "refused");
+	ck_assert_str_eq(str(r, "result.data.error_type"), "invalid_params");
+	ck_assert_ptr_nonnull(strstr(str(r, "result.message"), "action"));
+	json_object_put(r);
 	r = mfu_send(&m, "no_such_tool", "{}");
 	ck_assert_ptr_nonnull(r);
 	ck_assert_str_eq(str(r, "status"), "error");
