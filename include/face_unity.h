@@ -35,6 +35,9 @@ void		 unity_fail(struct conn *, int code, const char *type,
  * listener's port, and the editor state it mirrors.  0, or -1 with err.
  */
 int		 unity_face_start(struct server *, char *err, size_t errlen);
+/* The directory of the face's status file, absolute, or NULL when it
+ * writes none (server_status).  Caller puts. */
+json_object	*unity_status_dir(const struct server *);
 /* Stopping, before the engine is freed: the status file goes. */
 void		 unity_face_stop(struct server *);
 /*

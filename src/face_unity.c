@@ -2,6 +2,7 @@
 #include "config.h"
 
 #include <ctype.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -528,6 +529,18 @@ unity_face_start(struct server *srv, char *err, size_t errlen)
 	log_info("unity-mcp face on port %d: status file in %s", port,
 	    opt->unity_status_dir);
 	return 0;
+}
+
+json_object *
+unity_status_dir(const struct server *srv)
+{
+	char	abs[PATH_MAX];
+
+	if (uf.srv != srv || uf.status == NULL)
+		return NULL;
+	if (realpath(srv->opt->unity_status_dir, abs) == NULL)
+		return json_object_new_string(srv->opt->unity_status_dir);
+	return json_object_new_string(abs);
 }
 
 void

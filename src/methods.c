@@ -202,6 +202,7 @@ method_server_status(struct rpc_req *req, json_object *params,
 	json_object_object_add(r, "worker", srv->worker_path != NULL ?
 	    json_object_new_string(srv->worker_path) : NULL);
 	json_object_object_add(r, "editor", probe_json(srv->probe));
+	json_object_object_add(r, "unity_status_dir", unity_status_dir(srv));
 	*result = r;
 	return RPC_OK;
 }

@@ -377,8 +377,9 @@ START_TEST(unity_face_wire)
 	struct mfu	 m;
 	struct client	*u[5];
 	json_object	*r, *st;
-	char		*s;
-	int		 i;
+	char		*s, abs[PATH_MAX];
+	pid_t		 pid;
+	int		 i, out;
 
 	face_start(&m, 5000, "1", NULL);
 	st = face_status(&m);
@@ -389,6 +390,17 @@ START_TEST(unity_face_wire)
 	json_object_put(st);
 	r = send1(&m, "get_project_info", "{}");
 	ck_assert_str_eq(str(r, "result.data.projectName"), "FakeProject");
+	json_object_put(r);
+	/* cmdgate mcp-config puts the face's directory in the entry. */
+	ck_assert_ptr_nonnull(realpath(facedir, abs));
+	r = callf("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":"
+	    "\"server_status\"}");
+	ck_assert_str_eq(str(r, "result.unity_status_dir"), abs);
+	json_object_put(r);
+	pid = cli_spawn(b.port, &out, "mcp-config", "--client", "claude", NULL);
+	r = cli_end(pid, out, 0);
+	ck_assert_str_eq(str(r, "mcpServers.unityMCP.env.UNITY_MCP_STATUS_DIR"),
+	    abs);
 	json_object_put(r);
 	/* camelCase as the Python server sends it, camelCase upstream. */
 	r = send1(&m, "read_console", "{\"action\":\"get\",\"count\":5,"
