@@ -16,6 +16,7 @@
 
 #include <errno.h>
 #include <limits.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -440,6 +441,12 @@ START_TEST(unity_face_wire)
 	for (i = 0; i < 5; i++)
 		client_close(u[i]);
 	mfu_close(&m);
+	/* The broker stops: its status file goes, the editor's stays. */
+	ck_assert_int_eq(access(m.status, F_OK), 0);
+	ck_assert_int_eq(broker_signal_wait(&b, SIGTERM), 0);
+	ck_assert_int_eq(access(m.status, F_OK), -1);
+	ck_assert_int_eq(errno, ENOENT);
+	editor_status_name(abs, sizeof(abs));
 }
 END_TEST
 
