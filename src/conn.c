@@ -333,7 +333,9 @@ conn_input(struct conn *c, struct evbuffer *in)
 			break;
 		case FRAME_TOO_LARGE:
 			snprintf(reason, sizeof(reason), "a message may hold "
-			    "at most %zu bytes (--max-message)", c->fr.max);
+			    "at most %zu bytes (%s)", c->fr.max,
+			    c->fr.mode == FRAME_UNITY ? "MCP for Unity's limit" :
+			    "--max-message");
 			conn_fail(c, RPC_INVALID_REQUEST, "message_too_large",
 			    reason);
 			log_info("client %llu (%s): message too large, closed",
@@ -341,6 +343,8 @@ conn_input(struct conn *c, struct evbuffer *in)
 			return;
 		case FRAME_BAD_HEADER:
 			conn_fail(c, RPC_INVALID_REQUEST, "invalid_request",
+			    c->fr.mode == FRAME_UNITY ? "a frame of length 0 "
+			    "is refused, as MCP for Unity's bridge refuses it" :
 			    "a frame needs a \"Content-Length: N\" header "
 			    "with a decimal N, then an empty line");
 			log_info("client %llu (%s): bad frame header, closed",

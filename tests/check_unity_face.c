@@ -10,11 +10,13 @@
  */
 #include "config.h"
 
+#include <sys/socket.h>
 #include <sys/stat.h>
 
 #include <dirent.h>
 
 #include <errno.h>
+#include <poll.h>
 #include <limits.h>
 #include <signal.h>
 #include <stdint.h>
@@ -251,6 +253,7 @@ END_TEST
 
 static struct fake	 fk;
 static char		 facedir[PATH_MAX], editordir[PATH_MAX];
+static const char	*idle;		/* --idle-timeout */
 
 static void
 it_setup(void)
@@ -265,6 +268,7 @@ it_setup(void)
 	snprintf(editordir, sizeof(editordir), "%s/.unity-mcp", b.dir);
 	ck_assert_int_eq(mkdir(editordir, 0700), 0);
 	snprintf(facedir, sizeof(facedir), "%s/face", b.dir);
+	idle = "600";
 }
 
 static void
@@ -306,7 +310,7 @@ face_start(struct mfu *m, int timeout_ms, const char *hold,
 {
 	const char	*extra[] = { "--listen", "unity-mcp@127.0.0.1:0",
 			    "--unity-status-dir", facedir, "--unity-hold",
-			    hold, NULL };
+			    hold, "--idle-timeout", idle, NULL };
 	char		 name[128], path[PATH_MAX + 128];
 
 	fake_start(&fk, "FAKE_UNITY", "-s", editordir, fake_flag, NULL);
@@ -450,6 +454,44 @@ START_TEST(unity_face_wire)
 }
 END_TEST
 
+/* Whether u's connection ends (within the timeout) with nothing sent. */
+static int
+eof_without_data(struct client *u)
+{
+	struct pollfd	p = { u->fd, POLLIN, 0 };
+	char		ch;
+
+	return u->jl.len == 0 && poll(&p, 1, TN_TIMEOUT_MS) == 1 &&
+	    recv(u->fd, &ch, 1, 0) == 0;
+}
+
+/*
+ * An idle client is closed without a word, as the bridge closes it: an
+ * error frame nobody asked for would be taken for the answer to the
+ * client's next command.
+ */
+START_TEST(unity_idle_silent)
+{
+	struct mfu	 m;
+	struct client	*u;
+	json_object	*r;
+
+	idle = "1";
+	face_start(&m, 5000, "1", NULL);
+	u = unity_open(m.port);
+	ck_assert(eof_without_data(u));
+	client_close(u);
+	/* A client whose connection went idle gets its next answer. */
+	json_object_put(send1(&m, "get_project_info", "{}"));
+	ck_assert(eof_without_data(&(struct client){ .fd = m.fd }));
+	r = mfu_send(&m, "get_project_info", "{}");
+	ck_assert_str_eq(str(r, "status"), "success");
+	ck_assert_int_eq(m.tries, 2);
+	json_object_put(r);
+	mfu_close(&m);
+}
+END_TEST
+
 /*
  * Issue 17's scenario: two agents' servers at once through the face.
  * A runs tests (answered with the editor's job id at once, the job
@@ -589,6 +631,7 @@ unity_suite(void)
 	tcase_add_test(tc, unity_face_wire);
 	tcase_add_test(tc, unity_two_agents);
 	tcase_add_test(tc, unity_resend_on_timeout);
+	tcase_add_test(tc, unity_idle_silent);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -78,8 +78,9 @@ mfu_send_frame(int fd, const char *s)
 
 	for (i = 0; i < 8; i++)
 		hdr[i] = (unsigned char)(n >> (56 - 8 * i));
-	/* Header and payload in one write, as sendall does twice. */
-	if (write(fd, hdr, 8) != 8 || write(fd, s, n) != (ssize_t)n)
+	/* As sendall does: a closed peer is an error, not SIGPIPE. */
+	if (send(fd, hdr, 8, MSG_NOSIGNAL) != 8 ||
+	    send(fd, s, n, MSG_NOSIGNAL) != (ssize_t)n)
 		return -1;
 	return 0;
 }
