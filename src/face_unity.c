@@ -32,6 +32,7 @@ struct unity_req {
 	struct conn_pending	*pending;
 	struct facejob		*fj;
 	char			*tool;
+	json_object		*params;	/* as the job got them */
 };
 
 /*
@@ -59,6 +60,8 @@ static int	 unity_cached(const char *);
 static int	 unity_from_cache(struct conn *, const char *);
 static void	 unity_run(struct conn *, const struct tool *, json_object *);
 static void	 unity_news(void *, const struct facejob_news *);
+static void	 unity_end_news(void *, const struct facejob_news *);
+static void	 unity_end_window(struct unity_req *);
 static void	 unity_cancel(void *);
 static void	 unity_req_free(struct unity_req *);
 static json_object *unity_success(json_object *);
@@ -227,6 +230,7 @@ unity_run(struct conn *c, const struct tool *t, json_object *params)
 	rr.method = t->name;
 	ur->conn = c;
 	ur->tool = xstrdup(t->name);
+	ur->params = p;
 	ur->pending = conn_defer(&rr, unity_cancel, ur);
 	conn_hold(c);
 	memset(&fr, 0, sizeof(fr));
@@ -238,7 +242,33 @@ unity_run(struct conn *c, const struct tool *t, json_object *params)
 	fr.want_first = t->nreload == 0 && !t->reload_always;
 	if ((ur->fj = facejob_start(c->srv, &fr, unity_news, ur)) == NULL)
 		fatalx("facejob_start: out of memory");
-	json_object_put(p);
+}
+
+/* The end of a job whose first answer a client had: nothing to do. */
+static void
+unity_end_news(void *arg, const struct facejob_news *n)
+{
+	(void)arg;
+	(void)n;
+}
+
+/*
+ * A client has ur's first answer (run_tests' job_id): the same command
+ * again once that run ended must be a new run, not the old run's result.
+ * A repeat that waits for the job's end takes its result when it comes,
+ * which ends the repeat window (cmdgated(8), Face jobs).
+ */
+static void
+unity_end_window(struct unity_req *ur)
+{
+	struct facejob_req	fr;
+
+	memset(&fr, 0, sizeof(fr));
+	fr.agent = UNITY_AGENT;
+	fr.tool = ur->tool;
+	fr.params = ur->params;
+	if (facejob_start(ur->conn->srv, &fr, unity_end_news, NULL) == NULL)
+		fatalx("facejob_start: out of memory");
 }
 
 static void
@@ -256,6 +286,8 @@ unity_news(void *arg, const struct facejob_news *n)
 		json_object_put(uf.cache[i]);
 		uf.cache[i] = json_object_get(r);
 	}
+	if (n->event == FJ_FIRST)
+		unity_end_window(ur);
 	unity_send(c, unity_answer(ur->tool, n));
 	conn_complete(ur->pending, NULL, NULL);
 	unity_req_free(ur);
@@ -276,6 +308,7 @@ unity_cancel(void *arg)
 static void
 unity_req_free(struct unity_req *ur)
 {
+	json_object_put(ur->params);
 	free(ur->tool);
 	free(ur);
 }

@@ -492,6 +492,54 @@ START_TEST(unity_idle_silent)
 }
 END_TEST
 
+/* get_test_job's status for job, as the client polls it. */
+static char *
+test_status(struct mfu *m, const char *job)
+{
+	char		 p[128], *st;
+	json_object	*r;
+
+	snprintf(p, sizeof(p), "{\"job_id\":\"%s\"}", job);
+	r = send1(m, "get_test_job", p);
+	st = strdup(str(r, "result.data.status"));
+	json_object_put(r);
+	return st;
+}
+
+/*
+ * An agent that runs the same tests again after the first run ended (or
+ * while its job still polls) starts a new run: the first answer given
+ * ends the repeat window of the job it came from.
+ */
+START_TEST(unity_tests_twice)
+{
+	struct mfu	 m;
+	json_object	*r;
+	char		 job[64], *st;
+
+	face_start(&m, 5000, "1", NULL);
+	r = send1(&m, "run_tests", "{\"mode\":\"EditMode\"}");
+	snprintf(job, sizeof(job), "%s", str(r, "result.data.job_id"));
+	json_object_put(r);
+	fake_ctl(&fk, "end-tests succeeded");
+	st = test_status(&m, job);
+	ck_assert_str_eq(st, "succeeded");
+	free(st);
+	/* Once the first job saw the run end, the same command is a new
+	 * run, not the old one's result. */
+	json_object_put(wait_done("t-000000"));
+	r = send1(&m, "run_tests", "{\"mode\":\"EditMode\"}");
+	ck_assert(json_object_get_boolean(jpath(r, "result.success")));
+	ck_assert_str_ne(str(r, "result.data.job_id"), job);
+	json_object_put(r);
+	fake_ctl(&fk, "sync");
+	ck_assert_int_eq(fake_count(&fk, "recv run_tests "), 2);
+	mfu_close(&m);
+	/* Stopped with the second run's job and its window's repeat. */
+	ck_assert_int_eq(broker_signal_wait(&b, SIGTERM), 0);
+}
+END_TEST
+
 /*
  * Issue 17's scenario: two agents' servers at once through the face.
  * A runs tests (answered with the editor's job id at once, the job
@@ -571,6 +619,7 @@ START_TEST(unity_two_agents)
 	json_object_put(st);
 	mfu_close(&a);
 	mfu_close(&bm);
+	ck_assert_int_eq(broker_signal_wait(&b, SIGTERM), 0);
 }
 END_TEST
 
@@ -632,6 +681,7 @@ unity_suite(void)
 	tcase_add_test(tc, unity_two_agents);
 	tcase_add_test(tc, unity_resend_on_timeout);
 	tcase_add_test(tc, unity_idle_silent);
+	tcase_add_test(tc, unity_tests_twice);
 	suite_add_tcase(s, tc);
 	return s;
 }
