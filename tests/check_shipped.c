@@ -13,6 +13,7 @@
 #include <check.h>
 #include <json-c/json.h>
 
+#include "schema.h"
 #include "toolcmd.h"
 #include "tools.h"
 #include "ckrun.h"
@@ -279,6 +280,57 @@ START_TEST(shipped_unity_wire_names)
 }
 END_TEST
 
+/* Commands as the clients put them on the wire pass the tables' schemas. */
+static const struct {
+	const char	*table, *tool, *params;
+} wire_cases[] = {
+	{ "unity-mcp.json", "run_tests", "{\"mode\":\"EditMode\","
+	    "\"testNames\":[\"A.B\"],\"includeFailedTests\":true,"
+	    "\"initTimeout\":120000}" },
+	{ "unity-mcp.json", "get_test_job", "{\"job_id\":\"j1\","
+	    "\"includeDetails\":true}" },
+	{ "unity-mcp.json", "refresh_unity", "{\"mode\":\"force\","
+	    "\"scope\":\"all\",\"compile\":\"request\","
+	    "\"wait_for_ready\":true}" },
+	{ "unity-mcp.json", "read_console", "{\"action\":\"get\","
+	    "\"types\":[\"error\"],\"count\":null,\"format\":\"plain\","
+	    "\"includeStacktrace\":false,\"pageSize\":50,\"cursor\":0}" },
+	{ "unity-mcp.json", "find_gameobjects", "{\"searchMethod\":"
+	    "\"by_name\",\"searchTerm\":\"Player\",\"includeInactive\":false,"
+	    "\"pageSize\":50,\"cursor\":0}" },
+	{ "unity-mcp.json", "manage_script", "{\"action\":\"apply_text_edits\","
+	    "\"name\":\"A\",\"path\":\"Assets\",\"edits\":[],"
+	    "\"options\":{\"refresh\":\"debounced\"}}" },
+	{ "unity-mcp.json", "manage_editor", "{\"action\":\"add_tag\","
+	    "\"tagName\":\"T\"}" },
+	{ "unity-mcp.json", "get_gameobject_components", "{\"instanceID\":"
+	    "-81840,\"pageSize\":25,\"cursor\":0,\"includeProperties\":true}" },
+	{ "uloop.json", "get-logs", "{\"LogType\":\"Error\",\"MaxCount\":10,"
+	    "\"SearchText\":\"\",\"UseRegex\":false}" },
+	{ "uloop.json", "run-tests", "{\"TestMode\":\"PlayMode\","
+	    "\"FilterType\":\"regex\",\"FilterValue\":\"^A\"}" },
+	{ "uloop.json", "find-game-objects", "{\"SearchMode\":\"Selected\","
+	    "\"MaxResults\":5}" },
+	{ "uloop.json", "simulate-mouse-ui", "{\"Action\":\"Drag\",\"X\":1.5,"
+	    "\"Y\":2,\"FromX\":0,\"FromY\":0}" },
+};
+
+START_TEST(shipped_wire_params)
+{
+	struct tooltab		*tab = load_example(wire_cases[_i].table);
+	const struct tool	*t = tooltab_find(tab, wire_cases[_i].tool);
+	json_object		*p = P(wire_cases[_i].params);
+	char			 err[1024];
+
+	ck_assert_ptr_nonnull(t);
+	ck_assert_ptr_nonnull(p);
+	ck_assert_msg(schema_validate(t->params, p, err, sizeof(err)) == 0,
+	    "%s: %s", t->name, err);
+	json_object_put(p);
+	tooltab_free(tab);
+}
+END_TEST
+
 static Suite *
 shipped_suite(void)
 {
@@ -291,6 +343,8 @@ shipped_suite(void)
 	tcase_add_test(tc, shipped_busy);
 	tcase_add_test(tc, shipped_reads_idempotent);
 	tcase_add_test(tc, shipped_unity_wire_names);
+	tcase_add_loop_test(tc, shipped_wire_params, 0,
+	    sizeof(wire_cases) / sizeof(*wire_cases));
 	suite_add_tcase(s, tc);
 	return s;
 }
