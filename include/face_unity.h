@@ -15,7 +15,6 @@
 
 struct conn;
 struct server;
-struct tool;
 
 #define UNITY_WELCOME	"WELCOME UNITY-MCP 1 FRAMING=1"
 #define UNITY_PONG	"{\"status\":\"success\",\"result\":{\"message\":\"pong\"}}"
@@ -40,13 +39,6 @@ int		 unity_face_start(struct server *, char *err, size_t errlen);
 json_object	*unity_status_dir(const struct server *);
 /* Stopping, before the engine is freed: the status file goes. */
 void		 unity_face_stop(struct server *);
-/*
- * The client's params for tool t, with each camelCase name that is not
- * one of t's parameters renamed to the snake_case one that is (the
- * Python server sends the bridge's names: testNames for test_names).
- * Caller puts.
- */
-json_object	*unity_params(const struct tool *t, json_object *params);
 /*
  * The answer to a face job's news as the bridge would give it.  Caller
  * puts.

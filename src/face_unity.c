@@ -23,8 +23,6 @@
 #include "unitystatus.h"
 #include "util.h"
 
-#define UNITY_PARAM_MAX	128	/* bytes of a renamed parameter name */
-
 /* One command waiting for its job's news; its connection reads nothing
  * more until it is answered, so answers keep the requests' order. */
 struct unity_req {
@@ -222,7 +220,8 @@ unity_run(struct conn *c, const struct tool *t, json_object *params)
 	struct facejob_req	 fr;
 	struct unity_req	*ur = xcalloc(1, sizeof(*ur));
 	struct rpc_req		 rr;
-	json_object		*p = unity_params(t, params);
+	json_object		*p = params != NULL ? json_object_get(params) :
+				    json_object_new_object();
 
 	memset(&rr, 0, sizeof(rr));
 	rr.conn = c;
@@ -453,51 +452,6 @@ unity_answer(const char *tool, const struct facejob_news *n)
 		break;
 	}
 	return unity_done(tool, n);
-}
-
-/* "testNames" -> "test_names" in out; 0, or -1 when there is no
- * capital or it does not fit. */
-static int
-unity_snake(const char *k, char *out, size_t outlen)
-{
-	size_t	o = 0;
-	int	caps = 0;
-
-	for (; *k != '\0'; k++) {
-		if (o + 3 > outlen)
-			return -1;
-		if (isupper((unsigned char)*k)) {
-			out[o++] = '_';
-			out[o++] = (char)tolower((unsigned char)*k);
-			caps = 1;
-		} else
-			out[o++] = *k;
-	}
-	out[o] = '\0';
-	return caps ? 0 : -1;
-}
-
-json_object *
-unity_params(const struct tool *t, json_object *params)
-{
-	json_object	*props, *out;
-	char		 snake[UNITY_PARAM_MAX];
-
-	if (params == NULL)
-		return json_object_new_object();
-	if (t->params == NULL ||
-	    !json_object_object_get_ex(t->params, "properties", &props))
-		return json_object_get(params);
-	out = json_object_new_object();
-	json_object_object_foreach(params, k, v) {
-		if (!json_object_object_get_ex(props, k, NULL) &&
-		    unity_snake(k, snake, sizeof(snake)) == 0 &&
-		    json_object_object_get_ex(props, snake, NULL) &&
-		    !json_object_object_get_ex(params, snake, NULL))
-			k = snake;
-		json_object_object_add(out, k, json_object_get(v));
-	}
-	return out;
 }
 
 /* The port of the first unity-mcp bridge the table forwards to, or 0. */

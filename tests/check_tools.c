@@ -277,9 +277,14 @@ START_TEST(classify_unity)
 	ck_assert_int_eq(tool_command_tier(tests, p), TIER_HEAVY);
 	ck_assert_int_eq(tests->busy, BUSY_TESTS_RUNNING);
 	json_object_put(p);
+	/* A script write asks the editor to compile it: a reload. */
 	p = P("{\"action\":\"create\",\"name\":\"A\"}");
-	ck_assert(!tool_command_reload(script, p));
+	ck_assert(tool_command_reload(script, p));
 	ck_assert_int_eq(tool_command_tier(script, p), TIER_HEAVY);
+	json_object_put(p);
+	p = P("{\"action\":\"read\",\"name\":\"A\"}");
+	ck_assert(!tool_command_reload(script, p));
+	ck_assert_int_eq(tool_command_tier(script, p), TIER_INSTANT);
 	json_object_put(p);
 	p = P("{\"action\":\"load\"}");
 	ck_assert(!tool_command_reload(scene, p));

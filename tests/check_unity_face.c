@@ -407,7 +407,7 @@ START_TEST(unity_face_wire)
 	ck_assert_str_eq(str(r, "mcpServers.unityMCP.env.UNITY_MCP_STATUS_DIR"),
 	    abs);
 	json_object_put(r);
-	/* camelCase as the Python server sends it, camelCase upstream. */
+	/* Parameters as the Python server sends them reach the editor. */
 	r = send1(&m, "read_console", "{\"action\":\"get\",\"count\":5,"
 	    "\"filterText\":\"boom\",\"includeStacktrace\":false}");
 	json_object_put(r);
