@@ -26,7 +26,6 @@
 #include <sys/socket.h>
 
 #include <errno.h>
-#include <poll.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -418,35 +417,10 @@ accept_one(void)
 static void
 loop(void)
 {
-	struct pollfd	pfd[FB_MAXCONN + 2];
-	int		idx[FB_MAXCONN + 2], n, i, lidx;
+	static const struct fb_loop l = { &fl.lfd, fl.conns, control,
+	    accept_one, serve, NULL, NULL };
 
-	for (;;) {
-		n = 0;
-		lidx = -1;
-		pfd[n].fd = 0, pfd[n++].events = POLLIN;
-		if (fl.lfd != -1)
-			lidx = n, pfd[n].fd = fl.lfd, pfd[n++].events = POLLIN;
-		for (i = 0; i < FB_MAXCONN; i++)
-			if (fl.conns[i].fd != -1) {
-				idx[n] = i;
-				pfd[n].fd = fl.conns[i].fd;
-				pfd[n++].events = POLLIN;
-			}
-		if (poll(pfd, (nfds_t)n, -1) == -1 && errno != EINTR)
-			fb_fatal("poll: %s", strerror(errno));
-		if (pfd[0].revents != 0 && fb_control(control) == -1)
-			exit(0);
-		for (i = 1; i < n; i++) {
-			if (pfd[i].revents == 0)
-				continue;
-			if (i == lidx) {
-				if (fl.lfd == pfd[i].fd)
-					accept_one();
-			} else if (fl.conns[idx[i]].fd == pfd[i].fd)
-				serve(&fl.conns[idx[i]]);
-		}
-	}
+	fb_loop(&l);
 }
 
 int

@@ -30,7 +30,6 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <poll.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -42,6 +41,7 @@
 
 #include "fakebridge.h"
 #include "jstrict.h"
+#include "sha1.h"
 
 #define WELCOME		"WELCOME UNITY-MCP 1 FRAMING=1\n"
 #define PONG		"{\"status\":\"success\",\"result\":{\"message\":\"pong\"}}"
@@ -90,7 +90,7 @@ status_write(const char *reason)
 
 	if (fu.status_dir == NULL)
 		return;
-	fb_sha1_hex8(fu.assets, hash);
+	sha1_hex8(fu.assets, hash);
 	snprintf(path, sizeof(path), "%s/unity-mcp-status-%s.json",
 	    fu.status_dir, hash);
 	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
@@ -618,38 +618,10 @@ timers(void)
 static void
 loop(void)
 {
-	struct pollfd	pfd[FB_MAXCONN + 2];
-	int		idx[FB_MAXCONN + 2], n, i, lidx;
+	static const struct fb_loop l = { &fu.lfd, fu.conns, control,
+	    accept_one, serve, next_timeout, timers };
 
-	for (;;) {
-		n = 0;
-		lidx = -1;
-		pfd[n].fd = 0, pfd[n++].events = POLLIN;
-		if (fu.lfd != -1)
-			lidx = n, pfd[n].fd = fu.lfd, pfd[n++].events = POLLIN;
-		for (i = 0; i < FB_MAXCONN; i++)
-			if (fu.conns[i].fd != -1) {
-				idx[n] = i;
-				pfd[n].fd = fu.conns[i].fd;
-				pfd[n++].events = POLLIN;
-			}
-		if (poll(pfd, (nfds_t)n, next_timeout()) == -1 &&
-		    errno != EINTR)
-			fb_fatal("poll: %s", strerror(errno));
-		if (pfd[0].revents != 0 && fb_control(control) == -1)
-			exit(0);
-		/* The control line may have closed what was polled. */
-		for (i = 1; i < n; i++) {
-			if (pfd[i].revents == 0)
-				continue;
-			if (i == lidx) {
-				if (fu.lfd == pfd[i].fd)
-					accept_one();
-			} else if (fu.conns[idx[i]].fd == pfd[i].fd)
-				serve(&fu.conns[idx[i]]);
-		}
-		timers();
-	}
+	fb_loop(&l);
 }
 
 int

@@ -8,6 +8,7 @@
 #include <arpa/inet.h>
 
 #include <errno.h>
+#include <poll.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -94,64 +95,6 @@ fb_jsonf(const char *fmt, ...)
 	if (jstrict_parse_str(buf, &o) != 0)
 		fb_fatal("not JSON: %s", buf);
 	return o;
-}
-
-static uint32_t
-rol(uint32_t x, int n)
-{
-	return (x << n) | (x >> (32 - n));
-}
-
-static void
-sha1_block(uint32_t h[5], const unsigned char *p)
-{
-	uint32_t	w[80], a, b, c, d, e, f, k, t;
-	int		i;
-
-	for (i = 0; i < 16; i++)
-		w[i] = (uint32_t)p[4 * i] << 24 | (uint32_t)p[4 * i + 1] << 16 |
-		    (uint32_t)p[4 * i + 2] << 8 | p[4 * i + 3];
-	for (; i < 80; i++)
-		w[i] = rol(w[i - 3] ^ w[i - 8] ^ w[i - 14] ^ w[i - 16], 1);
-	a = h[0], b = h[1], c = h[2], d = h[3], e = h[4];
-	for (i = 0; i < 80; i++) {
-		if (i < 20)
-			f = (b & c) | (~b & d), k = 0x5a827999;
-		else if (i < 40)
-			f = b ^ c ^ d, k = 0x6ed9eba1;
-		else if (i < 60)
-			f = (b & c) | (b & d) | (c & d), k = 0x8f1bbcdc;
-		else
-			f = b ^ c ^ d, k = 0xca62c1d6;
-		t = rol(a, 5) + f + e + k + w[i];
-		e = d, d = c, c = rol(b, 30), b = a, a = t;
-	}
-	h[0] += a, h[1] += b, h[2] += c, h[3] += d, h[4] += e;
-}
-
-void
-fb_sha1_hex8(const char *s, char out[9])
-{
-	uint32_t	 h[5] = { 0x67452301, 0xefcdab89, 0x98badcfe,
-			    0x10325476, 0xc3d2e1f0 };
-	unsigned char	 blk[64];
-	size_t		 len = strlen(s), i, n;
-	uint64_t	 bits = (uint64_t)len * 8;
-
-	for (i = 0; i + 64 <= len; i += 64)
-		sha1_block(h, (const unsigned char *)s + i);
-	n = len - i;
-	memset(blk, 0, sizeof(blk));
-	memcpy(blk, s + i, n);
-	blk[n] = 0x80;
-	if (n >= 56) {
-		sha1_block(h, blk);
-		memset(blk, 0, sizeof(blk));
-	}
-	for (i = 0; i < 8; i++)
-		blk[63 - i] = (unsigned char)(bits >> (8 * i));
-	sha1_block(h, blk);
-	snprintf(out, 9, "%08x", h[0]);
 }
 
 void
@@ -265,4 +208,42 @@ fb_control(void (*fn)(char *line))
 	if (len == sizeof(buf) - 1)
 		fb_fatal("control line too long");
 	return 0;
+}
+
+void
+fb_loop(const struct fb_loop *l)
+{
+	struct pollfd	pfd[FB_MAXCONN + 2];
+	int		idx[FB_MAXCONN + 2], n, i, lidx;
+
+	for (;;) {
+		n = 0;
+		lidx = -1;
+		pfd[n].fd = 0, pfd[n++].events = POLLIN;
+		if (*l->lfd != -1)
+			lidx = n, pfd[n].fd = *l->lfd, pfd[n++].events = POLLIN;
+		for (i = 0; i < FB_MAXCONN; i++)
+			if (l->conns[i].fd != -1) {
+				idx[n] = i;
+				pfd[n].fd = l->conns[i].fd;
+				pfd[n++].events = POLLIN;
+			}
+		if (poll(pfd, (nfds_t)n, l->timeout != NULL ? l->timeout() :
+		    -1) == -1 && errno != EINTR)
+			fb_fatal("poll: %s", strerror(errno));
+		if (pfd[0].revents != 0 && fb_control(l->control) == -1)
+			exit(0);
+		/* The control line may have closed what was polled. */
+		for (i = 1; i < n; i++) {
+			if (pfd[i].revents == 0)
+				continue;
+			if (i == lidx) {
+				if (*l->lfd == pfd[i].fd)
+					l->accept();
+			} else if (l->conns[idx[i]].fd == pfd[i].fd)
+				l->serve(&l->conns[idx[i]]);
+		}
+		if (l->timers != NULL)
+			l->timers();
+	}
 }

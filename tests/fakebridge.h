@@ -41,7 +41,6 @@ int64_t		 fb_now_ms(clockid_t clock);
 json_object	*fb_jsonf(const char *fmt, ...)
 		    __attribute__((format(printf, 1, 2)));
 /* The first 8 hex digits of SHA-1(s) (FIPS 180-4) in out. */
-void		 fb_sha1_hex8(const char *s, char out[9]);
 void		 fb_fatal(const char *fmt, ...)
 		    __attribute__((format(printf, 1, 2), noreturn));
 
@@ -60,5 +59,19 @@ int		 fb_write(int fd, const void *buf, size_t n);
  * is gone: the fake exits).
  */
 int		 fb_control(void (*fn)(char *line));
+
+/* What fb_loop serves: stdin's control lines, the listener, the conns. */
+struct fb_loop {
+	int		*lfd;		/* the listener; -1 while closed */
+	struct fb_conn	*conns;		/* FB_MAXCONN of them */
+	void		(*control)(char *line);
+	void		(*accept)(void);
+	void		(*serve)(struct fb_conn *);
+	int		(*timeout)(void);	/* poll's, in ms; NULL: -1 */
+	void		(*timers)(void);	/* after each wake; may be NULL */
+};
+/* Serve l until a control line or end of stdin says quit (exit 0). */
+void		 fb_loop(const struct fb_loop *l)
+		    __attribute__((__noreturn__));
 
 #endif
