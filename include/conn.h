@@ -52,8 +52,14 @@ struct face_ops {
 		    const char *reason);
 	/* The connection goes: drop conn->face_state; NULL: none. */
 	void	(*closed)(struct conn *);
-	int	  notes;	/* hears cmdgate's JSON-RPC notifications */
+	/* Who hears cmdgate's JSON-RPC notifications: FACE_NOTES_*. */
+	int	  notes;
 };
+#define FACE_NOTES_NONE		0
+#define FACE_NOTES_ALL		1
+/* Only clients that named themselves: a one-shot client (uLoopMCP's
+ * CLI) takes the first frame it reads as its answer, whatever its id. */
+#define FACE_NOTES_NAMED	2
 extern const struct face_ops	face_ops[FACE_COUNT];
 
 /*
@@ -188,6 +194,8 @@ void		 conn_fail(struct conn *, int code, const char *type,
 void		 conn_kill(struct conn *);
 /* Whether the client must authenticate before other methods. */
 int		 conn_needs_auth(const struct conn *);
+/* Whether c hears notifications it did not ask for (face_ops notes). */
+int		 conn_hears(const struct conn *);
 /*
  * --peer-auth: a client that must authenticate and whose peer on fd the
  * peer check allows (peercred.h) is authenticated at once.

@@ -142,6 +142,15 @@ conn_needs_auth(const struct conn *c)
 	return c->needs_token && !c->authenticated;
 }
 
+int
+conn_hears(const struct conn *c)
+{
+	int	notes = face_ops[c->face].notes;
+
+	return notes == FACE_NOTES_ALL ||
+	    (notes == FACE_NOTES_NAMED && c->name != NULL);
+}
+
 void
 conn_peer_auth(struct conn *c, int fd)
 {

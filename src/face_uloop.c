@@ -105,6 +105,8 @@ ul_edstate(void *arg)
 	if (st.reloading == ul->reloading || ul->conn->closing)
 		return;
 	ul->reloading = st.reloading;
+	if (!conn_hears(ul->conn))
+		return;
 	p = json_object_new_object();
 	if (st.reloading) {
 		json_object_object_add(p, "reason",

@@ -53,10 +53,11 @@ const struct rpc_method rpc_methods[] = {
 
 /* conn.h: what each listener face does; FACE_CMDGATE is conn.c's own. */
 const struct face_ops face_ops[FACE_COUNT] = {
-	[FACE_CMDGATE] = { NULL, NULL, NULL, NULL, 1 },
+	[FACE_CMDGATE] = { NULL, NULL, NULL, NULL, FACE_NOTES_ALL },
 	[FACE_ULOOP] = { uloop_accept, uloop_message, uloop_fail,
-	    uloop_closed, 1 },
-	[FACE_UNITY] = { unity_accept, unity_message, unity_fail, NULL, 0 },
+	    uloop_closed, FACE_NOTES_NAMED },
+	[FACE_UNITY] = { unity_accept, unity_message, unity_fail, NULL,
+	    FACE_NOTES_NONE },
 };
 
 enum rpc_status

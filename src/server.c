@@ -317,8 +317,7 @@ server_broadcast(struct server *srv, json_object *msg)
 
 	/* A client that has not authenticated hears nothing unasked. */
 	TAILQ_FOREACH(c, &srv->conns, entry)
-		if (!c->closing && !conn_needs_auth(c) &&
-		    face_ops[c->face].notes)
+		if (!c->closing && !conn_needs_auth(c) && conn_hears(c))
 			conn_send(c, msg);
 }
 

@@ -329,15 +329,22 @@ START_TEST(uloop_errors)
 }
 END_TEST
 
-/* SIGHUP with a changed table: the clients re-fetch the tools. */
+/*
+ * SIGHUP with a changed table: the clients re-fetch the tools.  A client
+ * that never named itself (uLoopMCP's CLI, which takes the first frame it
+ * reads as its answer) hears no notification.
+ */
 START_TEST(uloop_list_changed)
 {
-	struct ulc	 u;
+	struct ulc	 u, cli;
 	json_object	*r, *n;
 
 	start_uloop(NULL);
 	ulc_open(&u, uloop_port(), 1, 1);
+	ulc_open(&cli, uloop_port(), 1, 0);
 	r = ulc_call(&u, "set-client-name", "{\"ClientName\":\"agent\"}");
+	json_object_put(r);
+	r = ulc_call(&cli, "get-version", "{}");	/* the CLI's first */
 	json_object_put(r);
 	write_tools("smooth");
 	kill(b.pid, SIGHUP);
@@ -346,6 +353,14 @@ START_TEST(uloop_list_changed)
 		json_object_put(n);
 	ck_assert_ptr_nonnull(n);
 	json_object_put(n);
+	ulc_send(&cli, "{\"jsonrpc\":\"2.0\",\"id\":9,\"method\":"
+	    "\"ping\",\"params\":{\"Message\":\"m\"}}");
+	r = ulc_read(&cli);
+	ck_assert_msg(r != NULL && jpath(r, "id") != NULL, "the CLI's first "
+	    "frame is not its answer: %s", r != NULL ?
+	    json_object_to_json_string(r) : "(none)");
+	json_object_put(r);
+	ulc_close(&cli);
 	ulc_close(&u);
 }
 END_TEST
