@@ -406,15 +406,33 @@ serve_slow(int fd)
 	(void)!write(fd, a, strlen(a));
 }
 
-START_TEST(lock_serialises)
+/* MCP for Unity's bridge, slow: WELCOME, one frame in, 0.3 s, one out. */
+static void
+serve_slow_unity(int fd)
+{
+	static const char	 welcome[] = "WELCOME UNITY-MCP 1 FRAMING=1\n";
+	static const char	 a[] = "{\"status\":\"success\",\"result\":{}}";
+	unsigned char		 hdr[8] = { 0 };
+	char			 buf[4096];
+
+	(void)!write(fd, welcome, sizeof(welcome) - 1);
+	if (read(fd, buf, sizeof(buf)) <= 0)
+		return;
+	usleep(300000);	/* long enough for a second worker to come */
+	hdr[7] = sizeof(a) - 1;
+	(void)!write(fd, hdr, sizeof(hdr));
+	(void)!write(fd, a, sizeof(a) - 1);
+}
+
+/* Two workers at once against one upstream: sh->overlap says whether
+ * their exchanges overlapped. */
+static void
+two_workers(const char *cmd)
 {
 	json_object	*r;
-	const char	*cmd = "{\"tool\":\"x\",\"timeout_s\":20,\"forward\":"
-			    "{\"to\":\"127.0.0.1:%d\"}}";
 	int		 o1, o2;
 	pid_t		 p1, p2;
 
-	fake_start(0, serve_slow);
 	p1 = worker_start(cmd, &o1, NULL);
 	p2 = worker_start(cmd, &o2, NULL);
 	r = worker_result(p1, o1);
@@ -424,7 +442,25 @@ START_TEST(lock_serialises)
 	assert_result(r, 1, NULL);
 	json_object_put(r);
 	ck_assert_int_eq(sh->conns, 2);
+}
+
+/* A one-client bridge (unity-mcp) sees one exchange at a time. */
+START_TEST(lock_serialises)
+{
+	fake_start(0, serve_slow_unity);
+	two_workers("{\"tool\":\"x\",\"timeout_s\":20,\"forward\":"
+	    "{\"to\":\"127.0.0.1:%d\",\"dialect\":\"unity-mcp\"}}");
 	ck_assert_msg(!sh->overlap, "two exchanges overlapped");
+}
+END_TEST
+
+/* A JSON-RPC upstream serves many: no lock, the two run side by side. */
+START_TEST(no_lock_for_many_client_upstreams)
+{
+	fake_start(0, serve_slow);
+	two_workers("{\"tool\":\"x\",\"timeout_s\":20,\"forward\":"
+	    "{\"to\":\"127.0.0.1:%d\"}}");
+	ck_assert_msg(sh->overlap, "the exchanges were serialised");
 }
 END_TEST
 
@@ -534,6 +570,7 @@ main(void)
 	tcase_add_test(tc, cancel_sends_cancel_call);
 	tcase_add_test(tc, lsp_framing);
 	tcase_add_test(tc, lock_serialises);
+	tcase_add_test(tc, no_lock_for_many_client_upstreams);
 	tcase_add_test(tc, lock_wait_ends_at_deadline);
 	tcase_add_test(tc, probe_reports_changes);
 	suite_add_tcase(s, tc);

@@ -3,6 +3,7 @@
 #include "config.h"
 
 #include <stdio.h>
+#include <string.h>
 
 #include <json-c/json.h>
 
@@ -11,10 +12,19 @@
 #include "upstream.h"
 #include "worker.h"
 
-/* The lock, or the status that ends the exchange before it began. */
+/*
+ * The lock, or the status that ends the exchange before it began.  Only
+ * MCP for Unity's bridge serves one client at a time (a second
+ * connection closes the first); the other dialects' upstreams serve many
+ * at once, and a long call (uLoopMCP's run-tests answers when the run
+ * ends) must not hold every read behind it.
+ */
 static enum up_status
 exchange_lock(struct exchange *x, int64_t deadline, int *fd)
 {
+	*fd = -1;
+	if (x->dialect == NULL || strcmp(x->dialect, "unity-mcp") != 0)
+		return UP_OK;
 	switch (uplock_take(x->lock_dir, x->to, deadline, x->waitmask, fd,
 	    x->err, sizeof(x->err))) {
 	case 0:
