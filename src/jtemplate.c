@@ -278,8 +278,8 @@ jtemplate_expand(json_object *tmpl, json_object *ctx, char *err,
 		return NULL;
 	/* The template is one absent {PATH}: nothing holds it. */
 	if (out == NULL)
-		jt_err(err, errlen, "%s: no such value",
-		    json_object_get_string(tmpl));
+		jt_err(err, errlen, "%s: no such value", tmpl != NULL ?
+		    json_object_get_string(tmpl) : "null");
 	return out;
 }
 

@@ -103,7 +103,9 @@ serve_unity(int fd)
 			frame_write(fd, ans);
 			tell('p');
 		} else if (strcmp(type, "cancel_test_job") == 0) {
-			if (strcmp(fstr(m, "params.job_id"), "j1") == 0)
+			/* Its job, or (a cancel without params) none named. */
+			if (jpath_get(m, "params.job_id") == NULL ||
+			    strcmp(fstr(m, "params.job_id"), "j1") == 0)
 				__atomic_add_fetch(&sh->cancels, 1,
 				    __ATOMIC_SEQ_CST);
 			frame_write(fd, "{\"status\":\"success\","
@@ -315,6 +317,7 @@ START_TEST(await_failed_status)
 }
 END_TEST
 
+/* The cancel call, with params (_i 0) and without (_i 1: {}). */
 START_TEST(cancel_sends_cancel_call)
 {
 	json_object	*r;
@@ -323,7 +326,9 @@ START_TEST(cancel_sends_cancel_call)
 
 	sh->phase = 9;		/* the run never ends */
 	fake_start(0, serve_unity);
-	pid = worker_start(UNITY("run_tests", AWAIT CANCEL), &out, NULL);
+	pid = worker_start(_i == 0 ? UNITY("run_tests", AWAIT CANCEL) :
+	    UNITY("run_tests", AWAIT ",\"cancel\":{\"call\":"
+	    "\"cancel_test_job\"}"), &out, NULL);
 	await_note('p');
 	kill(pid, SIGTERM);
 	r = worker_result(pid, out);
@@ -334,7 +339,8 @@ START_TEST(cancel_sends_cancel_call)
 }
 END_TEST
 
-/* jsonrpc-lsp: headers (Content-Type too), a notification, the answer. */
+/* jsonrpc-lsp: headers (Content-Type too), a notification, a request of
+ * the server's own, the answer. */
 static void
 serve_lsp(int fd)
 {
@@ -363,6 +369,13 @@ serve_lsp(int fd)
 	snprintf(msg, sizeof(msg), "{\"jsonrpc\":\"2.0\",\"method\":\"log\"}");
 	snprintf(ans, sizeof(ans), "Content-Type: application/json\r\n"
 	    "Content-Length: %zu\r\n\r\n%s", strlen(msg), msg);
+	(void)!write(fd, ans, strlen(ans));
+	/* A request of the server's own, with our request's id: not ours. */
+	snprintf(msg, sizeof(msg), "{\"jsonrpc\":\"2.0\",\"id\":%s,"
+	    "\"method\":\"window/workDoneProgress/create\",\"params\":{}}",
+	    fstr(m, "id"));
+	snprintf(ans, sizeof(ans), "Content-Length: %zu\r\n\r\n%s",
+	    strlen(msg), msg);
 	(void)!write(fd, ans, strlen(ans));
 	snprintf(msg, sizeof(msg), "{\"jsonrpc\":\"2.0\",\"id\":%s,\"result\":"
 	    "{\"method\":\"%s\",\"x\":%s}}", fstr(m, "id"), fstr(m, "method"),
@@ -567,7 +580,7 @@ main(void)
 	tcase_add_test(tc, reload_waits_ready);
 	tcase_add_test(tc, await_until_status);
 	tcase_add_test(tc, await_failed_status);
-	tcase_add_test(tc, cancel_sends_cancel_call);
+	tcase_add_loop_test(tc, cancel_sends_cancel_call, 0, 2);
 	tcase_add_test(tc, lsp_framing);
 	tcase_add_test(tc, lock_serialises);
 	tcase_add_test(tc, no_lock_for_many_client_upstreams);

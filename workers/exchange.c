@@ -47,13 +47,15 @@ exchange_once(struct exchange *x, const char *method, json_object *params,
 {
 	struct upstream	*u;
 	enum up_status	 st;
-	int64_t		 open_by = now_ms() + x->open_ms;
+	int64_t		 open_by;
 	int		 lfd;
 
 	*out = NULL;
 	x->sent = x->closed = 0;
 	if ((st = exchange_lock(x, deadline, &lfd)) != UP_OK)
 		return st;
+	/* The connect's window starts once the lock is ours. */
+	open_by = now_ms() + x->open_ms;
 	st = upstream_open(x->dialect, x->to, open_by < deadline ? open_by :
 	    deadline, x->waitmask, &u, x->err, sizeof(x->err));
 	/* No connection or WELCOME within open_ms: the bridge is away. */

@@ -278,15 +278,17 @@ fwd_cancel(struct fwd *f, json_object *ctx)
 	enum up_status		 st = UP_CANCELLED;
 	sig_atomic_t		 term = got_term;
 
-	if (call != NULL && (p = jtemplate_expand(member(cancel, "params"),
-	    ctx, f->x.err, sizeof(f->x.err))) != NULL) {
+	p = member(cancel, "params") == NULL ? json_object_new_object() :
+	    jtemplate_expand(member(cancel, "params"), ctx, f->x.err,
+	    sizeof(f->x.err));
+	if (call != NULL && p != NULL) {
 		got_term = 0;
 		st = exchange_once(&f->x, call, p, now_ms() + fwd_cancel_ms(),
 		    &out);
 		got_term = got_term > term ? got_term : term;
 		json_object_put(out);
-		json_object_put(p);
 	}
+	json_object_put(p);
 	if (call != NULL)
 		snprintf(f->x.err, sizeof(f->x.err), "%.300s: cancelled; %.300s "
 		    "%s", f->x.to, call, st == UP_OK ? "answered" :

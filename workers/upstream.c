@@ -520,9 +520,11 @@ up_jsonrpc_answer(struct upstream *u, json_object **out, char *err,
 	for (;;) {
 		if ((st = up_read_msg(u, &msg, err, errlen)) != UP_OK)
 			return st;
-		if (jsonl_is_answer(msg, u->id))
+		/* A request from the server has an id too: not ours. */
+		if (!json_object_object_get_ex(msg, "method", NULL) &&
+		    jsonl_is_answer(msg, u->id))
 			break;
-		json_object_put(msg);	/* a notification: not ours */
+		json_object_put(msg);	/* a notification or request */
 	}
 	if (json_object_object_get_ex(msg, "result", &v))
 		st = UP_OK;
@@ -538,8 +540,9 @@ up_jsonrpc_answer(struct upstream *u, json_object **out, char *err,
 	if (st == UP_ERROR)
 		snprintf(err, errlen, "%s: upstream error %d: %s", u->to,
 		    json_object_get_int(json_object_object_get(v, "code")),
+		    json_object_object_get(v, "message") != NULL ?
 		    json_object_get_string(json_object_object_get(v,
-		    "message")));
+		    "message")) : "(no message)");
 	return st;
 }
 
