@@ -137,6 +137,7 @@ ul_call_free(struct ucall *u)
 {
 	TAILQ_REMOVE(&u->ul->calls, u, entry);
 	u->ul->conn->face_waits--;
+	u->ul->conn->sh->npending--;
 	json_object_put(u->id);
 	free(u->tool);
 	free(u);
@@ -551,6 +552,13 @@ ul_call(struct ureq *q, const struct tool *t, json_object *params)
 		    (unsigned long long)opt->max_waits);
 		return;
 	}
+	if (c->sh->npending >= opt->max_waits_total) {
+		ul_error(q, RPC_QUEUE_FULL, "too_many_waits", "the broker "
+		    "already holds %zu answers for its clients "
+		    "(--max-waits-total %llu): try again later",
+		    c->sh->npending, (unsigned long long)opt->max_waits_total);
+		return;
+	}
 	u = xcalloc(1, sizeof(*u));
 	u->ul = ul;
 	u->id = json_object_get(q->id);
@@ -558,6 +566,7 @@ ul_call(struct ureq *q, const struct tool *t, json_object *params)
 	u->notification = q->notification;
 	TAILQ_INSERT_TAIL(&ul->calls, u, entry);
 	c->face_waits++;
+	c->sh->npending++;
 	memset(&req, 0, sizeof(req));
 	req.agent = c->name != NULL ? c->name : "";
 	req.tool = t->name;

@@ -411,6 +411,10 @@ unity_done(const char *tool, const struct facejob_news *n)
 	if (json_object_is_type(r, json_type_object) && (n->ok ||
 	    (et != NULL && strcmp(et, "tool_failed") == 0)))
 		return unity_success(json_object_get(r));
+	/* Anything else that ran (an exec tool): its command result. */
+	if (n->ok && cmd != NULL && !json_object_get_boolean(
+	    json_object_object_get(cmd, "reloaded")))
+		return unity_success(json_object_get(r != NULL ? r : cmd));
 	d = unity_data(n->ok ? "done" : "failed", n->ticket);
 	if (n->ok) {
 		/* A reload tool whose editor reloaded: no answer came. */

@@ -524,7 +524,7 @@ conn_after_io(struct conn *c)
 		return;
 	/* A half-closed client still gets the answers it waits for. */
 	if (c->eof && !c->closing && TAILQ_EMPTY(&c->pending) &&
-	    c->batch == NULL)
+	    c->batch == NULL && c->face_waits == 0)
 		c->closing = 1;
 	if (c->closing) {
 		/* What it sent after its last request is never read. */

@@ -9,6 +9,7 @@
  */
 #include "config.h"
 
+#include <sys/socket.h>
 #include <sys/types.h>
 #include <sys/wait.h>
 
@@ -372,6 +373,25 @@ END_TEST
  * is the command result; a failure is an error naming its ticket; bad
  * params are refused before any job.
  */
+/* A client that half-closes after its call (nc -N) still gets the answer. */
+START_TEST(uloop_half_closed)
+{
+	struct ulc	 u;
+	json_object	*r;
+
+	start_uloop(NULL);
+	ulc_open(&u, uloop_port(), 0, 0);
+	ulc_send(&u, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"echo\","
+	    "\"params\":{\"text\":\"hi\"}}");
+	ck_assert_int_eq(shutdown(u.cl->fd, SHUT_WR), 0);
+	r = ulc_read(&u);
+	ck_assert_msg(r != NULL, "no answer after the half-close");
+	ck_assert_str_eq(str(r, "result.stdout"), "hi\n");
+	json_object_put(r);
+	ulc_close(&u);
+}
+END_TEST
+
 START_TEST(uloop_exec_tools)
 {
 	struct ulc	 u;
@@ -576,6 +596,7 @@ main(void)
 	tcase_add_test(tc, uloop_errors);
 	tcase_add_test(tc, uloop_list_changed);
 	tcase_add_test(tc, mcp_config_entries);
+	tcase_add_test(tc, uloop_half_closed);
 	tcase_add_test(tc, uloop_exec_tools);
 	tcase_add_test(tc, uloop_waiting_not_idle);
 	tcase_add_test(tc, uloop_scenario);

@@ -38,7 +38,7 @@
 #include "mfu.h"
 #include "ckrun.h"
 
-static char	 tmp[PATH_MAX];
+static char	 tmp[512];	/* a mkdtemp name: room for what follows */
 static char	*home_was;
 
 static void
@@ -299,6 +299,8 @@ editor_status_name(char *name, size_t len)
 	ck_assert_msg(name[0] != '\0', "fake_unity wrote no status file");
 }
 
+#define ECHO_TOOL "{\"name\":\"echo\",\"exec\":[\"echo\",\"{text}\"]}"
+
 /*
  * fake_unity (fake_flag, if any) with its status file in ~/.unity-mcp,
  * cmdgated with a unity-mcp face (--unity-hold hold) in front of it, and
@@ -314,7 +316,8 @@ face_start(struct mfu *m, int timeout_ms, const char *hold,
 	char		 name[128], path[PATH_MAX + 128];
 
 	fake_start(&fk, "FAKE_UNITY", "-s", editordir, fake_flag, NULL);
-	table_for(tools, "unity-mcp.json", fk.port, NULL, NULL);
+	table_for(tools, "unity-mcp.json", fk.port, "\"tools\": [",
+	    "\"tools\": [" ECHO_TOOL ",");
 	start_tools(extra);
 	editor_status_name(name, sizeof(name));
 	snprintf(path, sizeof(path), "%s/%s", facedir, name);
@@ -395,6 +398,10 @@ START_TEST(unity_face_wire)
 	json_object_put(st);
 	r = send1(&m, "get_project_info", "{}");
 	ck_assert_str_eq(str(r, "result.data.projectName"), "FakeProject");
+	json_object_put(r);
+	/* An exec tool beside the editor's: its output, not "reloaded". */
+	r = send1(&m, "echo", "{\"text\":\"a\"}");
+	ck_assert_str_eq(str(r, "result.stdout"), "a\n");
 	json_object_put(r);
 	/* cmdgate mcp-config puts the face's directory in the entry. */
 	ck_assert_ptr_nonnull(realpath(facedir, abs));
@@ -685,7 +692,6 @@ unity_suite(void)
 	suite_add_tcase(s, tc);
 	return s;
 }
-
 
 int
 main(void)

@@ -163,7 +163,7 @@ mfu_discover(struct mfu *m)
 	struct dirent	*e;
 	struct stat	 st;
 	json_object	*o, *p;
-	char		 path[PATH_MAX * 2];
+	char		 path[PATH_MAX];
 	time_t		 best = 0;
 	int		 port;
 
@@ -175,8 +175,8 @@ mfu_discover(struct mfu *m)
 		    strstr(e->d_name, ".json") == NULL ||
 		    strcmp(strstr(e->d_name, ".json"), ".json") != 0)
 			continue;
-		snprintf(path, sizeof(path), "%s/%s", m->dir, e->d_name);
-		if (stat(path, &st) == -1 || (o = mfu_status(path)) == NULL)
+		if ((size_t)snprintf(path, sizeof(path), "%s/%s", m->dir,
+		    e->d_name) >= sizeof(path) || stat(path, &st) == -1 || (o = mfu_status(path)) == NULL)
 			continue;
 		port = json_object_object_get_ex(o, "unity_port", &p) &&
 		    json_object_is_type(p, json_type_int) ?
