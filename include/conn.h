@@ -133,6 +133,15 @@ struct conn {
 	size_t			 inbuf;		/* unread input, as counted in
 						   sh->inbuf_total */
 	struct evbuffer		*held;		/* answers held for a sync */
+	/*
+	 * A connection with no socket whose messages a transport routes
+	 * (the HTTP endpoint, http.c): conn_send_rel writes each message to
+	 * out (or held) as one record "REL\tMSG\n", REL the related
+	 * request's id serialized or "-", and drain(c) takes them at the end
+	 * of the loop turn.  NULL: framed for the socket.
+	 */
+	void			(*drain)(struct conn *);
+	void			*drain_arg;
 };
 
 /*
@@ -141,12 +150,6 @@ struct conn {
  */
 struct conn	*conn_new(struct conn_shared *, struct bufferevent *,
 		    struct evbuffer *out, int is_unix, const char *peer);
-/*
- * c came in on a listener of face f: no token is asked (where one is
- * needed, the peer check lets the client in or it is refused in the
- * face's shape and closed), and its messages go to face_ops[f].
- */
-void		 conn_set_face(struct conn *, enum face f);
 /* Cancel what c waits for and free it (server_conn_free unlinks it). */
 void		 conn_free(struct conn *);
 /* Cut messages out of in and answer them. */
@@ -176,6 +179,13 @@ void		 conn_complete(struct conn_pending *, json_object *result,
  * turn goes out at the end of the turn (listener_flush), in one write.
  */
 void		 conn_send(struct conn *, json_object *msg);
+/*
+ * The same, for a message related to the request of id rel (borrowed;
+ * NULL: none): a progress or log notification of a tools/call.  Only a
+ * routing transport (drain) uses rel; others frame msg as conn_send.
+ */
+void		 conn_send_rel(struct conn *, json_object *msg,
+		    json_object *rel);
 /* The same for a message already serialized: buf[len], borrowed. */
 void		 conn_send_raw(struct conn *, const char *buf, size_t len);
 /* Bytes answered but not yet taken by the socket. */
@@ -196,11 +206,6 @@ void		 conn_kill(struct conn *);
 int		 conn_needs_auth(const struct conn *);
 /* Whether c hears notifications it did not ask for (face_ops notes). */
 int		 conn_hears(const struct conn *);
-/*
- * --peer-auth: a client that must authenticate and whose peer on fd the
- * peer check allows (peercred.h) is authenticated at once.
- */
-void		 conn_peer_auth(struct conn *, int fd);
 /*
  * Whether c is not idle however long it says nothing: it waits for an
  * answer (a face's too), holds editor flags, or is an MCP session.

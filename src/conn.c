@@ -17,7 +17,6 @@
 #include "jstrict.h"
 #include "log.h"
 #include "options.h"
-#include "peercred.h"
 #include "rpc.h"
 #include "util.h"
 
@@ -69,54 +68,6 @@ conn_new(struct conn_shared *sh, struct bufferevent *bev, struct evbuffer *out,
 	return c;
 }
 
-/*
- * The clients of a face never send a token: where cmdgate's own clients
- * need one, the peer check decides for them (unless --peer-auth did
- * already); --no-auth lets them in.  0, or -1 when refused (reason).
- */
-static int
-conn_face_admit(struct conn *c, char *reason, size_t len)
-{
-	char	why[256];
-	int	fd, rc;
-
-	if (!conn_needs_auth(c))
-		return 0;
-	fd = c->bev != NULL ? bufferevent_getfd(c->bev) : -1;
-	if (fd == -1)
-		snprintf(why, sizeof(why), "no socket");
-	if (fd == -1 ||
-	    (rc = peercred_check(c->sh->opt, fd, why, sizeof(why))) != 1) {
-		snprintf(reason, len, "refused by the peer check (%s clients "
-		    "cannot send a token): %s; cmdgated(8) --allow-user and "
-		    "--allow-group let other users in", face_name(c->face),
-		    why);
-		return -1;
-	}
-	c->authenticated = 1;
-	log_debug("client %llu (%s): let in by the peer check, %s",
-	    (unsigned long long)c->id, c->peer, why);
-	return 0;
-}
-
-void
-conn_set_face(struct conn *c, enum face f)
-{
-	char	reason[RPC_REASON_MAX];
-
-	c->face = f;
-	if (f == FACE_CMDGATE)
-		return;
-	if (conn_face_admit(c, reason, sizeof(reason)) == -1) {
-		conn_fail(c, RPC_UNAUTHORIZED, "unauthorized", reason);
-		log_info("client %llu (%s): %s, closed",
-		    (unsigned long long)c->id, c->peer, reason);
-		return;
-	}
-	if (face_ops[f].accept != NULL)
-		face_ops[f].accept(c);
-}
-
 void
 conn_free(struct conn *c)
 {
@@ -149,23 +100,6 @@ conn_hears(const struct conn *c)
 
 	return notes == FACE_NOTES_ALL ||
 	    (notes == FACE_NOTES_NAMED && c->name != NULL);
-}
-
-void
-conn_peer_auth(struct conn *c, int fd)
-{
-	char	why[256];
-
-	if (!conn_needs_auth(c) || !c->sh->opt->peer_auth)
-		return;
-	if (peercred_check(c->sh->opt, fd, why, sizeof(why)) != 1) {
-		log_debug("client %llu (%s): peer check: %s; it needs the "
-		    "token", (unsigned long long)c->id, c->peer, why);
-		return;
-	}
-	c->authenticated = 1;
-	log_debug("client %llu (%s): authenticated by the peer check, %s",
-	    (unsigned long long)c->id, c->peer, why);
 }
 
 int
@@ -215,7 +149,8 @@ conn_unsent(const struct conn *c)
 static void
 conn_queue_flush(struct conn *c)
 {
-	if (c->sock == NULL || c->flush_queued || c->dead)
+	if ((c->sock == NULL && c->drain == NULL) || c->flush_queued ||
+	    c->dead)
 		return;
 	c->flush_queued = 1;
 	TAILQ_INSERT_TAIL(&c->sh->flushq, c, flush_entry);
@@ -231,6 +166,10 @@ conn_flush(struct conn *c)
 	c->flush_queued = 0;
 	if (c->dead || evbuffer_get_length(c->out) == 0)
 		return;
+	if (c->drain != NULL) {
+		c->drain(c);
+		return;
+	}
 	/* An error is the bufferevent's to see when it writes the rest. */
 	if (evbuffer_get_length(c->sock) == 0)
 		(void)evbuffer_write(c->out, bufferevent_getfd(c->bev));
@@ -241,6 +180,32 @@ conn_flush(struct conn *c)
 void
 conn_send(struct conn *c, json_object *msg)
 {
+	conn_send_rel(c, msg, NULL);
+}
+
+/* A routed connection's record: "REL\tMSG\n" (conn.h, drain). */
+static void
+conn_route(struct conn *c, json_object *rel, const char *s, size_t len)
+{
+	struct evbuffer	*b = c->out;
+	const char	*r = rel == NULL ? "-" : json_object_to_json_string_ext(
+			    rel, JSON_C_TO_STRING_PLAIN);
+
+	if (c->sh->hold_output && c->held == NULL &&
+	    (c->held = evbuffer_new()) == NULL)
+		fatalx("evbuffer_new");
+	if (c->sh->hold_output)
+		b = c->held;
+	if (evbuffer_add_printf(b, "%s\t", r) == -1 ||
+	    evbuffer_add(b, s, len) == -1 || evbuffer_add(b, "\n", 1) == -1)
+		fatalx("evbuffer_add: out of memory");
+	if (b == c->out)
+		conn_queue_flush(c);
+}
+
+void
+conn_send_rel(struct conn *c, json_object *msg, json_object *rel)
+{
 	const char	*s;
 	size_t		 len;
 
@@ -248,7 +213,10 @@ conn_send(struct conn *c, json_object *msg)
 		return;
 	s = json_object_to_json_string_length(msg, JSON_C_TO_STRING_PLAIN |
 	    JSON_C_TO_STRING_NOSLASHESCAPE, &len);
-	conn_send_raw(c, s, len);
+	if (c->drain != NULL)
+		conn_route(c, rel, s, len);
+	else
+		conn_send_raw(c, s, len);
 }
 
 void
@@ -256,6 +224,10 @@ conn_send_raw(struct conn *c, const char *s, size_t len)
 {
 	if (c->dead)
 		return;
+	if (c->drain != NULL) {
+		conn_route(c, NULL, s, len);
+		return;
+	}
 	/* With --sync group, nothing leaves before the changes are synced. */
 	if (c->sh->hold_output) {
 		if (c->held == NULL && (c->held = evbuffer_new()) == NULL)

@@ -25,6 +25,7 @@
 #include <json-c/json.h>
 
 #include "conn.h"
+#include "connface.h"
 #include "face.h"
 #include "listener.h"
 #include "log.h"
