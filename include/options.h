@@ -36,6 +36,10 @@ struct options {
 	gid_t		 allow_gid[OPT_MAX_ALLOW];	/* --allow-group */
 	size_t		 nallow_gid;
 	int		 peer_auth;	/* allowed peers need no token */
+	char		*http;		/* --http ADDR:PORT, or NULL */
+	char		*http_origin[OPT_MAX_ALLOW];	/* more hosts */
+	size_t		 nhttp_origin;
+	uint64_t	 http_poll;	/* seconds; 0: never */
 	uint64_t	 max_message;
 	uint64_t	 max_batch;
 	uint64_t	 max_workers;

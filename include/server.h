@@ -21,6 +21,7 @@
 struct event_base;
 struct tooltab;
 struct listener;
+struct http;
 struct jobs;
 struct event;
 struct authlimit;
@@ -45,6 +46,7 @@ struct server {
 	uint64_t		 next_conn_id;
 	json_object		*listen_addrs;	/* array of strings */
 	struct listener		*listener;
+	struct http		*http;		/* MCP over HTTP, or NULL */
 	char			*worker_path;
 	char			*store_path;
 	int			 stopping;

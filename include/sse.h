@@ -11,8 +11,8 @@
  * with "\n"; "event:" names it (default "message"); "id:" sets the last
  * event id; "retry:" and ":" comments are skipped; a blank line ends the
  * event.  An event with no data line is not dispatched.  The mcp-http
- * forward dialect reads answers through it; a Streamable HTTP server
- * reads nothing of the kind, but any other client of SSE can.
+ * forward dialect reads answers through it; the broker's Streamable HTTP
+ * endpoint (http.c) writes its events with sse_event().
  * Library-like: nothing here exits or logs.
  */
 
@@ -57,5 +57,15 @@ int		 sse_feed(struct sse *, const char *buf, size_t len);
 /* The last event id (borrowed; "" for none), for a Last-Event-ID. */
 const char	*sse_last_id(const struct sse *);
 const char	*sse_strerror(int code);
+
+/*
+ * The writer's side: one event as its bytes on the wire, each field on
+ * its line and a blank line after.  event, id: NULL for none; retry_ms:
+ * 0 for none; data[len] (NUL-terminated) becomes one "data:" line per
+ * line of it (an empty data, one empty "data:" line).  *outlen gets the
+ * length.  NULL when out of memory.  Caller frees.
+ */
+char		*sse_event(const char *event, const char *id, int retry_ms,
+		    const char *data, size_t len, size_t *outlen);
 
 #endif

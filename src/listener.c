@@ -521,7 +521,8 @@ conn_after_io(struct conn *c)
 	struct evbuffer	*in;
 	size_t		 pending = conn_unsent(c);
 
-	if (c->dead)
+	/* A routed connection (http.c) has no socket of its own here. */
+	if (c->dead || c->bev == NULL)
 		return;
 	/* A half-closed client still gets the answers it waits for. */
 	if (c->eof && !c->closing && TAILQ_EMPTY(&c->pending) &&
@@ -613,7 +614,8 @@ lst_reap(evutil_socket_t fd, short ev, void *arg)
 			continue;
 		log_debug("client %llu (%s) closed",
 		    (unsigned long long)c->id, c->peer);
-		bufferevent_free(c->bev);
+		if (c->bev != NULL)
+			bufferevent_free(c->bev);
 		server_conn_free(srv, c);
 	}
 	lst_resume(l);
@@ -680,7 +682,8 @@ listener_free(struct server *srv)
 
 	listener_close(srv);
 	while ((c = TAILQ_FIRST(&srv->conns)) != NULL) {
-		bufferevent_free(c->bev);
+		if (c->bev != NULL)
+			bufferevent_free(c->bev);
 		server_conn_free(srv, c);
 	}
 	if (srv->cs.reaper != NULL)

@@ -22,6 +22,7 @@
 
 #include "face_unity.h"
 #include "jobs.h"
+#include "http.h"
 #include "listener.h"
 #include "log.h"
 #include "options.h"
@@ -282,6 +283,7 @@ on_sigterm(evutil_socket_t sig, short ev, void *arg)
 		jobs_shutdown(srv->jobs);
 	server_probe_stop(srv);
 	listener_shutdown(srv);
+	http_shutdown(srv);
 }
 
 /* Load what the flags name; 0, or an exit status with the cause logged. */
@@ -337,7 +339,8 @@ serve(struct server *srv)
 		fatalx("event_base_new");
 	srv->base = base;
 	/* Bound first: a port in use stops us before recovery runs. */
-	if (listener_open(srv, err, sizeof(err)) == -1) {
+	if (listener_open(srv, err, sizeof(err)) == -1 ||
+	    http_open(srv, err, sizeof(err)) == -1) {
 		log_errx("%s", err);
 		rc = EXIT_UNAVAIL;
 		goto out;
@@ -366,6 +369,7 @@ out:
 	for (i = 0; i < 3; i++)
 		if (sig[i] != NULL)
 			event_free(sig[i]);
+	http_free(srv);
 	listener_free(srv);
 	server_probe_free(srv);
 	unity_face_stop(srv);

@@ -31,6 +31,8 @@ enum opt_kind {
 	K_USER,		/* a user name or uid, repeatable */
 	K_GROUP,	/* a group name or gid, repeatable */
 	K_SOCKET,	/* a Unix socket path */
+	K_HTTP,		/* ADDR:PORT, once */
+	K_ORIGIN,	/* a host name, repeatable */
 	K_NUM,		/* unsigned integer in [min, max] */
 	K_SYNC,
 	K_LOGLEVEL,
@@ -59,6 +61,15 @@ static const struct opt_def opt_defs[] = {
 	{ "socket", 0, K_SOCKET, "PATH", "none",
 	  "also listen on this Unix socket (mode 0660)", F(socket_path),
 	  0, 0, 0 },
+	{ "http", 0, K_HTTP, "ADDR:PORT", "none",
+	  "serve MCP over Streamable HTTP at http://ADDR:PORT/mcp",
+	  0, 0, 0, 0 },
+	{ "http-origin", 0, K_ORIGIN, "HOST", "none",
+	  "also let HTTP requests in whose Host or Origin names HOST "
+	  "(repeatable)", 0, 0, 0, 0 },
+	{ "http-poll", 0, K_NUM, "S", "0",
+	  "seconds before a POST's event stream is closed for the client to "
+	  "resume (0: never)", F(http_poll), 0, 3600, 0 },
 	{ "state-dir", 0, K_STR, "DIR", "see cmdgated(8)",
 	  "directory of the job store", F(state_dir), 0, 0, 0 },
 	{ "tools", 0, K_STR, "FILE", "embedded table",
@@ -173,6 +184,8 @@ static int	opt_check_auth(struct options *, char *, size_t);
 static int	opt_check_unity(struct options *, char *, size_t);
 static int	opt_loopback(const char *);
 static int	opt_listen(struct options *, const char *, char *, size_t);
+static int	opt_http(struct options *, const struct opt_def *,
+		    const char *, char *, size_t);
 
 const char *
 options_sync_name(enum sync_mode m)
@@ -282,6 +295,9 @@ opt_apply(struct options *o, const struct opt_def *d, const char *arg,
 		return 0;
 	case K_LISTEN:
 		return opt_listen(o, arg, err, errlen);
+	case K_HTTP:
+	case K_ORIGIN:
+		return opt_http(o, d, arg, err, errlen);
 	case K_USER:
 	case K_GROUP:
 		return opt_allow(o, d, arg, err, errlen);
@@ -402,6 +418,36 @@ opt_listen(struct options *o, const char *arg, char *err, size_t errlen)
 		return -1;
 	}
 	o->listen[o->nlisten++] = xstrdup(arg);
+	return 0;
+}
+
+/* --http ADDR:PORT, once, and --http-origin HOST, repeatable. */
+static int
+opt_http(struct options *o, const struct opt_def *d, const char *arg,
+    char *err, size_t errlen)
+{
+	struct sockaddr_storage	 ss;
+	int			 sslen;
+
+	if (d->kind == K_ORIGIN) {
+		if (*arg == '\0' || strlen(arg) > 253 ||
+		    strpbrk(arg, "/ \t,") != NULL ||
+		    o->nhttp_origin == OPT_MAX_ALLOW) {
+			snprintf(err, errlen, "--http-origin: '%s' is not a "
+			    "host name, or more than %d of them", arg,
+			    OPT_MAX_ALLOW);
+			return -1;
+		}
+		o->http_origin[o->nhttp_origin++] = xstrdup(arg);
+		return 0;
+	}
+	if (options_parse_addr(arg, &ss, &sslen) == -1) {
+		snprintf(err, errlen, "--http: '%s' is not ADDR:PORT (numeric "
+		    "IPv4, or [IPv6], port 0-65535)", arg);
+		return -1;
+	}
+	free(o->http);
+	o->http = xstrdup(arg);
 	return 0;
 }
 
@@ -526,6 +572,11 @@ opt_check_auth(struct options *o, char *err, size_t errlen)
 			    "--no-auth or listen on 127.0.0.1", o->listen[i]);
 			return -1;
 		}
+	if (o->http != NULL && !opt_loopback(o->http)) {
+		snprintf(err, errlen, "--no-auth: refused, because --http %s "
+		    "is not a loopback address", o->http);
+		return -1;
+	}
 	return 0;
 }
 
@@ -633,6 +684,9 @@ options_free(struct options *o)
 	free(o->state_dir);
 	free(o->tools_file);
 	free(o->token_file);
+	free(o->http);
+	for (i = 0; i < o->nhttp_origin; i++)
+		free(o->http_origin[i]);
 	free(o->unity_status_dir);
 	free(o->unity_bridge_status);
 	free(o->unity_project);

@@ -197,3 +197,67 @@ sse_feed(struct sse *s, const char *buf, size_t len)
 		s->after_cr = 0;
 	return SSE_OK;
 }
+
+/* Append s[n] to the event being written; -1 when out of memory. */
+static int
+sse_put(char **buf, size_t *len, size_t *cap, const char *s, size_t n)
+{
+	char	*nb;
+	size_t	 ncap = *cap;
+
+	while (*len + n + 1 > ncap)
+		ncap = ncap == 0 ? 256 : ncap * 2;
+	if (ncap != *cap) {
+		if ((nb = realloc(*buf, ncap)) == NULL)
+			return -1;
+		*buf = nb;
+		*cap = ncap;
+	}
+	memcpy(*buf + *len, s, n);
+	*len += n;
+	(*buf)[*len] = '\0';
+	return 0;
+}
+
+char *
+sse_event(const char *event, const char *id, int retry_ms, const char *data,
+    size_t len, size_t *outlen)
+{
+	char		*buf = NULL, num[32];
+	size_t		 n = 0, cap = 0, i, ll;
+	int		 rc = 0;
+
+	if (event != NULL)
+		rc |= sse_put(&buf, &n, &cap, "event: ", 7) |
+		    sse_put(&buf, &n, &cap, event, strlen(event)) |
+		    sse_put(&buf, &n, &cap, "\n", 1);
+	if (id != NULL)
+		rc |= sse_put(&buf, &n, &cap, "id: ", 4) |
+		    sse_put(&buf, &n, &cap, id, strlen(id)) |
+		    sse_put(&buf, &n, &cap, "\n", 1);
+	if (retry_ms > 0) {
+		snprintf(num, sizeof(num), "retry: %d\n", retry_ms);
+		rc |= sse_put(&buf, &n, &cap, num, strlen(num));
+	}
+	/* A line break inside the data starts another "data:" line. */
+	for (i = 0; rc == 0 && (i < len || i == 0); i += ll + 1) {
+		ll = strcspn(data + i, "\r\n");
+		if (ll > len - i)
+			ll = len - i;
+		rc |= sse_put(&buf, &n, &cap, "data: ", 6) |
+		    sse_put(&buf, &n, &cap, data + i, ll) |
+		    sse_put(&buf, &n, &cap, "\n", 1);
+		if (i + ll < len && data[i + ll] == '\r' &&
+		    i + ll + 1 < len && data[i + ll + 1] == '\n')
+			ll++;
+		if (i + ll >= len)
+			break;
+	}
+	rc |= sse_put(&buf, &n, &cap, "\n", 1);
+	if (rc != 0) {
+		free(buf);
+		return NULL;
+	}
+	*outlen = n;
+	return buf;
+}

@@ -1,0 +1,523 @@
+/* SPDX-License-Identifier: ISC */
+/*
+ * MCP over Streamable HTTP: the endpoint (libevent's evhttp on the
+ * broker's loop), what every request must show (Host, Origin, token,
+ * protocol version), and POST, GET and DELETE on /mcp.  The sessions and
+ * their streams are httpsess.c's.
+ */
+#include "config.h"
+
+#include <sys/types.h>
+#include <sys/socket.h>
+#include <netinet/in.h>
+#include <arpa/inet.h>
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include <event2/buffer.h>
+#include <event2/event.h>
+#include <event2/http.h>
+#include <event2/keyvalq_struct.h>
+#include <event2/listener.h>
+
+#include <json-c/json.h>
+
+#include "http.h"
+#include "httpsess.h"
+#include "jstrict.h"
+#include "log.h"
+#include "options.h"
+#include "rpc.h"
+#include "server.h"
+#include "util.h"
+
+#define HTTP_PATH		"/mcp"
+#define HTTP_BACKLOG		511
+#define HTTP_MAX_HEADERS	(64 * 1024)	/* bytes of a request's */
+#define HTTP_TIMEOUT_S		60	/* to send a request, or read */
+#define HTTP_METHODS		(EVHTTP_REQ_GET | EVHTTP_REQ_POST | \
+				EVHTTP_REQ_DELETE | EVHTTP_REQ_HEAD | \
+				EVHTTP_REQ_PUT | EVHTTP_REQ_OPTIONS | \
+				EVHTTP_REQ_PATCH)
+
+/*
+ * The versions of MCP it speaks, newest first: the same as mcp.c's list,
+ * which initialize negotiates from.
+ */
+static const char *http_versions[] = {
+	"2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05", NULL,
+};
+
+static void	http_request(struct evhttp_request *, void *);
+static void	http_post(struct http *, struct evhttp_request *);
+static void	http_get(struct http *, struct evhttp_request *);
+static void	http_delete(struct http *, struct evhttp_request *);
+
+static const char *
+http_header(struct evhttp_request *req, const char *name)
+{
+	return evhttp_find_header(evhttp_request_get_input_headers(req),
+	    name);
+}
+
+/* The host of "HOST[:PORT]" or "[V6]:PORT": its length in s. */
+static size_t
+http_hostlen(const char *s)
+{
+	const char	*e;
+
+	if (*s == '[')
+		return (e = strchr(s, ']')) != NULL ? (size_t)(e - s) + 1 : 0;
+	return strcspn(s, ":/");
+}
+
+/* Whether host[n] is this machine, the bound address or an --http-origin. */
+static int
+http_host_ok(const struct http *h, const char *host, size_t n)
+{
+	static const char	*local[] = { "localhost", "127.0.0.1", "[::1]",
+				    NULL };
+	const struct options	*opt = h->srv->opt;
+	size_t			 i;
+
+	for (i = 0; local[i] != NULL; i++)
+		if (strlen(local[i]) == n && strncasecmp(host, local[i], n) == 0)
+			return 1;
+	if (strlen(h->host) == n && strncasecmp(host, h->host, n) == 0)
+		return 1;
+	for (i = 0; i < opt->nhttp_origin; i++)
+		if (strlen(opt->http_origin[i]) == n &&
+		    strncasecmp(host, opt->http_origin[i], n) == 0)
+			return 1;
+	return 0;
+}
+
+/*
+ * DNS rebinding: a page on a foreign site that names this address under
+ * its own host name shows that name in Host, and its site in Origin.
+ */
+static int
+http_check_origin(struct http *h, struct evhttp_request *req)
+{
+	const char	*host = http_header(req, "Host");
+	const char	*origin = http_header(req, "Origin"), *p;
+	char		 why[384];
+
+	if (host != NULL && !http_host_ok(h, host, http_hostlen(host))) {
+		snprintf(why, sizeof(why), "Host '%.100s' is not this broker "
+		    "(localhost, 127.0.0.1, [::1], %s, or an --http-origin)",
+		    host, h->host);
+		httpsess_reply_error(req, HTTP_S_FORBIDDEN, RPC_SECURITY_BLOCKED,
+		    "forbidden_host", why);
+		return -1;
+	}
+	if (origin == NULL)
+		return 0;
+	p = strstr(origin, "://");
+	p = p != NULL ? p + 3 : origin;
+	if (strcmp(origin, "null") == 0 ||
+	    !http_host_ok(h, p, http_hostlen(p))) {
+		snprintf(why, sizeof(why), "Origin '%.100s' is not this "
+		    "machine (localhost, 127.0.0.1, [::1], %s, or an "
+		    "--http-origin): refused against DNS rebinding", origin,
+		    h->host);
+		httpsess_reply_error(req, HTTP_S_FORBIDDEN, RPC_SECURITY_BLOCKED,
+		    "forbidden_origin", why);
+		return -1;
+	}
+	return 0;
+}
+
+/* The token of TCP clients, as "Authorization: Bearer TOKEN". */
+static int
+http_check_auth(struct http *h, struct evhttp_request *req)
+{
+	const char	*a = http_header(req, "Authorization");
+
+	if (h->srv->token == NULL)
+		return 0;
+	if (a != NULL && strncasecmp(a, "Bearer ", 7) == 0 &&
+	    server_token_ok(h->srv, a + 7, strlen(a + 7)))
+		return 0;
+	evhttp_add_header(evhttp_request_get_output_headers(req),
+	    "WWW-Authenticate", "Bearer");
+	httpsess_reply_error(req, HTTP_S_UNAUTHORIZED, RPC_UNAUTHORIZED,
+	    "unauthorized", a == NULL ? "this broker requires its token: "
+	    "send \"Authorization: Bearer TOKEN\" (the token file, "
+	    "cmdgated(8))" : "wrong token in the Authorization header");
+	log_info("HTTP client: %s token", a == NULL ? "no" : "wrong");
+	return -1;
+}
+
+/* MCP-Protocol-Version, when sent, is one it speaks. */
+static int
+http_check_version(struct evhttp_request *req)
+{
+	const char	*v = http_header(req, "MCP-Protocol-Version");
+	char		 why[256];
+	size_t		 i, off;
+
+	if (v == NULL)
+		return 0;	/* 2025-03-26 assumed */
+	for (i = 0; http_versions[i] != NULL; i++)
+		if (strcmp(v, http_versions[i]) == 0)
+			return 0;
+	off = (size_t)snprintf(why, sizeof(why), "MCP-Protocol-Version "
+	    "'%.40s' is not one this broker speaks:", v);
+	for (i = 0; http_versions[i] != NULL && off < sizeof(why); i++)
+		off += (size_t)snprintf(why + off, sizeof(why) - off, "%s %s",
+		    i > 0 ? "," : "", http_versions[i]);
+	httpsess_reply_error(req, HTTP_BADREQUEST, RPC_INVALID_REQUEST,
+	    "unsupported_protocol_version", why);
+	return -1;
+}
+
+/* Whether a header of media ranges lists type (or its wildcards). */
+static int
+http_accepts(const char *accept, const char *type)
+{
+	char		 sub[64];
+	const char	*slash = strchr(type, '/');
+
+	if (accept == NULL)
+		return 0;
+	snprintf(sub, sizeof(sub), "%.*s/*", (int)(slash - type), type);
+	return strcasestr(accept, type) != NULL ||
+	    strcasestr(accept, "*/*") != NULL || strcasestr(accept, sub) != NULL;
+}
+
+static void
+http_request(struct evhttp_request *req, void *arg)
+{
+	struct http		*h = arg;
+	const char		*path;
+
+	path = evhttp_uri_get_path(evhttp_request_get_evhttp_uri(req));
+	if (path == NULL || strcmp(path, HTTP_PATH) != 0) {
+		httpsess_reply_error(req, HTTP_NOTFOUND, RPC_INVALID_REQUEST,
+		    "not_found", "the MCP endpoint is " HTTP_PATH);
+		return;
+	}
+	if (http_check_origin(h, req) == -1 || http_check_auth(h, req) == -1 ||
+	    http_check_version(req) == -1)
+		return;
+	if (h->srv->stopping) {
+		httpsess_reply_error(req, HTTP_SERVUNAVAIL,
+		    RPC_INVALID_REQUEST, "stopping", "the broker is stopping");
+		return;
+	}
+	switch (evhttp_request_get_command(req)) {
+	case EVHTTP_REQ_POST:
+		http_post(h, req);
+		break;
+	case EVHTTP_REQ_GET:
+		http_get(h, req);
+		break;
+	case EVHTTP_REQ_DELETE:
+		http_delete(h, req);
+		break;
+	default:
+		evhttp_add_header(evhttp_request_get_output_headers(req),
+		    "Allow", "GET, POST, DELETE");
+		httpsess_reply_error(req, HTTP_BADMETHOD, RPC_INVALID_REQUEST,
+		    "method_not_allowed", HTTP_PATH " takes POST, GET and "
+		    "DELETE");
+	}
+}
+
+/* The session Mcp-Session-Id names, or NULL with the error answered. */
+static struct http_sess *
+http_session(struct http *h, struct evhttp_request *req)
+{
+	const char		*id = http_header(req, "Mcp-Session-Id");
+	struct http_sess	*s;
+
+	if (id == NULL) {
+		httpsess_reply_error(req, HTTP_BADREQUEST, RPC_INVALID_REQUEST,
+		    "session_required", "no Mcp-Session-Id header: send the "
+		    "one the initialize answer carried, or initialize first");
+		return NULL;
+	}
+	if ((s = httpsess_find(h, id)) == NULL)
+		httpsess_reply_error(req, HTTP_NOTFOUND, RPC_INVALID_REQUEST,
+		    "unknown_session", "no such session (ended, expired or "
+		    "never begun): initialize a new one");
+	return s;
+}
+
+/* A new session for an initialize, or NULL with the error answered. */
+static struct http_sess *
+http_session_new(struct http *h, struct evhttp_request *req)
+{
+	struct http_sess	*s;
+	struct server		*srv = h->srv;
+	char			*addr = NULL, peer[80];
+	ev_uint16_t		 port = 0;
+
+	if (srv->nconns >= srv->opt->max_clients) {
+		log_warnx("--max-clients %llu reached; MCP session refused",
+		    (unsigned long long)srv->opt->max_clients);
+		httpsess_reply_error(req, HTTP_SERVUNAVAIL, RPC_QUEUE_FULL,
+		    "too_many_clients", "the broker serves as many clients "
+		    "as --max-clients lets it: try again later");
+		return NULL;
+	}
+	evhttp_connection_get_peer(evhttp_request_get_connection(req), &addr,
+	    &port);
+	snprintf(peer, sizeof(peer), "http %s:%u", addr != NULL ? addr : "?",
+	    (unsigned)port);
+	if ((s = httpsess_new(h, peer)) == NULL)
+		httpsess_reply_error(req, HTTP_INTERNAL, RPC_INTERNAL_ERROR,
+		    "internal_error", "no random session id to be had");
+	return s;
+}
+
+/*
+ * Sort the messages of a POST: the ids of its requests as JSON text
+ * into keys (an invalid message counts as a request of id null, which
+ * gets an error), and whether one is an initialize.
+ */
+static void
+http_sort(json_object *m, json_object *keys, int *init)
+{
+	json_object	*method, *id;
+
+	if (json_object_object_get_ex(m, "method", &method) &&
+	    json_object_is_type(method, json_type_string)) {
+		if (!json_object_object_get_ex(m, "id", &id))
+			return;		/* a notification */
+		if (strcmp(json_object_get_string(method), "initialize") == 0)
+			*init = 1;
+	} else if (json_object_is_type(m, json_type_object) &&
+	    (json_object_object_get_ex(m, "result", NULL) ||
+	    json_object_object_get_ex(m, "error", NULL)))
+		return;			/* a response: it asked nothing */
+	else if (!json_object_object_get_ex(m, "id", &id))
+		id = NULL;
+	json_object_array_add(keys, json_object_new_string(id == NULL ?
+	    "null" : json_object_to_json_string_ext(id,
+	    JSON_C_TO_STRING_PLAIN)));
+}
+
+/* Content-Type application/json, and an Accept taking JSON and events. */
+static int
+http_post_headers(struct evhttp_request *req)
+{
+	const char	*ct = http_header(req, "Content-Type");
+	const char	*accept = http_header(req, "Accept");
+
+	if (ct == NULL || strncasecmp(ct, "application/json", 16) != 0 ||
+	    (ct[16] != '\0' && ct[16] != ';' && ct[16] != ' ')) {
+		httpsess_reply_error(req, HTTP_S_UNSUPPORTED,
+		    RPC_INVALID_REQUEST, "unsupported_media_type", "a POST's "
+		    "Content-Type must be application/json");
+		return -1;
+	}
+	if (!http_accepts(accept, "application/json") ||
+	    !http_accepts(accept, "text/event-stream")) {
+		httpsess_reply_error(req, HTTP_S_NOT_ACCEPTABLE, RPC_INVALID_REQUEST,
+		    "not_acceptable", "a POST's Accept must list both "
+		    "application/json and text/event-stream");
+		return -1;
+	}
+	return 0;
+}
+
+/* Only notifications (and responses): run the notifications, 202. */
+static void
+http_notify(struct http_sess *s, struct evhttp_request *req,
+    json_object *msg)
+{
+	json_object	*m;
+	const char	*t;
+	size_t		 i, n, len;
+
+	n = json_object_is_type(msg, json_type_array) ?
+	    json_object_array_length(msg) : 1;
+	for (i = 0; i < n; i++) {
+		m = json_object_is_type(msg, json_type_array) ?
+		    json_object_array_get_idx(msg, i) : msg;
+		if (!json_object_object_get_ex(m, "method", NULL))
+			continue;
+		t = json_object_to_json_string_length(m,
+		    JSON_C_TO_STRING_PLAIN, &len);
+		httpsess_notify(s, t, len);
+	}
+	httpsess_headers(s, req);
+	evhttp_send_reply(req, 202, "Accepted", NULL);
+}
+
+static void
+http_post(struct http *h, struct evhttp_request *req)
+{
+	struct evbuffer		*in = evhttp_request_get_input_buffer(req);
+	struct http_sess	*s;
+	json_object		*msg, *keys;
+	size_t			 i, len = evbuffer_get_length(in);
+	char			*body, why[160];
+	int			 rc, init = 0;
+
+	if (http_post_headers(req) == -1)
+		return;
+	body = xcalloc(1, len + 1);
+	evbuffer_remove(in, body, len);
+	if ((rc = jstrict_parse(body, len, &msg)) != 0) {
+		snprintf(why, sizeof(why), "not valid JSON (RFC 8259, UTF-8): "
+		    "%s", jstrict_strerror(rc));
+		httpsess_reply_error(req, HTTP_BADREQUEST, RPC_PARSE_ERROR,
+		    "parse_error", why);
+		free(body);
+		return;
+	}
+	keys = json_object_new_array();
+	if (!json_object_is_type(msg, json_type_array))
+		http_sort(msg, keys, &init);
+	else if (json_object_array_length(msg) == 0)
+		json_object_array_add(keys, json_object_new_string("null"));
+	for (i = 0; json_object_is_type(msg, json_type_array) &&
+	    i < json_object_array_length(msg); i++)
+		http_sort(json_object_array_get_idx(msg, i), keys, &init);
+	if (init && http_header(req, "Mcp-Session-Id") == NULL)
+		s = http_session_new(h, req);
+	else
+		s = http_session(h, req);
+	if (s != NULL && json_object_array_length(keys) == 0)
+		http_notify(s, req, msg);
+	else if (s != NULL) {
+		httpsess_post(s, req, keys, body, len);
+		keys = NULL;
+		body = NULL;
+	}
+	json_object_put(keys);
+	json_object_put(msg);
+	free(body);
+}
+
+static void
+http_get(struct http *h, struct evhttp_request *req)
+{
+	struct http_sess	*s;
+
+	if (!http_accepts(http_header(req, "Accept"), "text/event-stream")) {
+		httpsess_reply_error(req, HTTP_S_NOT_ACCEPTABLE, RPC_INVALID_REQUEST,
+		    "not_acceptable", "a GET's Accept must list "
+		    "text/event-stream");
+		return;
+	}
+	if ((s = http_session(h, req)) == NULL)
+		return;
+	if (httpsess_get(s, req, http_header(req, "Last-Event-ID")) != 0)
+		httpsess_reply_error(req, HTTP_S_CONFLICT, RPC_INVALID_REQUEST,
+		    "stream_taken", "this session's stream is already open "
+		    "on another GET: one at a time");
+}
+
+static void
+http_delete(struct http *h, struct evhttp_request *req)
+{
+	struct http_sess	*s;
+
+	if ((s = http_session(h, req)) == NULL)
+		return;
+	log_debug("MCP session %.8s...: ended by the client", s->id);
+	httpsess_free(s);
+	evhttp_send_reply(req, HTTP_NOCONTENT, "No Content", NULL);
+}
+
+/* The bound address as "HOST:PORT" (host in brackets for IPv6). */
+static void
+http_bound(struct http *h, evutil_socket_t fd, char *buf, size_t len)
+{
+	struct sockaddr_storage	 ss;
+	socklen_t		 sl = sizeof(ss);
+	struct sockaddr_in	*sin = (struct sockaddr_in *)&ss;
+	struct sockaddr_in6	*sin6 = (struct sockaddr_in6 *)&ss;
+	char			 a[INET6_ADDRSTRLEN];
+
+	if (getsockname(fd, (struct sockaddr *)&ss, &sl) == -1)
+		fatal("getsockname");
+	if (ss.ss_family == AF_INET6) {
+		inet_ntop(AF_INET6, &sin6->sin6_addr, a, sizeof(a));
+		snprintf(h->host, sizeof(h->host), "[%s]", a);
+		snprintf(buf, len, "%s:%u", h->host, ntohs(sin6->sin6_port));
+	} else {
+		inet_ntop(AF_INET, &sin->sin_addr, a, sizeof(a));
+		snprintf(h->host, sizeof(h->host), "%s", a);
+		snprintf(buf, len, "%s:%u", h->host, ntohs(sin->sin_port));
+	}
+}
+
+int
+http_open(struct server *srv, char *err, size_t errlen)
+{
+	const struct options	*opt = srv->opt;
+	struct sockaddr_storage	 ss;
+	struct evconnlistener	*lev;
+	struct http		*h;
+	char			 addr[96], *name;
+	int			 sslen;
+
+	if (opt->http == NULL)
+		return 0;
+	if (options_parse_addr(opt->http, &ss, &sslen) == -1 ||
+	    (lev = evconnlistener_new_bind(srv->base, NULL, NULL,
+	    LEV_OPT_CLOSE_ON_FREE | LEV_OPT_CLOSE_ON_EXEC | LEV_OPT_REUSEABLE,
+	    HTTP_BACKLOG, (struct sockaddr *)&ss, sslen)) == NULL) {
+		snprintf(err, errlen, "--http %s: cannot bind: %s", opt->http,
+		    strerror(errno));
+		return -1;
+	}
+	h = xcalloc(1, sizeof(*h));
+	h->srv = srv;
+	TAILQ_INIT(&h->sessions);
+	if ((h->eh = evhttp_new(srv->base)) == NULL ||
+	    (h->sock = evhttp_bind_listener(h->eh, lev)) == NULL)
+		fatalx("evhttp_new");
+	evhttp_set_gencb(h->eh, http_request, h);
+	evhttp_set_allowed_methods(h->eh, HTTP_METHODS);
+	evhttp_set_max_body_size(h->eh, (ev_ssize_t)opt->max_message);
+	evhttp_set_max_headers_size(h->eh, HTTP_MAX_HEADERS);
+	evhttp_set_timeout(h->eh, HTTP_TIMEOUT_S);
+	evhttp_set_default_content_type(h->eh, NULL);
+	http_bound(h, evconnlistener_get_fd(lev), addr, sizeof(addr));
+	name = xasprintf("http@%s", addr);
+	json_object_array_add(srv->listen_addrs, json_object_new_string(name));
+	free(name);
+	log_info("MCP over HTTP on http://%s%s", addr, HTTP_PATH);
+	srv->http = h;
+	return 0;
+}
+
+void
+http_shutdown(struct server *srv)
+{
+	struct http		*h = srv->http;
+	struct http_sess	*s;
+
+	if (h == NULL)
+		return;
+	if (h->sock != NULL)
+		evhttp_del_accept_socket(h->eh, h->sock);
+	h->sock = NULL;
+	while ((s = TAILQ_FIRST(&h->sessions)) != NULL)
+		httpsess_free(s);
+}
+
+void
+http_free(struct server *srv)
+{
+	struct http	*h = srv->http;
+
+	if (h == NULL)
+		return;
+	http_shutdown(srv);
+	if (h->sweep != NULL)
+		event_free(h->sweep);
+	evhttp_free(h->eh);
+	free(h);
+	srv->http = NULL;
+}

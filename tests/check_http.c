@@ -1,0 +1,494 @@
+/* SPDX-License-Identifier: ISC */
+/*
+ * MCP over Streamable HTTP (cmdgated(8), MCP over HTTP): the real
+ * cmdgated with --http on a free loopback port, spoken to with a raw
+ * HTTP/1.1 client (httpcli.c).
+ */
+#include "config.h"
+
+#include <sys/stat.h>
+
+#include <fcntl.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <check.h>
+#include <json-c/json.h>
+
+#include "testnet.h"
+#include "httpcli.h"
+#include "ckrun.h"
+
+#define JSON_HDRS	"Content-Type: application/json\r\n" \
+			"Accept: application/json, text/event-stream\r\n"
+#define INIT_BODY	"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":" \
+			"\"initialize\",\"params\":{\"protocolVersion\":" \
+			"\"2025-06-18\",\"capabilities\":{},\"clientInfo\":" \
+			"{\"name\":\"check_http\",\"version\":\"1\"}}}"
+
+static struct broker	b;
+static int		hport;
+static char		fifo[256], tools[256];
+
+static void
+setup(void)
+{
+	broker_prepare(&b);
+	snprintf(fifo, sizeof(fifo), "%s", broker_path(&b, "release"));
+	snprintf(tools, sizeof(tools), "%s", broker_path(&b, "tools.json"));
+	ck_assert_int_eq(mkfifo(fifo, 0600), 0);
+}
+
+static void
+teardown(void)
+{
+	broker_stop(&b);
+}
+
+/* hold waits for the fifo; echo answers at once; more: one tool more. */
+static void
+write_tools(int more)
+{
+	char	json[2048];
+
+	snprintf(json, sizeof(json), "{\"tools\":["
+	    "{\"name\":\"hold\",\"description\":\"waits\",\"exec\":[\"sh\","
+	    "\"-c\",\"cat %s >/dev/null; echo held\"]},"
+	    "{\"name\":\"echo\",\"tier\":\"instant\",\"description\":\"echo\","
+	    "\"exec\":[\"echo\",\"{text}\"],\"params\":{\"type\":\"object\","
+	    "\"required\":[\"text\"],\"properties\":{\"text\":{\"type\":"
+	    "\"string\"}}}}%s]}", fifo, more ? ",{\"name\":\"more\","
+	    "\"exec\":[\"true\"]}" : "");
+	write_file(tools, json, 0600);
+}
+
+/* The broker on the table with --http 127.0.0.1:0 and the args given. */
+static void
+start(const char *first, ...)
+{
+	const char	*args[24] = { "--tools", tools, "--http",
+			    "127.0.0.1:0" };
+	const char	*p;
+	va_list		 ap;
+
+	va_start(ap, first);
+	args_collect(args, 4, 24, first, ap);
+	va_end(ap);
+	write_tools(0);
+	ck_assert_int_eq(broker_start(&b, args, 0), 0);
+	p = strstr(b.status, "http@127.0.0.1:");
+	ck_assert_msg(p != NULL, "no http address in %s", b.status);
+	hport = atoi(p + 15);
+	ck_assert_int_gt(hport, 0);
+}
+
+static void
+release(void)
+{
+	int	fd = open(fifo, O_WRONLY);
+
+	ck_assert_int_ge(fd, 0);
+	close(fd);
+}
+
+/* A POST of body with the usual headers, sid's and more. */
+static struct hc *
+post(const char *sid, const char *more, const char *body)
+{
+	char		 hdrs[1024];
+	struct hc	*h;
+
+	snprintf(hdrs, sizeof(hdrs), JSON_HDRS "%s%s%s%s", sid != NULL ?
+	    "Mcp-Session-Id: " : "", sid != NULL ? sid : "",
+	    sid != NULL ? "\r\n" : "", more != NULL ? more : "");
+	h = hc_request(hport, "POST", "/mcp", hdrs, body);
+	ck_assert_msg(h != NULL, "no HTTP reply");
+	return h;
+}
+
+/* The whole body of h as JSON, h closed, status asserted.  Caller puts. */
+static json_object *
+reply_json(struct hc *h, int status)
+{
+	json_object	*j;
+
+	ck_assert_int_eq(hc_body(h), 0);
+	ck_assert_msg(h->status == status, "HTTP %d, not %d: %s", h->status,
+	    status, h->body);
+	j = json_tokener_parse(h->body);
+	ck_assert_msg(j != NULL, "not JSON: %s", h->body);
+	hc_close(h);
+	return j;
+}
+
+/* The reply is an HTTP status with a JSON-RPC error of data.type type. */
+static void
+assert_refused(struct hc *h, int status, const char *type)
+{
+	json_object	*j = reply_json(h, status);
+
+	ck_assert_msg(jpath(j, "error.data.type") != NULL, "no error: %s",
+	    json_object_to_json_string(j));
+	ck_assert_str_eq(json_object_get_string(jpath(j, "error.data.type")),
+	    type);
+	ck_assert(jpath(j, "error.data.reason") != NULL);
+	json_object_put(j);
+}
+
+/* Begin a session: its id into sid. */
+static void
+initialize(char sid[64], const char *more)
+{
+	struct hc	*h = post(NULL, more, INIT_BODY);
+	json_object	*j;
+
+	ck_assert_int_eq(hc_header(h, "Mcp-Session-Id", sid, 64), 0);
+	ck_assert_int_eq(strlen(sid), 32);
+	ck_assert_int_eq(strspn(sid, "0123456789abcdef"), 32);
+	j = reply_json(h, 200);
+	ck_assert_str_eq(json_object_get_string(jpath(j,
+	    "result.protocolVersion")), "2025-06-18");
+	json_object_put(j);
+}
+
+/* The data of an event as JSON.  Caller puts. */
+static json_object *
+event_json(const char *ev)
+{
+	const char	*d = strstr(ev, "data: ");
+	json_object	*j;
+
+	ck_assert_msg(d != NULL, "no data in event %s", ev);
+	j = json_tokener_parse(d + 6);
+	ck_assert_msg(j != NULL, "event data not JSON: %s", ev);
+	return j;
+}
+
+/* The next event of h is a priming one: id NUM-SEQ, retry, empty data. */
+static void
+assert_priming(struct hc *h, char id[32])
+{
+	char	*ev = hc_event(h);
+
+	ck_assert_msg(ev != NULL, "no priming event");
+	ck_assert_msg(sscanf(ev, "id: %31s", id) == 1, "no id: %s", ev);
+	ck_assert_msg(strstr(ev, "\nretry: ") != NULL, "no retry: %s", ev);
+	ck_assert_msg(strstr(ev, "\ndata: ") != NULL &&
+	    strstr(ev, "\ndata: ")[7] == '\0', "data not empty: %s", ev);
+	free(ev);
+}
+
+/* The next event of h is a message whose data has id (a JSON text). */
+static json_object *
+next_message(struct hc *h)
+{
+	char		*ev = hc_event(h);
+	json_object	*j;
+
+	ck_assert_msg(ev != NULL, "no event (ended %d)", h->ended);
+	ck_assert_msg(strncmp(ev, "event: message\nid: ", 19) == 0,
+	    "not a message with an id: %s", ev);
+	j = event_json(ev);
+	free(ev);
+	return j;
+}
+
+START_TEST(http_session)
+{
+	char		 sid[64], hdrs[128];
+	struct hc	*h;
+	json_object	*j;
+
+	start(NULL);
+	initialize(sid, NULL);
+	assert_refused(post(NULL, NULL, "{\"jsonrpc\":\"2.0\",\"id\":2,"
+	    "\"method\":\"tools/list\"}"), 400, "session_required");
+	assert_refused(post("0123456789abcdef0123456789abcdef", NULL,
+	    "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/list\"}"), 404,
+	    "unknown_session");
+	h = post(sid, NULL, "{\"jsonrpc\":\"2.0\",\"method\":"
+	    "\"notifications/initialized\"}");
+	ck_assert_int_eq(h->status, 202);
+	ck_assert_int_eq(hc_body(h), 0);
+	ck_assert_int_eq(h->bodylen, 0);
+	hc_close(h);
+	j = reply_json(post(sid, NULL, "{\"jsonrpc\":\"2.0\",\"id\":2,"
+	    "\"method\":\"tools/list\"}"), 200);
+	ck_assert_str_eq(json_object_get_string(jpath(j,
+	    "result.tools.0.name")), "hold");
+	json_object_put(j);
+	j = reply_json(post(sid, NULL, "[{\"jsonrpc\":\"2.0\",\"id\":3,"
+	    "\"method\":\"ping\"},{\"jsonrpc\":\"2.0\",\"id\":4,\"method\":"
+	    "\"ping\"}]"), 200);
+	ck_assert_int_eq(json_object_array_length(j), 2);
+	json_object_put(j);
+	assert_refused(hc_request(hport, "DELETE", "/mcp", NULL, NULL), 400,
+	    "session_required");
+	snprintf(hdrs, sizeof(hdrs), "Mcp-Session-Id: %s\r\n", sid);
+	h = hc_request(hport, "DELETE", "/mcp", hdrs, NULL);
+	ck_assert_int_eq(h->status, 204);
+	hc_close(h);
+	assert_refused(post(sid, NULL, "{\"jsonrpc\":\"2.0\",\"id\":5,"
+	    "\"method\":\"tools/list\"}"), 404, "unknown_session");
+}
+END_TEST
+
+/* A job's answer comes as events: the priming one, then the answer. */
+START_TEST(http_sse_answer)
+{
+	char		 sid[64], id[32], want[40];
+	struct hc	*h;
+	json_object	*j;
+	char		*ev;
+
+	start(NULL);
+	initialize(sid, NULL);
+	h = post(sid, NULL, "{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":"
+	    "\"tools/call\",\"params\":{\"name\":\"hold\",\"arguments\":{}}}");
+	ck_assert_int_eq(h->status, 200);
+	ck_assert_int_eq(hc_header(h, "Content-Type", want, sizeof(want)), 0);
+	ck_assert_str_eq(want, "text/event-stream");
+	assert_priming(h, id);
+	ck_assert_msg(strcmp(id + strcspn(id, "-"), "-0") == 0, "%s", id);
+	release();
+	ev = hc_event(h);
+	ck_assert_ptr_nonnull(ev);
+	snprintf(want, sizeof(want), "event: message\nid: %.*s-1\n",
+	    (int)strcspn(id, "-"), id);
+	ck_assert_msg(strncmp(ev, want, strlen(want)) == 0, "%s", ev);
+	j = event_json(ev);
+	free(ev);
+	ck_assert_int_eq(json_object_get_int(jpath(j, "id")), 7);
+	ck_assert_msg(strstr(json_object_to_json_string(j), "held") != NULL,
+	    "%s", json_object_to_json_string(j));
+	json_object_put(j);
+	ck_assert_ptr_null(hc_event(h));
+	ck_assert(h->ended);
+	hc_close(h);
+}
+END_TEST
+
+START_TEST(http_refusals)
+{
+	char		 sid[64], big[2100], hdrs[256];
+	struct hc	*h;
+
+	start("--max-message", "1024", "--http-origin", "app.example", NULL);
+	h = hc_request(hport, "POST", "/mcp", "Content-Type: text/plain\r\n"
+	    "Accept: application/json, text/event-stream\r\n", INIT_BODY);
+	assert_refused(h, 415, "unsupported_media_type");
+	h = hc_request(hport, "POST", "/mcp", "Content-Type: application/json"
+	    "\r\nAccept: application/json\r\n", INIT_BODY);
+	assert_refused(h, 406, "not_acceptable");
+	memset(big, ' ', sizeof(big) - 1);
+	big[sizeof(big) - 1] = '\0';
+	memcpy(big, "[1", 2);
+	big[sizeof(big) - 2] = ']';
+	h = post(NULL, NULL, big);
+	ck_assert_int_eq(h->status, 413);
+	hc_close(h);
+	assert_refused(post(NULL, "Host: evil.example.com\r\nOrigin: "
+	    "http://evil.example.com\r\n", INIT_BODY), 403, "forbidden_host");
+	snprintf(hdrs, sizeof(hdrs), "Host: localhost:%d\r\nOrigin: "
+	    "http://evil.example.com\r\n", hport);
+	assert_refused(post(NULL, hdrs, INIT_BODY), 403, "forbidden_origin");
+	snprintf(hdrs, sizeof(hdrs), "Host: localhost:%d\r\nOrigin: "
+	    "http://localhost:%d\r\n", hport, hport);
+	initialize(sid, hdrs);
+	initialize(sid, "Host: app.example\r\nOrigin: https://app.example\r\n");
+	assert_refused(post(sid, "MCP-Protocol-Version: 1999-01-01\r\n",
+	    "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"ping\"}"), 400,
+	    "unsupported_protocol_version");
+	assert_refused(post(sid, NULL, "{\"jsonrpc\":"), 400, "parse_error");
+	assert_refused(hc_request(hport, "GET", "/other", NULL, NULL), 404,
+	    "not_found");
+	assert_refused(hc_request(hport, "PUT", "/mcp", NULL, NULL), 405,
+	    "method_not_allowed");
+	snprintf(hdrs, sizeof(hdrs), "Accept: application/json\r\n"
+	    "Mcp-Session-Id: %s\r\n", sid);
+	assert_refused(hc_request(hport, "GET", "/mcp", hdrs, NULL), 406,
+	    "not_acceptable");
+}
+END_TEST
+
+START_TEST(http_bearer)
+{
+	char		 sid[64], token[256];
+	struct hc	*h;
+	char		 v[64];
+
+	snprintf(token, sizeof(token), "%s", broker_path(&b, "token"));
+	write_file(token, "sesame\n", 0600);
+	start("--token-file", token, NULL);
+	h = post(NULL, NULL, INIT_BODY);
+	ck_assert_int_eq(hc_header(h, "WWW-Authenticate", v, sizeof(v)), 0);
+	ck_assert_str_eq(v, "Bearer");
+	assert_refused(h, 401, "unauthorized");
+	assert_refused(post(NULL, "Authorization: Bearer sesame2\r\n",
+	    INIT_BODY), 401, "unauthorized");
+	initialize(sid, "Authorization: Bearer sesame\r\n");
+	assert_refused(post(sid, NULL, "{\"jsonrpc\":\"2.0\",\"id\":2,"
+	    "\"method\":\"ping\"}"), 401, "unauthorized");
+}
+END_TEST
+
+/* The GET stream hears list_changed, not cmdgate's own notifications. */
+START_TEST(http_get_stream)
+{
+	char		 sid[64], id[32], hdrs[256];
+	struct hc	*g, *h;
+	json_object	*j;
+
+	start(NULL);
+	initialize(sid, NULL);
+	snprintf(hdrs, sizeof(hdrs), "Accept: text/event-stream\r\n"
+	    "Mcp-Session-Id: %s\r\n", sid);
+	g = hc_request(hport, "GET", "/mcp", hdrs, NULL);
+	ck_assert_int_eq(g->status, 200);
+	assert_priming(g, id);
+	ck_assert_str_eq(id, "0-0");
+	assert_refused(hc_request(hport, "GET", "/mcp", hdrs, NULL), 409,
+	    "stream_taken");
+	/* A job of cmdgate's own protocol: its notifications/job stay. */
+	h = post(sid, NULL, "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":"
+	    "\"batch_execute\",\"params\":{\"commands\":[{\"tool\":\"echo\","
+	    "\"params\":{\"text\":\"x\"}}]}}");
+	ck_assert_int_eq(hc_body(h), 0);
+	ck_assert_msg(strstr(h->body, "\"status\":\"done\"") != NULL, "%s",
+	    h->body);
+	hc_close(h);
+	h = post(sid, NULL, "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":"
+	    "\"tools/call\",\"params\":{\"name\":\"echo\",\"arguments\":"
+	    "{\"text\":\"y\"}}}");
+	ck_assert_int_eq(hc_body(h), 0);
+	hc_close(h);
+	write_tools(1);
+	kill(b.pid, SIGHUP);
+	j = next_message(g);
+	ck_assert_str_eq(json_object_get_string(jpath(j, "method")),
+	    "notifications/tools/list_changed");
+	json_object_put(j);
+	hc_close(g);
+}
+END_TEST
+
+/* --http-poll closes a POST's stream; a GET with Last-Event-ID resumes. */
+START_TEST(http_poll_resume)
+{
+	char		 sid[64], id[32], id2[32], hdrs[256];
+	struct hc	*h, *g;
+	json_object	*j;
+
+	start("--http-poll", "1", NULL);
+	initialize(sid, NULL);
+	h = post(sid, NULL, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":"
+	    "\"tools/call\",\"params\":{\"name\":\"hold\",\"arguments\":{}}}");
+	assert_priming(h, id);
+	ck_assert_ptr_null(hc_event(h));
+	ck_assert_msg(h->ended, "the stream was not closed by --http-poll");
+	hc_close(h);
+	snprintf(hdrs, sizeof(hdrs), "Accept: text/event-stream\r\n"
+	    "Mcp-Session-Id: %s\r\nLast-Event-ID: %s\r\n", sid, id);
+	g = hc_request(hport, "GET", "/mcp", hdrs, NULL);
+	ck_assert_int_eq(g->status, 200);
+	assert_priming(g, id2);
+	ck_assert_str_eq(id, id2);
+	release();
+	j = next_message(g);
+	ck_assert_int_eq(json_object_get_int(jpath(j, "id")), 1);
+	ck_assert(jpath(j, "result.content") != NULL);
+	json_object_put(j);
+	ck_assert_ptr_null(hc_event(g));
+	ck_assert(g->ended);
+	hc_close(g);
+}
+END_TEST
+
+START_TEST(http_idle_expiry)
+{
+	char	sid[64];
+
+	start("--idle-timeout", "1", NULL);
+	initialize(sid, NULL);
+	ck_assert_int_gt(broker_await_log(&b, "(--idle-timeout), ended"), 0);
+	assert_refused(post(sid, NULL, "{\"jsonrpc\":\"2.0\",\"id\":2,"
+	    "\"method\":\"ping\"}"), 404, "unknown_session");
+}
+END_TEST
+
+/* Two sessions at once: each gets its own answer. */
+START_TEST(http_two_sessions)
+{
+	char		 a[64], c[64];
+	struct hc	*ha, *hb;
+
+	start(NULL);
+	initialize(a, NULL);
+	initialize(c, NULL);
+	ck_assert_str_ne(a, c);
+	ha = post(a, NULL, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":"
+	    "\"tools/call\",\"params\":{\"name\":\"echo\",\"arguments\":"
+	    "{\"text\":\"alpha\"}}}");
+	hb = post(c, NULL, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":"
+	    "\"tools/call\",\"params\":{\"name\":\"echo\",\"arguments\":"
+	    "{\"text\":\"beta\"}}}");
+	ck_assert_int_eq(hc_body(hb), 0);
+	ck_assert_int_eq(hc_body(ha), 0);
+	ck_assert_msg(strstr(ha->body, "alpha") != NULL &&
+	    strstr(ha->body, "beta") == NULL, "%s", ha->body);
+	ck_assert_msg(strstr(hb->body, "beta") != NULL &&
+	    strstr(hb->body, "alpha") == NULL, "%s", hb->body);
+	hc_close(ha);
+	hc_close(hb);
+}
+END_TEST
+
+/* SIGTERM ends the open streams and the broker exits. */
+START_TEST(http_shutdown)
+{
+	char		 sid[64], id[32], hdrs[256];
+	struct hc	*g;
+
+	start(NULL);
+	initialize(sid, NULL);
+	snprintf(hdrs, sizeof(hdrs), "Accept: text/event-stream\r\n"
+	    "Mcp-Session-Id: %s\r\n", sid);
+	g = hc_request(hport, "GET", "/mcp", hdrs, NULL);
+	assert_priming(g, id);
+	ck_assert_int_eq(broker_signal_wait(&b, SIGTERM), 0);
+	ck_assert_ptr_null(hc_event(g));
+	ck_assert(g->ended);
+	hc_close(g);
+}
+END_TEST
+
+static Suite *
+http_suite(void)
+{
+	Suite	*s = suite_create("http");
+	TCase	*tc = tcase_create("http");
+
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_set_timeout(tc, 30);
+	tcase_add_test(tc, http_session);
+	tcase_add_test(tc, http_sse_answer);
+	tcase_add_test(tc, http_refusals);
+	tcase_add_test(tc, http_bearer);
+	tcase_add_test(tc, http_get_stream);
+	tcase_add_test(tc, http_poll_resume);
+	tcase_add_test(tc, http_idle_expiry);
+	tcase_add_test(tc, http_two_sessions);
+	tcase_add_test(tc, http_shutdown);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int
+main(void)
+{
+	return ck_run(http_suite());
+}
