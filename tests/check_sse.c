@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: ISC */
-/* The Server-Sent Events reader: fields, line ends, splits, limits. */
+/* Server-Sent Events: the reader's fields, line ends, splits, limits;
+ * the writer. */
 #include "config.h"
 
 #include <stdio.h>
@@ -151,6 +152,27 @@ START_TEST(last_id)
 }
 END_TEST
 
+/* The writer: fields in order, a data line per line, read back whole. */
+START_TEST(writer)
+{
+	char	*ev;
+	size_t	 n;
+
+	ev = sse_event(NULL, "3-0", 500, "", 0, &n);
+	ck_assert_str_eq(ev, "id: 3-0\nretry: 500\ndata: \n\n");
+	ck_assert_uint_eq(n, strlen(ev));
+	free(ev);
+	ev = sse_event("message", "3-1", 0, "{\"a\":1}", 7, &n);
+	ck_assert_str_eq(ev, "event: message\nid: 3-1\ndata: {\"a\":1}\n\n");
+	feed_both(ev, 1024, "message|3-1|{\"a\":1}\n");
+	free(ev);
+	ev = sse_event(NULL, NULL, 0, "one\ntwo\r\nthree", 14, &n);
+	ck_assert_str_eq(ev, "data: one\ndata: two\ndata: three\n\n");
+	feed_both(ev, 1024, "message||one\ntwo\nthree\n");
+	free(ev);
+}
+END_TEST
+
 int
 main(void)
 {
@@ -166,6 +188,7 @@ main(void)
 	tcase_add_test(tc, too_long);
 	tcase_add_test(tc, stop);
 	tcase_add_test(tc, last_id);
+	tcase_add_test(tc, writer);
 	suite_add_tcase(s, tc);
 	return ck_run(s);
 }
