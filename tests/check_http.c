@@ -397,6 +397,16 @@ START_TEST(http_poll_resume)
 	ck_assert_int_eq(g->status, 200);
 	assert_priming(g, id2);
 	ck_assert_str_eq(id, id2);
+	/*
+	 * A later POST's stream is closed by --http-poll; the GET, which
+	 * began before it, is not: it waits for the answer.
+	 */
+	h = post(sid, NULL, "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":"
+	    "\"tools/call\",\"params\":{\"name\":\"hold\",\"arguments\":{}}}");
+	assert_priming(h, id2);
+	ck_assert_ptr_null(hc_event(h));
+	ck_assert(h->ended);
+	hc_close(h);
 	release();
 	j = next_message(g);
 	ck_assert_int_eq(json_object_get_int(jpath(j, "id")), 1);
