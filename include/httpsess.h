@@ -21,6 +21,7 @@
 struct evhttp;
 struct evhttp_bound_socket;
 struct evhttp_request;
+struct evconnlistener;
 struct evbuffer;
 struct event;
 struct server;
@@ -93,6 +94,8 @@ struct http {
 	struct server		*srv;
 	struct evhttp		*eh;
 	struct evhttp_bound_socket *sock;
+	struct evconnlistener	*lev;		/* sock's */
+	struct event		*retry;		/* accepts again */
 	struct event		*sweep;
 	struct http_sesslist	 sessions;
 	size_t			 nsessions;

@@ -39,6 +39,7 @@
 #define HTTP_BACKLOG		511
 #define HTTP_MAX_HEADERS	(64 * 1024)	/* bytes of a request's */
 #define HTTP_TIMEOUT_S		60	/* to send a request, or read */
+#define HTTP_ACCEPT_RETRY_S	1	/* after EMFILE, try accepting again */
 #define HTTP_METHODS		(EVHTTP_REQ_GET | EVHTTP_REQ_POST | \
 				EVHTTP_REQ_DELETE | EVHTTP_REQ_HEAD | \
 				EVHTTP_REQ_PUT | EVHTTP_REQ_OPTIONS | \
@@ -51,6 +52,12 @@
 static const char *http_versions[] = {
 	"2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05", NULL,
 };
+
+/*
+ * The endpoint, for the listener's error callback, whose argument is the
+ * evhttp's (evhttp_bind_listener sets it): there is one per process.
+ */
+static struct http	*http_self;
 
 static void	http_request(struct evhttp_request *, void *);
 static void	http_post(struct http *, struct evhttp_request *);
@@ -428,6 +435,38 @@ http_delete(struct http *h, struct evhttp_request *req)
 	evhttp_send_reply(req, HTTP_NOCONTENT, "No Content", NULL);
 }
 
+static void
+http_retry(evutil_socket_t fd, short ev, void *arg)
+{
+	struct http	*h = arg;
+
+	(void)fd;
+	(void)ev;
+	if (h->lev != NULL && !h->srv->stopping)
+		evconnlistener_enable(h->lev);
+}
+
+/* Out of descriptors: stop accepting for a while instead of spinning. */
+static void
+http_accept_error(struct evconnlistener *lev, void *arg)
+{
+	struct http	*h = http_self;
+	struct timeval	 tv = { HTTP_ACCEPT_RETRY_S, 0 };
+	int		 err = EVUTIL_SOCKET_ERROR();
+
+	(void)arg;
+	errno = err;
+	if (err != EMFILE && err != ENFILE && err != ENOBUFS &&
+	    err != ENOMEM) {
+		log_warn("HTTP: accept");
+		return;
+	}
+	log_warn("HTTP: accept; pausing new connections for %ds",
+	    HTTP_ACCEPT_RETRY_S);
+	evconnlistener_disable(lev);
+	evtimer_add(h->retry, &tv);
+}
+
 /* The bound address as "HOST:PORT" (host in brackets for IPv6). */
 static void
 http_bound(struct http *h, evutil_socket_t fd, char *buf, size_t len)
@@ -473,7 +512,11 @@ http_open(struct server *srv, char *err, size_t errlen)
 	}
 	h = xcalloc(1, sizeof(*h));
 	h->srv = srv;
+	h->lev = lev;
 	TAILQ_INIT(&h->sessions);
+	if ((h->retry = evtimer_new(srv->base, http_retry, h)) == NULL)
+		fatalx("evtimer_new");
+	evconnlistener_set_error_cb(lev, http_accept_error);
 	if ((h->eh = evhttp_new(srv->base)) == NULL ||
 	    (h->sock = evhttp_bind_listener(h->eh, lev)) == NULL)
 		fatalx("evhttp_new");
@@ -488,7 +531,7 @@ http_open(struct server *srv, char *err, size_t errlen)
 	json_object_array_add(srv->listen_addrs, json_object_new_string(name));
 	free(name);
 	log_info("MCP over HTTP on http://%s%s", addr, HTTP_PATH);
-	srv->http = h;
+	srv->http = http_self = h;
 	return 0;
 }
 
@@ -503,6 +546,8 @@ http_shutdown(struct server *srv)
 	if (h->sock != NULL)
 		evhttp_del_accept_socket(h->eh, h->sock);
 	h->sock = NULL;
+	h->lev = NULL;		/* freed with its socket */
+	evtimer_del(h->retry);
 	while ((s = TAILQ_FIRST(&h->sessions)) != NULL)
 		httpsess_free(s);
 }
@@ -517,7 +562,8 @@ http_free(struct server *srv)
 	http_shutdown(srv);
 	if (h->sweep != NULL)
 		event_free(h->sweep);
+	event_free(h->retry);
 	evhttp_free(h->eh);
 	free(h);
-	srv->http = NULL;
+	srv->http = http_self = NULL;
 }

@@ -476,6 +476,30 @@ START_TEST(http_shutdown)
 }
 END_TEST
 
+/* Out of descriptors: the endpoint pauses accepting instead of spinning. */
+START_TEST(http_emfile)
+{
+	const char	*args[] = { "--tools", tools, "--http", "127.0.0.1:0",
+			    NULL };
+	const char	*p;
+	char		 sid[64];
+	int		 fds[40], i;
+
+	write_tools(0);
+	ck_assert_int_eq(broker_start(&b, args, 32), 0);
+	ck_assert_ptr_nonnull(p = strstr(b.status, "http@127.0.0.1:"));
+	hport = atoi(p + 15);
+	for (i = 0; i < 40; i++)
+		fds[i] = broker_dial(hport);	/* the backlog takes them */
+	ck_assert_int_ge(broker_await_log(&b, "HTTP: accept; pausing"), 1);
+	ck_assert_int_le(broker_log_count(&b, "HTTP: accept; pausing"), 3);
+	for (i = 0; i < 40; i++)
+		if (fds[i] >= 0)
+			close(fds[i]);
+	initialize(sid, NULL);
+}
+END_TEST
+
 static Suite *
 http_suite(void)
 {
@@ -493,6 +517,7 @@ http_suite(void)
 	tcase_add_test(tc, http_idle_expiry);
 	tcase_add_test(tc, http_two_sessions);
 	tcase_add_test(tc, http_shutdown);
+	tcase_add_test(tc, http_emfile);
 	suite_add_tcase(s, tc);
 	return s;
 }
