@@ -250,6 +250,28 @@ START_TEST(no_auth)
 END_TEST
 
 /* The unity-mcp face's flags: its status file needs the face. */
+START_TEST(http_flags)
+{
+	ck_assert_int_eq(PARSE("--http", "127.0.0.1:8701", "--http-origin",
+	    "a.example", "--http-origin", "b.example", "--http-poll", "2"),
+	    OPT_RUN);
+	ck_assert_str_eq(opt.http, "127.0.0.1:8701");
+	ck_assert_uint_eq(opt.nhttp_origin, 2);
+	ck_assert_str_eq(opt.http_origin[1], "b.example");
+	ck_assert_uint_eq(opt.http_poll, 2);
+	ck_assert_int_eq(PARSE("--http", "localhost:8701"), OPT_USAGE);
+	ck_assert_ptr_nonnull(strstr(err, "--http: 'localhost:8701'"));
+	ck_assert_int_eq(PARSE("--http-origin", "evil.example/x"), OPT_USAGE);
+	ck_assert_int_eq(PARSE("--http-poll", "3601"), OPT_USAGE);
+	ck_assert_int_eq(PARSE("--no-auth", "--http", "[::1]:8701"), OPT_RUN);
+	ck_assert_int_eq(PARSE("--no-auth", "--http", "0.0.0.0:8701"),
+	    OPT_USAGE);
+	ck_assert_ptr_nonnull(strstr(err, "--http 0.0.0.0:8701 is not a "
+	    "loopback address"));
+	ck_assert_int_eq(PARSE("--http", "0.0.0.0:8701"), OPT_RUN);
+}
+END_TEST
+
 START_TEST(unity_face_flags)
 {
 	ck_assert_int_eq(parse((char *[]){ "cmdgated", NULL }), OPT_RUN);
@@ -383,6 +405,7 @@ options_suite(void)
 	tcase_add_test(tc, port_env);
 	tcase_add_test(tc, state_dir_env);
 	tcase_add_test(tc, no_auth);
+	tcase_add_test(tc, http_flags);
 	tcase_add_test(tc, unity_face_flags);
 	tcase_add_test(tc, allow_flags);
 	tcase_add_test(tc, help_and_version);
