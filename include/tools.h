@@ -63,6 +63,9 @@ struct tool {
 	int			  enabled;
 	uint64_t		  timeout_s;
 	json_object		 *params;	/* schema, or NULL */
+	char			 *title;	/* or NULL */
+	json_object		 *annotations;	/* MCP's, as written, or NULL */
+	json_object		 *output_schema; /* or NULL */
 };
 
 struct tooltab {
