@@ -389,6 +389,111 @@ START_TEST(mcp_config)
 }
 END_TEST
 
+/*
+ * The cmdgate entry of cmdgate OPT VAL mcp-config --client client --http
+ * [--url url] as JSON (caller puts).
+ */
+static json_object *
+http_entry(const char *client, const char *opt, const char *val,
+    const char *url)
+{
+	json_object	*o, *e;
+
+	ck_assert_msg(run(NULL, opt, val, "mcp-config", "--client", client,
+	    "--http", url != NULL ? "--url" : NULL, url, NULL) == 0,
+	    "stderr: %s", err);
+	o = out_json();
+	if (strcmp(client, "generic") == 0)
+		return o;
+	e = jpath(o, strcmp(client, "vscode") == 0 ? "servers.cmdgate" :
+	    "mcpServers.cmdgate");
+	ck_assert_ptr_nonnull(e);
+	json_object_get(e);
+	json_object_put(o);
+	return e;
+}
+
+static const char *
+member(json_object *o, const char *path)
+{
+	json_object	*v = jpath(o, path);
+
+	return v != NULL ? json_object_get_string(v) : NULL;
+}
+
+/*
+ * Issue 13: mcp-config --http gives each client kind its entry for
+ * Streamable HTTP: the URL (--url, CMDGATE_HTTP, else 8701) and the
+ * bearer token when there is one, the state dir's only for loopback.
+ */
+START_TEST(mcp_config_http)
+{
+	char		 tok[512], dir[256], nodir[256], url[64];
+	json_object	*e;
+
+	snprintf(tok, sizeof(tok), "%s", broker_path(&b, "tok"));
+	write_file(tok, "sesame\n", 0600);
+	snprintf(dir, sizeof(dir), "%s", broker_path(&b, "sd"));
+	ck_assert_int_eq(mkdir(dir, 0700), 0);
+	snprintf(tok, sizeof(tok), "%s/token", dir);
+	write_file(tok, "opensesame\n", 0600);
+	snprintf(nodir, sizeof(nodir), "%s", broker_path(&b, "none"));
+	snprintf(port, sizeof(port), "9");
+	unsetenv("CMDGATE_HTTP");
+	/* No token: no headers; the default URL. */
+	e = http_entry("claude", "--state-dir", nodir, NULL);
+	ck_assert_str_eq(member(e, "type"), "http");
+	ck_assert_str_eq(member(e, "url"), "http://127.0.0.1:8701/mcp");
+	ck_assert_ptr_null(jpath(e, "headers"));
+	ck_assert_ptr_null(jpath(e, "command"));
+	json_object_put(e);
+	/* The state dir's token, to a loopback URL. */
+	e = http_entry("vscode", "--state-dir", dir, NULL);
+	ck_assert_str_eq(member(e, "type"), "http");
+	ck_assert_str_eq(member(e, "headers.Authorization"),
+	    "Bearer opensesame");
+	json_object_put(e);
+	e = http_entry("cursor", "--state-dir", dir,
+	    "http://[::1]:8123/mcp");
+	ck_assert_ptr_null(jpath(e, "type"));
+	ck_assert_str_eq(member(e, "url"), "http://[::1]:8123/mcp");
+	ck_assert_str_eq(member(e, "headers.Authorization"),
+	    "Bearer opensesame");
+	json_object_put(e);
+	/* ... never to another host; a named token file goes anywhere. */
+	e = http_entry("claude", "--state-dir", dir,
+	    "https://build.example:8701/mcp");
+	ck_assert_ptr_null(jpath(e, "headers"));
+	json_object_put(e);
+	snprintf(tok, sizeof(tok), "%s", broker_path(&b, "tok"));
+	e = http_entry("generic", "--token-file", tok,
+	    "https://build.example:8701/mcp");
+	ck_assert_str_eq(member(e, "name"), "cmdgate");
+	ck_assert_str_eq(member(e, "headers.Authorization"), "Bearer sesame");
+	json_object_put(e);
+	/* CMDGATE_HTTP: ADDR:PORT or a URL; --url wins. */
+	setenv("CMDGATE_HTTP", "127.0.0.2:8800", 1);
+	e = http_entry("claude", "--state-dir", nodir, NULL);
+	ck_assert_str_eq(member(e, "url"), "http://127.0.0.2:8800/mcp");
+	json_object_put(e);
+	setenv("CMDGATE_HTTP", "http://localhost:8801/x", 1);
+	e = http_entry("claude", "--state-dir", nodir, NULL);
+	ck_assert_str_eq(member(e, "url"), "http://localhost:8801/x");
+	json_object_put(e);
+	snprintf(url, sizeof(url), "http://127.0.0.1:1/mcp");
+	e = http_entry("claude", "--state-dir", nodir, url);
+	ck_assert_str_eq(member(e, "url"), url);
+	json_object_put(e);
+	unsetenv("CMDGATE_HTTP");
+	/* A token that cannot be read, a URL that is not HTTP. */
+	ck_assert_int_eq(run(NULL, "--token-file", "/nonexistent",
+	    "mcp-config", "--http", NULL), 77);
+	ck_assert_int_eq(run(NULL, "mcp-config", "--url", "ftp://x/mcp",
+	    NULL), 64);
+	ck_assert_ptr_nonnull(strstr(err, "must start with http://"));
+}
+END_TEST
+
 /* ---- H4: answers that end every call, safe terminal output --------- */
 
 /* A loopback port that accepts connections and never answers; its fd. */
@@ -665,6 +770,7 @@ main(void)
 	tcase_add_test(tc, editor_state_wraps);
 	tcase_add_test(tc, mcp_bridge);
 	tcase_add_test(tc, mcp_config);
+	tcase_add_test(tc, mcp_config_http);
 	/* H4 */
 	tcase_add_test(tc, cli_never_hangs);
 	tcase_add_test(tc, cli_escapes_controls);
