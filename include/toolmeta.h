@@ -6,8 +6,6 @@
 
 #include <json-c/json.h>
 
-#include "tools.h"
-
 /*
  * What a tool of cmdgate.tools(5) tells MCP clients about itself: title,
  * annotations and output_schema.
@@ -15,17 +13,19 @@
 
 #define TOOL_TITLE_MAX	128	/* bytes */
 
+struct toolmeta {
+	char		*title;		/* or NULL */
+	json_object	*annotations;	/* MCP's, as written, or NULL */
+	json_object	*output_schema;	/* or NULL */
+};
+
 /*
- * Read the tool object o's title, annotations and output_schema into t;
- * 0, or -1 with *field the field at fault and err the reason.
+ * Read the tool object o's title, annotations and output_schema into m;
+ * 0, or -1 with *field the field at fault and err the reason.  What was
+ * read is freed by toolmeta_free() either way.
  */
-int		 toolmeta_parse(json_object *o, struct tool *t,
-		    const char **field, char *err, size_t errlen);
-/*
- * t's MCP annotations: readOnlyHint for an instant tool that causes no
- * reload, destructiveHint for one that may, the table's annotations (and
- * title) over these.  Caller puts.
- */
-json_object	*toolmeta_annotations(const struct tool *t);
+int	toolmeta_parse(json_object *o, struct toolmeta *m,
+	    const char **field, char *err, size_t errlen);
+void	toolmeta_free(struct toolmeta *m);
 
 #endif

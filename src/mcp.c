@@ -14,7 +14,6 @@
 #include "schema.h"
 #include "server.h"
 #include "toolcmd.h"
-#include "toolmeta.h"
 #include "tools.h"
 #include "util.h"
 
@@ -113,16 +112,56 @@ mcp_tool(const char *name, const char *title, const char *description,
 	return t;
 }
 
+/* Whether every tier t may take is instant. */
+static int
+mcp_instant(const struct tool *t)
+{
+	size_t	i;
+
+	if (t->tier != TIER_INSTANT)
+		return 0;
+	for (i = 0; i < t->nrules; i++)
+		if (t->rules[i].tier != TIER_INSTANT)
+			return 0;
+	return 1;
+}
+
+/*
+ * t's MCP annotations: readOnlyHint for an instant tool that causes no
+ * reload, destructiveHint for one that may, the table's title and
+ * annotations over these.
+ */
+static json_object *
+mcp_annotations(const struct tool *t)
+{
+	json_object	*a = json_object_new_object();
+	int		 reload = t->reload_always || t->nreload > 0;
+
+	if (t->meta.title != NULL)
+		json_object_object_add(a, "title",
+		    json_object_new_string(t->meta.title));
+	json_object_object_add(a, "readOnlyHint",
+	    json_object_new_boolean(!reload && mcp_instant(t)));
+	if (reload)
+		json_object_object_add(a, "destructiveHint",
+		    json_object_new_boolean(1));
+	if (t->meta.annotations != NULL) {
+		json_object_object_foreach(t->meta.annotations, key, val)
+			json_object_object_add(a, key, json_object_get(val));
+	}
+	return a;
+}
+
 static json_object *
 mcp_table_tool(const struct tool *tl)
 {
 	json_object	*t;
 
-	t = mcp_tool(tl->name, tl->title, tl->description,
-	    tool_input_schema(tl), toolmeta_annotations(tl));
-	if (tl->output_schema != NULL)
+	t = mcp_tool(tl->name, tl->meta.title, tl->description,
+	    tool_input_schema(tl), mcp_annotations(tl));
+	if (tl->meta.output_schema != NULL)
 		json_object_object_add(t, "outputSchema",
-		    json_object_get(tl->output_schema));
+		    json_object_get(tl->meta.output_schema));
 	return t;
 }
 
@@ -258,7 +297,7 @@ mcp_output(const struct tool *t, json_object *job, char *why, size_t len)
 		json_object_put(own);
 		return NULL;
 	}
-	if (schema_validate_output(t->output_schema, out, e,
+	if (schema_validate_output(t->meta.output_schema, out, e,
 	    sizeof(e)) == -1) {
 		snprintf(why, len, "the output of tool '%s' does not match its "
 		    "output_schema: %s", t->name, e);
@@ -279,9 +318,9 @@ mcp_structured_tool(const struct tooltab *tab, json_object *job)
 	    !json_object_is_type(cmds, json_type_array) ||
 	    json_object_array_length(cmds) == 0 ||
 	    !json_object_object_get_ex(json_object_array_get_idx(cmds, 0),
-	    "tool", &name) ||
+	    "tool", &name) || !json_object_is_type(name, json_type_string) ||
 	    (t = tooltab_find(tab, json_object_get_string(name))) == NULL ||
-	    t->output_schema == NULL)
+	    t->meta.output_schema == NULL)
 		return NULL;
 	return t;
 }

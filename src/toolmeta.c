@@ -3,13 +3,13 @@
 #include "config.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <json-c/json.h>
 
 #include "schema.h"
 #include "toolmeta.h"
-#include "tools.h"
 #include "util.h"
 
 /* MCP's ToolAnnotations: title a string, the hints booleans. */
@@ -73,60 +73,36 @@ meta_annotations(json_object *o, char *err, size_t errlen)
 }
 
 int
-toolmeta_parse(json_object *o, struct tool *t, const char **field,
+toolmeta_parse(json_object *o, struct toolmeta *m, const char **field,
     char *err, size_t errlen)
 {
 	json_object	*v;
 
-	if (json_object_object_get_ex(o, *field = "title", &v)) {
+	*field = "title";
+	if (json_object_object_get_ex(o, "title", &v)) {
 		if (meta_title(v, err, errlen) == -1)
 			return -1;
-		t->title = xstrdup(json_object_get_string(v));
+		m->title = xstrdup(json_object_get_string(v));
 	}
-	if (json_object_object_get_ex(o, *field = "annotations", &v)) {
+	*field = "annotations";
+	if (json_object_object_get_ex(o, "annotations", &v)) {
 		if (meta_annotations(v, err, errlen) == -1)
 			return -1;
-		t->annotations = json_object_get(v);
+		m->annotations = json_object_get(v);
 	}
-	if (json_object_object_get_ex(o, *field = "output_schema", &v)) {
+	*field = "output_schema";
+	if (json_object_object_get_ex(o, "output_schema", &v)) {
 		if (schema_check_output(v, err, errlen) == -1)
 			return -1;
-		t->output_schema = json_object_get(v);
+		m->output_schema = json_object_get(v);
 	}
 	return 0;
 }
 
-/* Whether every tier t may take is instant. */
-static int
-meta_instant(const struct tool *t)
+void
+toolmeta_free(struct toolmeta *m)
 {
-	size_t	i;
-
-	if (t->tier != TIER_INSTANT)
-		return 0;
-	for (i = 0; i < t->nrules; i++)
-		if (t->rules[i].tier != TIER_INSTANT)
-			return 0;
-	return 1;
-}
-
-json_object *
-toolmeta_annotations(const struct tool *t)
-{
-	json_object	*a = json_object_new_object();
-	int		 reload = t->reload_always || t->nreload > 0;
-
-	if (t->title != NULL)
-		json_object_object_add(a, "title",
-		    json_object_new_string(t->title));
-	json_object_object_add(a, "readOnlyHint",
-	    json_object_new_boolean(!reload && meta_instant(t)));
-	if (reload)
-		json_object_object_add(a, "destructiveHint",
-		    json_object_new_boolean(1));
-	if (t->annotations != NULL) {
-		json_object_object_foreach(t->annotations, key, val)
-			json_object_object_add(a, key, json_object_get(val));
-	}
-	return a;
+	free(m->title);
+	json_object_put(m->annotations);
+	json_object_put(m->output_schema);
 }

@@ -416,7 +416,7 @@ tool_parse(struct tctx *c, json_object *o, struct tool *t)
 		t->description = xstrdup(json_object_get_string(v));
 	} else
 		t->description = xstrdup("");
-	if (toolmeta_parse(o, t, &field, msg, sizeof(msg)) == -1)
+	if (toolmeta_parse(o, &t->meta, &field, msg, sizeof(msg)) == -1)
 		return tctx_fail(c, field, "%s", msg);
 	if (json_object_object_get_ex(o, "tier", &v) &&
 	    (!json_object_is_type(v, json_type_string) ||
@@ -651,9 +651,7 @@ tool_free(struct tool *t)
 		free(t->allow_dash[i]);
 	free(t->allow_dash);
 	json_object_put(t->params);
-	free(t->title);
-	json_object_put(t->annotations);
-	json_object_put(t->output_schema);
+	toolmeta_free(&t->meta);
 }
 
 void

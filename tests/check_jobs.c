@@ -342,75 +342,6 @@ START_TEST(mcp_tools_call)
 }
 END_TEST
 
-/*
- * A tool with an output_schema: its stdout, a JSON object that matches,
- * is the structuredContent; anything else is a tool error that says why.
- */
-static void
-write_structured_tools(void)
-{
-	write_file(tools, "{\"tools\":["
-	    "{\"name\":\"obj\",\"tier\":\"instant\",\"title\":\"Object\","
-	    " \"exec\":[\"echo\",\"{\\\"answer\\\":42}\"],"
-	    " \"output_schema\":{\"type\":\"object\",\"properties\":"
-	    "{\"answer\":{\"type\":\"integer\"}},\"required\":[\"answer\"]}},"
-	    "{\"name\":\"text\",\"exec\":[\"echo\",\"plain words\"],"
-	    " \"output_schema\":{\"type\":\"object\"}},"
-	    "{\"name\":\"list\",\"exec\":[\"echo\",\"[1,2]\"],"
-	    " \"output_schema\":{\"type\":\"object\"}},"
-	    "{\"name\":\"wrong\",\"exec\":[\"echo\",\"{\\\"answer\\\":\\\"x\\\"}\"],"
-	    " \"output_schema\":{\"type\":\"object\",\"properties\":"
-	    "{\"answer\":{\"type\":\"integer\"}}}},"
-	    "{\"name\":\"bad_exit\",\"exec\":[\"sh\",\"-c\",\"echo '{}'; exit 2\"],"
-	    " \"output_schema\":{\"type\":\"object\"}},"
-	    "{\"name\":\"plain\",\"exec\":[\"echo\",\"{\\\"answer\\\":1}\"]}"
-	    "]}", 0600);
-}
-
-/* tools/call of name: isError as expected, the first text containing
- * needle.  Caller puts. */
-static json_object *
-mcp_call(const char *name, int is_error, const char *needle)
-{
-	json_object	*r;
-
-	r = callf("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\","
-	    "\"params\":{\"name\":\"%s\"}}", name);
-	ck_assert_msg(json_object_get_boolean(jpath(r, "result.isError")) ==
-	    is_error, "%s: %s", name, json_object_to_json_string(r));
-	ck_assert_msg(strstr(str(r, "result.content.0.text"), needle) != NULL,
-	    "%s: %s", name, str(r, "result.content.0.text"));
-	return r;
-}
-
-START_TEST(mcp_structured_content)
-{
-	json_object	*r;
-
-	write_structured_tools();
-	start_tools(NULL);
-	r = mcp_call("obj", 0, "{\"answer\":42}");
-	ck_assert_int_eq(json_object_get_int(jpath(r,
-	    "result.structuredContent.answer")), 42);
-	ck_assert_ptr_null(jpath(r, "result.structuredContent.status"));
-	json_object_put(r);
-	r = mcp_call("text", 1, "tool 'text' has an output_schema but its "
-	    "standard output is not a JSON object");
-	ck_assert_ptr_null(jpath(r, "result.structuredContent"));
-	json_object_put(r);
-	json_object_put(mcp_call("list", 1, "not a JSON object"));
-	json_object_put(mcp_call("wrong", 1, "does not match its "
-	    "output_schema: output.answer must be integer"));
-	r = mcp_call("bad_exit", 1, "the job ended");
-	ck_assert_ptr_null(jpath(r, "result.structuredContent"));
-	json_object_put(r);
-	/* Without an output_schema: the job, as before. */
-	r = mcp_call("plain", 0, "\"status\":\"done\"");
-	ck_assert_str_eq(str(r, "result.structuredContent.status"), "done");
-	json_object_put(r);
-}
-END_TEST
-
 /* kill -9 mid-job, restart: cmdgate-protocol(7), Durability. */
 START_TEST(kill9_restart)
 {
@@ -715,7 +646,6 @@ main(void)
 	tcase_add_test(tc, sync_execute_and_list);
 	tcase_add_test(tc, wait_does_not_block);
 	tcase_add_test(tc, mcp_tools_call);
-	tcase_add_test(tc, mcp_structured_content);
 	tcase_add_test(tc, kill9_restart);
 	tcase_add_test(tc, sigterm_interrupts_running);
 	tcase_add_test(tc, storage_full);

@@ -175,6 +175,9 @@ START_TEST(mcp_tools_catalogue)
 	ck_assert_int_eq(tooltab_load_string("{\"tools\":["
 	    "{\"name\":\"look\",\"tier\":\"instant\",\"exec\":[\"x\"],"
 	    " \"title\":\"Look around\"},"
+	    "{\"name\":\"maybe\",\"tier\":\"instant\",\"exec\":[\"x\"],"
+	    " \"tier_rules\":[{\"param\":\"p\",\"in\":[\"y\"],"
+	    "\"tier\":\"smooth\"}]},"
 	    "{\"name\":\"build\",\"tier\":\"heavy\",\"exec\":[\"x\"],"
 	    " \"output_schema\":{\"type\":\"object\",\"properties\":"
 	    "{\"ok\":{\"type\":\"boolean\"}}}},"
@@ -191,6 +194,8 @@ START_TEST(mcp_tools_catalogue)
 	ck_assert_str_eq(plain(get(t, "annotations")),
 	    "{\"title\":\"Look around\",\"readOnlyHint\":true}");
 	ck_assert(!json_object_object_get_ex(t, "outputSchema", NULL));
+	ck_assert_str_eq(plain(get(listed(r, "maybe"), "annotations")),
+	    "{\"readOnlyHint\":false}");
 	t = listed(r, "build");
 	ck_assert(!json_object_object_get_ex(t, "title", NULL));
 	ck_assert_str_eq(plain(get(t, "annotations")),
@@ -217,6 +222,59 @@ START_TEST(mcp_tools_catalogue)
 	ck_assert(json_object_get_boolean(get(t,
 	    "annotations.idempotentHint")));
 	json_object_put(r);
+}
+END_TEST
+
+/*
+ * Issue 13: the output of an mcp-http upstream is its structuredContent,
+ * else the JSON object its first text holds; a truncated stdout is named.
+ */
+START_TEST(mcp_structured_sources)
+{
+	static const struct {
+		const char	*tool, *result, *want;
+	} cases[] = {
+		{ "up", "{\"structuredContent\":{\"v\":2},\"content\":[]}",
+		  "{\"v\":2}" },
+		{ "up", "{\"content\":[{\"type\":\"text\",\"text\":"
+		  "\"{\\\"v\\\":1}\"}]}", "{\"v\":1}" },
+		{ "up", "{\"content\":[{\"type\":\"text\",\"text\":\"hi\"}]}",
+		  "its upstream's result is not a JSON object" },
+		{ "up", "{\"structuredContent\":{\"v\":\"x\"}}",
+		  "output.v must be integer" },
+		{ "ex", NULL, "its standard output is not a JSON object (the "
+		  "output was truncated)" },
+	};
+	struct tooltab	*tab;
+	json_object	*job, *r;
+	const char	*text;
+	char		 e[512], json[512];
+	size_t		 i;
+
+	ck_assert_int_eq(tooltab_load_string("{\"tools\":["
+	    "{\"name\":\"up\",\"forward\":{\"to\":\"http://127.0.0.1:1/mcp\","
+	    " \"dialect\":\"mcp-http\"},\"output_schema\":{\"type\":"
+	    "\"object\",\"properties\":{\"v\":{\"type\":\"integer\"}}}},"
+	    "{\"name\":\"ex\",\"exec\":[\"x\"],\"output_schema\":"
+	    "{\"type\":\"object\"}}]}", "t.json", &tab, e, sizeof(e)), 0);
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		snprintf(json, sizeof(json), "{\"status\":\"done\",\"commands\":"
+		    "[{\"tool\":\"%s\"}],\"results\":[{\"tool\":\"%s\","
+		    "\"ok\":true%s%s}]}", cases[i].tool, cases[i].tool,
+		    cases[i].result != NULL ? ",\"result\":" :
+		    ",\"stdout\":\"{\",\"truncated\":true",
+		    cases[i].result != NULL ? cases[i].result : "");
+		ck_assert_ptr_nonnull(job = json_tokener_parse(json));
+		r = mcp_job_result(tab, job);
+		text = getstr(json_object_array_get_idx(get(r, "content"), 0),
+		    "text");
+		ck_assert_msg(strstr(text, cases[i].want) != NULL,
+		    "case %zu: %s", i, text);
+		ck_assert_int_eq(json_object_get_boolean(get(r, "isError")),
+		    cases[i].want[0] != '{');
+		json_object_put(r);
+	}
+	tooltab_free(tab);
 }
 END_TEST
 
@@ -374,6 +432,7 @@ methods_suite(void)
 	tcase_add_test(tc, initialize_versions);
 	tcase_add_test(tc, tools_list_shape);
 	tcase_add_test(tc, mcp_tools_catalogue);
+	tcase_add_test(tc, mcp_structured_sources);
 	tcase_add_test(tc, server_status);
 	tcase_add_test(tc, tools_changed_notification);
 	tcase_add_test(tc, unread_output_bound);

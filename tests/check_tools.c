@@ -12,7 +12,6 @@
 #include "schema.h"
 #include "toolcmd.h"
 #include "toolfwd.h"
-#include "toolmeta.h"
 #include "tools.h"
 #include "ckrun.h"
 
@@ -191,40 +190,7 @@ static const struct {
 	{ "{\"tools\":[{\"name\":\"a\",\"forward\":\"h:1\","
 	  "\"allow_dash\":[]}]}", "field 'allow_dash': only exec tools" },
 	{ "{\"tools\":[{\"name\":\"poll_job\",\"exec\":[\"x\"]}]}",
-	  "tool 'poll_job': field 'name'" },	/* What MCP clients are told: title, annotations, output_schema. */
-	{ "{\"tools\":[{\"name\":\"a\",\"exec\":[\"x\"],\"title\":3}]}",
-	  "tool 'a': field 'title': must be a string of 1 to 128 bytes" },
-	{ "{\"tools\":[{\"name\":\"a\",\"exec\":[\"x\"],\"title\":\"\"}]}",
-	  "tool 'a': field 'title': must be a string" },
-	{ "{\"tools\":[{\"name\":\"a\",\"exec\":[\"x\"],\"title\":\"TTTTTTTTTT"
-	  "TTTTTTTTTTTTTTTTTTTTTTTTTTTTTTTTTTTTTTTTTTTTTTTTTTTTTTTTTTTTTTTTTTT"
-	  "TTTTTTTTTTTTTTTTTTTTTTTTTTTTTTTTTTTTTTTTTTTTTTTTTTTTTTT\"}]}",
-	  "tool 'a': field 'title': must be a string of 1 to 128 bytes" },
-	{ "{\"tools\":[{\"name\":\"a\",\"exec\":[\"x\"],\"annotations\":[]}]}",
-	  "tool 'a': field 'annotations': must be an object" },
-	{ "{\"tools\":[{\"name\":\"a\",\"exec\":[\"x\"],\"annotations\":"
-	  "{\"readonlyHint\":true}}]}", "tool 'a': field 'annotations': "
-	  "unknown member 'readonlyHint'" },
-	{ "{\"tools\":[{\"name\":\"a\",\"exec\":[\"x\"],\"annotations\":"
-	  "{\"destructiveHint\":\"yes\"}}]}", "tool 'a': field 'annotations': "
-	  "destructiveHint: must be true or false" },
-	{ "{\"tools\":[{\"name\":\"a\",\"exec\":[\"x\"],\"annotations\":"
-	  "{\"title\":false}}]}", "tool 'a': field 'annotations': title: "
-	  "must be a string" },
-	{ "{\"tools\":[{\"name\":\"a\",\"exec\":[\"x\"],\"output_schema\":"
-	  "true}]}", "tool 'a': field 'output_schema': output_schema: a "
-	  "schema must be an object" },
-	{ "{\"tools\":[{\"name\":\"a\",\"exec\":[\"x\"],\"output_schema\":"
-	  "{}}]}", "tool 'a': field 'output_schema': output_schema.type: must "
-	  "be \"object\"" },
-	{ "{\"tools\":[{\"name\":\"a\",\"exec\":[\"x\"],\"output_schema\":"
-	  "{\"type\":\"array\"}}]}", "field 'output_schema': "
-	  "output_schema.type: must be \"object\"" },
-	{ "{\"tools\":[{\"name\":\"a\",\"exec\":[\"x\"],\"output_schema\":"
-	  "{\"type\":\"object\",\"properties\":{\"n\":{\"minimum\":1}}}}]}",
-	  "field 'output_schema': output_schema.n: unsupported schema "
-	  "keyword 'minimum'" },
-};
+	  "tool 'poll_job': field 'name'" },};
 
 START_TEST(bad_table)
 {
@@ -687,53 +653,6 @@ START_TEST(input_schema_object)
 }
 END_TEST
 
-/* Issue 13: annotations by tier and reload, the table's over them. */
-START_TEST(mcp_annotations)
-{
-	struct tooltab	*tab = load("{\"tools\":["
-	    "{\"name\":\"look\",\"tier\":\"instant\",\"exec\":[\"x\"]},"
-	    "{\"name\":\"maybe\",\"tier\":\"instant\",\"exec\":[\"x\"],"
-	    " \"tier_rules\":[{\"param\":\"p\",\"in\":[\"y\"],"
-	    "\"tier\":\"heavy\"}]},"
-	    "{\"name\":\"build\",\"exec\":[\"x\"]},"
-	    "{\"name\":\"reload\",\"tier\":\"instant\",\"reload\":true,"
-	    " \"exec\":[\"x\"]},"
-	    "{\"name\":\"own\",\"title\":\"Own\",\"reload\":{\"param\":\"p\","
-	    " \"in\":[\"y\"]},\"exec\":[\"x\"],\"annotations\":{\"title\":\"T\","
-	    " \"destructiveHint\":false,\"openWorldHint\":true},"
-	    " \"output_schema\":{\"type\":\"object\"}}]}");
-	json_object	*a;
-
-	ck_assert_msg(tab != NULL, "%s", err);
-	a = toolmeta_annotations(tooltab_find(tab, "look"));
-	ck_assert_str_eq(json_object_to_json_string_ext(a,
-	    JSON_C_TO_STRING_PLAIN), "{\"readOnlyHint\":true}");
-	json_object_put(a);
-	a = toolmeta_annotations(tooltab_find(tab, "maybe"));
-	ck_assert_str_eq(json_object_to_json_string_ext(a,
-	    JSON_C_TO_STRING_PLAIN), "{\"readOnlyHint\":false}");
-	json_object_put(a);
-	a = toolmeta_annotations(tooltab_find(tab, "build"));
-	ck_assert_str_eq(json_object_to_json_string_ext(a,
-	    JSON_C_TO_STRING_PLAIN), "{\"readOnlyHint\":false}");
-	json_object_put(a);
-	a = toolmeta_annotations(tooltab_find(tab, "reload"));
-	ck_assert_str_eq(json_object_to_json_string_ext(a,
-	    JSON_C_TO_STRING_PLAIN),
-	    "{\"readOnlyHint\":false,\"destructiveHint\":true}");
-	json_object_put(a);
-	a = toolmeta_annotations(tooltab_find(tab, "own"));
-	ck_assert_str_eq(json_object_to_json_string_ext(a,
-	    JSON_C_TO_STRING_PLAIN), "{\"title\":\"T\",\"readOnlyHint\":false,"
-	    "\"destructiveHint\":false,\"openWorldHint\":true}");
-	json_object_put(a);
-	ck_assert_str_eq(tooltab_find(tab, "own")->title, "Own");
-	ck_assert_ptr_nonnull(tooltab_find(tab, "own")->output_schema);
-	ck_assert_ptr_null(tooltab_find(tab, "look")->output_schema);
-	tooltab_free(tab);
-}
-END_TEST
-
 static Suite *
 tools_suite(void)
 {
@@ -761,7 +680,6 @@ tools_suite(void)
 	    sizeof(dash_cases) / sizeof(dash_cases[0]));
 	tcase_add_test(tc, forward_addresses);
 	tcase_add_test(tc, input_schema_object);
-	tcase_add_test(tc, mcp_annotations);
 	suite_add_tcase(s, tc);
 	return s;
 }
