@@ -190,7 +190,8 @@ static const struct {
 	{ "{\"tools\":[{\"name\":\"a\",\"forward\":\"h:1\","
 	  "\"allow_dash\":[]}]}", "field 'allow_dash': only exec tools" },
 	{ "{\"tools\":[{\"name\":\"poll_job\",\"exec\":[\"x\"]}]}",
-	  "tool 'poll_job': field 'name'" },};
+	  "tool 'poll_job': field 'name'" },
+};
 
 START_TEST(bad_table)
 {
