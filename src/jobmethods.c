@@ -53,6 +53,7 @@ struct jm_call {
 	uint64_t		 timeout_s;	/* of w, for a submit */
 	int			 async;
 	int			 mcp;	/* tools/call: answer as MCP */
+	int			 structured;	/* of a table tool */
 };
 
 static struct jobs *
@@ -311,7 +312,8 @@ jm_waited(void *arg, json_object *job, struct rpc_error *err)
 	struct jm_call	*call = arg;
 
 	if (job != NULL && call->mcp)
-		job = mcp_job_result(job);
+		job = mcp_job_result(call->structured ?
+		    call->p->conn->srv->tools : NULL, job);
 	conn_complete(call->p, job, job != NULL ? NULL : err);
 	free(call);
 }
@@ -385,6 +387,7 @@ submit_and_answer(struct rpc_req *req, json_object *commands,
 	    o->timeout_s;
 	call->async = o->async;
 	call->mcp = mcp;
+	call->structured = mcp;
 	call->p = conn_defer(req, jm_cancel, call);
 	call->s = submit_add(req_jobs(req), rec, o->idem != NULL ?
 	    xasprintf("%s\n%s", o->agent, o->idem) : NULL,
@@ -448,7 +451,7 @@ wait_for(struct rpc_req *req, json_object *params, int mcp,
 			return RPC_ERROR;
 		}
 		if (mcp)	/* finished: answered now, as a tool result */
-			*result = mcp_job_result(*result);
+			*result = mcp_job_result(NULL, *result);
 		return RPC_OK;
 	}
 	call = xcalloc(1, sizeof(*call));
