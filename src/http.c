@@ -26,6 +26,7 @@
 
 #include <json-c/json.h>
 
+#include "authlimit.h"
 #include "http.h"
 #include "httpsess.h"
 #include "jstrict.h"
@@ -139,24 +140,59 @@ http_check_origin(struct http *h, struct evhttp_request *req)
 	return 0;
 }
 
-/* The token of TCP clients, as "Authorization: Bearer TOKEN". */
+/* The client's address as "ADDR:PORT" or "[V6ADDR]:PORT". */
+static void
+http_peer(struct evhttp_request *req, char *buf, size_t len)
+{
+	char		*addr = NULL;
+	ev_uint16_t	 port = 0;
+
+	evhttp_connection_get_peer(evhttp_request_get_connection(req), &addr,
+	    &port);
+	if (addr == NULL)
+		addr = "?";
+	snprintf(buf, len, strchr(addr, ':') != NULL ? "[%s]:%u" : "%s:%u",
+	    addr, (unsigned)port);
+}
+
+/*
+ * The token of TCP clients, as "Authorization: Bearer TOKEN"; wrong ones
+ * count against the client's address as the authenticate method's do.
+ */
 static int
 http_check_auth(struct http *h, struct evhttp_request *req)
 {
+	struct server	*srv = h->srv;
 	const char	*a = http_header(req, "Authorization");
+	char		 peer[80], why[160];
+	int64_t		 now = util_monotonic_ms(), wait = 0;
 
-	if (h->srv->token == NULL)
+	if (srv->token == NULL)
 		return 0;
-	if (a != NULL && strncasecmp(a, "Bearer ", 7) == 0 &&
-	    server_token_ok(h->srv, a + 7, strlen(a + 7)))
-		return 0;
+	snprintf(why, sizeof(why), "this broker requires its token: send "
+	    "\"Authorization: Bearer TOKEN\" (the token file, cmdgated(8))");
+	if (a != NULL) {
+		http_peer(req, peer, sizeof(peer));
+		if (srv->authlimit == NULL)
+			srv->authlimit = authlimit_new();
+		/* Locked out: the token is not even looked at. */
+		if ((wait = authlimit_locked(srv->authlimit, peer, now)) > 0)
+			snprintf(why, sizeof(why), "too many wrong tokens from "
+			    "this address: try again in %lld s",
+			    (long long)wait);
+		else if (strncasecmp(a, "Bearer ", 7) == 0 &&
+		    server_token_ok(srv, a + 7, strlen(a + 7)))
+			return 0;
+		else {
+			authlimit_failed(srv->authlimit, peer, now);
+			snprintf(why, sizeof(why), "wrong token in the "
+			    "Authorization header");
+		}
+	}
 	evhttp_add_header(evhttp_request_get_output_headers(req),
 	    "WWW-Authenticate", "Bearer");
 	httpsess_reply_error(req, HTTP_S_UNAUTHORIZED, RPC_UNAUTHORIZED,
-	    "unauthorized", a == NULL ? "this broker requires its token: "
-	    "send \"Authorization: Bearer TOKEN\" (the token file, "
-	    "cmdgated(8))" : "wrong token in the Authorization header");
-	log_info("HTTP client: %s token", a == NULL ? "no" : "wrong");
+	    "unauthorized", why);
 	return -1;
 }
 
@@ -262,8 +298,7 @@ http_session_new(struct http *h, struct evhttp_request *req)
 {
 	struct http_sess	*s;
 	struct server		*srv = h->srv;
-	char			*addr = NULL, peer[80];
-	ev_uint16_t		 port = 0;
+	char			 addr[80], peer[96];
 
 	if (srv->nconns >= srv->opt->max_clients) {
 		log_warnx("--max-clients %llu reached; MCP session refused",
@@ -273,10 +308,8 @@ http_session_new(struct http *h, struct evhttp_request *req)
 		    "as --max-clients lets it: try again later");
 		return NULL;
 	}
-	evhttp_connection_get_peer(evhttp_request_get_connection(req), &addr,
-	    &port);
-	snprintf(peer, sizeof(peer), "http %s:%u", addr != NULL ? addr : "?",
-	    (unsigned)port);
+	http_peer(req, addr, sizeof(addr));
+	snprintf(peer, sizeof(peer), "http %s", addr);
 	if ((s = httpsess_new(h, peer)) == NULL)
 		httpsess_reply_error(req, HTTP_INTERNAL, RPC_INTERNAL_ERROR,
 		    "internal_error", "no random session id to be had");

@@ -319,6 +319,7 @@ START_TEST(http_bearer)
 {
 	char		 sid[64], token[256];
 	struct hc	*h;
+	json_object	*j;
 	char		 v[64];
 
 	snprintf(token, sizeof(token), "%s", broker_path(&b, "token"));
@@ -333,6 +334,17 @@ START_TEST(http_bearer)
 	initialize(sid, "Authorization: Bearer sesame\r\n");
 	assert_refused(post(sid, NULL, "{\"jsonrpc\":\"2.0\",\"id\":2,"
 	    "\"method\":\"ping\"}"), 401, "unauthorized");
+	/* Guessing costs time: after 3 wrong tokens, even the right one waits. */
+	assert_refused(post(NULL, "Authorization: Bearer x\r\n", INIT_BODY),
+	    401, "unauthorized");
+	h = post(NULL, "Authorization: Bearer x\r\n", INIT_BODY);
+	assert_refused(h, 401, "unauthorized");
+	j = reply_json(post(NULL, "Authorization: Bearer sesame\r\n",
+	    INIT_BODY), 401);
+	ck_assert_msg(strstr(json_object_get_string(jpath(j,
+	    "error.data.reason")), "try again in") != NULL, "%s",
+	    json_object_to_json_string(j));
+	json_object_put(j);
 }
 END_TEST
 
