@@ -30,6 +30,9 @@
 			"\"2025-06-18\",\"capabilities\":{},\"clientInfo\":" \
 			"{\"name\":\"check_http\",\"version\":\"1\"}}}"
 
+#define PING(n)		"{\"jsonrpc\":\"2.0\",\"id\":" #n ",\"method\":" \
+			"\"ping\"}"
+
 static struct broker	b;
 static int		hport;
 static char		fifo[256], tools[256];
@@ -226,6 +229,18 @@ START_TEST(http_session)
 	    "\"ping\"}]"), 200);
 	ck_assert_int_eq(json_object_array_length(j), 2);
 	json_object_put(j);
+	/* A batch answered over several loop turns comes as an event. */
+	h = post(sid, NULL, "[" PING(10) "," PING(11) "," PING(12) "," PING(13)
+	    "," PING(14) "," PING(15) "," PING(16) "," PING(17) "," PING(18)
+	    "," PING(19) "]");
+	assert_priming(h, hdrs);
+	j = next_message(h);
+	ck_assert_int_eq(json_object_array_length(j), 10);
+	ck_assert_int_eq(json_object_get_int(jpath(j, "9.id")), 19);
+	json_object_put(j);
+	ck_assert_ptr_null(hc_event(h));
+	ck_assert(h->ended);
+	hc_close(h);
 	assert_refused(hc_request(hport, "DELETE", "/mcp", NULL, NULL), 400,
 	    "session_required");
 	snprintf(hdrs, sizeof(hdrs), "Mcp-Session-Id: %s\r\n", sid);
