@@ -376,7 +376,8 @@ hs_reply_json(struct http_stream *st)
 static void
 hs_decide(struct http_stream *st)
 {
-	if (st->req == NULL)
+	/* Gone, or already resumed by a GET (Last-Event-ID). */
+	if (st->req == NULL || st->sse)
 		return;
 	if (!st->due && st->nevs == 1 && st->seq == 1) {
 		hs_reply_json(st);
