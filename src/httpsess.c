@@ -128,6 +128,9 @@ httpsess_free(struct http_sess *s)
 	struct http_stream	*st;
 	struct conn		*c;
 
+	/* What it said this turn (the answers of a shutdown) goes out first. */
+	if ((c = hs_conn(s)) != NULL && c->flush_queued)
+		conn_flush(c);
 	while ((st = TAILQ_FIRST(&s->streams)) != NULL)
 		hs_stream_free(st);
 	hs_stream_free(s->get);

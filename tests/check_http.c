@@ -488,7 +488,8 @@ END_TEST
 START_TEST(http_shutdown)
 {
 	char		 sid[64], id[32], hdrs[256];
-	struct hc	*g;
+	struct hc	*g, *h;
+	json_object	*j;
 
 	start(NULL);
 	initialize(sid, NULL);
@@ -496,10 +497,20 @@ START_TEST(http_shutdown)
 	    "Mcp-Session-Id: %s\r\n", sid);
 	g = hc_request(hport, "GET", "/mcp", hdrs, NULL);
 	assert_priming(g, id);
+	h = post(sid, NULL, "{\"jsonrpc\":\"2.0\",\"id\":9,\"method\":"
+	    "\"tools/call\",\"params\":{\"name\":\"hold\",\"arguments\":{}}}");
+	assert_priming(h, id);
 	ck_assert_int_eq(broker_signal_wait(&b, SIGTERM), 0);
+	/* The interrupted job's answer comes before the stream ends. */
+	j = next_message(h);
+	ck_assert_int_eq(json_object_get_int(jpath(j, "id")), 9);
+	ck_assert(json_object_get_boolean(jpath(j, "result.isError")));
+	json_object_put(j);
+	ck_assert_ptr_null(hc_event(h));
 	ck_assert_ptr_null(hc_event(g));
-	ck_assert(g->ended);
+	ck_assert(g->ended && h->ended);
 	hc_close(g);
+	hc_close(h);
 }
 END_TEST
 
