@@ -449,11 +449,14 @@ START_TEST(http_idle_expiry)
 {
 	char	sid[64];
 
-	start("--idle-timeout", "1", NULL);
+	start("--idle-timeout", "1", "--max-clients", "1", NULL);
 	initialize(sid, NULL);
+	/* A session is a client: --max-clients counts it. */
+	assert_refused(post(NULL, NULL, INIT_BODY), 503, "too_many_clients");
 	ck_assert_int_gt(broker_await_log(&b, "(--idle-timeout), ended"), 0);
 	assert_refused(post(sid, NULL, "{\"jsonrpc\":\"2.0\",\"id\":2,"
 	    "\"method\":\"ping\"}"), 404, "unknown_session");
+	initialize(sid, NULL);
 }
 END_TEST
 
