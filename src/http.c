@@ -298,7 +298,7 @@ http_session_new(struct http *h, struct evhttp_request *req)
 {
 	struct http_sess	*s;
 	struct server		*srv = h->srv;
-	char			 addr[80], peer[96];
+	char			 peer[80];
 
 	if (srv->nconns >= srv->opt->max_clients) {
 		log_warnx("--max-clients %llu reached; MCP session refused",
@@ -308,8 +308,7 @@ http_session_new(struct http *h, struct evhttp_request *req)
 		    "as --max-clients lets it: try again later");
 		return NULL;
 	}
-	http_peer(req, addr, sizeof(addr));
-	snprintf(peer, sizeof(peer), "http %s", addr);
+	http_peer(req, peer, sizeof(peer));
 	if ((s = httpsess_new(h, peer)) == NULL)
 		httpsess_reply_error(req, HTTP_INTERNAL, RPC_INTERNAL_ERROR,
 		    "internal_error", "no random session id to be had");

@@ -92,18 +92,21 @@ httpsess_new(struct http *h, const char *peer)
 	TAILQ_INSERT_TAIL(&h->sessions, s, entry);
 	h->nsessions++;
 	httpsess_sweep_start(h);
-	log_debug("client %llu (%s): MCP session %.8s... begins",
+	log_debug("client %llu (%s): MCP over HTTP session %.8s... begins",
 	    (unsigned long long)c->id, peer, s->id);
 	return s;
 }
 
-/* Its connection, or NULL once that went (a limit, the shutdown). */
+/*
+ * Its connection, or NULL once that went or is closing (a limit, the
+ * shutdown, a method that closes its connection).
+ */
 static struct conn *
 hs_conn(struct http_sess *s)
 {
 	struct conn	*c = server_conn_find(s->h->srv, s->conn_id);
 
-	return c != NULL && !c->dead ? c : NULL;
+	return c != NULL && !c->dead && !c->closing ? c : NULL;
 }
 
 struct http_sess *
@@ -129,7 +132,8 @@ httpsess_free(struct http_sess *s)
 	struct conn		*c;
 
 	/* What it said this turn (the answers of a shutdown) goes out first. */
-	if ((c = hs_conn(s)) != NULL && c->flush_queued)
+	if ((c = server_conn_find(srv, s->conn_id)) != NULL && !c->dead &&
+	    c->flush_queued)
 		conn_flush(c);
 	while ((st = TAILQ_FIRST(&s->streams)) != NULL)
 		hs_stream_free(st);
