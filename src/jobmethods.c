@@ -57,8 +57,8 @@ struct jm_call {
 	int			 mcp;	/* tools/call: answer as MCP */
 	json_object		*token;		/* its progressToken */
 	char			*tool;		/* tools/call of a tool */
-	uint64_t		 num;		/* the job it submitted, once
-						   stored (with tool) */
+	uint64_t		 num;		/* the job it submitted... */
+	int			 stored;	/* ...once stored */
 	struct mcpwatch		*mw;		/* its progress and log */
 	int			 cancelled;	/* notifications/cancelled */
 };
@@ -349,7 +349,7 @@ jm_drop(struct jm_call *call)
 	/* First: a queued job ends in jobs_cancel, and tells its waiters. */
 	if (call->w != NULL)
 		waiter_cancel(call->w);
-	if (call->tool != NULL && jobs_cancel(req_jobs_of(
+	if (call->tool != NULL && call->stored && jobs_cancel(req_jobs_of(
 	    call->p->conn), call->num, &r, &err) == -1)
 		log_warnx("t-%06llu: not cancelled: %s",
 		    (unsigned long long)call->num, err.reason);
@@ -432,7 +432,8 @@ jm_submitted(void *arg, uint64_t num, int dedup, struct rpc_error *err)
 
 	call->s = NULL;
 	call->num = num;
-	if (call->cancelled && err == NULL)
+	call->stored = err == NULL;
+	if (call->cancelled)
 		jm_drop(call);		/* cancelled before it was stored */
 	else
 		submission_answer(req_jobs_of(c), call, num, dedup, err);

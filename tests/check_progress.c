@@ -512,6 +512,27 @@ START_TEST(cancel_queued)
 }
 END_TEST
 
+/* Cancelled in the same batch, before its submit is stored: the job is
+ * cancelled once stored, and the batch has no answer for it. */
+START_TEST(cancel_in_batch)
+{
+	json_object	*r;
+
+	start_progress();
+	client_send(c, "[{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":"
+	    "\"tools/call\",\"params\":{\"name\":\"blocker\"}},"
+	    "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/cancelled\","
+	    "\"params\":{\"requestId\":1}}]\n");
+	no_answer_for(c, 1);
+	wait_end("t-000000", "cancelled");
+	r = cl_call(c, "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":"
+	    "\"list_jobs\"}");
+	ck_assert_uint_eq(json_object_array_length(jpath(r, "result.jobs")),
+	    1);
+	json_object_put(r);
+}
+END_TEST
+
 /* A tool that never touches the notify descriptor runs as before; it
  * has it as descriptor 4, named in CMDGATE_NOTIFY_FD. */
 START_TEST(tool_ignores_fd)
@@ -586,6 +607,7 @@ progress_suite(void)
 	tcase_add_test(tb, queued_behind_heavy);
 	tcase_add_test(tb, cancel_running);
 	tcase_add_test(tb, cancel_queued);
+	tcase_add_test(tb, cancel_in_batch);
 	tcase_add_test(tb, tool_ignores_fd);
 	tcase_add_test(tb, heir_holds_fd);
 	tcase_add_test(tb, flood_and_long);
