@@ -116,22 +116,28 @@ parse_progress(const char *p, const char *end, struct notify_line *out)
 	return parse_rest(p, end, out);
 }
 
+const char *
+notify_level(const char *name, size_t len)
+{
+	size_t	i;
+
+	for (i = 0; levels[i] != NULL; i++)
+		if (strlen(levels[i]) == len &&
+		    memcmp(levels[i], name, len) == 0)
+			return levels[i];
+	return NULL;
+}
+
 static int
 parse_log(const char *p, const char *end, struct notify_line *out)
 {
 	const char	*w = p;
-	size_t		 i;
 
 	while (p < end && *p != ' ')
 		p++;
-	for (i = 0; levels[i] != NULL; i++)
-		if (strlen(levels[i]) == (size_t)(p - w) &&
-		    memcmp(levels[i], w, (size_t)(p - w)) == 0)
-			break;
-	if (levels[i] == NULL)
+	if ((out->level = notify_level(w, (size_t)(p - w))) == NULL)
 		return -1;
 	out->kind = NOTIFY_LOG;
-	out->level = levels[i];
 	out->levellen = (size_t)(p - w);
 	return parse_rest(p, end, out);
 }
@@ -215,9 +221,8 @@ notify_due(struct notify *n, int64_t now)
 	return n->window + NOTIFY_WINDOW_MS - now;
 }
 
-/* One event of a line: sent, or held back beyond the rate. */
-static void
-notify_event(struct notify *n, json_object *ev, int progress, int64_t now)
+void
+notify_send(struct notify *n, json_object *ev, int progress, int64_t now)
 {
 	notify_due(n, now);
 	if (n->sent < NOTIFY_RATE) {
@@ -240,7 +245,7 @@ notify_say(struct notify *n, int *said, const char *level, const char *msg,
 	if (*said)
 		return;
 	*said = 1;
-	notify_event(n, log_event(n, level, msg, strlen(msg)), 0, now);
+	notify_send(n, log_event(n, level, msg, strlen(msg)), 0, now);
 }
 
 static void
@@ -256,7 +261,7 @@ notify_line(struct notify *n, const char *line, size_t len, int64_t now)
 		return;
 	}
 	if (l.kind == NOTIFY_LOG) {
-		notify_event(n, log_event(n, l.level, l.msg, l.msglen), 0, now);
+		notify_send(n, log_event(n, l.level, l.msg, l.msglen), 0, now);
 		return;
 	}
 	ev = event_new(n, "progress");
@@ -266,7 +271,7 @@ notify_line(struct notify *n, const char *line, size_t len, int64_t now)
 	if (l.msglen > 0)
 		json_object_object_add(ev, "message", utf8_json(l.msg,
 		    l.msglen));
-	notify_event(n, ev, 1, now);
+	notify_send(n, ev, 1, now);
 }
 
 /* Bytes p[len] of the stream, cut into lines. */

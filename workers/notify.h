@@ -59,6 +59,12 @@ int		 notify_read(struct notify *, int64_t now);
 /* Send what waited for the next second if it has begun: the ms until the
  * next is due, or -1 when nothing waits. */
 int64_t		 notify_due(struct notify *, int64_t now);
+/* Send ev (taken; progress: a progress event, else a log event) as the
+ * rate allows, or hold it back (a progress) or count it (a log line). */
+void		 notify_send(struct notify *, json_object *ev, int progress,
+		    int64_t now);
+/* The level name's own static string, or NULL when it is none. */
+const char	*notify_level(const char *name, size_t len);
 /* The tool is gone: read what is left, send all that waits, close. */
 void		 notify_end(struct notify *, int64_t now);
 /* A JSON string of bytes that may not be UTF-8: bad bytes become U+FFFD.
