@@ -43,6 +43,12 @@ struct cg_target {
 	int64_t		 reply_timeout_ms;	/* 0: CG_REPLY_TIMEOUT_S */
 };
 
+/*
+ * The token to present to the broker at t (see client.c); 0 with *tok
+ * (caller frees; NULL for none), or an exit status with c->err set.
+ */
+int		 cg_find_token(struct cg_client *, const struct cg_target *,
+		    char **tok);
 /* Connect (and authenticate); 0, or an exit status with c->err set. */
 int		 cg_connect(struct cg_client *, const struct cg_target *);
 void		 cg_close(struct cg_client *);

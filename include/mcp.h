@@ -5,6 +5,7 @@
 #include <json-c/json.h>
 
 #include "rpc.h"
+#include "tools.h"
 
 /* The Model Context Protocol methods behind rpc_methods[] (mcp.c). */
 enum rpc_status	mcp_initialize(struct rpc_req *, json_object *,
@@ -17,8 +18,20 @@ enum rpc_status	mcp_tools_list(struct rpc_req *, json_object *,
 /* The tools/call result that carries r (taken) as text and as
  * structuredContent.  Caller puts. */
 json_object	*mcp_tool_result(json_object *r, int is_error);
-/* The tools/call result of a job object (taken): an error when the job
- * failed or was cancelled.  Caller puts. */
-json_object	*mcp_job_result(json_object *job);
+/*
+ * The tools/call result of a job object (taken): an error when the job
+ * failed or was cancelled.  With tab, when the job's tool declares an
+ * output_schema there: its output as structuredContent, or an error
+ * saying why there is none.  Caller puts.
+ */
+json_object	*mcp_job_result(const struct tooltab *tab, json_object *job);
+
+/*
+ * The MCP protocol versions the broker speaks, newest first: whether v is
+ * one, the newest, and the NULL-terminated list.
+ */
+int		 mcp_version_ok(const char *v);
+const char	*mcp_version_newest(void);
+const char *const *mcp_versions_list(void);
 
 #endif

@@ -21,4 +21,12 @@ int	schema_check(json_object *schema, char *err, size_t errlen);
 int	schema_validate(json_object *schema, json_object *value,
 	    char *err, size_t errlen);
 
+/*
+ * The same for a tool's output_schema, whose top must say "type":
+ * "object", and its output: err names "output_schema..." or "output...".
+ */
+int	schema_check_output(json_object *schema, char *err, size_t errlen);
+int	schema_validate_output(json_object *schema, json_object *value,
+	    char *err, size_t errlen);
+
 #endif

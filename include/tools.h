@@ -7,6 +7,8 @@
 
 #include <json-c/json.h>
 
+#include "toolmeta.h"
+
 /*
  * The tool table of cmdgate.tools(5).  Loading
  * never exits: errors come back as -1 with a message naming the file, the
@@ -63,6 +65,7 @@ struct tool {
 	int			  enabled;
 	uint64_t		  timeout_s;
 	json_object		 *params;	/* schema, or NULL */
+	struct toolmeta		  meta;		/* title, annotations, ... */
 };
 
 struct tooltab {

@@ -24,6 +24,9 @@
 #include "jsonl.h"
 #include "util.h"
 
+/* The URL of mcp-config --http when neither --url nor CMDGATE_HTTP. */
+#define MCPCONF_URL	"http://127.0.0.1:8701/mcp"
+
 struct bridge {
 	struct event_base	*base;
 	struct bufferevent	*in, *out, *sock;
@@ -141,8 +144,11 @@ struct mcpconf {
 	const char	*uloop_port;	/* NULL: no uLoopMCP entry */
 	const char	*uloop_server;	/* its server.bundle.js */
 	char		*unity_dir;	/* NULL: no MCP for Unity entry */
+	int		 http;		/* cmdgate's entry: Streamable HTTP */
+	const char	*url;		/* its URL */
 	char		 port[8];
 	char		 bundle[PATH_MAX + 40];
+	char		 urlbuf[512];
 };
 
 /* cmdgate mcp itself, with the connection flags in effect. */
@@ -238,12 +244,87 @@ mcpconf_ask(struct cli *cl, struct mcpconf *m)
 	json_object_put(s);
 }
 
+/* The host of url (SCHEME://HOST[:PORT]/...), without brackets. */
+static void
+mcpconf_url_host(const char *url, char *buf, size_t len)
+{
+	const char	*p = strstr(url, "://") + 3, *end;
+
+	if (*p == '[') {
+		p++;
+		if ((end = strchr(p, ']')) == NULL)
+			end = p + strlen(p);
+	} else
+		end = p + strcspn(p, ":/?#");
+	snprintf(buf, len, "%.*s", (int)(end - p), p);
+}
+
+/*
+ * cmdgate's entry for Streamable HTTP: the URL, and the bearer token
+ * found as for a connection to the URL's host.  NULL with the error
+ * printed and *rc set.
+ */
+static json_object *
+mcpconf_http(struct cli *cl, const struct mcpconf *m, int *rc)
+{
+	struct cg_target	 t = cl->t;
+	json_object		*srv, *h;
+	char			 host[256], *tok, *bearer;
+
+	mcpconf_url_host(m->url, host, sizeof(host));
+	t.host = host;
+	if ((*rc = cg_find_token(&cl->c, &t, &tok)) != 0) {
+		fprintf(stderr, "cmdgate: %s\n", cl->c.err);
+		return NULL;
+	}
+	srv = json_object_new_object();
+	if (strcmp(m->client, "cursor") != 0)
+		json_object_object_add(srv, "type",
+		    json_object_new_string("http"));
+	json_object_object_add(srv, "url", json_object_new_string(m->url));
+	if (tok != NULL) {
+		bearer = xasprintf("Bearer %s", tok);
+		h = json_object_new_object();
+		json_object_object_add(h, "Authorization",
+		    json_object_new_string(bearer));
+		json_object_object_add(srv, "headers", h);
+		free(bearer);
+		free(tok);
+	}
+	return srv;
+}
+
+/* The URL for --http: --url, CMDGATE_HTTP (a URL or ADDR:PORT), or 8701. */
+static int
+mcpconf_url(struct mcpconf *m)
+{
+	const char	*env = getenv("CMDGATE_HTTP");
+
+	if (m->url == NULL && env != NULL && *env != '\0') {
+		if (strstr(env, "://") != NULL)
+			m->url = env;
+		else {
+			snprintf(m->urlbuf, sizeof(m->urlbuf), "http://%s/mcp",
+			    env);
+			m->url = m->urlbuf;
+		}
+	}
+	if (m->url == NULL)
+		m->url = MCPCONF_URL;
+	if (strncmp(m->url, "http://", 7) != 0 &&
+	    strncmp(m->url, "https://", 8) != 0)
+		return cli_usage_error("the URL '%s' must start with http:// "
+		    "or https://", m->url);
+	return 0;
+}
+
 /* name: entry (taken), in the client's shape. */
 static void
 mcpconf_add(const struct mcpconf *m, json_object *servers, const char *name,
     json_object *srv)
 {
-	if (strcmp(m->client, "vscode") == 0)
+	if (strcmp(m->client, "vscode") == 0 &&
+	    !json_object_object_get_ex(srv, "type", NULL))
 		json_object_object_add(srv, "type",
 		    json_object_new_string("stdio"));
 	if (strcmp(m->client, "generic") == 0) {
@@ -260,22 +341,35 @@ mcpconf_args(struct mcpconf *m, int argc, char **argv)
 	uint64_t	port;
 	int		i;
 
-	for (i = 1; i + 1 < argc; i += 2) {
+	for (i = 1; i < argc; i++) {
+		if (strcmp(argv[i], "--http") == 0) {
+			m->http = 1;
+			continue;
+		}
+		if (i + 1 == argc)
+			break;
 		if (strcmp(argv[i], "--client") == 0)
 			m->client = argv[i + 1];
 		else if (strcmp(argv[i], "--uloop-port") == 0)
 			m->uloop_port = argv[i + 1];
 		else if (strcmp(argv[i], "--uloop-server") == 0)
 			m->uloop_server = argv[i + 1];
-		else if (strcmp(argv[i], "--unity-status-dir") == 0)
+		else if (strcmp(argv[i], "--unity-status-dir") == 0) {
+			free(m->unity_dir);
 			m->unity_dir = strdup(argv[i + 1]);
-		else
+		} else if (strcmp(argv[i], "--url") == 0) {
+			m->url = argv[i + 1];
+			m->http = 1;
+		} else
 			break;
+		i++;
 	}
 	if (i != argc)
 		return cli_usage_error("mcp-config [--client claude|cursor|"
-		    "vscode|generic] [--uloop-port PORT] [--uloop-server PATH] "
-		    "[--unity-status-dir DIR]%s", "");
+		    "vscode|generic] [--http] [--url URL] [--uloop-port PORT] "
+		    "[--uloop-server PATH] [--unity-status-dir DIR]%s", "");
+	if (m->http && mcpconf_url(m) != 0)
+		return CX_USAGE;
 	if (strcmp(m->client, "claude") != 0 &&
 	    strcmp(m->client, "cursor") != 0 &&
 	    strcmp(m->client, "vscode") != 0 &&
@@ -304,7 +398,7 @@ cmd_mcp_config(struct cli *cl, int argc, char **argv)
 				    NULL };
 	const char		*uloop_args[2] = { NULL, NULL };
 	struct mcpconf		 m;
-	json_object		*servers, *root;
+	json_object		*servers, *root, *self;
 	char			 cwd[PATH_MAX];
 	int			 rc;
 
@@ -320,9 +414,15 @@ cmd_mcp_config(struct cli *cl, int argc, char **argv)
 		    "%s/Library/uLoopMCP/server.bundle.js", cwd);
 		m.uloop_server = m.bundle;
 	}
+	if (!m.http)
+		self = mcpconf_cmdgate(cl);
+	else if ((self = mcpconf_http(cl, &m, &rc)) == NULL) {
+		free(m.unity_dir);
+		return rc;
+	}
 	servers = strcmp(m.client, "generic") == 0 ? json_object_new_array() :
 	    json_object_new_object();
-	mcpconf_add(&m, servers, "cmdgate", mcpconf_cmdgate(cl));
+	mcpconf_add(&m, servers, "cmdgate", self);
 	if (m.uloop_port != NULL) {
 		uloop_args[0] = m.uloop_server;
 		mcpconf_add(&m, servers, "uLoopMCP", mcpconf_entry("node",

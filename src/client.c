@@ -52,7 +52,7 @@ cg_host_local(const char *host)
  * without.  0 with *tok (caller frees; NULL for none), or an exit status
  * with c->err set.
  */
-static int
+int
 cg_find_token(struct cg_client *c, const struct cg_target *t, char **tok)
 {
 	char	*dir, *path;

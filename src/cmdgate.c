@@ -70,7 +70,7 @@ static const struct {
 	    "              [--reconnect-timeout S] -- CMD [ARG ...]" },
 	{ "mcp", cmd_mcp, 1, "mcp" },
 	{ "mcp-config", cmd_mcp_config, 0, "mcp-config "
-	    "[--client claude|cursor|vscode|generic]\n"
+	    "[--client claude|cursor|vscode|generic] [--http] [--url URL]\n"
 	    "              [--uloop-port PORT] [--uloop-server PATH] "
 	    "[--unity-status-dir DIR]" },
 };

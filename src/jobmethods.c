@@ -61,6 +61,7 @@ struct jm_call {
 	int			 stored;	/* ...once stored */
 	struct mcpwatch		*mw;		/* its progress and log */
 	int			 cancelled;	/* notifications/cancelled */
+	int			 structured;	/* of a table tool */
 };
 
 static struct jobs *
@@ -330,7 +331,8 @@ jm_waited(void *arg, json_object *job, struct rpc_error *err)
 	if (job != NULL && call->mw != NULL)
 		mcpwatch_end(call->mw, job);
 	if (job != NULL && call->mcp)
-		job = mcp_job_result(job);
+		job = mcp_job_result(call->structured ?
+		    call->p->conn->srv->tools : NULL, job);
 	conn_complete(call->p, job, job != NULL ? NULL : err);
 	jm_free(call);
 }
@@ -462,6 +464,7 @@ submit_and_answer(struct rpc_req *req, json_object *commands,
 	call->mcp = mcp;
 	call->token = json_object_get(o->token);
 	call->tool = o->tool != NULL ? xstrdup(o->tool) : NULL;
+	call->structured = mcp;
 	call->p = conn_defer(req, jm_cancel, call);
 	call->s = submit_add(req_jobs(req), rec, o->idem != NULL ?
 	    xasprintf("%s\n%s", o->agent, o->idem) : NULL,
@@ -525,7 +528,7 @@ wait_for(struct rpc_req *req, json_object *params, int mcp,
 			return RPC_ERROR;
 		}
 		if (mcp)	/* finished: answered now, as a tool result */
-			*result = mcp_job_result(*result);
+			*result = mcp_job_result(NULL, *result);
 		return RPC_OK;
 	}
 	call = xcalloc(1, sizeof(*call));

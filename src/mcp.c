@@ -7,40 +7,45 @@
 #include <json-c/json.h>
 
 #include "conn.h"
+#include "jstrict.h"
 #include "mcp.h"
 #include "params.h"
 #include "rpc.h"
+#include "schema.h"
 #include "server.h"
 #include "toolcmd.h"
 #include "tools.h"
 #include "util.h"
 
 /* Newest first: the answer when a client asks for one we do not know. */
-static const char *mcp_versions[] = {
-	"2025-06-18", "2025-03-26", "2024-11-05", NULL,
+static const char *const mcp_versions[] = {
+	"2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05", NULL,
 };
 
 /* The job methods that MCP clients may call as tools. */
 static const struct {
 	const char	*name;
+	const char	*title;
 	const char	*description;
+	int		 read_only;	/* else idempotent, not destructive */
 	const char	*schema;
 } mcp_job_tools[] = {
-	{ "poll_job", "Show a job: status, position, blocked_by, results",
+	{ "poll_job", "Poll a job",
+	  "Show a job: status, position, blocked_by, results", 1,
 	  "{\"type\":\"object\",\"properties\":{\"ticket\":{\"type\":"
 	  "\"string\"}},\"required\":[\"ticket\"]}" },
-	{ "wait_job", "Wait until a job finishes or timeout_s passes",
+	{ "wait_job", "Wait for a job",
+	  "Wait until a job finishes or timeout_s passes", 1,
 	  "{\"type\":\"object\",\"properties\":{\"ticket\":{\"type\":"
 	  "\"string\"},\"timeout_s\":{\"type\":\"integer\"}},"
 	  "\"required\":[\"ticket\"]}" },
-	{ "cancel_job", "Cancel a queued or running job",
+	{ "cancel_job", "Cancel a job", "Cancel a queued or running job", 0,
 	  "{\"type\":\"object\",\"properties\":{\"ticket\":{\"type\":"
 	  "\"string\"}},\"required\":[\"ticket\"]}" },
-	{ "queue_status", "Show what runs, what waits and what holds reloads",
+	{ "queue_status", "Queue status",
+	  "Show what runs, what waits and what holds reloads", 1,
 	  "{\"type\":\"object\"}" },
 };
-
-static json_object	*mcp_tool(const char *, const char *, json_object *);
 
 enum rpc_status
 mcp_initialize(struct rpc_req *req, json_object *params,
@@ -48,14 +53,12 @@ mcp_initialize(struct rpc_req *req, json_object *params,
 {
 	struct conn	*c = req->conn;
 	json_object	*ci, *name, *caps, *tools, *info;
-	const char	*want = NULL, *ver = mcp_versions[0];
-	size_t		 i;
+	const char	*want = NULL, *ver = mcp_version_newest();
 
 	if (param_string(params, "protocolVersion", 0, &want, err) == -1)
 		return RPC_ERROR;
-	for (i = 0; want != NULL && mcp_versions[i] != NULL; i++)
-		if (strcmp(want, mcp_versions[i]) == 0)
-			ver = mcp_versions[i];
+	if (want != NULL && mcp_version_ok(want))
+		ver = want;
 	if (json_object_object_get_ex(params, "clientInfo", &ci) &&
 	    json_object_object_get_ex(ci, "name", &name) &&
 	    json_object_is_type(name, json_type_string) &&
@@ -92,17 +95,96 @@ mcp_initialized(struct rpc_req *req, json_object *params,
 	return RPC_OK;
 }
 
-/* One MCP tool entry; schema taken. */
+/* One MCP tool entry; schema and annotations taken. */
 static json_object *
-mcp_tool(const char *name, const char *description, json_object *schema)
+mcp_tool(const char *name, const char *title, const char *description,
+    json_object *schema, json_object *annotations)
 {
 	json_object	*t = json_object_new_object();
 
 	json_object_object_add(t, "name", json_object_new_string(name));
+	if (title != NULL)
+		json_object_object_add(t, "title",
+		    json_object_new_string(title));
 	json_object_object_add(t, "description",
 	    json_object_new_string(description));
 	json_object_object_add(t, "inputSchema", schema);
+	json_object_object_add(t, "annotations", annotations);
 	return t;
+}
+
+/* Whether every tier t may take is instant. */
+static int
+mcp_instant(const struct tool *t)
+{
+	size_t	i;
+
+	if (t->tier != TIER_INSTANT)
+		return 0;
+	for (i = 0; i < t->nrules; i++)
+		if (t->rules[i].tier != TIER_INSTANT)
+			return 0;
+	return 1;
+}
+
+/*
+ * t's MCP annotations: readOnlyHint for an instant tool that causes no
+ * reload, destructiveHint for one that may, the table's title and
+ * annotations over these.
+ */
+static json_object *
+mcp_annotations(const struct tool *t)
+{
+	json_object	*a = json_object_new_object();
+	int		 reload = t->reload_always || t->nreload > 0;
+
+	if (t->meta.title != NULL)
+		json_object_object_add(a, "title",
+		    json_object_new_string(t->meta.title));
+	json_object_object_add(a, "readOnlyHint",
+	    json_object_new_boolean(!reload && mcp_instant(t)));
+	if (reload)
+		json_object_object_add(a, "destructiveHint",
+		    json_object_new_boolean(1));
+	if (t->meta.annotations != NULL) {
+		json_object_object_foreach(t->meta.annotations, key, val)
+			json_object_object_add(a, key, json_object_get(val));
+	}
+	return a;
+}
+
+static json_object *
+mcp_table_tool(const struct tool *tl)
+{
+	json_object	*t;
+
+	t = mcp_tool(tl->name, tl->meta.title, tl->description,
+	    tool_input_schema(tl), mcp_annotations(tl));
+	if (tl->meta.output_schema != NULL)
+		json_object_object_add(t, "outputSchema",
+		    json_object_get(tl->meta.output_schema));
+	return t;
+}
+
+static json_object *
+mcp_job_tool(size_t i)
+{
+	json_object	*a = json_object_new_object();
+
+	json_object_object_add(a, "title",
+	    json_object_new_string(mcp_job_tools[i].title));
+	json_object_object_add(a, "readOnlyHint",
+	    json_object_new_boolean(mcp_job_tools[i].read_only));
+	if (!mcp_job_tools[i].read_only) {
+		json_object_object_add(a, "destructiveHint",
+		    json_object_new_boolean(0));
+		json_object_object_add(a, "idempotentHint",
+		    json_object_new_boolean(1));
+	}
+	json_object_object_add(a, "openWorldHint", json_object_new_boolean(0));
+	return mcp_tool(mcp_job_tools[i].name, mcp_job_tools[i].title,
+	    mcp_job_tools[i].description,
+	    json_tokener_parse(mcp_job_tools[i].schema), a);
 }
 
 enum rpc_status
@@ -117,44 +199,195 @@ mcp_tools_list(struct rpc_req *req, json_object *params,
 	(void)err;
 	for (i = 0; i < tab->ntools; i++)
 		if (tab->tools[i].enabled)
-			json_object_array_add(list, mcp_tool(tab->tools[i].name,
-			    tab->tools[i].description,
-			    tool_input_schema(&tab->tools[i])));
+			json_object_array_add(list,
+			    mcp_table_tool(&tab->tools[i]));
 	for (i = 0; i < sizeof(mcp_job_tools) / sizeof(mcp_job_tools[0]); i++)
-		json_object_array_add(list, mcp_tool(mcp_job_tools[i].name,
-		    mcp_job_tools[i].description,
-		    json_tokener_parse(mcp_job_tools[i].schema)));
+		json_object_array_add(list, mcp_job_tool(i));
 	*result = json_object_new_object();
 	json_object_object_add(*result, "tools", list);
 	return RPC_OK;
 }
 
-json_object *
-mcp_tool_result(json_object *r, int is_error)
+/* A tools/call result of one text; structured (taken) may be NULL. */
+static json_object *
+mcp_text_result(const char *text, json_object *structured, int is_error)
 {
 	json_object	*res = json_object_new_object(), *content, *t;
 
 	t = json_object_new_object();
 	json_object_object_add(t, "type", json_object_new_string("text"));
-	json_object_object_add(t, "text", json_object_new_string(
-	    json_object_to_json_string_ext(r, JSON_C_TO_STRING_PLAIN)));
+	json_object_object_add(t, "text", json_object_new_string(text));
 	content = json_object_new_array();
 	json_object_array_add(content, t);
 	json_object_object_add(res, "content", content);
 	json_object_object_add(res, "isError",
 	    json_object_new_boolean(is_error));
-	json_object_object_add(res, "structuredContent", r);
+	if (structured != NULL)
+		json_object_object_add(res, "structuredContent", structured);
 	return res;
 }
 
 json_object *
-mcp_job_result(json_object *job)
+mcp_tool_result(json_object *r, int is_error)
 {
-	json_object	*v = NULL;
-	const char	*st;
+	return mcp_text_result(json_object_to_json_string_ext(r,
+	    JSON_C_TO_STRING_PLAIN), r, is_error);
+}
+
+/*
+ * An upstream MCP server's tools/call result: its structuredContent, or
+ * the JSON object its first text holds.  Borrowed from res, or a new
+ * reference in *own; NULL for neither.
+ */
+static json_object *
+mcp_upstream_output(json_object *res, json_object **own)
+{
+	json_object	*v, *text;
+
+	*own = NULL;
+	if (json_object_object_get_ex(res, "structuredContent", &v) &&
+	    json_object_is_type(v, json_type_object))
+		return v;
+	if (!json_object_object_get_ex(res, "content", &v) ||
+	    !json_object_is_type(v, json_type_array) ||
+	    json_object_array_length(v) == 0 ||
+	    !json_object_object_get_ex(json_object_array_get_idx(v, 0),
+	    "text", &text) || !json_object_is_type(text, json_type_string) ||
+	    jstrict_parse_str(json_object_get_string(text), own) != 0)
+		return NULL;
+	return *own;
+}
+
+/* The dialect of forward tool t. */
+static const char *
+mcp_dialect(const struct tool *t)
+{
+	json_object	*v;
+
+	if (t->forward_json != NULL &&
+	    json_object_object_get_ex(t->forward_json, "dialect", &v))
+		return json_object_get_string(v);
+	return "jsonrpc";
+}
+
+/*
+ * What tool t's command of a done job gave, as the JSON object its
+ * output_schema describes: exec tools' stdout, forward tools' upstream
+ * result.  A new reference, or NULL with why set.
+ */
+static json_object *
+mcp_output(const struct tool *t, json_object *job, char *why, size_t len)
+{
+	json_object	*res, *r = NULL, *out = NULL, *own = NULL;
+	char		 e[384];
+
+	if (json_object_object_get_ex(job, "results", &res) &&
+	    json_object_is_type(res, json_type_array) &&
+	    json_object_array_length(res) > 0)
+		r = json_object_array_get_idx(res, 0);
+	json_object_object_get_ex(r, "result", &out);
+	if (out != NULL && t->forward != NULL &&
+	    strcmp(mcp_dialect(t), "mcp-http") == 0)
+		out = mcp_upstream_output(out, &own);
+	if (out == NULL || !json_object_is_type(out, json_type_object)) {
+		snprintf(why, len, "tool '%s' has an output_schema but its "
+		    "%s is not a JSON object%s", t->name, t->exec != NULL ?
+		    "standard output" : "upstream's result",
+		    json_object_object_get_ex(r, "truncated", NULL) ?
+		    " (the output was truncated)" : "");
+		json_object_put(own);
+		return NULL;
+	}
+	if (schema_validate_output(t->meta.output_schema, out, e,
+	    sizeof(e)) == -1) {
+		snprintf(why, len, "the output of tool '%s' does not match its "
+		    "output_schema: %s", t->name, e);
+		json_object_put(own);
+		return NULL;
+	}
+	return own != NULL ? own : json_object_get(out);
+}
+
+/* The job's first tool, when it declares an output_schema. */
+static const struct tool *
+mcp_structured_tool(const struct tooltab *tab, json_object *job)
+{
+	json_object		*cmds, *name;
+	const struct tool	*t;
+
+	if (tab == NULL || !json_object_object_get_ex(job, "commands", &cmds) ||
+	    !json_object_is_type(cmds, json_type_array) ||
+	    json_object_array_length(cmds) == 0 ||
+	    !json_object_object_get_ex(json_object_array_get_idx(cmds, 0),
+	    "tool", &name) || !json_object_is_type(name, json_type_string) ||
+	    (t = tooltab_find(tab, json_object_get_string(name))) == NULL ||
+	    t->meta.output_schema == NULL)
+		return NULL;
+	return t;
+}
+
+/*
+ * The result of a job of tool t: done, its output as structuredContent;
+ * else an error, without structuredContent (which t's schema would not
+ * describe).
+ */
+static json_object *
+mcp_structured_result(const struct tool *t, json_object *job,
+    const char *st)
+{
+	json_object	*out, *res;
+	char		 why[640];
+
+	if (strcmp(st, "done") != 0) {
+		snprintf(why, sizeof(why), "%s: %s", strcmp(st, "failed") ==
+		    0 || strcmp(st, "cancelled") == 0 ? "the job ended" :
+		    "the job has not finished (wait_job gives its result)",
+		    json_object_to_json_string_ext(job,
+		    JSON_C_TO_STRING_PLAIN));
+		res = mcp_text_result(why, NULL, 1);
+	} else if ((out = mcp_output(t, job, why, sizeof(why))) == NULL)
+		res = mcp_text_result(why, NULL, 1);
+	else
+		res = mcp_text_result(json_object_to_json_string_ext(out,
+		    JSON_C_TO_STRING_PLAIN), out, 0);
+	json_object_put(job);
+	return res;
+}
+
+json_object *
+mcp_job_result(const struct tooltab *tab, json_object *job)
+{
+	json_object		*v = NULL;
+	const struct tool	*t;
+	const char		*st;
 
 	json_object_object_get_ex(job, "status", &v);
 	st = json_object_get_string(v);
+	if ((t = mcp_structured_tool(tab, job)) != NULL)
+		return mcp_structured_result(t, job, st);
 	return mcp_tool_result(job, strcmp(st, "failed") == 0 ||
 	    strcmp(st, "cancelled") == 0);
+}
+
+int
+mcp_version_ok(const char *v)
+{
+	size_t	i;
+
+	for (i = 0; mcp_versions[i] != NULL; i++)
+		if (strcmp(v, mcp_versions[i]) == 0)
+			return 1;
+	return 0;
+}
+
+const char *
+mcp_version_newest(void)
+{
+	return mcp_versions[0];
+}
+
+const char *const *
+mcp_versions_list(void)
+{
+	return mcp_versions;
 }

@@ -139,6 +139,23 @@ schema_check(json_object *schema, char *err, size_t errlen)
 	return 0;
 }
 
+int
+schema_check_output(json_object *schema, char *err, size_t errlen)
+{
+	json_object	*t;
+
+	if (schema_check_at(schema, "output_schema", err, errlen) == -1)
+		return -1;
+	if (!json_object_object_get_ex(schema, "type", &t) ||
+	    !json_object_is_type(t, json_type_string) ||
+	    strcmp(json_object_get_string(t), "object") != 0) {
+		snprintf(err, errlen, "output_schema.type: must be \"object\" "
+		    "(MCP's structured content is a JSON object)");
+		return -1;
+	}
+	return 0;
+}
+
 static int
 schema_type_ok(const char *t, json_object *v)
 {
@@ -232,7 +249,8 @@ schema_validate_at(json_object *s, json_object *v, const char *path,
 			    "additionalProperties", &ap) &&
 			    !json_object_get_boolean(ap)) {
 				snprintf(err, errlen, "%s is not a known "
-				    "parameter", sub);
+				    "%s", sub, strncmp(path, "params", 6) == 0 ?
+				    "parameter" : "member");
 				return -1;
 			}
 		}
@@ -254,4 +272,11 @@ schema_validate(json_object *schema, json_object *value, char *err,
     size_t errlen)
 {
 	return schema_validate_at(schema, value, "params", err, errlen);
+}
+
+int
+schema_validate_output(json_object *schema, json_object *value, char *err,
+    size_t errlen)
+{
+	return schema_validate_at(schema, value, "output", err, errlen);
 }

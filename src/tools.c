@@ -13,6 +13,7 @@
 
 #include "schema.h"
 #include "toolfwd.h"
+#include "toolmeta.h"
 #include "tools.h"
 #include "util.h"
 
@@ -31,7 +32,8 @@ static const char *busy_names[] = { NULL, "tests_running", "compiling" };
 
 static const char *tool_keys[] = {
 	"name", "description", "tier", "tier_rules", "reload", "busy", "exec",
-	"forward", "enabled", "timeout_s", "params", "cwd", "allow_dash", NULL,
+	"forward", "enabled", "timeout_s", "params", "cwd", "allow_dash",
+	"title", "annotations", "output_schema", NULL,
 };
 
 /* MCP's tools/list offers these job methods as tools too. */
@@ -385,6 +387,8 @@ static int
 tool_parse(struct tctx *c, json_object *o, struct tool *t)
 {
 	json_object	*v;
+	const char	*field;
+	char		 msg[384];
 	uint64_t	 n;
 	size_t		 i;
 
@@ -412,6 +416,8 @@ tool_parse(struct tctx *c, json_object *o, struct tool *t)
 		t->description = xstrdup(json_object_get_string(v));
 	} else
 		t->description = xstrdup("");
+	if (toolmeta_parse(o, &t->meta, &field, msg, sizeof(msg)) == -1)
+		return tctx_fail(c, field, "%s", msg);
 	if (json_object_object_get_ex(o, "tier", &v) &&
 	    (!json_object_is_type(v, json_type_string) ||
 	    tier_parse(json_object_get_string(v), &t->tier) == -1))
@@ -645,6 +651,7 @@ tool_free(struct tool *t)
 		free(t->allow_dash[i]);
 	free(t->allow_dash);
 	json_object_put(t->params);
+	toolmeta_free(&t->meta);
 }
 
 void

@@ -20,113 +20,9 @@
 #include <json-c/json.h>
 
 #include "testnet.h"
+#include "cliutil.h"
 #include "ckrun.h"
 
-#define OUT_MAX	(1024 * 1024)
-
-static struct broker	b;
-static char		tools[256], fifo[256], port[16];
-static char		out[OUT_MAX], err[OUT_MAX];
-
-static void
-setup(void)
-{
-	broker_prepare(&b);
-	snprintf(tools, sizeof(tools), "%s", broker_path(&b, "tools.json"));
-	snprintf(fifo, sizeof(fifo), "%s", broker_path(&b, "release"));
-	ck_assert_int_eq(mkfifo(fifo, 0600), 0);
-}
-
-static void
-teardown(void)
-{
-	broker_stop(&b);
-}
-
-static void
-start(const char **extra)
-{
-	const char	*args[16] = { "--tools", tools };
-	char		 json[2048];
-	int		 n = 2;
-
-	snprintf(json, sizeof(json), "{\"tools\":["
-	    "{\"name\":\"echo\",\"tier\":\"instant\",\"exec\":[\"echo\","
-	    "\"{text}\"],\"params\":{\"type\":\"object\",\"properties\":"
-	    "{\"text\":{\"type\":\"string\",\"default\":\"\"},\"n\":"
-	    "{\"type\":\"integer\"}}}},"
-	    "{\"name\":\"count\",\"exec\":[\"echo\",\"{n}\"],\"params\":"
-	    "{\"type\":\"object\",\"properties\":{\"n\":{\"type\":"
-	    "\"integer\"}},\"required\":[\"n\"]}},"
-	    "{\"name\":\"fail\",\"exec\":[\"sh\",\"-c\",\"exit 3\"]},"
-	    "{\"name\":\"block\",\"busy\":\"tests_running\",\"exec\":[\"sh\","
-	    "\"-c\",\"cat %s >/dev/null\"]},"
-	    "{\"name\":\"locked\",\"enabled\":false,\"exec\":[\"true\"]}"
-	    "]}", fifo);
-	write_file(tools, json, 0600);
-	while (extra != NULL && *extra != NULL)
-		args[n++] = *extra++;
-	args[n] = NULL;
-	ck_assert_int_eq(broker_start(&b, args, 0), 0);
-	snprintf(port, sizeof(port), "%d", b.port);
-}
-
-/*
- * Run cmdgate with args (NULL-ended) and input on stdin; its exit status,
- * stdout in out, stderr in err.
- */
-static int
-run(const char *input, const char *first, ...)
-{
-	const char	*argv[64];
-	const char	*bin = getenv("CMDGATE");
-	va_list		 ap;
-	int		 in[2], o[2], e[2], status;
-	pid_t		 pid;
-
-	ck_assert_ptr_nonnull(bin);
-	argv[0] = bin;
-	va_start(ap, first);
-	args_collect(argv, 1, 64, first, ap);
-	va_end(ap);
-	ck_assert_int_eq(pipe(in), 0);
-	ck_assert_int_eq(pipe(o), 0);
-	ck_assert_int_eq(pipe(e), 0);
-	if ((pid = fork()) == 0) {
-		dup2(in[0], 0);
-		dup2(o[1], 1);
-		dup2(e[1], 2);
-		close(in[1]);
-		close(o[0]);
-		close(e[0]);
-		setenv("CMDGATE_PORT", port, 1);
-		unsetenv("CMDGATE_SOCKET");
-		unsetenv("CMDGATE_TOKEN_FILE");
-		execv(bin, (char **)argv);
-		_exit(127);
-	}
-	close(in[0]);
-	close(o[1]);
-	close(e[1]);
-	if (input != NULL)
-		ck_assert_int_eq(write(in[1], input, strlen(input)),
-		    (ssize_t)strlen(input));
-	close(in[1]);
-	fd_slurp(o[0], out, OUT_MAX);
-	fd_slurp(e[0], err, OUT_MAX);
-	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
-	ck_assert(WIFEXITED(status));
-	return WEXITSTATUS(status);
-}
-
-static json_object *
-out_json(void)
-{
-	json_object	*o = json_tokener_parse(out);
-
-	ck_assert_msg(o != NULL, "not JSON: %.300s", out);
-	return o;
-}
 
 START_TEST(ping_and_unreachable)
 {
@@ -136,9 +32,9 @@ START_TEST(ping_and_unreachable)
 
 	start(NULL);
 	ck_assert_int_eq(run(NULL, "ping", NULL), 0);
-	ck_assert_ptr_nonnull(strstr(out, "pong"));
+	ck_assert_ptr_nonnull(strstr(cli_out, "pong"));
 	ck_assert_int_eq(run(NULL, "--json", "ping", NULL), 0);
-	ck_assert_str_eq(out, "{}\n");
+	ck_assert_str_eq(cli_out, "{}\n");
 	/* A port nobody listens on: 69, and it says so. */
 	fd = socket(AF_INET, SOCK_STREAM, 0);
 	memset(&sin, 0, sizeof(sin));
@@ -149,7 +45,7 @@ START_TEST(ping_and_unreachable)
 	snprintf(port, sizeof(port), "%d", ntohs(sin.sin_port));
 	close(fd);
 	ck_assert_int_eq(run(NULL, "ping", NULL), 69);
-	ck_assert_ptr_nonnull(strstr(err, "cannot connect"));
+	ck_assert_ptr_nonnull(strstr(cli_err, "cannot connect"));
 	/* The Unix socket. */
 	ck_assert_int_eq(run(NULL, "--socket", b.sock, "ping", NULL), 0);
 }
@@ -160,7 +56,7 @@ START_TEST(usage_errors)
 	start(NULL);
 	ck_assert_int_eq(run(NULL, NULL), 64);
 	ck_assert_int_eq(run(NULL, "frobnicate", NULL), 64);
-	ck_assert_ptr_nonnull(strstr(err, "unknown command 'frobnicate'"));
+	ck_assert_ptr_nonnull(strstr(cli_err, "unknown command 'frobnicate'"));
 	ck_assert_int_eq(run(NULL, "--bogus", "ping", NULL), 64);
 	ck_assert_int_eq(run(NULL, "submit", NULL), 64);
 	ck_assert_int_eq(run(NULL, "submit", "echo", "novalue", NULL), 64);
@@ -168,9 +64,9 @@ START_TEST(usage_errors)
 	ck_assert_int_eq(run(NULL, "poll", NULL), 64);
 	ck_assert_int_eq(run(NULL, "--port", "0", "ping", NULL), 64);
 	ck_assert_int_eq(run(NULL, "--help", NULL), 0);
-	ck_assert_ptr_nonnull(strstr(out, "editor-state"));
+	ck_assert_ptr_nonnull(strstr(cli_out, "editor-state"));
 	ck_assert_int_eq(run(NULL, "--version", NULL), 0);
-	ck_assert_ptr_nonnull(strstr(out, PACKAGE_VERSION));
+	ck_assert_ptr_nonnull(strstr(cli_out, PACKAGE_VERSION));
 }
 END_TEST
 
@@ -187,7 +83,7 @@ START_TEST(token_auth)
 	start(args);
 	ck_assert_int_eq(run(NULL, "ping", NULL), 77);
 	ck_assert_int_eq(run(NULL, "--token-file", bad, "ping", NULL), 77);
-	ck_assert_ptr_nonnull(strstr(err, "not authorized"));
+	ck_assert_ptr_nonnull(strstr(cli_err, "not authorized"));
 	ck_assert_int_eq(run(NULL, "--token-file", good, "ping", NULL), 0);
 	ck_assert_int_eq(run(NULL, "--token-file", "/nonexistent", "ping",
 	    NULL), 77);
@@ -200,18 +96,18 @@ START_TEST(tools_and_status)
 
 	start(NULL);
 	ck_assert_int_eq(run(NULL, "tools", NULL), 0);
-	ck_assert_ptr_nonnull(strstr(out, "NAME"));
-	ck_assert_ptr_nonnull(strstr(out, "\nlocked "));
+	ck_assert_ptr_nonnull(strstr(cli_out, "NAME"));
+	ck_assert_ptr_nonnull(strstr(cli_out, "\nlocked "));
 	ck_assert_int_eq(run(NULL, "--json", "tools", NULL), 0);
 	o = out_json();
 	ck_assert_int_eq(json_object_array_length(jpath(o, "tools")), 5);
 	json_object_put(o);
 	ck_assert_int_eq(run(NULL, "tool", "block", NULL), 0);
-	ck_assert_ptr_nonnull(strstr(out, "busy tests_running"));
+	ck_assert_ptr_nonnull(strstr(cli_out, "busy tests_running"));
 	ck_assert_int_eq(run(NULL, "tool", "nope", NULL), 64);
-	ck_assert_ptr_nonnull(strstr(err, "unknown_tool"));
+	ck_assert_ptr_nonnull(strstr(cli_err, "unknown_tool"));
 	ck_assert_int_eq(run(NULL, "status", NULL), 0);
-	ck_assert_ptr_nonnull(strstr(out, "holding reloads: nothing"));
+	ck_assert_ptr_nonnull(strstr(cli_out, "holding reloads: nothing"));
 	ck_assert_int_eq(run(NULL, "--json", "status", NULL), 0);
 	o = out_json();
 	ck_assert_ptr_nonnull(jpath(o, "server.version"));
@@ -229,7 +125,7 @@ START_TEST(submit_statuses)
 	start(NULL);
 	ck_assert_int_eq(run(NULL, "submit", "echo", "text=hello world",
 	    NULL), 0);
-	ck_assert_ptr_nonnull(strstr(out, "hello world"));
+	ck_assert_ptr_nonnull(strstr(cli_out, "hello world"));
 	/* Converted by the schema: n is an integer. */
 	ck_assert_int_eq(run(NULL, "--json", "submit", "count", "n=42", NULL),
 	    0);
@@ -238,7 +134,7 @@ START_TEST(submit_statuses)
 	    "42\n");
 	json_object_put(o);
 	ck_assert_int_eq(run(NULL, "submit", "fail", NULL), 1);
-	ck_assert_ptr_nonnull(strstr(out, "FAILED"));
+	ck_assert_ptr_nonnull(strstr(cli_out, "FAILED"));
 	ck_assert_int_eq(run(NULL, "submit", "nope", NULL), 64);
 	ck_assert_int_eq(run(NULL, "submit", "locked", NULL), 77);
 	/* Still running when --timeout passes: 3. */
@@ -254,13 +150,13 @@ START_TEST(submit_statuses)
 	/* Not on a terminal: each change is a line, then the job. */
 	ck_assert_int_eq(run(NULL, "submit", "--async", "reload", NULL), 64);
 	ck_assert_int_eq(run(NULL, "wait", ticket, "--timeout", "2", NULL), 3);
-	ck_assert_ptr_nonnull(strstr(out, " running, 0 of 1 commands\n"));
+	ck_assert_ptr_nonnull(strstr(cli_out, " running, 0 of 1 commands\n"));
 	ck_assert_int_eq(run(NULL, "cancel", ticket, NULL), 0);
-	ck_assert_ptr_nonnull(strstr(out, "cancelled"));
+	ck_assert_ptr_nonnull(strstr(cli_out, "cancelled"));
 	ck_assert_int_eq(run(NULL, "wait", ticket, NULL), 2);
 	ck_assert_int_eq(run(NULL, "cancel", ticket, NULL), 1);
 	ck_assert_int_eq(run(NULL, "poll", "t-999999", NULL), 64);
-	ck_assert_ptr_nonnull(strstr(err, "unknown_ticket"));
+	ck_assert_ptr_nonnull(strstr(cli_err, "unknown_ticket"));
 	/* The first blocked job still reads the FIFO. */
 	fd = open(fifo, O_WRONLY);
 	close(fd);
@@ -293,8 +189,8 @@ START_TEST(multi_and_stdin)
 	json_object_put(o);
 	ck_assert_int_eq(run("not json", "submit", "-", NULL), 64);
 	ck_assert_int_eq(run(NULL, "jobs", "--status", "failed", NULL), 0);
-	ck_assert_ptr_nonnull(strstr(out, "t-000001"));
-	ck_assert_ptr_null(strstr(out, "t-000000"));
+	ck_assert_ptr_nonnull(strstr(cli_out, "t-000001"));
+	ck_assert_ptr_null(strstr(cli_out, "t-000000"));
 	ck_assert_int_eq(run(NULL, "--json", "jobs", "--agent", "cli", NULL),
 	    0);
 	o = out_json();
@@ -343,8 +239,8 @@ START_TEST(mcp_bridge)
 	    "\"notifications/initialized\"}\n{\"jsonrpc\":\"2.0\",\"id\":2,"
 	    "\"method\":\"tools/call\",\"params\":{\"name\":\"echo\","
 	    "\"arguments\":{\"text\":\"bridged\"}}}\n", "mcp", NULL), 0);
-	l1 = out;
-	l2 = strchr(out, '\n');
+	l1 = cli_out;
+	l2 = strchr(cli_out, '\n');
 	ck_assert_ptr_nonnull(l2);
 	*l2++ = '\0';
 	ck_assert_ptr_nonnull(strstr(l1, "\"serverInfo\""));
@@ -389,6 +285,111 @@ START_TEST(mcp_config)
 }
 END_TEST
 
+/*
+ * The cmdgate entry of cmdgate OPT VAL mcp-config --client client --http
+ * [--url url] as JSON (caller puts).
+ */
+static json_object *
+http_entry(const char *client, const char *opt, const char *val,
+    const char *url)
+{
+	json_object	*o, *e;
+
+	ck_assert_msg(run(NULL, opt, val, "mcp-config", "--client", client,
+	    "--http", url != NULL ? "--url" : NULL, url, NULL) == 0,
+	    "stderr: %s", cli_err);
+	o = out_json();
+	if (strcmp(client, "generic") == 0)
+		return o;
+	e = jpath(o, strcmp(client, "vscode") == 0 ? "servers.cmdgate" :
+	    "mcpServers.cmdgate");
+	ck_assert_ptr_nonnull(e);
+	json_object_get(e);
+	json_object_put(o);
+	return e;
+}
+
+static const char *
+member(json_object *o, const char *path)
+{
+	json_object	*v = jpath(o, path);
+
+	return v != NULL ? json_object_get_string(v) : NULL;
+}
+
+/*
+ * Issue 13: mcp-config --http gives each client kind its entry for
+ * Streamable HTTP: the URL (--url, CMDGATE_HTTP, else 8701) and the
+ * bearer token when there is one, the state dir's only for loopback.
+ */
+START_TEST(mcp_config_http)
+{
+	char		 tok[512], dir[256], nodir[256], url[64];
+	json_object	*e;
+
+	snprintf(tok, sizeof(tok), "%s", broker_path(&b, "tok"));
+	write_file(tok, "sesame\n", 0600);
+	snprintf(dir, sizeof(dir), "%s", broker_path(&b, "sd"));
+	ck_assert_int_eq(mkdir(dir, 0700), 0);
+	snprintf(tok, sizeof(tok), "%s/token", dir);
+	write_file(tok, "opensesame\n", 0600);
+	snprintf(nodir, sizeof(nodir), "%s", broker_path(&b, "none"));
+	snprintf(port, sizeof(port), "9");
+	unsetenv("CMDGATE_HTTP");
+	/* No token: no headers; the default URL. */
+	e = http_entry("claude", "--state-dir", nodir, NULL);
+	ck_assert_str_eq(member(e, "type"), "http");
+	ck_assert_str_eq(member(e, "url"), "http://127.0.0.1:8701/mcp");
+	ck_assert_ptr_null(jpath(e, "headers"));
+	ck_assert_ptr_null(jpath(e, "command"));
+	json_object_put(e);
+	/* The state dir's token, to a loopback URL. */
+	e = http_entry("vscode", "--state-dir", dir, NULL);
+	ck_assert_str_eq(member(e, "type"), "http");
+	ck_assert_str_eq(member(e, "headers.Authorization"),
+	    "Bearer opensesame");
+	json_object_put(e);
+	e = http_entry("cursor", "--state-dir", dir,
+	    "http://[::1]:8123/mcp");
+	ck_assert_ptr_null(jpath(e, "type"));
+	ck_assert_str_eq(member(e, "url"), "http://[::1]:8123/mcp");
+	ck_assert_str_eq(member(e, "headers.Authorization"),
+	    "Bearer opensesame");
+	json_object_put(e);
+	/* ... never to another host; a named token file goes anywhere. */
+	e = http_entry("claude", "--state-dir", dir,
+	    "https://build.example:8701/mcp");
+	ck_assert_ptr_null(jpath(e, "headers"));
+	json_object_put(e);
+	snprintf(tok, sizeof(tok), "%s", broker_path(&b, "tok"));
+	e = http_entry("generic", "--token-file", tok,
+	    "https://build.example:8701/mcp");
+	ck_assert_str_eq(member(e, "name"), "cmdgate");
+	ck_assert_str_eq(member(e, "headers.Authorization"), "Bearer sesame");
+	json_object_put(e);
+	/* CMDGATE_HTTP: ADDR:PORT or a URL; --url wins. */
+	setenv("CMDGATE_HTTP", "127.0.0.2:8800", 1);
+	e = http_entry("claude", "--state-dir", nodir, NULL);
+	ck_assert_str_eq(member(e, "url"), "http://127.0.0.2:8800/mcp");
+	json_object_put(e);
+	setenv("CMDGATE_HTTP", "http://localhost:8801/x", 1);
+	e = http_entry("claude", "--state-dir", nodir, NULL);
+	ck_assert_str_eq(member(e, "url"), "http://localhost:8801/x");
+	json_object_put(e);
+	snprintf(url, sizeof(url), "http://127.0.0.1:1/mcp");
+	e = http_entry("claude", "--state-dir", nodir, url);
+	ck_assert_str_eq(member(e, "url"), url);
+	json_object_put(e);
+	unsetenv("CMDGATE_HTTP");
+	/* A token that cannot be read, a URL that is not HTTP. */
+	ck_assert_int_eq(run(NULL, "--token-file", "/nonexistent",
+	    "mcp-config", "--http", NULL), 77);
+	ck_assert_int_eq(run(NULL, "mcp-config", "--url", "ftp://x/mcp",
+	    NULL), 64);
+	ck_assert_ptr_nonnull(strstr(cli_err, "must start with http://"));
+}
+END_TEST
+
 /* ---- H4: answers that end every call, safe terminal output --------- */
 
 /* A loopback port that accepts connections and never answers; its fd. */
@@ -421,7 +422,7 @@ START_TEST(cli_never_hangs)
 
 	start(NULL);
 	ck_assert_int_eq(run(NULL, "submit", "echo", "text=\xff", NULL), 64);
-	ck_assert_msg(strstr(err, "parse_error") != NULL, "stderr: %s", err);
+	ck_assert_msg(strstr(cli_err, "parse_error") != NULL, "stderr: %s", cli_err);
 	ck_assert_int_eq(run(NULL, "--reply-timeout", "0", "ping", NULL), 64);
 	ck_assert_int_eq(run(NULL, "--reply-timeout", "x", "ping", NULL), 64);
 	/* A wait step's answer may take the step on top of the timeout. */
@@ -432,8 +433,8 @@ START_TEST(cli_never_hangs)
 	close(fd);
 	fd = silent_listener();
 	ck_assert_int_eq(run(NULL, "--reply-timeout", "1", "ping", NULL), 69);
-	ck_assert_msg(strstr(err, "did not answer within 1 s") != NULL,
-	    "stderr: %s", err);
+	ck_assert_msg(strstr(cli_err, "did not answer within 1 s") != NULL,
+	    "stderr: %s", cli_err);
 	ck_assert_int_eq(run(NULL, "--reply-timeout", "1", "submit", "echo",
 	    "text=x", NULL), 69);
 	close(fd);
@@ -463,19 +464,19 @@ START_TEST(cli_escapes_controls)
 	ck_assert_int_eq(run(NULL, "submit", "echo",
 	    "text=a\x1b]0;pwned\x07z", "--agent", "ev\xc2\x9b" "2Jil",
 	    "--label", "L\x1b[2J\nfake line", NULL), 0);
-	assert_inert("submit", out);
-	ck_assert_ptr_nonnull(strstr(out, "a\\x1b]0;pwned\\x07z"));
-	ck_assert_ptr_nonnull(strstr(out, "agent ev\\u009b2Jil"));
-	ck_assert_ptr_nonnull(strstr(out, "label L\\x1b[2J\\x0afake line"));
+	assert_inert("submit", cli_out);
+	ck_assert_ptr_nonnull(strstr(cli_out, "a\\x1b]0;pwned\\x07z"));
+	ck_assert_ptr_nonnull(strstr(cli_out, "agent ev\\u009b2Jil"));
+	ck_assert_ptr_nonnull(strstr(cli_out, "label L\\x1b[2J\\x0afake line"));
 	ck_assert_int_eq(run(NULL, "jobs", NULL), 0);
-	assert_inert("jobs", out);
-	ck_assert_ptr_nonnull(strstr(out, "ev\\u009b2Jil"));
-	ck_assert_ptr_nonnull(strstr(out, "L\\x1b[2J\\x0afake line"));
+	assert_inert("jobs", cli_out);
+	ck_assert_ptr_nonnull(strstr(cli_out, "ev\\u009b2Jil"));
+	ck_assert_ptr_nonnull(strstr(cli_out, "L\\x1b[2J\\x0afake line"));
 	ck_assert_int_eq(run(NULL, "poll", "t-000000", NULL), 0);
-	assert_inert("poll", out);
+	assert_inert("poll", cli_out);
 	/* --json is for programs: the values as they are, in JSON. */
 	ck_assert_int_eq(run(NULL, "--json", "poll", "t-000000", NULL), 0);
-	ck_assert_ptr_nonnull(strstr(out, "\\u001b]0;pwned\\u0007z"));
+	ck_assert_ptr_nonnull(strstr(cli_out, "\\u001b]0;pwned\\u0007z"));
 }
 END_TEST
 
@@ -506,7 +507,7 @@ spawn_cli(int *errfd, const char **args)
 	return pid;
 }
 
-/* Read fd into err until it holds want (bounded by TN_TIMEOUT_MS). */
+/* Read fd into cli_err until it holds want (bounded by TN_TIMEOUT_MS). */
 static int
 await_err(int fd, const char *want)
 {
@@ -516,15 +517,15 @@ await_err(int fd, const char *want)
 
 	if (want == NULL) {
 		n = 0;
-		err[0] = '\0';
+		cli_err[0] = '\0';
 		return 1;
 	}
-	while (strstr(err, want) == NULL) {
+	while (strstr(cli_err, want) == NULL) {
 		if (poll(&pfd, 1, TN_TIMEOUT_MS) != 1 ||
-		    (r = read(fd, err + n, OUT_MAX - 1 - n)) <= 0)
+		    (r = read(fd, cli_err + n, OUT_MAX - 1 - n)) <= 0)
 			return 0;
 		n += (size_t)r;
-		err[n] = '\0';
+		cli_err[n] = '\0';
 	}
 	return 1;
 }
@@ -600,8 +601,8 @@ START_TEST(editor_state_survives_restart)
 	ck_assert_int_eq(broker_start(&b, args, 0), 0);
 	/* Held from the start: the flags were held when it stopped. */
 	assert_held("t-000000");
-	ck_assert_msg(await_err(efd, "lost the broker"), "stderr: %s", err);
-	ck_assert_msg(await_err(efd, "reconnected"), "stderr: %s", err);
+	ck_assert_msg(await_err(efd, "lost the broker"), "stderr: %s", cli_err);
+	ck_assert_msg(await_err(efd, "reconnected"), "stderr: %s", cli_err);
 	assert_held("t-000000");
 	close(wfd);
 	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
@@ -638,8 +639,8 @@ START_TEST(editor_state_fails_loudly)
 	pid = spawn_cli(&efd, cli);
 	ck_assert_int_ge(wfd = open(fifo, O_WRONLY | O_CLOEXEC), 0);
 	ck_assert_int_eq(broker_signal_wait(&b, SIGTERM), 0);
-	ck_assert_msg(await_err(efd, "lost the broker"), "stderr: %s", err);
-	ck_assert_msg(await_err(efd, "NOT held"), "stderr: %s", err);
+	ck_assert_msg(await_err(efd, "lost the broker"), "stderr: %s", cli_err);
+	ck_assert_msg(await_err(efd, "NOT held"), "stderr: %s", cli_err);
 	close(wfd);
 	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
 	ck_assert(WIFEXITED(status));
@@ -665,6 +666,7 @@ main(void)
 	tcase_add_test(tc, editor_state_wraps);
 	tcase_add_test(tc, mcp_bridge);
 	tcase_add_test(tc, mcp_config);
+	tcase_add_test(tc, mcp_config_http);
 	/* H4 */
 	tcase_add_test(tc, cli_never_hangs);
 	tcase_add_test(tc, cli_escapes_controls);

@@ -278,6 +278,43 @@ START_TEST(forward_ipv6)
 }
 END_TEST
 
+/*
+ * Issue 13: a forward tool with an output_schema answers MCP with the
+ * upstream's result as structuredContent, or with why not.
+ */
+START_TEST(forward_structured)
+{
+	char		 json[1024];
+	json_object	*r;
+
+	start_upstream();
+	snprintf(json, sizeof(json), "{\"tools\":["
+	    "{\"name\":\"answer\",\"forward\":\"127.0.0.1:%d\","
+	    " \"output_schema\":{\"type\":\"object\",\"properties\":"
+	    "{\"v\":{\"type\":\"integer\"}},\"required\":[\"v\"]}},"
+	    "{\"name\":\"mismatch\",\"forward\":{\"to\":\"127.0.0.1:%d\","
+	    " \"method\":\"answer\"},\"output_schema\":{\"type\":\"object\","
+	    " \"required\":[\"w\"]}}]}", upstream_port, upstream_port);
+	write_file(tools, json, 0600);
+	start_tools(NULL);
+	r = callf("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\","
+	    "\"params\":{\"name\":\"answer\"}}");
+	ck_assert(!json_object_get_boolean(jpath(r, "result.isError")));
+	ck_assert_int_eq(json_object_get_int(jpath(r,
+	    "result.structuredContent.v")), 42);
+	ck_assert_str_eq(str(r, "result.content.0.text"), "{\"v\":42}");
+	json_object_put(r);
+	r = callf("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\","
+	    "\"params\":{\"name\":\"mismatch\"}}");
+	ck_assert(json_object_get_boolean(jpath(r, "result.isError")));
+	ck_assert_ptr_null(jpath(r, "result.structuredContent"));
+	ck_assert_msg(strstr(str(r, "result.content.0.text"), "the output of "
+	    "tool 'mismatch' does not match its output_schema: output.w is "
+	    "required") != NULL, "%s", str(r, "result.content.0.text"));
+	json_object_put(r);
+}
+END_TEST
+
 int
 main(void)
 {
@@ -290,6 +327,7 @@ main(void)
 	tcase_add_test(tc, forward_idempotent_resent);
 	tcase_add_test(tc, forward_large_request);
 	tcase_add_test(tc, forward_ipv6);
+	tcase_add_test(tc, forward_structured);
 	suite_add_tcase(s, tc);
 	return ck_run(s);
 }

@@ -16,6 +16,7 @@
 
 #include "authlimit.h"
 #include "conn.h"
+#include "mcp.h"
 #include "options.h"
 #include "rpc.h"
 #include "server.h"
@@ -84,7 +85,7 @@ START_TEST(editor_state)
 }
 END_TEST
 
-START_TEST(mcp_initialize)
+START_TEST(initialize_versions)
 {
 	json_object	*r;
 
@@ -101,14 +102,27 @@ START_TEST(mcp_initialize)
 	json_object_put(r);
 	r = call("{\"jsonrpc\":\"2.0\",\"id\":0,\"method\":\"initialize\","
 	    "\"params\":{\"protocolVersion\":\"1999-01-01\"}}");
-	ck_assert_str_eq(getstr(r, "result.protocolVersion"), "2025-06-18");
+	ck_assert_str_eq(getstr(r, "result.protocolVersion"), "2025-11-25");
 	json_object_put(r);
+	r = call("{\"jsonrpc\":\"2.0\",\"id\":0,\"method\":\"initialize\","
+	    "\"params\":{\"protocolVersion\":\"2025-11-25\"}}");
+	ck_assert_str_eq(getstr(r, "result.protocolVersion"), "2025-11-25");
+	json_object_put(r);
+	r = call("{\"jsonrpc\":\"2.0\",\"id\":0,\"method\":\"initialize\","
+	    "\"params\":{\"protocolVersion\":\"2024-11-05\"}}");
+	ck_assert_str_eq(getstr(r, "result.protocolVersion"), "2024-11-05");
+	json_object_put(r);
+	ck_assert(mcp_version_ok("2025-06-18"));
+	ck_assert(!mcp_version_ok("2025-06-19"));
+	ck_assert_str_eq(mcp_version_newest(), "2025-11-25");
+	ck_assert_str_eq(mcp_versions_list()[3], "2024-11-05");
+	ck_assert_ptr_null(mcp_versions_list()[4]);
 	ck_assert_ptr_null(call("{\"jsonrpc\":\"2.0\",\"method\":"
 	    "\"notifications/initialized\"}"));
 }
 END_TEST
 
-START_TEST(mcp_tools_list)
+START_TEST(tools_list_shape)
 {
 	json_object	*r, *list, *t;
 	size_t		 i, n;
@@ -126,6 +140,141 @@ START_TEST(mcp_tools_list)
 	}
 	ck_assert(saw_echo && saw_poll);
 	json_object_put(r);
+}
+END_TEST
+
+/* The tool named name in a tools/list answer r. */
+static json_object *
+listed(json_object *r, const char *name)
+{
+	json_object	*list = get(r, "result.tools"), *t;
+	size_t		 i;
+
+	for (i = 0; i < json_object_array_length(list); i++) {
+		t = json_object_array_get_idx(list, i);
+		if (strcmp(getstr(t, "name"), name) == 0)
+			return t;
+	}
+	ck_abort_msg("tools/list lacks %s", name);
+	return NULL;
+}
+
+static const char *
+plain(json_object *o)
+{
+	return json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN);
+}
+
+/* Issue 13: title, annotations (defaults, overrides), outputSchema. */
+START_TEST(mcp_tools_catalogue)
+{
+	struct tooltab	*tab;
+	json_object	*r, *t;
+	char		 e[512];
+
+	ck_assert_int_eq(tooltab_load_string("{\"tools\":["
+	    "{\"name\":\"look\",\"tier\":\"instant\",\"exec\":[\"x\"],"
+	    " \"title\":\"Look around\"},"
+	    "{\"name\":\"maybe\",\"tier\":\"instant\",\"exec\":[\"x\"],"
+	    " \"tier_rules\":[{\"param\":\"p\",\"in\":[\"y\"],"
+	    "\"tier\":\"smooth\"}]},"
+	    "{\"name\":\"build\",\"tier\":\"heavy\",\"exec\":[\"x\"],"
+	    " \"output_schema\":{\"type\":\"object\",\"properties\":"
+	    "{\"ok\":{\"type\":\"boolean\"}}}},"
+	    "{\"name\":\"reload\",\"reload\":true,\"exec\":[\"x\"],"
+	    " \"annotations\":{\"idempotentHint\":true}},"
+	    "{\"name\":\"tame\",\"reload\":true,\"exec\":[\"x\"],"
+	    " \"annotations\":{\"destructiveHint\":false,\"title\":\"Tame\"}}"
+	    "]}", "t.json", &tab, e, sizeof(e)), 0);
+	tooltab_free(srv.tools);
+	srv.tools = tab;
+	r = call("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/list\"}");
+	t = listed(r, "look");
+	ck_assert_str_eq(getstr(t, "title"), "Look around");
+	ck_assert_str_eq(plain(get(t, "annotations")),
+	    "{\"title\":\"Look around\",\"readOnlyHint\":true}");
+	ck_assert(!json_object_object_get_ex(t, "outputSchema", NULL));
+	ck_assert_str_eq(plain(get(listed(r, "maybe"), "annotations")),
+	    "{\"readOnlyHint\":false}");
+	t = listed(r, "build");
+	ck_assert(!json_object_object_get_ex(t, "title", NULL));
+	ck_assert_str_eq(plain(get(t, "annotations")),
+	    "{\"readOnlyHint\":false}");
+	ck_assert_str_eq(plain(get(t, "outputSchema")), "{\"type\":\"object\","
+	    "\"properties\":{\"ok\":{\"type\":\"boolean\"}}}");
+	t = listed(r, "reload");
+	ck_assert_str_eq(plain(get(t, "annotations")), "{\"readOnlyHint\":"
+	    "false,\"destructiveHint\":true,\"idempotentHint\":true}");
+	t = listed(r, "tame");
+	ck_assert_str_eq(plain(get(t, "annotations")), "{\"readOnlyHint\":"
+	    "false,\"destructiveHint\":false,\"title\":\"Tame\"}");
+	t = listed(r, "poll_job");
+	ck_assert_str_eq(getstr(t, "title"), "Poll a job");
+	ck_assert(json_object_get_boolean(get(t, "annotations.readOnlyHint")));
+	ck_assert(json_object_get_boolean(get(listed(r, "wait_job"),
+	    "annotations.readOnlyHint")));
+	ck_assert(json_object_get_boolean(get(listed(r, "queue_status"),
+	    "annotations.readOnlyHint")));
+	t = listed(r, "cancel_job");
+	ck_assert(!json_object_get_boolean(get(t, "annotations.readOnlyHint")));
+	ck_assert(!json_object_get_boolean(get(t,
+	    "annotations.destructiveHint")));
+	ck_assert(json_object_get_boolean(get(t,
+	    "annotations.idempotentHint")));
+	json_object_put(r);
+}
+END_TEST
+
+/*
+ * Issue 13: the output of an mcp-http upstream is its structuredContent,
+ * else the JSON object its first text holds; a truncated stdout is named.
+ */
+START_TEST(mcp_structured_sources)
+{
+	static const struct {
+		const char	*tool, *result, *want;
+	} cases[] = {
+		{ "up", "{\"structuredContent\":{\"v\":2},\"content\":[]}",
+		  "{\"v\":2}" },
+		{ "up", "{\"content\":[{\"type\":\"text\",\"text\":"
+		  "\"{\\\"v\\\":1}\"}]}", "{\"v\":1}" },
+		{ "up", "{\"content\":[{\"type\":\"text\",\"text\":\"hi\"}]}",
+		  "its upstream's result is not a JSON object" },
+		{ "up", "{\"structuredContent\":{\"v\":\"x\"}}",
+		  "output.v must be integer" },
+		{ "ex", NULL, "its standard output is not a JSON object (the "
+		  "output was truncated)" },
+	};
+	struct tooltab	*tab;
+	json_object	*job, *r;
+	const char	*text;
+	char		 e[512], json[512];
+	size_t		 i;
+
+	ck_assert_int_eq(tooltab_load_string("{\"tools\":["
+	    "{\"name\":\"up\",\"forward\":{\"to\":\"http://127.0.0.1:1/mcp\","
+	    " \"dialect\":\"mcp-http\"},\"output_schema\":{\"type\":"
+	    "\"object\",\"properties\":{\"v\":{\"type\":\"integer\"}}}},"
+	    "{\"name\":\"ex\",\"exec\":[\"x\"],\"output_schema\":"
+	    "{\"type\":\"object\"}}]}", "t.json", &tab, e, sizeof(e)), 0);
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		snprintf(json, sizeof(json), "{\"status\":\"done\",\"commands\":"
+		    "[{\"tool\":\"%s\"}],\"results\":[{\"tool\":\"%s\","
+		    "\"ok\":true%s%s}]}", cases[i].tool, cases[i].tool,
+		    cases[i].result != NULL ? ",\"result\":" :
+		    ",\"stdout\":\"{\",\"truncated\":true",
+		    cases[i].result != NULL ? cases[i].result : "");
+		ck_assert_ptr_nonnull(job = json_tokener_parse(json));
+		r = mcp_job_result(tab, job);
+		text = getstr(json_object_array_get_idx(get(r, "content"), 0),
+		    "text");
+		ck_assert_msg(strstr(text, cases[i].want) != NULL,
+		    "case %zu: %s", i, text);
+		ck_assert_int_eq(json_object_get_boolean(get(r, "isError")),
+		    cases[i].want[0] != '{');
+		json_object_put(r);
+	}
+	tooltab_free(tab);
 }
 END_TEST
 
@@ -280,8 +429,10 @@ methods_suite(void)
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, details_and_list);
 	tcase_add_test(tc, editor_state);
-	tcase_add_test(tc, mcp_initialize);
-	tcase_add_test(tc, mcp_tools_list);
+	tcase_add_test(tc, initialize_versions);
+	tcase_add_test(tc, tools_list_shape);
+	tcase_add_test(tc, mcp_tools_catalogue);
+	tcase_add_test(tc, mcp_structured_sources);
 	tcase_add_test(tc, server_status);
 	tcase_add_test(tc, tools_changed_notification);
 	tcase_add_test(tc, unread_output_bound);
