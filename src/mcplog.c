@@ -31,6 +31,8 @@
 
 static const char *levels[] = { "debug", "info", "notice", "warning",
     "error", "critical", "alert", "emergency", NULL };
+/* A connection starts at warning (conn.h counts in this order). */
+_Static_assert(CONN_LOG_DEFAULT == 3, "CONN_LOG_DEFAULT is not warning");
 
 struct mcpwatch {
 	struct conn	*c;

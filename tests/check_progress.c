@@ -484,6 +484,33 @@ START_TEST(cancel_running)
 }
 END_TEST
 
+/* A job cancelled by someone else: its call is answered, after a
+ * notice that says so. */
+START_TEST(cancelled_by_cancel_job)
+{
+	struct client	*c2;
+	json_object	*n, *r;
+	const char	*t;
+
+	start_progress();
+	c2 = client_tcp(b.port);
+	set_level(c2, "debug");
+	tool_send(c2, 9, "blocker", "\"k\"");
+	t = ticket_of(c2);
+	n = await_progress(c2, "running");
+	json_object_put(n);
+	r = callf("{\"jsonrpc\":\"2.0\",\"id\":4,\"method\":\"cancel_job\","
+	    "\"params\":{\"ticket\":\"%s\"}}", t);
+	json_object_put(r);
+	r = answer_of(c2);
+	ck_assert_int_eq(json_object_get_int(jpath(r, "id")), 9);
+	ck_assert(json_object_get_boolean(jpath(r, "result.isError")));
+	json_object_put(r);
+	ck_assert_int_eq(log_count(c2, "notice", "cancelled"), 1);
+	client_close(c2);
+}
+END_TEST
+
 /* The same for a job still queued: cancelled at once. */
 START_TEST(cancel_queued)
 {
@@ -608,6 +635,7 @@ progress_suite(void)
 	tcase_add_test(tb, cancel_running);
 	tcase_add_test(tb, cancel_queued);
 	tcase_add_test(tb, cancel_in_batch);
+	tcase_add_test(tb, cancelled_by_cancel_job);
 	tcase_add_test(tb, tool_ignores_fd);
 	tcase_add_test(tb, heir_holds_fd);
 	tcase_add_test(tb, flood_and_long);
