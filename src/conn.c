@@ -609,6 +609,7 @@ conn_pending_find(struct conn *c, json_object *id, const char *method)
 void
 conn_drop(struct conn_pending *p)
 {
+	p->conn->active_ms = util_monotonic_ms();	/* idle from now */
 	if (p->batch != NULL)
 		conn_batch_done(p->batch);
 	conn_pending_free(p);
