@@ -33,6 +33,7 @@ struct event_base;
 #define CONN_OUT_MAX	(64 * 1024 * 1024)	/* drop a client above */
 #define CONN_FAIL_FLUSH_S	5	/* to read a last error, or dropped */
 #define CONN_BATCH_STEP	8	/* batch requests answered per loop turn */
+#define CONN_LOG_DEFAULT 3	/* "warning" in mcplog.c's order of levels */
 
 /*
  * What a listener face does with its connections (cmdgated(8), Listener
@@ -130,6 +131,7 @@ struct conn {
 	int64_t			 since_ms;	/* connected (monotonic) */
 	int64_t			 active_ms;	/* last request or answer */
 	int			 session;	/* an MCP session: never idle */
+	int			 log_level;	/* MCP logging/setLevel (mcplog.h) */
 	size_t			 inbuf;		/* unread input, as counted in
 						   sh->inbuf_total */
 	struct evbuffer		*held;		/* answers held for a sync */
@@ -170,6 +172,12 @@ struct conn_pending *conn_defer(struct rpc_req *, void (*cancel)(void *),
  * first (a submit's, once stored).  The last one reads what came meanwhile. */
 void		 conn_hold(struct conn *);
 void		 conn_unhold(struct conn *);
+/* c's deferred request of id (borrowed) and method, or NULL. */
+struct conn_pending *conn_pending_find(struct conn *c, json_object *id,
+		    const char *method);
+/* Forget a deferred request unanswered (MCP notifications/cancelled: the
+ * client wants no answer); its owner has let go of it. */
+void		 conn_drop(struct conn_pending *);
 /* Answer a deferred request (result taken, or err) and free it. */
 void		 conn_complete(struct conn_pending *, json_object *result,
 		    struct rpc_error *err);

@@ -100,6 +100,7 @@ struct jobs {
 	struct joblist		 running;
 	struct joblist		 unstored;	/* ended, end not yet stored */
 	struct waiterlist	 waiters;
+	size_t			 nwatching;	/* waiters with a watch */
 	struct submissionlist	 submits;	/* for this turn's commit */
 	struct submissionlist	 turn;		/* being stored, answered */
 	size_t			 nqueued, nrunning;

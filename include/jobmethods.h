@@ -17,12 +17,14 @@ enum rpc_status	 method_wait_job(struct rpc_req *, json_object *,
 		    json_object **, struct rpc_error *);
 enum rpc_status	 method_cancel_job(struct rpc_req *, json_object *,
 		    json_object **, struct rpc_error *);
-enum rpc_status	 method_list_jobs(struct rpc_req *, json_object *,
-		    json_object **, struct rpc_error *);
 enum rpc_status	 method_queue_status(struct rpc_req *, json_object *,
 		    json_object **, struct rpc_error *);
 /* MCP tools/call: a tool becomes a job, a job method answers as a tool. */
 enum rpc_status	 method_tools_call(struct rpc_req *, json_object *,
+		    json_object **, struct rpc_error *);
+/* MCP notifications/cancelled: the pending tools/call of that requestId
+ * goes unanswered, and the job it submitted is cancelled. */
+enum rpc_status	 method_mcp_cancelled(struct rpc_req *, json_object *,
 		    json_object **, struct rpc_error *);
 
 /*

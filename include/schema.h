@@ -9,10 +9,17 @@
 /*
  * The subset of JSON Schema that tool tables use for parameters:
  * type (one name or a list), properties, required, default, enum, items,
- * additionalProperties (boolean), and the annotations description and
- * title.  Any other keyword is refused when the table is loaded, so that a
- * typo cannot silently disable a check.  See cmdgate.tools(5).
+ * additionalProperties (boolean), the annotations description and title,
+ * and at the top only $schema (the 2020-12 or draft-07 meta-schema) and
+ * $defs, which $ref ("#/$defs/NAME", nothing else) names anywhere.  Any
+ * other keyword is refused when the table is loaded, so that a typo
+ * cannot silently disable a check; so is a $ref to no definition, and
+ * definitions whose references go round with no property or item
+ * between.  See cmdgate.tools(5).
  */
+
+/* Schemas entered (properties, items, references) before a value is refused. */
+#define SCHEMA_MAX_DEPTH	256
 
 /* Check that schema uses only the subset; 0, or -1 with err naming where. */
 int	schema_check(json_object *schema, char *err, size_t errlen);

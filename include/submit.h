@@ -19,6 +19,7 @@
 
 struct jobs;
 struct submission;
+struct worker;
 struct waiter;
 
 /* num stored (dedup: found by its idempotency key), or err (borrowed). */
@@ -31,6 +32,15 @@ typedef void	(*waiter_done_fn)(void *arg, json_object *job,
  * stored), index the command's. */
 typedef void	(*waiter_answer_fn)(void *arg, size_t index,
 		    json_object *result);
+
+/*
+ * What a watching waiter is told of its job (ev borrowed; nothing of it
+ * is stored): {"event":"queued","position":N,"blocked_by":X|null} once
+ * stored and after each scheduler pass while queued, {"event":"running"},
+ * {"event":"result","index":I,"ok":B} as each command ends, and the
+ * tool's own {"event":"progress",...} and {"event":"log",...}.
+ */
+typedef void	(*waiter_watch_fn)(void *arg, json_object *ev);
 
 /* Submit the validated job record rec under idempotency key idem (both
  * taken; idem NULL for none); done(arg) at the end of the turn. */
@@ -53,6 +63,24 @@ struct waiter	*waiter_add(struct jobs *, uint64_t num, uint64_t timeout_s,
  * awaited command of the job too (answer may be NULL). */
 struct waiter	*waiter_watch(struct jobs *, uint64_t num,
 		    waiter_done_fn done, waiter_answer_fn answer, void *arg);
+/* Tell watch(arg) of w's job's changes too, until w is answered. */
+void		 waiter_set_watch(struct waiter *w, waiter_watch_fn watch,
+		    void *arg);
+/* Job num's event ev (borrowed): tell its watchers. */
+void		 waiter_job_note(struct jobs *, uint64_t num, json_object *ev);
+/* The worker hook (worker.h, note) of the engine J (arg): w's job's
+ * progress or log event ev (borrowed) to its watchers. */
+void		 waiter_worker_note(void *arg, struct worker *w,
+		    json_object *ev);
+/* Job num's command index ended (ok 1 or 0), or (ok -1) it started
+ * running: tell its watchers. */
+void		 waiter_job_result(struct jobs *, uint64_t num, size_t index,
+		    int ok);
+/* Tell the watchers of queued jobs where they stand (a scheduler pass). */
+void		 waiter_queue_pass(struct jobs *);
+/* Job num's state as a queued or running event, or NULL when it is not
+ * live.  Caller puts. */
+json_object	*waiter_state(struct jobs *, uint64_t num);
 /* The caller of w is gone. */
 void		 waiter_cancel(struct waiter *w);
 /* Job num ended: tell its waiters. */

@@ -60,6 +60,9 @@ struct worker_hooks {
 	/* w's job (not NULL) had the first upstream answer res (borrowed)
 	 * of its awaited command w->next_index; nothing is stored. */
 	void	(*answer)(void *arg, struct worker *w, json_object *res);
+	/* w's job (not NULL) had a progress or log event ev (borrowed,
+	 * checked) of its command w->next_index; nothing is stored. */
+	void	(*note)(void *arg, struct worker *w, json_object *ev);
 };
 
 struct workers {

@@ -63,6 +63,7 @@ conn_new(struct conn_shared *sh, struct bufferevent *bev, struct evbuffer *out,
 	c->is_unix = is_unix;
 	snprintf(c->peer, sizeof(c->peer), "%s", peer);
 	c->since_ms = c->active_ms = util_monotonic_ms();
+	c->log_level = CONN_LOG_DEFAULT;
 	frame_init(&c->fr, sh->opt->max_message);
 	TAILQ_INIT(&c->pending);
 	return c;
@@ -591,6 +592,27 @@ conn_pending_free(struct conn_pending *p)
 	json_object_put(p->id);
 	free(p->method);
 	free(p);
+}
+
+struct conn_pending *
+conn_pending_find(struct conn *c, json_object *id, const char *method)
+{
+	struct conn_pending	*p;
+
+	TAILQ_FOREACH(p, &c->pending, entry)
+		if (!p->notification && strcmp(p->method, method) == 0 &&
+		    json_object_equal(p->id, id))
+			return p;
+	return NULL;
+}
+
+void
+conn_drop(struct conn_pending *p)
+{
+	p->conn->active_ms = util_monotonic_ms();	/* idle from now */
+	if (p->batch != NULL)
+		conn_batch_done(p->batch);
+	conn_pending_free(p);
 }
 
 void

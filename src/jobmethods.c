@@ -15,7 +15,9 @@
 #include "jobs.h"
 #include "jobview.h"
 #include "jstrict.h"
+#include "log.h"
 #include "mcp.h"
+#include "mcplog.h"
 #include "params.h"
 #include "probe.h"
 #include "rpc.h"
@@ -33,8 +35,6 @@
 #define SYNC_DEFAULT_S		300
 #define LABEL_MAX		256	/* bytes */
 #define IDEM_KEY_MAX		256	/* bytes */
-#define LIST_DEFAULT		100
-#define LIST_MAX		1000
 
 /* Options of a submitted job. */
 struct submit {
@@ -43,6 +43,8 @@ struct submit {
 	const char	*idem;
 	int		 async, atomic, fail_fast, notify;
 	uint64_t	 timeout_s;
+	json_object	*token;		/* MCP progressToken, borrowed */
+	const char	*tool;		/* MCP: the tool called */
 };
 
 /* A request answered later: once its submit is stored, or its job ends. */
@@ -53,6 +55,12 @@ struct jm_call {
 	uint64_t		 timeout_s;	/* of w, for a submit */
 	int			 async;
 	int			 mcp;	/* tools/call: answer as MCP */
+	json_object		*token;		/* its progressToken */
+	char			*tool;		/* tools/call of a tool */
+	uint64_t		 num;		/* the job it submitted... */
+	int			 stored;	/* ...once stored */
+	struct mcpwatch		*mw;		/* its progress and log */
+	int			 cancelled;	/* notifications/cancelled */
 	int			 structured;	/* of a table tool */
 };
 
@@ -292,6 +300,15 @@ submit_options(struct rpc_req *req, json_object *params, struct submit *o,
 	return 0;
 }
 
+static void
+jm_free(struct jm_call *call)
+{
+	mcpwatch_free(call->mw);
+	json_object_put(call->token);
+	free(call->tool);
+	free(call);
+}
+
 /* The caller's connection is gone: forget the submit or the wait. */
 static void
 jm_cancel(void *arg)
@@ -302,7 +319,7 @@ jm_cancel(void *arg)
 		submit_forget(call->s);
 	if (call->w != NULL)
 		waiter_cancel(call->w);
-	free(call);
+	jm_free(call);
 }
 
 /* Answer call with its job (taken), or err; as a tool result for MCP. */
@@ -311,11 +328,61 @@ jm_waited(void *arg, json_object *job, struct rpc_error *err)
 {
 	struct jm_call	*call = arg;
 
+	if (job != NULL && call->mw != NULL)
+		mcpwatch_end(call->mw, job);
 	if (job != NULL && call->mcp)
 		job = mcp_job_result(call->structured ?
 		    call->p->conn->srv->tools : NULL, job);
 	conn_complete(call->p, job, job != NULL ? NULL : err);
-	free(call);
+	jm_free(call);
+}
+
+/*
+ * The client cancelled call (MCP notifications/cancelled): its job is
+ * cancelled, and the call goes unanswered.
+ */
+static void
+jm_drop(struct jm_call *call)
+{
+	struct rpc_error	 err;
+	json_object		*r = NULL;
+
+	memset(&err, 0, sizeof(err));
+	/* First: a queued job ends in jobs_cancel, and tells its waiters. */
+	if (call->w != NULL)
+		waiter_cancel(call->w);
+	if (call->tool != NULL && call->stored && jobs_cancel(req_jobs_of(
+	    call->p->conn), call->num, &r, &err) == -1)
+		log_warnx("t-%06llu: not cancelled: %s",
+		    (unsigned long long)call->num, err.reason);
+	json_object_put(r);
+	conn_drop(call->p);
+	jm_free(call);
+}
+
+enum rpc_status
+method_mcp_cancelled(struct rpc_req *req, json_object *params,
+    json_object **result, struct rpc_error *err)
+{
+	struct conn_pending	*p;
+	struct jm_call		*call;
+	json_object		*id;
+
+	(void)result;
+	(void)err;
+	if (!json_object_object_get_ex(params, "requestId", &id) ||
+	    (p = conn_pending_find(req->conn, id, "tools/call")) == NULL ||
+	    p->cancel != jm_cancel) {
+		log_debug("client %llu: cancelled no call of ours",
+		    (unsigned long long)req->conn->id);
+		return RPC_OK;
+	}
+	call = p->arg;
+	if (call->s != NULL)
+		call->cancelled = 1;	/* once it is stored */
+	else
+		jm_drop(call);
+	return RPC_OK;
 }
 
 /* Answer call, stored: an error, the summary (async), or the job when it
@@ -333,7 +400,10 @@ submission_answer(struct jobs *J, struct jm_call *call, uint64_t num,
 		if (job_pending(J, num))
 			call->w = waiter_add(J, num, call->timeout_s,
 			    jm_waited, call);
-		else {
+		if (call->tool != NULL)
+			call->mw = mcpwatch_new(call->p->conn, call->p->id,
+			    call->token, J, call->w, num, call->tool);
+		if (call->w == NULL) {
 			v = waiter_view(J, num, &err);
 			jm_waited(call, v, v != NULL ? NULL : &err);
 		}
@@ -345,14 +415,14 @@ submission_answer(struct jobs *J, struct jm_call *call, uint64_t num,
 		json_object_object_add(v, "deduplicated",
 		    json_object_new_boolean(dedup));
 		conn_complete(call->p, v, NULL);
-		free(call);
+		jm_free(call);
 		return;
 	} else if (err.code == 0)
 		rpc_fail(&err, RPC_UNKNOWN_TICKET, "unknown_ticket", "the job "
 		    "t-%06llu this idempotency key named has expired",
 		    (unsigned long long)num);
 	conn_complete(call->p, NULL, &err);
-	free(call);
+	jm_free(call);
 }
 
 /* call's submit was stored (or not): answer, and read the next request. */
@@ -363,7 +433,12 @@ jm_submitted(void *arg, uint64_t num, int dedup, struct rpc_error *err)
 	struct conn	*c = call->p->conn;
 
 	call->s = NULL;
-	submission_answer(req_jobs_of(c), call, num, dedup, err);
+	call->num = num;
+	call->stored = err == NULL;
+	if (call->cancelled)
+		jm_drop(call);		/* cancelled before it was stored */
+	else
+		submission_answer(req_jobs_of(c), call, num, dedup, err);
 	conn_unhold(c);
 }
 
@@ -387,6 +462,8 @@ submit_and_answer(struct rpc_req *req, json_object *commands,
 	    o->timeout_s;
 	call->async = o->async;
 	call->mcp = mcp;
+	call->token = json_object_get(o->token);
+	call->tool = o->tool != NULL ? xstrdup(o->tool) : NULL;
 	call->structured = mcp;
 	call->p = conn_defer(req, jm_cancel, call);
 	call->s = submit_add(req_jobs(req), rec, o->idem != NULL ?
@@ -484,109 +561,6 @@ method_cancel_job(struct rpc_req *req, json_object *params,
 	return RPC_OK;
 }
 
-struct list_ctx {
-	struct jobs	*J;
-	unsigned	 statuses;	/* bit per status; 0: all */
-	const char	*agent;
-	uint64_t	 limit;
-	json_object	*jobs;
-	uint64_t	 last;
-	int		 more;
-};
-
-static int
-list_one(void *arg, uint64_t num, char status, const char *json)
-{
-	static const char	 chars[] = "qrdfc";
-	struct list_ctx		*lc = arg;
-	const char		*p = strchr(chars, status);
-	json_object		*rec, *v;
-
-	if (p == NULL || (lc->statuses != 0 &&
-	    !(lc->statuses & (1u << (p - chars)))))
-		return 0;
-	if (jstrict_parse_str(json, &rec) != 0)
-		return 0;
-	v = json_object_object_get(rec, "agent");
-	if (lc->agent != NULL && strcmp(json_object_get_string(v),
-	    lc->agent) != 0) {
-		json_object_put(rec);
-		return 0;
-	}
-	if (json_object_array_length(lc->jobs) == lc->limit) {
-		json_object_put(rec);
-		lc->more = 1;
-		return 1;	/* stop: one more matched */
-	}
-	/* The record at hand makes the summary: no second read. */
-	json_object_array_add(lc->jobs, jobview_record(lc->J, num, rec));
-	json_object_put(rec);
-	lc->last = num;
-	return 0;
-}
-
-enum rpc_status
-method_list_jobs(struct rpc_req *req, json_object *params,
-    json_object **result, struct rpc_error *err)
-{
-	struct list_ctx	 lc;
-	json_object	*st, *e;
-	uint64_t	 after = 0;
-	size_t		 i;
-	int		 k, rc;
-
-	if (no_store(req, err))
-		return RPC_ERROR;
-	memset(&lc, 0, sizeof(lc));
-	lc.J = req_jobs(req);
-	lc.limit = LIST_DEFAULT;
-	if (param_string(params, "agent", 0, &lc.agent, err) == -1 ||
-	    param_uint(params, "limit", 1, LIST_MAX, &lc.limit, err) == -1)
-		return RPC_ERROR;
-	if (json_object_object_get_ex(params, "after", &e)) {
-		if (!json_object_is_type(e, json_type_string) ||
-		    ticket_parse(json_object_get_string(e), &after) == -1)
-			return rpc_fail(err, RPC_INVALID_PARAMS,
-			    "invalid_params", "\"after\" must be a ticket");
-		after++;
-	}
-	if (json_object_object_get_ex(params, "status", &st)) {
-		if (!json_object_is_type(st, json_type_array))
-			goto badstatus;
-		for (i = 0; i < json_object_array_length(st); i++) {
-			e = json_object_array_get_idx(st, i);
-			for (k = 0; k < JOB_NSTATUS; k++)
-				if (json_object_is_type(e, json_type_string) &&
-				    strcmp(json_object_get_string(e),
-				    job_status_name(k)) == 0)
-					break;
-			if (k == JOB_NSTATUS)
-				goto badstatus;
-			lc.statuses |= 1u << k;
-		}
-	}
-	lc.jobs = json_object_new_array();
-	if ((rc = store_jobs_each(lc.J->st, after, list_one, &lc)) != 0 &&
-	    rc != 1) {
-		json_object_put(lc.jobs);
-		return rpc_fail(err, RPC_STORAGE_ERROR, "storage_error",
-		    "the store could not be read: %s", store_strerror(rc));
-	}
-	*result = json_object_new_object();
-	json_object_object_add(*result, "jobs", lc.jobs);
-	if (lc.more) {
-		char t[TICKET_LEN];
-
-		ticket_format(t, sizeof(t), lc.last);
-		json_object_object_add(*result, "next",
-		    json_object_new_string(t));
-	}
-	return RPC_OK;
-badstatus:
-	return rpc_fail(err, RPC_INVALID_PARAMS, "invalid_params", "\"status\""
-	    " must be a list of queued, running, done, failed, cancelled");
-}
-
 enum rpc_status
 method_queue_status(struct rpc_req *req, json_object *params,
     json_object **result, struct rpc_error *err)
@@ -629,14 +603,15 @@ method_tools_call(struct rpc_req *req, json_object *params,
 	static const char *job_tools[] = { "poll_job", "wait_job",
 	    "cancel_job", "queue_status", NULL };
 	struct submit	 o;
-	json_object	*args = NULL, *cmds, *cmd, *empty;
+	json_object	*args = NULL, *cmds, *cmd, *empty, *token;
 	const char	*name;
 	enum rpc_status	 st;
 	size_t		 i;
 
 	if (no_store(req, err))
 		return RPC_ERROR;
-	if (param_string(params, "name", 1, &name, err) == -1)
+	if (param_string(params, "name", 1, &name, err) == -1 ||
+	    mcplog_token(params, &token, err) == -1)
 		return RPC_ERROR;
 	json_object_object_get_ex(params, "arguments", &args);
 	if (args != NULL && !json_object_is_type(args, json_type_object))
@@ -653,6 +628,8 @@ method_tools_call(struct rpc_req *req, json_object *params,
 	memset(&o, 0, sizeof(o));
 	o.agent = req->conn->name != NULL ? req->conn->name : "anonymous";
 	o.label = "";
+	o.token = token;
+	o.tool = name;
 	cmd = json_object_new_object();
 	json_object_object_add(cmd, "tool", json_object_new_string(name));
 	json_object_object_add(cmd, "params", args != NULL ?

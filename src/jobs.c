@@ -336,6 +336,8 @@ jobs_worker_result(void *arg, struct worker *w, json_object *res)
 		return -1;
 	}
 	jobs_changed(J, j);
+	waiter_job_result(J, j->num, j->completed - 1,
+	    json_object_get_boolean(json_object_object_get(res, "ok")));
 	return 0;
 }
 
@@ -398,6 +400,7 @@ jobs_start(struct jobs *J, struct job *j)
 	json_object_put(spec);
 	log_info("%s running: worker %d", j->ticket, (int)w->pid);
 	jobs_changed(J, j);
+	waiter_job_result(J, j->num, 0, -1);
 }
 
 /* Hook: w exited; its job ends, or its record goes. */
@@ -518,6 +521,7 @@ jobs_schedule(struct jobs *J)
 		free(start);
 	} while (J->reschedule);
 	J->scheduling = 0;
+	waiter_queue_pass(J);
 	/* Submitters asked to hear when a held reload's holder changes. */
 	if (J->nqueued_watched == 0)
 		return;
@@ -567,7 +571,7 @@ jobs_open(struct jobs **Jp, const struct jobs_config *cfg,
 	struct worker_hooks	 wh = { J, jobs_worker_started,
 				    jobs_worker_result, jobs_worker_exited,
 				    jobs_worker_reaped, jobs_other_reaped,
-				    jobs_worker_answer };
+				    jobs_worker_answer, waiter_worker_note };
 	int			 rc;
 
 	J->cfg = *cfg;

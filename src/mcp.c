@@ -71,6 +71,7 @@ mcp_initialize(struct rpc_req *req, json_object *params,
 	    json_object_new_boolean(1));
 	caps = json_object_new_object();
 	json_object_object_add(caps, "tools", tools);
+	json_object_object_add(caps, "logging", json_object_new_object());
 	info = json_object_new_object();
 	json_object_object_add(info, "name", json_object_new_string("cmdgate"));
 	json_object_object_add(info, "version",

@@ -14,10 +14,12 @@
 #include "face_unity.h"
 #include "holds.h"
 #include "jobmethods.h"
+#include "joblist.h"
 #include "job.h"
 #include "jobs.h"
 #include "log.h"
 #include "mcp.h"
+#include "mcplog.h"
 #include "methods.h"
 #include "params.h"
 #include "probe.h"
@@ -42,6 +44,8 @@ const struct rpc_method rpc_methods[] = {
 	{ "notifications/initialized", mcp_initialized, 0 },
 	{ "tools/list", mcp_tools_list, 0 },
 	{ "tools/call", method_tools_call, RPC_WAITS },
+	{ "notifications/cancelled", method_mcp_cancelled, 0 },
+	{ "logging/setLevel", method_logging_set_level, 0 },
 	{ "batch_execute", method_batch_execute, RPC_WAITS },
 	{ "poll_job", method_poll_job, 0 },
 	{ "wait_job", method_wait_job, RPC_WAITS },

@@ -45,6 +45,8 @@ struct waiter {
 	struct event		*timer;		/* NULL: none */
 	waiter_done_fn		 done;
 	waiter_answer_fn	 answer;	/* NULL: not told */
+	waiter_watch_fn		 watch;		/* NULL: not told */
+	void			*watch_arg;
 	void			*arg;
 };
 
@@ -268,6 +270,8 @@ submit_answer_turn(struct jobs *J)
 static void
 waiter_free(struct waiter *w)
 {
+	if (w->watch != NULL)
+		w->jobs->nwatching--;
 	TAILQ_REMOVE(&w->jobs->waiters, w, entry);
 	if (w->timer != NULL)
 		event_free(w->timer);
@@ -335,6 +339,97 @@ waiter_job_answer(struct jobs *J, uint64_t num, size_t index,
 		next = TAILQ_NEXT(w, entry);
 		if (w->num == num && w->answer != NULL)
 			w->answer(w->arg, index, result);
+	}
+}
+
+void
+waiter_set_watch(struct waiter *w, waiter_watch_fn watch, void *arg)
+{
+	if (w->watch == NULL)
+		w->jobs->nwatching++;
+	w->watch = watch;
+	w->watch_arg = arg;
+}
+
+void
+waiter_job_note(struct jobs *J, uint64_t num, json_object *ev)
+{
+	struct waiter	*w, *next;
+
+	if (J->nwatching == 0)
+		return;
+	for (w = TAILQ_FIRST(&J->waiters); w != NULL; w = next) {
+		next = TAILQ_NEXT(w, entry);
+		if (w->num == num && w->watch != NULL)
+			w->watch(w->watch_arg, ev);
+	}
+}
+
+void
+waiter_worker_note(void *arg, struct worker *w, json_object *ev)
+{
+	waiter_job_note(arg, w->job->num, ev);
+}
+
+void
+waiter_job_result(struct jobs *J, uint64_t num, size_t index, int ok)
+{
+	json_object	*ev;
+
+	if (J->nwatching == 0)
+		return;
+	ev = json_object_new_object();
+	json_object_object_add(ev, "event", json_object_new_string(ok == -1 ?
+	    "running" : "result"));
+	if (ok != -1) {
+		json_object_object_add(ev, "index",
+		    json_object_new_int64((int64_t)index));
+		json_object_object_add(ev, "ok", json_object_new_boolean(ok));
+	}
+	waiter_job_note(J, num, ev);
+	json_object_put(ev);
+}
+
+json_object *
+waiter_state(struct jobs *J, uint64_t num)
+{
+	struct job	*j = job_find(J, num);
+	json_object	*ev;
+	const char	*bb;
+
+	if (j == NULL || (j->status != JOB_QUEUED &&
+	    j->status != JOB_RUNNING))
+		return NULL;
+	ev = json_object_new_object();
+	json_object_object_add(ev, "event", json_object_new_string(
+	    j->status == JOB_QUEUED ? "queued" : "running"));
+	if (j->status == JOB_RUNNING)
+		return ev;
+	bb = jobview_blocked_by(J, j);
+	json_object_object_add(ev, "position",
+	    json_object_new_int64((int64_t)job_position(J, j)));
+	json_object_object_add(ev, "blocked_by", bb != NULL ?
+	    json_object_new_string(bb) : NULL);
+	return ev;
+}
+
+void
+waiter_queue_pass(struct jobs *J)
+{
+	struct waiter	*w, *next;
+	struct job	*j;
+	json_object	*ev;
+
+	if (J->nwatching == 0)
+		return;
+	for (w = TAILQ_FIRST(&J->waiters); w != NULL; w = next) {
+		next = TAILQ_NEXT(w, entry);
+		if (w->watch == NULL || (j = job_find(J, w->num)) == NULL ||
+		    j->status != JOB_QUEUED)
+			continue;
+		ev = waiter_state(J, w->num);
+		w->watch(w->watch_arg, ev);
+		json_object_put(ev);
 	}
 }
 

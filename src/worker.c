@@ -180,6 +180,29 @@ worker_garbled(struct worker *w, const char *why)
 	bufferevent_disable(w->events, EV_READ);
 }
 
+/* Whether ev is a well-formed progress or log event (cmdgated(8)). */
+static int
+worker_note_ok(const char *kind, json_object *ev)
+{
+	json_object	*v;
+
+	if (json_object_object_get_ex(ev, "message", &v) &&
+	    !json_object_is_type(v, json_type_string))
+		return 0;
+	if (strcmp(kind, "log") == 0)
+		return json_object_is_type(json_object_object_get(ev,
+		    "level"), json_type_string) && v != NULL;
+	if (!json_object_object_get_ex(ev, "progress", &v) ||
+	    (!json_object_is_type(v, json_type_int) &&
+	    !json_object_is_type(v, json_type_double)) ||
+	    json_object_get_double(v) < 0)
+		return 0;
+	return !json_object_object_get_ex(ev, "total", &v) ||
+	    ((json_object_is_type(v, json_type_int) ||
+	    json_object_is_type(v, json_type_double)) &&
+	    json_object_get_double(v) > 0);
+}
+
 /* One event line from a worker. */
 static void
 worker_event(struct worker *w, const char *line, size_t len)
@@ -211,6 +234,11 @@ worker_event(struct worker *w, const char *line, size_t len)
 	    json_type_object)) {
 		if (h->result(h->arg, w, res) == 0)
 			w->next_index++;
+	} else if (strcmp(kind, "progress") == 0 || strcmp(kind, "log") == 0) {
+		if (!worker_note_ok(kind, ev))
+			worker_garbled(w, "garbled progress from the worker");
+		else if (h->note != NULL)
+			h->note(h->arg, w, ev);
 	} else if (strcmp(kind, "answer") == 0 &&
 	    json_object_object_get_ex(ev, "result", &res)) {
 		if (h->answer != NULL)

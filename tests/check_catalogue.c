@@ -140,6 +140,85 @@ START_TEST(mcp_structured_content)
 }
 END_TEST
 
+/*
+ * MCP's json-schema-2020-12 conformance tool: the table loads (also with
+ * -n), tools/list gives its schema as written ($schema, $defs,
+ * additionalProperties), and a call is checked through its $ref.
+ */
+#define SCHEMA_2020_12_TOOL "{\"tools\":[{\"name\":" \
+	"\"json_schema_2020_12_tool\"," \
+	"\"tier\":\"instant\",\"exec\":[\"true\"],\"params\":{" \
+	"\"$schema\":\"https://json-schema.org/draft/2020-12/schema\"," \
+	"\"type\":\"object\",\"$defs\":{\"address\":{\"type\":\"object\"," \
+	"\"properties\":{\"street\":{\"type\":\"string\"},\"city\":" \
+	"{\"type\":\"string\"}}}},\"properties\":{\"name\":{\"type\":" \
+	"\"string\"},\"address\":{\"$ref\":\"#/$defs/address\"}}," \
+	"\"additionalProperties\":false}}]}"
+
+/* The tools/list entry of name.  Caller puts r. */
+static json_object *
+listed(json_object **r, const char *name)
+{
+	json_object	*list, *t;
+	size_t		 i;
+
+	*r = callf("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/list\"}");
+	list = jpath(*r, "result.tools");
+	ck_assert_ptr_nonnull(list);
+	for (i = 0; i < json_object_array_length(list); i++) {
+		t = json_object_array_get_idx(list, i);
+		if (strcmp(str(t, "name"), name) == 0)
+			return t;
+	}
+	ck_abort_msg("tools/list lacks %s", name);
+	return NULL;
+}
+
+START_TEST(json_schema_2020_12)
+{
+	const char	*check[] = { "-n", "--tools", tools, "--state-dir",
+			    NULL, NULL };
+	char		 state[256];
+	json_object	*r, *t, *table;
+
+	snprintf(state, sizeof(state), "%s", broker_path(&b, "st-n"));
+	check[4] = state;
+	write_file(tools, SCHEMA_2020_12_TOOL, 0600);
+	ck_assert_int_eq(broker_run(&b, check), 0);
+	start_tools(NULL);
+	t = listed(&r, "json_schema_2020_12_tool");
+	table = json_tokener_parse(SCHEMA_2020_12_TOOL);
+	ck_assert_msg(json_object_equal(jpath(t, "inputSchema"),
+	    jpath(table, "tools.0.params")), "%s",
+	    json_object_to_json_string(t));
+	json_object_put(table);
+	ck_assert_str_eq(str(t, "inputSchema.$schema"),
+	    "https://json-schema.org/draft/2020-12/schema");
+	ck_assert_str_eq(str(t, "inputSchema.$defs.address.type"), "object");
+	ck_assert_str_eq(str(t,
+	    "inputSchema.$defs.address.properties.street.type"), "string");
+	ck_assert_str_eq(str(t, "inputSchema.properties.address.$ref"),
+	    "#/$defs/address");
+	ck_assert(!json_object_get_boolean(jpath(t,
+	    "inputSchema.additionalProperties")));
+	json_object_put(r);
+	r = callf("{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/call\","
+	    "\"params\":{\"name\":\"json_schema_2020_12_tool\",\"arguments\":"
+	    "{\"name\":\"n\",\"address\":{\"street\":\"s\",\"city\":\"c\"}}}}");
+	ck_assert_msg(!json_object_get_boolean(jpath(r, "result.isError")),
+	    "%s", json_object_to_json_string(r));
+	json_object_put(r);
+	r = callf("{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"tools/call\","
+	    "\"params\":{\"name\":\"json_schema_2020_12_tool\",\"arguments\":"
+	    "{\"name\":\"n\",\"address\":{\"street\":[\"s\"]}}}}");
+	ck_assert_int_eq(json_object_get_int(jpath(r, "error.code")), -32602);
+	ck_assert_str_eq(str(r, "error.data.type"), "invalid_params");
+	ck_assert_str_eq(str(r, "error.data.reason"), "commands[0] "
+	    "(json_schema_2020_12_tool): params.address.street must be string");
+	json_object_put(r);
+}
+END_TEST
+
 int
 main(void)
 {
@@ -153,6 +232,7 @@ main(void)
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, mcp_structured_content);
+	tcase_add_test(tc, json_schema_2020_12);
 	suite_add_tcase(s, tc);
 	return ck_run(s);
 }

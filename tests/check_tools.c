@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: ISC */
-/* Tool tables: good and bad tables, schemas, classification. */
+/* Tool tables: good and bad tables, classification (schemas: check_schema). */
 #include "config.h"
 
 #include <stdio.h>
@@ -9,7 +9,6 @@
 #include <check.h>
 #include <json-c/json.h>
 
-#include "schema.h"
 #include "toolcmd.h"
 #include "toolfwd.h"
 #include "tools.h"
@@ -344,59 +343,6 @@ START_TEST(classify_non_string)
 }
 END_TEST
 
-static const struct {
-	const char	*schema;
-	const char	*value;
-	const char	*want;	/* NULL: valid; else a part of the error */
-} schema_cases[] = {
-	{ "{\"type\":\"object\"}", "{}", NULL },
-	{ "{\"type\":\"object\",\"required\":[\"a\"]}", "{}",
-	  "params.a is required" },
-	{ "{\"properties\":{\"a\":{\"type\":\"integer\"}}}", "{\"a\":1}",
-	  NULL },
-	{ "{\"properties\":{\"a\":{\"type\":\"integer\"}}}", "{\"a\":1.5}",
-	  "params.a must be integer" },
-	{ "{\"properties\":{\"a\":{\"type\":\"number\"}}}", "{\"a\":1.5}",
-	  NULL },
-	{ "{\"properties\":{\"a\":{\"type\":\"string\"}}}", "{\"a\":1}",
-	  "params.a must be string" },
-	{ "{\"properties\":{\"a\":{\"type\":[\"string\",\"null\"]}}}",
-	  "{\"a\":null}", NULL },
-	{ "{\"properties\":{\"a\":{\"type\":\"boolean\"}}}", "{\"a\":\"x\"}",
-	  "params.a must be boolean" },
-	{ "{\"properties\":{\"a\":{\"enum\":[\"x\",\"y\"]}}}", "{\"a\":\"z\"}",
-	  "params.a must be one of [\"x\",\"y\"]" },
-	{ "{\"properties\":{\"a\":{\"enum\":[\"x\",\"y\"]}}}", "{\"a\":\"y\"}",
-	  NULL },
-	{ "{\"properties\":{\"a\":{\"type\":\"array\",\"items\":{\"type\":"
-	  "\"string\"}}}}", "{\"a\":[\"x\",2]}", "params.a[1] must be string" },
-	{ "{\"additionalProperties\":false,\"properties\":{\"a\":{}}}",
-	  "{\"b\":1}", "params.b is not a known parameter" },
-	{ "{\"properties\":{\"a\":{}}}", "{\"b\":1}", NULL },
-	{ "{\"properties\":{\"o\":{\"type\":\"object\",\"required\":[\"x\"]}}}",
-	  "{\"o\":{}}", "params.o.x is required" },
-	{ "{\"type\":\"object\"}", "[]", "params must be object" },
-};
-
-START_TEST(schema_validation)
-{
-	json_object	*s = P(schema_cases[_i].schema);
-	json_object	*v = P(schema_cases[_i].value);
-	int		 rc;
-
-	ck_assert_int_eq(schema_check(s, err, sizeof(err)), 0);
-	rc = schema_validate(s, v, err, sizeof(err));
-	if (schema_cases[_i].want == NULL)
-		ck_assert_msg(rc == 0, "case %d: %s", _i, err);
-	else {
-		ck_assert_msg(rc == -1, "case %d accepted", _i);
-		ck_assert_msg(strstr(err, schema_cases[_i].want) != NULL,
-		    "case %d: '%s' lacks '%s'", _i, err, schema_cases[_i].want);
-	}
-	json_object_put(s);
-	json_object_put(v);
-}
-END_TEST
 
 START_TEST(details_shape)
 {
@@ -669,8 +615,6 @@ tools_suite(void)
 	tcase_add_test(tc, classify_unity);
 	tcase_add_test(tc, classify_make);
 	tcase_add_test(tc, classify_non_string);
-	tcase_add_loop_test(tc, schema_validation, 0,
-	    sizeof(schema_cases) / sizeof(schema_cases[0]));
 	tcase_add_test(tc, details_shape);
 	tcase_add_loop_test(tc, argv_templates, 0,
 	    sizeof(templates) / sizeof(templates[0]));

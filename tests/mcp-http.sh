@@ -107,11 +107,13 @@ run "$url" 10000 no-such-tool '{}'
 check "unknown tool" '"isError":true' "$out"
 check "unknown tool's text" 'Tool no-such-tool not found' "$out"
 
-# Answered over SSE after progress notifications (we sent a
-# progressToken): those are skipped, the response is taken.
+# Answered over SSE after progress notifications for the progressToken
+# we sent: the response is taken, and each became a progress event.
 run "$url" 10000 trigger-long-running-operation \
     '{"duration":1,"steps":4}'
 check "SSE with progress first" '"text":"Long running operation completed. Duration: 1 seconds, Steps: 4."' "$out"
+check "upstream progress as events" '{"event":"progress","index":0,"progress":1,"total":4}' "$out"
+check "upstream progress, the last" '{"event":"progress","index":0,"progress":4,"total":4}' "$out"
 
 # The deadline ends a call the server is still working on.
 t0=$(ms)
@@ -199,6 +201,10 @@ cat >"$tmp/tools.json" <<JSON
    "forward": {"to": "$url", "dialect": "mcp-http",
                "method": "no-such-tool"},
    "params": {"type": "object"}},
+  {"name": "long", "timeout_s": 30,
+   "forward": {"to": "$url", "dialect": "mcp-http",
+               "method": "trigger-long-running-operation"},
+   "params": {"type": "object"}},
   {"name": "down", "timeout_s": 30,
    "forward": {"to": "$dead", "dialect": "mcp-http",
                "connect_timeout_s": 1},
@@ -224,4 +230,12 @@ check "cmdgated: unknown tool" '"error_type":"tool_failed"' "$out"
 check "cmdgated: unknown tool keeps result" '"isError":true' "$out"
 submit down
 check "cmdgated: stopped server" '"error_type":"upstream_refused"' "$out"
+# An MCP client's progressToken: the upstream's progress of the
+# forwarded call reaches it as notifications/progress, 1 + 98 P/T.
+out=$(printf '%s\n' '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"long","arguments":{"duration":1,"steps":4},"_meta":{"progressToken":"up"}}}' |
+    "${WITH_BROKER:?}" --tools "$tmp/tools.json" -- "${CMDGATE:?}" mcp \
+    2>/dev/null)
+check "cmdgated: upstream progress" '"progressToken":"up","progress":25.5,"total":100' "$out"
+check "cmdgated: upstream progress, the last" '"progressToken":"up","progress":99,"total":100' "$out"
+check "cmdgated: the call's answer" '"id":1,"result":{"content"' "$out"
 echo "mcp-http: ok"

@@ -4,8 +4,10 @@
  * tests/mcp-http.sh.  Opens a session with the server at URL, calls TOOL
  * with ARGS (JSON) or pings it, closes the session, and prints one line:
  *
- *	{"open":STATUS,"status":STATUS,"out":...,"err":"..."}
+ *	{"open":STATUS,"status":STATUS,"out":...,"err":"...","events":[...]}
  *
+ * events: the progress and log events the call emitted (the server's
+ * notifications of it).
  * SIGTERM is blocked as in cmdgate-worker and unblocked only while an
  * answer is awaited.  --term-after MS sends this process SIGTERM MS
  * milliseconds after the session is open; --out FILE prints there
@@ -29,6 +31,15 @@
 
 volatile sig_atomic_t	got_term;
 int64_t			kill_grace_ms = 5000;
+size_t			command_index;
+static json_object	*events;
+
+/* The worker's emit: here, kept for the line printed at the end. */
+void
+emit(json_object *ev)
+{
+	json_object_array_add(events, ev);
+}
 
 int64_t
 now_ms(void)
@@ -100,6 +111,7 @@ drive(struct mcphttp *mh, char **argv, int64_t deadline, json_object *r)
 	if (out != NULL)
 		json_object_object_add(r, "out", out);
 	json_object_object_add(r, "err", json_object_new_string(err));
+	json_object_object_add(r, "events", json_object_get(events));
 }
 
 int
@@ -126,6 +138,7 @@ main(int argc, char **argv)
 	if (argv[0] == NULL || argv[1] == NULL || argv[2] == NULL)
 		usage();
 	(void)argc;
+	events = json_object_new_array();
 	signal(SIGPIPE, SIG_IGN);
 	sigemptyset(&block);
 	sigaddset(&block, SIGTERM);
@@ -145,5 +158,6 @@ main(int argc, char **argv)
 	fprintf(f, "%s\n", json_object_to_json_string_ext(r,
 	    JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE));
 	json_object_put(r);
+	json_object_put(events);
 	return fclose(f) == 0 ? 0 : 1;
 }

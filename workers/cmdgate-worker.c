@@ -5,8 +5,12 @@
  * in order, and writes one JSON line per event to standard output:
  *
  *	{"event":"start","index":I,"pgid":P}
+ *	{"event":"progress","index":I,"progress":P,"total":T,"message":M}
+ *	{"event":"log","index":I,"level":L,"message":M}
  *	{"event":"result","index":I,"result":{...}}
  *
+ * (progress and log from a tool's notify lines, notify.c, or an mcp-http
+ * server's notifications, at most 50 a second per command)
  * then exits 0.  Started with a "probe" spec instead, it polls the
  * editor's state and writes {"event":"editor",...} lines when it changes
  * (edwatch.c), until SIGTERM or the broker is gone.  It never links the
@@ -54,6 +58,7 @@
 volatile sig_atomic_t		got_term;
 static volatile sig_atomic_t	got_chld;
 int64_t				kill_grace_ms = 5000;
+size_t				command_index;
 
 static void
 on_signal(int sig)
@@ -268,6 +273,7 @@ main(int argc, char **argv)
 	n = json_object_array_length(cmds);
 	for (i = 0; i < n && !got_term; i++) {
 		cmd = json_object_array_get_idx(cmds, i);
+		command_index = i;
 		if (json_object_object_get_ex(cmd, "exec", &v))
 			r = run_exec(ticket, cmd, i, cap, &waitmask);
 		else

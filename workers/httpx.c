@@ -90,8 +90,8 @@ hx_success(int code)
 /*
  * A JSON-RPC message of the answer: ours (or an error with a null id: a
  * server that could not read the request cannot name it) ends the
- * exchange; anything else (a notification, a request from the server,
- * another id) is skipped.
+ * exchange; a notification goes to the peer's note callback; anything
+ * else (a request from the server, another id) is skipped.
  */
 static void
 hx_message(struct hx_xchg *x, json_object *msg)
@@ -103,6 +103,10 @@ hx_message(struct hx_xchg *x, json_object *msg)
 			hx_message(x, json_object_array_get_idx(msg, i));
 		return;
 	}
+	if (json_object_object_get_ex(msg, "method", NULL) &&
+	    !json_object_object_get_ex(msg, "id", NULL) &&
+	    x->peer->note != NULL)
+		x->peer->note(x->peer->note_arg, msg);
 	if (json_object_object_get_ex(msg, "method", NULL) ||
 	    !jsonl_is_answer(msg, x->id))
 		return;

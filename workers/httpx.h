@@ -26,6 +26,10 @@ struct httpx_peer {
 	char		 version[16];	/* "": before initialize */
 	const sigset_t	*waitmask;	/* the mask to wait under */
 	int		 status;	/* the last HTTP status, 0: none */
+	/* Told each notification the server sends in an answer (msg
+	 * borrowed); NULL: they are skipped. */
+	void		(*note)(void *arg, json_object *msg);
+	void		*note_arg;
 };
 
 /*

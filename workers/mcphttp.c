@@ -4,8 +4,11 @@
  * (protocol 2025-06-18, or 2025-03-26 when the server offers that).  A
  * session is initialize and notifications/initialized, then tools/call
  * or ping, each one POST (workers/httpx.c) with the session's
- * Mcp-Session-Id and MCP-Protocol-Version, and DELETE at the end.  See
- * cmdgate.tools(5), forward.
+ * Mcp-Session-Id and MCP-Protocol-Version, and DELETE at the end.  A
+ * tools/call carries a progressToken; the server's notifications/progress
+ * for it and its notifications/message become the worker's progress and
+ * log events, as an exec tool's notify lines do.  See cmdgate.tools(5),
+ * forward.
  */
 #include "config.h"
 
@@ -19,7 +22,9 @@
 #include <json-c/json.h>
 
 #include "httpx.h"
+#include "jstrict.h"
 #include "mcphttp.h"
+#include "notify.h"
 #include "worker.h"
 
 #define MH_CLOSE_MS	1000		/* how long DELETE may take */
@@ -29,10 +34,13 @@
 struct mcphttp {
 	struct httpx_peer	 peer;
 	int64_t			 next_id;
+	int64_t			 token;		/* of the call, 0: none */
+	struct notify		 nt;		/* its events, rate-bound */
 };
 
 static enum up_status	mh_initialize(struct mcphttp *, int64_t, char *,
 			    size_t);
+static void		mh_note(void *, json_object *);
 
 /* {"jsonrpc":"2.0",...} with id (0: a notification).  Caller puts. */
 static json_object *
@@ -241,6 +249,8 @@ mcphttp_open(const char *to, int64_t deadline, const sigset_t *waitmask,
 		return UP_PROTOCOL;
 	}
 	mh->peer.waitmask = waitmask;
+	mh->peer.note = mh_note;
+	mh->peer.note_arg = mh;
 	mh->next_id = 1;
 	if (mh_url(mh, to, err, errlen) == -1) {
 		mh_free(mh);
@@ -254,21 +264,113 @@ mcphttp_open(const char *to, int64_t deadline, const sigset_t *waitmask,
 	return UP_OK;
 }
 
+/* A number of a notification's params: 0, or -1 when it is not one. */
+static int
+mh_number(json_object *params, const char *key, double *v)
+{
+	json_object	*o;
+
+	if (!json_object_object_get_ex(params, key, &o) ||
+	    (!json_object_is_type(o, json_type_int) &&
+	    !json_object_is_type(o, json_type_double)))
+		return -1;
+	*v = json_object_get_double(o);
+	return 0;
+}
+
+/* notifications/progress for our call: a progress event. */
+static void
+mh_progress(struct mcphttp *mh, json_object *params)
+{
+	json_object	*ev, *t, *m;
+	double		 p, total = 1;
+
+	if (!json_object_object_get_ex(params, "progressToken", &t) ||
+	    !json_object_is_type(t, json_type_int) ||
+	    json_object_get_int64(t) != mh->token ||
+	    mh_number(params, "progress", &p) == -1 || p < 0 ||
+	    (json_object_object_get_ex(params, "total", NULL) &&
+	    (mh_number(params, "total", &total) == -1 || total <= 0)))
+		return;
+	ev = json_object_new_object();
+	json_object_object_add(ev, "event", json_object_new_string("progress"));
+	json_object_object_add(ev, "index",
+	    json_object_new_int64((int64_t)command_index));
+	json_object_object_add(ev, "progress", json_object_get(
+	    json_object_object_get(params, "progress")));
+	if (json_object_object_get_ex(params, "total", &t))
+		json_object_object_add(ev, "total", json_object_get(t));
+	if (json_object_object_get_ex(params, "message", &m) &&
+	    json_object_is_type(m, json_type_string))
+		json_object_object_add(ev, "message", json_object_get(m));
+	notify_send(&mh->nt, ev, 1, now_ms());
+}
+
+/* notifications/message: a log event, its data as text (bounded). */
+static void
+mh_log(struct mcphttp *mh, json_object *params)
+{
+	json_object	*ev, *d = json_object_object_get(params, "data");
+	const char	*level, *text;
+	size_t		 len;
+
+	level = json_object_get_string(json_object_object_get(params,
+	    "level"));
+	if (level == NULL || (level = notify_level(level,
+	    strlen(level))) == NULL)
+		return;
+	text = json_object_is_type(d, json_type_string) ?
+	    json_object_get_string(d) : jstrict_to_string(d);
+	if ((len = strlen(text)) > NOTIFY_LINE_MAX)
+		len = NOTIFY_LINE_MAX;
+	ev = json_object_new_object();
+	json_object_object_add(ev, "event", json_object_new_string("log"));
+	json_object_object_add(ev, "index",
+	    json_object_new_int64((int64_t)command_index));
+	json_object_object_add(ev, "level", json_object_new_string(level));
+	json_object_object_add(ev, "message", utf8_json(text, len));
+	notify_send(&mh->nt, ev, 0, now_ms());
+}
+
+/* httpx's note: a notification the server sent while we called. */
+static void
+mh_note(void *arg, json_object *msg)
+{
+	struct mcphttp	*mh = arg;
+	json_object	*params = json_object_object_get(msg, "params");
+	const char	*method = json_object_get_string(
+			    json_object_object_get(msg, "method"));
+
+	if (mh->token == 0 || method == NULL ||
+	    !json_object_is_type(params, json_type_object))
+		return;
+	if (strcmp(method, "notifications/progress") == 0)
+		mh_progress(mh, params);
+	else if (strcmp(method, "notifications/message") == 0)
+		mh_log(mh, params);
+}
+
 enum up_status
 mcphttp_call(struct mcphttp *mh, const char *method, json_object *params,
     int64_t deadline, json_object **out, char *err, size_t errlen)
 {
 	json_object	*p = json_object_new_object(), *meta;
+	enum up_status	 st;
 
 	json_object_object_add(p, "name", json_object_new_string(method));
 	json_object_object_add(p, "arguments", params != NULL ?
 	    json_object_get(params) : json_object_new_object());
-	/* The server may then send progress: skipped for now, but read. */
+	/* The token is the request's id: mh_rpc takes next_id. */
+	mh->token = mh->next_id;
 	meta = json_object_new_object();
 	json_object_object_add(meta, "progressToken",
-	    json_object_new_int64(mh->next_id));
+	    json_object_new_int64(mh->token));
 	json_object_object_add(p, "_meta", meta);
-	return mh_rpc(mh, "tools/call", p, deadline, out, err, errlen);
+	notify_init(&mh->nt, -1, command_index, emit);
+	st = mh_rpc(mh, "tools/call", p, deadline, out, err, errlen);
+	notify_end(&mh->nt, now_ms());
+	mh->token = 0;
+	return st;
 }
 
 enum up_status

@@ -27,6 +27,7 @@
 #include <json-c/json.h>
 
 #include "jstrict.h"
+#include "notify.h"
 #include "run.h"
 #include "worker.h"
 
@@ -64,47 +65,6 @@ tail_add(struct tail *t, const char *p, size_t n)
 	}
 	memcpy(t->buf + t->len, p, n);
 	t->len += n;
-}
-
-/* A JSON string of bytes that may not be UTF-8: bad bytes become U+FFFD. */
-static json_object *
-utf8_string(const char *s, size_t n)
-{
-	json_object	*o;
-	char		*out = malloc(n * 3 + 1);
-	size_t		 i = 0, j = 0, k, len;
-	unsigned char	 c;
-
-	if (out == NULL)
-		abort();
-	while (i < n) {
-		c = (unsigned char)s[i];
-		len = c < 0x80 ? 1 : (c >> 5) == 6 ? 2 : (c >> 4) == 14 ? 3 :
-		    (c >> 3) == 30 ? 4 : 0;
-		for (k = 1; len > 1 && k < len; k++)
-			if (i + k >= n || ((unsigned char)s[i + k] >> 6) != 2)
-				len = 0;
-		if (len == 2 && c < 0xc2)
-			len = 0;
-		if (len == 3 && ((c == 0xe0 && (unsigned char)s[i + 1] < 0xa0) ||
-		    (c == 0xed && (unsigned char)s[i + 1] >= 0xa0)))
-			len = 0;
-		if (len == 4 && ((c == 0xf0 && (unsigned char)s[i + 1] < 0x90) ||
-		    c > 0xf4 || (c == 0xf4 && (unsigned char)s[i + 1] >= 0x90)))
-			len = 0;
-		if (len == 0) {
-			memcpy(out + j, "\xef\xbf\xbd", 3);
-			j += 3;
-			i++;
-			continue;
-		}
-		memcpy(out + j, s + i, len);
-		i += len;
-		j += len;
-	}
-	o = json_object_new_string_len(out, (int)j);
-	free(out);
-	return o;
 }
 
 /*
@@ -153,7 +113,7 @@ tool_env(const char *ticket, const char *tool, const char *params,
 
 	while (environ[n] != NULL)
 		n++;
-	env = calloc(n + 5, sizeof(char *));
+	env = calloc(n + 6, sizeof(char *));
 	if (env == NULL)
 		abort();
 	for (i = 0; i < n; i++)
@@ -161,8 +121,10 @@ tool_env(const char *ticket, const char *tool, const char *params,
 	if (asprintf(&env[n], "CMDGATE_TICKET=%s", ticket) == -1 ||
 	    asprintf(&env[n + 1], "CMDGATE_TOOL=%s", tool) == -1 ||
 	    asprintf(&env[n + 2], "CMDGATE_PARAMS_FILE=/dev/fd/%d",
-	    PARAMS_FD) == -1 || (len <= PARAMS_ENV_MAX &&
-	    asprintf(&env[n + 3], "CMDGATE_PARAMS=%s", params) == -1))
+	    PARAMS_FD) == -1 ||
+	    asprintf(&env[n + 3], "CMDGATE_NOTIFY_FD=%d", NOTIFY_FD) == -1 ||
+	    (len <= PARAMS_ENV_MAX &&
+	    asprintf(&env[n + 4], "CMDGATE_PARAMS=%s", params) == -1))
 		abort();
 	return env;
 }
@@ -270,12 +232,12 @@ drain(int fd, struct tail *t)
 
 /*
  * Start the tool in a process group of its own, in directory cwd, stdout
- * and stderr on the pipes, its params file as PARAMS_FD, signals as a
- * fresh process has them.  posix_spawn (a vfork and an exec) copies no
+ * and stderr on the pipes, its params file as PARAMS_FD, the notify pipe
+ * as NOTIFY_FD, signals as a fresh process has them.  posix_spawn (a vfork and an exec) copies no
  * page tables, and says why the exec failed: 0 or errno.
  */
 static int
-spawn_tool(pid_t *pid, char **argv, char **env, const int fds[3],
+spawn_tool(pid_t *pid, char **argv, char **env, const int fds[4],
     const char *cwd)
 {
 	posix_spawn_file_actions_t	fa;
@@ -298,6 +260,8 @@ spawn_tool(pid_t *pid, char **argv, char **env, const int fds[3],
 	    (rc = posix_spawn_file_actions_adddup2(&fa, fds[1], 2)) == 0 &&
 	    (rc = posix_spawn_file_actions_adddup2(&fa, fds[2],
 	    PARAMS_FD)) == 0 &&
+	    (rc = posix_spawn_file_actions_adddup2(&fa, fds[3],
+	    NOTIFY_FD)) == 0 &&
 	    (cwd == NULL ||
 	    (rc = posix_spawn_file_actions_addchdir_np(&fa, cwd)) == 0) &&
 	    (rc = posix_spawnattr_setflags(&at, POSIX_SPAWN_SETPGROUP |
@@ -318,7 +282,9 @@ struct run {
 	const char	*bad_cwd;	/* the directory it could not enter */
 	int64_t		 t0, deadline, term_at;
 	struct tail	 out, err;
-	struct pollfd	 pfd[3];	/* stdout, stderr, the broker's pipe */
+	struct notify	 nt;		/* the tool's progress and log lines */
+	/* stdout, stderr, the broker's pipe, the notify pipe */
+	struct pollfd	 pfd[4];
 };
 
 /* Signals for the tool's group: SIGTERM, SIGKILL after the grace. */
@@ -361,7 +327,34 @@ tool_exited(struct run *x)
 	return 1;
 }
 
-/* Until the tool exits: its output read, signals passed on. */
+/* How long to wait: until the deadline, the kill, or notify's next second. */
+static int64_t
+run_left(struct run *x)
+{
+	int64_t	left = x->deadline - now_ms(), due;
+
+	if (x->term_at > 0 && !x->killed &&
+	    x->term_at + kill_grace_ms - now_ms() < left)
+		left = x->term_at + kill_grace_ms - now_ms();
+	if ((due = notify_due(&x->nt, now_ms())) >= 0 && due < left)
+		left = due;
+	return left;
+}
+
+/* Read the notify pipe if poll says so. */
+static void
+run_notify(struct run *x)
+{
+	if (x->pfd[3].fd >= 0 && (x->pfd[3].revents &
+	    (POLLIN | POLLHUP | POLLERR)) && notify_read(&x->nt, now_ms()) == 0)
+		x->pfd[3].fd = -1;
+}
+
+/*
+ * Until the tool exits: its output read, signals passed on.  The notify
+ * pipe is read meanwhile; whoever still holds it when the tool is gone
+ * (a child it left) does not keep the command.
+ */
 static void
 run_wait(struct run *x, const sigset_t *waitmask)
 {
@@ -371,10 +364,7 @@ run_wait(struct run *x, const sigset_t *waitmask)
 
 	while (x->pfd[0].fd >= 0 || x->pfd[1].fd >= 0 || !x->reaped) {
 		run_signals(x);
-		left = x->deadline - now_ms();
-		if (x->term_at > 0 && !x->killed &&
-		    x->term_at + kill_grace_ms - now_ms() < left)
-			left = x->term_at + kill_grace_ms - now_ms();
+		left = run_left(x);
 		if (tool_exited(x)) {
 			/* Its output is in the pipes, unless it left heirs. */
 			for (i = 0; i < 2; i++)
@@ -388,9 +378,10 @@ run_wait(struct run *x, const sigset_t *waitmask)
 		}
 		ts.tv_sec = left > 0 ? left / 1000 : 0;
 		ts.tv_nsec = left > 0 ? (left % 1000) * 1000000 : 100000000;
-		if (ppoll(x->pfd, 3, &ts, waitmask) == -1 && errno != EINTR)
+		if (ppoll(x->pfd, 4, &ts, waitmask) == -1 && errno != EINTR)
 			break;
 		broker_gone(&x->pfd[2]);
+		run_notify(x);
 		for (i = 0; i < 2; i++)
 			if (x->pfd[i].fd >= 0 && (x->pfd[i].revents &
 			    (POLLIN | POLLHUP | POLLERR)) &&
@@ -406,17 +397,20 @@ run_wait(struct run *x, const sigset_t *waitmask)
 	for (i = 0; i < 2; i++)
 		if (x->pfd[i].fd >= 0)
 			close(x->pfd[i].fd);
+	notify_end(&x->nt, now_ms());
+	x->pfd[3].fd = -1;
 }
 
 /* Start the command's tool: 0, or errno (x->pid is -1). */
 static int
-run_start(struct run *x, const char *ticket, json_object *cmd, char **argv)
+run_start(struct run *x, const char *ticket, json_object *cmd, size_t index,
+    char **argv)
 {
 	json_object	*v, *params = NULL;
 	const char	*ps = "{}", *cwd = NULL;
 	size_t		 plen = 2, i;
 	char		**env;
-	int		 po[2], pe[2], fds[3], rc;
+	int		 po[2], pe[2], pn[2], fds[4], rc;
 
 	json_object_object_get_ex(cmd, "params", &params);
 	if (params != NULL)
@@ -424,13 +418,16 @@ run_start(struct run *x, const char *ticket, json_object *cmd, char **argv)
 	if (json_object_object_get_ex(cmd, "cwd", &v))
 		cwd = json_object_get_string(v);
 	x->pid = -1;
-	x->pfd[0].fd = x->pfd[1].fd = -1;
+	x->pfd[0].fd = x->pfd[1].fd = x->pfd[3].fd = -1;
+	notify_init(&x->nt, -1, index, emit);
 	if ((fds[2] = params_file(ps, plen)) == -1)
 		return errno;
-	if (pipe2(po, O_CLOEXEC) == -1 || pipe2(pe, O_CLOEXEC) == -1)
+	if (pipe2(po, O_CLOEXEC) == -1 || pipe2(pe, O_CLOEXEC) == -1 ||
+	    pipe2(pn, O_CLOEXEC) == -1)
 		abort();
 	fds[0] = po[1];
 	fds[1] = pe[1];
+	fds[3] = pn[1];
 	env = tool_env(ticket, json_object_get_string(json_object_object_get(
 	    cmd, "tool")), ps, plen);
 	if ((rc = spawn_tool(&x->pid, argv, env, fds, cwd)) != 0) {
@@ -444,18 +441,22 @@ run_start(struct run *x, const char *ticket, json_object *cmd, char **argv)
 	free(env);
 	close(po[1]);
 	close(pe[1]);
+	close(pn[1]);
 	close(fds[2]);
 	fcntl(po[0], F_SETFL, O_NONBLOCK);
 	fcntl(pe[0], F_SETFL, O_NONBLOCK);
+	fcntl(pn[0], F_SETFL, O_NONBLOCK);
 	x->pfd[0].fd = po[0];
 	x->pfd[1].fd = pe[0];
-	x->pfd[0].events = x->pfd[1].events = POLLIN;
+	x->pfd[3].fd = x->nt.fd = pn[0];
+	x->pfd[0].events = x->pfd[1].events = x->pfd[3].events = POLLIN;
 	x->pfd[2].fd = EVENTS_FD;
 	x->pfd[2].events = 0;		/* POLLERR: the broker is gone */
 	if (rc != 0) {
 		close(po[0]);
 		close(pe[0]);
-		x->pfd[0].fd = x->pfd[1].fd = -1;
+		close(pn[0]);
+		x->pfd[0].fd = x->pfd[1].fd = x->pfd[3].fd = x->nt.fd = -1;
 	}
 	return rc;
 }
@@ -532,9 +533,9 @@ run_report(struct run *x, const char *tool, const char *prog)
 	if (x->timed_out)
 		json_object_object_add(r, "timed_out",
 		    json_object_new_boolean(1));
-	json_object_object_add(r, "stdout", utf8_string(x->out.buf,
+	json_object_object_add(r, "stdout", utf8_json(x->out.buf,
 	    x->out.len));
-	json_object_object_add(r, "stderr", utf8_string(x->err.buf,
+	json_object_object_add(r, "stderr", utf8_json(x->err.buf,
 	    x->err.len));
 	if (x->out.truncated || x->err.truncated)
 		json_object_object_add(r, "truncated",
@@ -568,7 +569,7 @@ run_exec(const char *ticket, json_object *cmd, size_t index, size_t cap,
 	for (i = 0; i < argc; i++)
 		argv[i] = (char *)json_object_get_string(
 		    json_object_array_get_idx(argvj, i));
-	x.exec_errno = run_start(&x, ticket, cmd, argv);
+	x.exec_errno = run_start(&x, ticket, cmd, index, argv);
 	if (x.pid > 0) {
 		emit_start(index, x.pid);
 		run_wait(&x, waitmask);

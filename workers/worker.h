@@ -20,6 +20,8 @@
 extern volatile sig_atomic_t	got_term;
 /* How long a tool has after SIGTERM before SIGKILL (the spec's). */
 extern int64_t			kill_grace_ms;
+/* The index of the command that runs now, which its events name. */
+extern size_t			command_index;
 
 /* CLOCK_MONOTONIC in milliseconds. */
 int64_t		 now_ms(void);

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: ISC */
 /*
  * libFuzzer harness: the tool table parser, and for a table it accepts,
- * the classification, argument templates and forward templates of each
- * tool with the table itself as parameters.
+ * the classification, argument templates, forward templates and
+ * parameter and output schemas of each tool with the table itself as
+ * parameters (and output).
  */
 #include "config.h"
 
@@ -12,6 +13,7 @@
 
 #include <json-c/json.h>
 
+#include "schema.h"
 #include "toolcmd.h"
 #include "tools.h"
 
@@ -32,6 +34,13 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			(void)tool_command_tier(&tab->tools[i], params);
 			(void)tool_command_reload(&tab->tools[i], params);
 			json_object_put(tool_details(&tab->tools[i]));
+			if (tab->tools[i].params != NULL)
+				(void)schema_validate(tab->tools[i].params,
+				    params, err, sizeof(err));
+			if (tab->tools[i].meta.output_schema != NULL)
+				(void)schema_validate_output(
+				    tab->tools[i].meta.output_schema, params,
+				    err, sizeof(err));
 			if (tab->tools[i].exec != NULL &&
 			    tool_expand_argv(&tab->tools[i], params, &argv, err,
 			    sizeof(err)) == 0)
