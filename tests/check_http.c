@@ -64,8 +64,12 @@ write_tools(int more)
 	    "{\"name\":\"echo\",\"tier\":\"instant\",\"description\":\"echo\","
 	    "\"exec\":[\"echo\",\"{text}\"],\"params\":{\"type\":\"object\","
 	    "\"required\":[\"text\"],\"properties\":{\"text\":{\"type\":"
-	    "\"string\"}}}}%s]}", fifo, more ? ",{\"name\":\"more\","
-	    "\"exec\":[\"true\"]}" : "");
+	    "\"string\"}}}},"
+	    "{\"name\":\"prog\",\"description\":\"reports\",\"exec\":[\"sh\","
+	    "\"-c\",\"printf 'progress 50/100 half\\\\n' >&$CMDGATE_NOTIFY_FD; "
+	    "printf 'log warning careful\\\\n' >&$CMDGATE_NOTIFY_FD; "
+	    "cat %s >/dev/null\"]}%s]}", fifo, fifo, more ?
+	    ",{\"name\":\"more\",\"exec\":[\"true\"]}" : "");
 	write_file(tools, json, 0600);
 }
 
@@ -198,6 +202,35 @@ next_message(struct hc *h)
 	j = event_json(ev);
 	free(ev);
 	return j;
+}
+
+/*
+ * Read h's messages up to the answer of id (caller puts): the ones
+ * before it are notifications of the request, kept in notes (caller
+ * puts) when not NULL.
+ */
+static json_object *
+await_answer(struct hc *h, int id, json_object *notes)
+{
+	json_object	*j;
+	int		 i;
+
+	for (i = 0; i < 1000; i++) {
+		j = next_message(h);
+		if (jpath(j, "method") == NULL) {
+			ck_assert_int_eq(json_object_get_int(jpath(j, "id")),
+			    id);
+			return j;
+		}
+		ck_assert_msg(strncmp(json_object_get_string(jpath(j,
+		    "method")), "notifications/", 14) == 0, "%s",
+		    json_object_to_json_string(j));
+		if (notes != NULL)
+			json_object_array_add(notes, json_object_get(j));
+		json_object_put(j);
+	}
+	ck_abort_msg("no answer of id %d", id);
+	return NULL;
 }
 
 START_TEST(http_session)
@@ -403,6 +436,53 @@ START_TEST(http_get_stream)
 }
 END_TEST
 
+/* A call's progress and log notifications go on its own stream. */
+START_TEST(http_progress)
+{
+	char		 sid[64], id[32];
+	struct hc	*h;
+	json_object	*j, *notes = json_object_new_array();
+	int		 progress = 0, log = 0;
+	size_t		 i;
+
+	start(NULL);
+	initialize(sid, NULL);
+	h = post(sid, NULL, "{\"jsonrpc\":\"2.0\",\"id\":5,\"method\":"
+	    "\"tools/call\",\"params\":{\"name\":\"prog\",\"arguments\":{},"
+	    "\"_meta\":{\"progressToken\":\"p-1\"}}}");
+	assert_priming(h, id);
+	/* The tool's own progress, before the job ends: awaited, then go. */
+	for (i = 0; i < 100; i++) {
+		j = next_message(h);
+		if (jpath(j, "params.message") != NULL && strcmp(
+		    json_object_get_string(jpath(j, "params.message")),
+		    "half") == 0)
+			i = 100;
+		json_object_array_add(notes, j);
+	}
+	release();
+	j = await_answer(h, 5, notes);
+	json_object_put(j);
+	for (i = 0; i < json_object_array_length(notes); i++) {
+		j = json_object_array_get_idx(notes, i);
+		if (strcmp(json_object_get_string(jpath(j, "method")),
+		    "notifications/progress") == 0) {
+			ck_assert_str_eq(json_object_get_string(jpath(j,
+			    "params.progressToken")), "p-1");
+			progress++;
+		} else if (strcmp(json_object_get_string(jpath(j, "method")),
+		    "notifications/message") == 0)
+			log++;
+	}
+	ck_assert_int_ge(progress, 2);	/* "half", then the command's end */
+	ck_assert_int_ge(log, 1);	/* "careful", at the default warning */
+	json_object_put(notes);
+	ck_assert_ptr_null(hc_event(h));
+	ck_assert(h->ended);
+	hc_close(h);
+}
+END_TEST
+
 /* --http-poll closes a POST's stream; a GET with Last-Event-ID resumes. */
 START_TEST(http_poll_resume)
 {
@@ -505,8 +585,7 @@ START_TEST(http_shutdown)
 	assert_priming(h, id);
 	ck_assert_int_eq(broker_signal_wait(&b, SIGTERM), 0);
 	/* The interrupted job's answer comes before the stream ends. */
-	j = next_message(h);
-	ck_assert_int_eq(json_object_get_int(jpath(j, "id")), 9);
+	j = await_answer(h, 9, NULL);
 	ck_assert(json_object_get_boolean(jpath(j, "result.isError")));
 	json_object_put(j);
 	ck_assert_ptr_null(hc_event(h));
@@ -554,6 +633,7 @@ http_suite(void)
 	tcase_add_test(tc, http_refusals);
 	tcase_add_test(tc, http_bearer);
 	tcase_add_test(tc, http_get_stream);
+	tcase_add_test(tc, http_progress);
 	tcase_add_test(tc, http_poll_resume);
 	tcase_add_test(tc, http_idle_expiry);
 	tcase_add_test(tc, http_two_sessions);
