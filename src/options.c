@@ -200,9 +200,10 @@ options_usage(FILE *f)
 	char	 lhs[64];
 
 	fprintf(f, "usage: cmdgated [-hnV] [--listen ADDR:PORT] "
-	    "[--socket PATH] [--state-dir DIR]\n"
-	    "                [--tools FILE] [--token-file FILE | --no-auth] "
-	    "[--OPTION VALUE ...]\n\n");
+	    "[--socket PATH] [--http ADDR:PORT]\n"
+	    "                [--state-dir DIR] [--tools FILE] "
+	    "[--token-file FILE | --no-auth]\n"
+	    "                [--OPTION VALUE ...]\n\n");
 	for (i = 0; i < NOPTS; i++) {
 		const struct opt_def *d = &opt_defs[i];
 
