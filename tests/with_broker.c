@@ -4,7 +4,9 @@
  * loopback port with a temporary state dir, wait for its READY=1, run CMD
  * with CMDGATE_PORT set to that port and CMDGATE_STATE_DIR to that state
  * dir (so that cmdgate finds the token the broker made, as a user's
- * would), stop the broker, exit with CMD's status.  For shell-level tests
+ * would), and CMDGATE_HTTP_URL to the URL of its --http endpoint when it
+ * has one (its "http@ADDR:PORT" in the STATUS= line), stop the broker, exit with CMD's
+ * status.  For shell-level tests
  * (tests/mcp-sdk.sh).
  */
 #include "config.h"
@@ -23,12 +25,17 @@
 static int
 run_cmd(struct broker *b, char **argv)
 {
-	char	port[16];
+	char	port[16], buf[300], *url;
 	int	status;
 	pid_t	child;
 
 	snprintf(port, sizeof(port), "%d", b->port);
 	if ((child = fork()) == 0) {
+		if ((url = strstr(b->status, "http@")) != NULL) {
+			snprintf(buf, sizeof(buf), "http://%.*s/mcp",
+			    (int)strcspn(url + 5, " ;"), url + 5);
+			setenv("CMDGATE_HTTP_URL", buf, 1);
+		}
 		setenv("CMDGATE_PORT", port, 1);
 		setenv("CMDGATE_STATE_DIR", broker_path(b, "state"), 1);
 		execvp(argv[0], argv);
