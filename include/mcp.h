@@ -26,12 +26,4 @@ json_object	*mcp_tool_result(json_object *r, int is_error);
  */
 json_object	*mcp_job_result(const struct tooltab *tab, json_object *job);
 
-/*
- * The MCP protocol versions the broker speaks, newest first: whether v is
- * one, the newest, and the NULL-terminated list.
- */
-int		 mcp_version_ok(const char *v);
-const char	*mcp_version_newest(void);
-const char *const *mcp_versions_list(void);
-
 #endif

@@ -29,6 +29,7 @@
 #include "authlimit.h"
 #include "http.h"
 #include "httpsess.h"
+#include "mcpver.h"
 #include "jstrict.h"
 #include "log.h"
 #include "options.h"
@@ -45,14 +46,6 @@
 				EVHTTP_REQ_DELETE | EVHTTP_REQ_HEAD | \
 				EVHTTP_REQ_PUT | EVHTTP_REQ_OPTIONS | \
 				EVHTTP_REQ_PATCH)
-
-/*
- * The versions of MCP it speaks, newest first: the same as mcp.c's list,
- * which initialize negotiates from.
- */
-static const char *http_versions[] = {
-	"2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05", NULL,
-};
 
 /*
  * The endpoint, for the listener's error callback, whose argument is the
@@ -200,20 +193,20 @@ http_check_auth(struct http *h, struct evhttp_request *req)
 static int
 http_check_version(struct evhttp_request *req)
 {
+	const char	*const *vs = mcp_versions_list();
 	const char	*v = http_header(req, "MCP-Protocol-Version");
 	char		 why[256];
 	size_t		 i, off;
 
 	if (v == NULL)
 		return 0;	/* 2025-03-26 assumed */
-	for (i = 0; http_versions[i] != NULL; i++)
-		if (strcmp(v, http_versions[i]) == 0)
-			return 0;
+	if (mcp_version_ok(v))
+		return 0;
 	off = (size_t)snprintf(why, sizeof(why), "MCP-Protocol-Version "
 	    "'%.40s' is not one this broker speaks:", v);
-	for (i = 0; http_versions[i] != NULL && off < sizeof(why); i++)
+	for (i = 0; vs[i] != NULL && off < sizeof(why); i++)
 		off += (size_t)snprintf(why + off, sizeof(why) - off, "%s %s",
-		    i > 0 ? "," : "", http_versions[i]);
+		    i > 0 ? "," : "", vs[i]);
 	httpsess_reply_error(req, HTTP_BADREQUEST, RPC_INVALID_REQUEST,
 	    "unsupported_protocol_version", why);
 	return -1;

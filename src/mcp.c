@@ -9,6 +9,7 @@
 #include "conn.h"
 #include "jstrict.h"
 #include "mcp.h"
+#include "mcpver.h"
 #include "params.h"
 #include "rpc.h"
 #include "schema.h"
@@ -16,11 +17,6 @@
 #include "toolcmd.h"
 #include "tools.h"
 #include "util.h"
-
-/* Newest first: the answer when a client asks for one we do not know. */
-static const char *const mcp_versions[] = {
-	"2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05", NULL,
-};
 
 /* The job methods that MCP clients may call as tools. */
 static const struct {
@@ -367,27 +363,4 @@ mcp_job_result(const struct tooltab *tab, json_object *job)
 		return mcp_structured_result(t, job, st);
 	return mcp_tool_result(job, strcmp(st, "failed") == 0 ||
 	    strcmp(st, "cancelled") == 0);
-}
-
-int
-mcp_version_ok(const char *v)
-{
-	size_t	i;
-
-	for (i = 0; mcp_versions[i] != NULL; i++)
-		if (strcmp(v, mcp_versions[i]) == 0)
-			return 1;
-	return 0;
-}
-
-const char *
-mcp_version_newest(void)
-{
-	return mcp_versions[0];
-}
-
-const char *const *
-mcp_versions_list(void)
-{
-	return mcp_versions;
 }

@@ -17,6 +17,7 @@
 #include "authlimit.h"
 #include "conn.h"
 #include "mcp.h"
+#include "mcpver.h"
 #include "options.h"
 #include "rpc.h"
 #include "server.h"

@@ -1,0 +1,34 @@
+/* SPDX-License-Identifier: ISC */
+#include "config.h"
+
+#include <string.h>
+
+#include "mcpver.h"
+
+/* Newest first: the answer when a client asks for one we do not know. */
+static const char *const mcp_versions[] = {
+	"2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05", NULL,
+};
+
+int
+mcp_version_ok(const char *v)
+{
+	size_t	i;
+
+	for (i = 0; mcp_versions[i] != NULL; i++)
+		if (strcmp(v, mcp_versions[i]) == 0)
+			return 1;
+	return 0;
+}
+
+const char *
+mcp_version_newest(void)
+{
+	return mcp_versions[0];
+}
+
+const char *const *
+mcp_versions_list(void)
+{
+	return mcp_versions;
+}
