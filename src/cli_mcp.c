@@ -290,7 +290,11 @@ mcpconf_http(struct cli *cl, const struct mcpconf *m, int *rc)
 		json_object_object_add(srv, "headers", h);
 		free(bearer);
 		free(tok);
-	}
+	} else
+		fprintf(stderr, "cmdgate: no token found for %s, so the "
+		    "entry has no Authorization header: a broker with a "
+		    "token answers 401 (give --token-file or --state-dir)\n",
+		    m->url);
 	return srv;
 }
 

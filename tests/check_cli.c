@@ -342,9 +342,11 @@ START_TEST(mcp_config_http)
 	ck_assert_str_eq(member(e, "url"), "http://127.0.0.1:8701/mcp");
 	ck_assert_ptr_null(jpath(e, "headers"));
 	ck_assert_ptr_null(jpath(e, "command"));
+	ck_assert_ptr_nonnull(strstr(cli_err, "no Authorization header"));
 	json_object_put(e);
 	/* The state dir's token, to a loopback URL. */
 	e = http_entry("vscode", "--state-dir", dir, NULL);
+	ck_assert_ptr_null(strstr(cli_err, "no token found"));
 	ck_assert_str_eq(member(e, "type"), "http");
 	ck_assert_str_eq(member(e, "headers.Authorization"),
 	    "Bearer opensesame");
