@@ -140,7 +140,8 @@ struct conn {
 	 * (the HTTP endpoint, http.c): conn_send_rel writes each message to
 	 * out (or held) as one record "REL\tMSG\n", REL the related
 	 * request's id serialized or "-", and drain(c) takes them at the end
-	 * of the loop turn.  NULL: framed for the socket.
+	 * of the loop turn; an empty MSG says that request was dropped with
+	 * no answer (conn_drop).  NULL: framed for the socket.
 	 */
 	void			(*drain)(struct conn *);
 	void			*drain_arg;

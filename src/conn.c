@@ -610,6 +610,9 @@ void
 conn_drop(struct conn_pending *p)
 {
 	p->conn->active_ms = util_monotonic_ms();	/* idle from now */
+	/* A routed connection learns that nothing more is due for it. */
+	if (p->conn->drain != NULL && p->batch == NULL && p->id != NULL)
+		conn_route(p->conn, p->id, "", 0);
 	if (p->batch != NULL)
 		conn_batch_done(p->batch);
 	conn_pending_free(p);

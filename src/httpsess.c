@@ -252,9 +252,19 @@ hs_route(struct http_sess *s, char *line, size_t n)
 	char			*tab = memchr(line, '\t', n);
 	int			 answer;
 
-	if (tab == NULL || (msg = json_tokener_parse(tab + 1)) == NULL)
+	if (tab == NULL)
 		return;
 	*tab = '\0';
+	if (tab + 1 == line + n) {	/* dropped: nothing more is due */
+		if ((st = hs_find(s, line)) != NULL && st->due) {
+			st->due = 0;
+			st->ended_ms = util_monotonic_ms();
+			hs_push(st);
+		}
+		return;
+	}
+	if ((msg = json_tokener_parse(tab + 1)) == NULL)
+		return;
 	answer = json_object_is_type(msg, json_type_array) ||
 	    !json_object_object_get_ex(msg, "method", NULL);
 	if (answer) {

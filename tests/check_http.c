@@ -483,6 +483,31 @@ START_TEST(http_progress)
 }
 END_TEST
 
+/*
+ * notifications/cancelled drops the call with no answer: its stream ends
+ * then, rather than waiting for an answer that never comes.
+ */
+START_TEST(http_cancelled)
+{
+	char		 sid[64], id[32];
+	struct hc	*h, *c;
+
+	start(NULL);
+	initialize(sid, NULL);
+	h = post(sid, NULL, "{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":"
+	    "\"tools/call\",\"params\":{\"name\":\"hold\",\"arguments\":{}}}");
+	assert_priming(h, id);
+	c = post(sid, NULL, "{\"jsonrpc\":\"2.0\",\"method\":"
+	    "\"notifications/cancelled\",\"params\":{\"requestId\":7}}");
+	ck_assert_int_eq(c->status, 202);
+	hc_close(c);
+	ck_assert_ptr_null(hc_event(h));
+	ck_assert_msg(h->ended, "the cancelled call's stream did not end");
+	hc_close(h);
+	ck_assert_int_eq(broker_await_log(&b, "cancelled"), 1);
+}
+END_TEST
+
 /* --http-poll closes a POST's stream; a GET with Last-Event-ID resumes. */
 START_TEST(http_poll_resume)
 {
@@ -630,6 +655,7 @@ http_suite(void)
 	tcase_set_timeout(tc, 30);
 	tcase_add_test(tc, http_session);
 	tcase_add_test(tc, http_sse_answer);
+	tcase_add_test(tc, http_cancelled);
 	tcase_add_test(tc, http_refusals);
 	tcase_add_test(tc, http_bearer);
 	tcase_add_test(tc, http_get_stream);
