@@ -65,15 +65,43 @@ http_header(struct evhttp_request *req, const char *name)
 	    name);
 }
 
-/* The host of "HOST[:PORT]" or "[V6]:PORT": its length in s. */
+/*
+ * The host of "HOST[:PORT][/...]" or "[V6][:PORT][/...]": its length in
+ * s, or 0 when anything but a port of digits or a path follows it.
+ */
 static size_t
 http_hostlen(const char *s)
 {
 	const char	*e;
+	size_t		 n, d;
 
-	if (*s == '[')
-		return (e = strchr(s, ']')) != NULL ? (size_t)(e - s) + 1 : 0;
-	return strcspn(s, ":/");
+	if (*s == '[') {
+		if ((e = strchr(s, ']')) == NULL)
+			return 0;
+		n = (size_t)(e - s) + 1;
+	} else
+		n = strcspn(s, ":/");
+	e = s + n;
+	if (*e == ':') {
+		d = strspn(e + 1, "0123456789");
+		if (d == 0 || d > 5)
+			return 0;
+		e += d + 1;
+	}
+	return *e == '\0' || *e == '/' ? n : 0;
+}
+
+/* How many times the request carries the header name. */
+static int
+http_header_count(struct evhttp_request *req, const char *name)
+{
+	struct evkeyval	*kv;
+	int		 n = 0;
+
+	TAILQ_FOREACH(kv, evhttp_request_get_input_headers(req), next)
+		if (strcasecmp(kv->key, name) == 0)
+			n++;
+	return n;
 }
 
 /* Whether host[n] is this machine, the bound address or an --http-origin. */
@@ -108,6 +136,12 @@ http_check_origin(struct http *h, struct evhttp_request *req)
 	const char	*origin = http_header(req, "Origin"), *p;
 	char		 why[384];
 
+	if (http_header_count(req, "Host") > 1 ||
+	    http_header_count(req, "Origin") > 1) {
+		httpsess_reply_error(req, HTTP_S_FORBIDDEN, RPC_SECURITY_BLOCKED,
+		    "forbidden_host", "more than one Host or Origin header");
+		return -1;
+	}
 	if (host != NULL && !http_host_ok(h, host, http_hostlen(host))) {
 		snprintf(why, sizeof(why), "Host '%.100s' is not this broker "
 		    "(localhost, 127.0.0.1, [::1], %s, or an --http-origin)",

@@ -344,6 +344,19 @@ START_TEST(http_refusals)
 	snprintf(hdrs, sizeof(hdrs), "Host: localhost:%d\r\nOrigin: "
 	    "http://evil.example.com\r\n", hport);
 	assert_refused(post(NULL, hdrs, INIT_BODY), 403, "forbidden_origin");
+	/* A loopback name with something after it, or a second header. */
+	assert_refused(post(NULL, "Host: [::1]evil.example.com\r\n",
+	    INIT_BODY), 403, "forbidden_host");
+	assert_refused(post(NULL, "Host: localhost:evil\r\n", INIT_BODY),
+	    403, "forbidden_host");
+	assert_refused(post(NULL, "Host: 127.0.0.1\r\nOrigin: "
+	    "http://[::1]x.evil.example.com\r\n", INIT_BODY), 403,
+	    "forbidden_origin");
+	assert_refused(post(NULL, "Host: localhost\r\nHost: evil.example.com"
+	    "\r\n", INIT_BODY), 403, "forbidden_host");
+	assert_refused(post(NULL, "Host: localhost\r\nOrigin: "
+	    "http://localhost\r\nOrigin: http://evil.example.com\r\n",
+	    INIT_BODY), 403, "forbidden_host");
 	snprintf(hdrs, sizeof(hdrs), "Host: localhost:%d\r\nOrigin: "
 	    "http://localhost:%d\r\n", hport, hport);
 	initialize(sid, hdrs);
