@@ -86,6 +86,7 @@ struct http_sess {
 	uint64_t		 next_num;
 	int64_t			 active_ms;
 	int			 running;
+	int			 fresh;		/* its initialize not answered */
 };
 TAILQ_HEAD(http_sesslist, http_sess);
 

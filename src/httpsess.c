@@ -39,11 +39,8 @@ static void		 hs_closed(struct evhttp_connection *, void *);
 static void		 hs_poll(evutil_socket_t, short, void *);
 static void		 hs_sweep(evutil_socket_t, short, void *);
 
-/*
- * What a session hears unasked: MCP's notifications.  cmdgate's own
- * (notifications/job, notifications/server/shutdown) mean nothing to an
- * MCP client and are not sent.
- */
+/* What a session hears unasked: MCP's notifications, not cmdgate's own
+ * (notifications/job, notifications/server/shutdown). */
 static const char *hs_notes[] = {
 	"notifications/progress", "notifications/message",
 	"notifications/cancelled", "notifications/tools/list_changed", NULL,
@@ -88,6 +85,7 @@ httpsess_new(struct http *h, const char *peer)
 	TAILQ_INIT(&s->streams);
 	s->get = hs_stream_new(s, 0);
 	s->next_num = 1;
+	s->fresh = 1;
 	s->active_ms = util_monotonic_ms();
 	TAILQ_INSERT_TAIL(&h->sessions, s, entry);
 	h->nsessions++;
@@ -255,14 +253,13 @@ hs_route(struct http_sess *s, char *line, size_t n)
 	if (tab == NULL)
 		return;
 	*tab = '\0';
-	if (tab + 1 == line + n) {	/* dropped: nothing more is due */
-		if ((st = hs_find(s, line)) != NULL && st->due) {
-			st->due = 0;
-			st->ended_ms = util_monotonic_ms();
-			hs_push(st);
-		}
-		return;
+	if (tab + 1 == line + n && (st = hs_find(s, line)) != NULL) {
+		st->due = 0;	/* dropped: nothing more is due */
+		st->ended_ms = util_monotonic_ms();
+		hs_push(st);
 	}
+	if (tab + 1 == line + n)
+		return;
 	if ((msg = json_tokener_parse(tab + 1)) == NULL)
 		return;
 	answer = json_object_is_type(msg, json_type_array) ||
@@ -375,7 +372,16 @@ hs_reply_json(struct http_stream *st)
 {
 	struct http_ev	*ev = TAILQ_FIRST(&st->evs);
 	struct evbuffer	*b;
+	json_object	*a = NULL;
+	int		 failed;
 
+	/* An initialize refused (bad params): no session, no place held. */
+	failed = st->s->fresh && (a = json_tokener_parse(ev->data)) != NULL &&
+	    json_object_object_get_ex(a, "error", NULL);
+	json_object_put(a);
+	st->s->fresh = 0;
+	if (failed && hs_conn(st->s) != NULL)
+		conn_kill(hs_conn(st->s));
 	if ((b = evbuffer_new()) == NULL ||
 	    evbuffer_add(b, ev->data, ev->len) == -1)
 		fatalx("evbuffer_add: out of memory");
@@ -383,7 +389,8 @@ hs_reply_json(struct http_stream *st)
 	    NULL, NULL);
 	evhttp_add_header(evhttp_request_get_output_headers(st->req),
 	    "Content-Type", "application/json");
-	httpsess_headers(st->s, st->req);
+	if (!failed)
+		httpsess_headers(st->s, st->req);
 	evhttp_send_reply(st->req, HTTP_OK, "OK", b);
 	evbuffer_free(b);
 	st->req = NULL;

@@ -521,6 +521,28 @@ START_TEST(http_cancelled)
 }
 END_TEST
 
+/* An initialize answered with an error begins no session. */
+START_TEST(http_init_refused)
+{
+	char		 sid[64];
+	struct hc	*h;
+	json_object	*j;
+	int		 i;
+
+	start("--max-clients", "2", NULL);
+	for (i = 0; i < 3; i++) {
+		h = post(NULL, NULL, "{\"jsonrpc\":\"2.0\",\"id\":1,"
+		    "\"method\":\"initialize\",\"params\":5}");
+		ck_assert_int_ne(hc_header(h, "Mcp-Session-Id", sid, 64), 0);
+		j = reply_json(h, 200);
+		ck_assert_ptr_nonnull(jpath(j, "error.code"));
+		json_object_put(j);
+	}
+	/* No place is held: a good one still begins a session. */
+	initialize(sid, NULL);
+}
+END_TEST
+
 /* --http-poll closes a POST's stream; a GET with Last-Event-ID resumes. */
 START_TEST(http_poll_resume)
 {
@@ -669,6 +691,7 @@ http_suite(void)
 	tcase_add_test(tc, http_session);
 	tcase_add_test(tc, http_sse_answer);
 	tcase_add_test(tc, http_cancelled);
+	tcase_add_test(tc, http_init_refused);
 	tcase_add_test(tc, http_refusals);
 	tcase_add_test(tc, http_bearer);
 	tcase_add_test(tc, http_get_stream);
