@@ -95,10 +95,8 @@ httpsess_new(struct http *h, const char *peer)
 	return s;
 }
 
-/*
- * Its connection, or NULL once that went or is closing (a limit, the
- * shutdown, a method that closes its connection).
- */
+/* Its connection, or NULL once that went or is closing (a limit, the
+ * shutdown, a method that closes its connection). */
 static struct conn *
 hs_conn(struct http_sess *s)
 {
@@ -304,10 +302,8 @@ hs_resume(struct conn *c)
 		hs_run(c->drain_arg);
 }
 
-/*
- * Run the POSTs' bodies in order, while the connection reads: a
- * submit's answer, or a batch's, comes before the next request's.
- */
+/* Run the POSTs' bodies in order, while the connection reads: a
+ * submit's answer, or a batch's, comes before the next request's. */
 static void
 hs_run(struct http_sess *s)
 {
@@ -485,13 +481,17 @@ hs_push(struct http_stream *st)
 static void
 hs_detach(struct http_stream *st)
 {
+	struct timeval	tv = { HTTP_WRITE_S, 0 };
+
 	if (st->req == NULL)
 		return;
 	evhttp_connection_set_closecb(evhttp_request_get_connection(st->req),
 	    NULL, NULL);
-	if (st->sse)
+	if (st->sse) {		/* kept alive: the next request is timed */
+		bufferevent_set_timeouts(evhttp_connection_get_bufferevent(
+		    evhttp_request_get_connection(st->req)), &tv, &tv);
 		evhttp_send_reply_end(st->req);
-	else
+	} else
 		httpsess_reply_error(st->req, HTTP_NOTFOUND, RPC_INVALID_REQUEST,
 		    "unknown_session", "the session ended before this request "
 		    "ran");
