@@ -13,12 +13,14 @@
 #include <arpa/inet.h>
 
 #include <errno.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
 #include <event2/buffer.h>
+#include <event2/bufferevent.h>
 #include <event2/event.h>
 #include <event2/http.h>
 #include <event2/keyvalq_struct.h>
@@ -42,6 +44,8 @@
 #define HTTP_MAX_HEADERS	(64 * 1024)	/* bytes of a request's */
 #define HTTP_TIMEOUT_S		60	/* to send a request, or read */
 #define HTTP_ACCEPT_RETRY_S	1	/* after EMFILE, try accepting again */
+#define HTTP_CONNS_PER_CLIENT	2	/* open connections: 2 a client, */
+#define HTTP_CONNS_SPARE	16	/* and these more */
 #define HTTP_METHODS		(EVHTTP_REQ_GET | EVHTTP_REQ_POST | \
 				EVHTTP_REQ_DELETE | EVHTTP_REQ_HEAD | \
 				EVHTTP_REQ_PUT | EVHTTP_REQ_OPTIONS | \
@@ -492,6 +496,87 @@ http_accept_error(struct evconnlistener *lev, void *arg)
 	evtimer_add(h->retry, &tv);
 }
 
+/*
+ * Forget the connections evhttp has freed (it clears their callbacks):
+ * how many are open.
+ */
+static size_t
+http_reap(struct http *h)
+{
+	bufferevent_data_cb	 rcb;
+	bufferevent_event_cb	 ecb;
+	size_t			 i = 0;
+
+	while (i < h->nconns) {
+		bufferevent_getcb(h->conns[i].bev, &rcb, NULL, &ecb, NULL);
+		if (rcb != NULL || ecb != NULL) {
+			i++;
+			continue;
+		}
+		bufferevent_decref(h->conns[i].bev);
+		h->conns[i] = h->conns[--h->nconns];
+	}
+	if (h->nconns < h->maxconns)
+		h->full = 0;
+	return h->nconns;
+}
+
+/*
+ * evhttp's bufferevent for a connection it accepted (no socket yet): held
+ * to be counted.  Not closed on free: evhttp then closes the socket
+ * itself, and the connection is known gone as soon as it is.  Over the
+ * bound, it is closed before anything is read from it (http_refuse runs
+ * in this turn of the loop).
+ */
+static struct bufferevent *
+http_newconn(struct event_base *base, void *arg)
+{
+	struct http		*h = arg;
+	struct bufferevent	*bev;
+	size_t			 open = http_reap(h);
+
+	if ((bev = bufferevent_socket_new(base, -1, 0)) == NULL)
+		fatalx("bufferevent_socket_new");
+	bufferevent_incref(bev);
+	if (h->nconns == h->connsize) {
+		h->connsize = h->connsize == 0 ? 64 : 2 * h->connsize;
+		h->conns = xrealloc(h->conns, h->connsize *
+		    sizeof(*h->conns));
+	}
+	h->conns[h->nconns].bev = bev;
+	h->conns[h->nconns++].refuse = open >= h->maxconns;
+	if (open >= h->maxconns) {
+		if (!h->full)
+			log_warnx("HTTP: %zu connections open (2 x "
+			    "--max-clients + 16); refusing more until one "
+			    "closes", open);
+		h->full = 1;
+		event_active(h->refuse, EV_TIMEOUT, 1);
+	}
+	return bev;
+}
+
+/* Close the refused connections: evhttp frees them as at an EOF. */
+static void
+http_refuse(evutil_socket_t fd, short ev, void *arg)
+{
+	struct http		*h = arg;
+	bufferevent_event_cb	 ecb;
+	size_t			 i;
+
+	(void)fd;
+	(void)ev;
+	for (i = 0; i < h->nconns; i++) {
+		if (!h->conns[i].refuse)
+			continue;
+		h->conns[i].refuse = 0;
+		bufferevent_getcb(h->conns[i].bev, NULL, NULL, &ecb, NULL);
+		if (ecb != NULL)
+			bufferevent_trigger_event(h->conns[i].bev,
+			    BEV_EVENT_EOF | BEV_EVENT_READING, 0);
+	}
+}
+
 /* The bound address as "HOST:PORT" (host in brackets for IPv6). */
 static void
 http_bound(struct http *h, evutil_socket_t fd, char *buf, size_t len)
@@ -539,13 +624,18 @@ http_open(struct server *srv, char *err, size_t errlen)
 	h->srv = srv;
 	h->lev = lev;
 	TAILQ_INIT(&h->sessions);
-	if ((h->retry = evtimer_new(srv->base, http_retry, h)) == NULL)
+	if ((h->retry = evtimer_new(srv->base, http_retry, h)) == NULL ||
+	    (h->refuse = evtimer_new(srv->base, http_refuse, h)) == NULL)
 		fatalx("evtimer_new");
+	h->maxconns = opt->max_clients > (SIZE_MAX - HTTP_CONNS_SPARE) /
+	    HTTP_CONNS_PER_CLIENT ? SIZE_MAX : (size_t)(HTTP_CONNS_PER_CLIENT *
+	    opt->max_clients + HTTP_CONNS_SPARE);
 	evconnlistener_set_error_cb(lev, http_accept_error);
 	if ((h->eh = evhttp_new(srv->base)) == NULL ||
 	    (h->sock = evhttp_bind_listener(h->eh, lev)) == NULL)
 		fatalx("evhttp_new");
 	evhttp_set_gencb(h->eh, http_request, h);
+	evhttp_set_bevcb(h->eh, http_newconn, h);
 	evhttp_set_allowed_methods(h->eh, HTTP_METHODS);
 	evhttp_set_max_body_size(h->eh, (ev_ssize_t)opt->max_message);
 	evhttp_set_max_headers_size(h->eh, HTTP_MAX_HEADERS);
@@ -573,6 +663,7 @@ http_shutdown(struct server *srv)
 	h->sock = NULL;
 	h->lev = NULL;		/* freed with its socket */
 	evtimer_del(h->retry);
+	evtimer_del(h->refuse);
 	while ((s = TAILQ_FIRST(&h->sessions)) != NULL)
 		httpsess_free(s);
 }
@@ -588,7 +679,12 @@ http_free(struct server *srv)
 	if (h->sweep != NULL)
 		event_free(h->sweep);
 	event_free(h->retry);
+	event_free(h->refuse);
 	evhttp_free(h->eh);
+	/* Its connections went with it: what is held goes now. */
+	while (h->nconns > 0)
+		bufferevent_decref(h->conns[--h->nconns].bev);
+	free(h->conns);
 	free(h);
 	srv->http = http_self = NULL;
 }

@@ -31,7 +31,7 @@ static void		 hs_drain(struct conn *);
 static void		 hs_resume(struct conn *);
 static void		 hs_run(struct http_sess *);
 static void		 hs_decide(struct http_stream *);
-static void		 hs_start(struct http_stream *);
+static void		 hs_start(struct http_stream *, int);
 static void		 hs_push(struct http_stream *);
 static void		 hs_detach(struct http_stream *);
 static void		 hs_stream_free(struct http_stream *);
@@ -391,12 +391,15 @@ hs_decide(struct http_stream *st)
 		hs_stream_free(st);
 		return;
 	}
-	hs_start(st);
+	hs_start(st, 1);
 }
 
-/* Begin an event stream on st->req: the priming event, then the rest. */
+/*
+ * Begin an event stream on st->req: the priming event (unless it goes on
+ * from an id its client had), then the rest.
+ */
 static void
-hs_start(struct http_stream *st)
+hs_start(struct http_stream *st, int prime)
 {
 	const struct options	*opt = st->s->h->srv->opt;
 	struct evkeyvalq	*oh = evhttp_request_get_output_headers(st->req);
@@ -414,14 +417,18 @@ hs_start(struct http_stream *st)
 	bufferevent_set_timeouts(evhttp_connection_get_bufferevent(
 	    evhttp_request_get_connection(st->req)), NULL, &wtv);
 	st->sse = 1;
+	st->cut = 0;
 	/* The priming event: the id to resume from, and how soon. */
 	snprintf(id, sizeof(id), "%" PRIu64 "-%" PRIu64, st->num, st->sent);
-	if ((ev = sse_event(NULL, id, HTTP_RETRY_MS, "", 0, &n)) == NULL ||
-	    (b = evbuffer_new()) == NULL || evbuffer_add(b, ev, n) == -1)
-		fatalx("sse_event: out of memory");
-	free(ev);
-	evhttp_send_reply_chunk(st->req, b);
-	evbuffer_free(b);
+	if (prime) {
+		if ((ev = sse_event(NULL, id, HTTP_RETRY_MS, "", 0, &n)) ==
+		    NULL || (b = evbuffer_new()) == NULL ||
+		    evbuffer_add(b, ev, n) == -1)
+			fatalx("sse_event: out of memory");
+		free(ev);
+		evhttp_send_reply_chunk(st->req, b);
+		evbuffer_free(b);
+	}
 	/* Only a POST's: a GET that resumes it gets the rest. */
 	if (evhttp_request_get_command(st->req) == EVHTTP_REQ_POST &&
 	    opt->http_poll > 0) {
@@ -433,6 +440,24 @@ hs_start(struct http_stream *st)
 	hs_push(st);
 }
 
+/*
+ * A client that does not read its stream: close the connection (at the
+ * loop's next callbacks, as if it failed; hs_closed follows).  The events
+ * stay in the ring for a GET with Last-Event-ID.
+ */
+static void
+hs_cut(struct http_stream *st, size_t unread)
+{
+	log_warnx("MCP session %.8s...: stream %" PRIu64 " closed: its "
+	    "client left %zu bytes unread (over %d); its events wait for a "
+	    "GET with Last-Event-ID", st->s->id, st->num, unread,
+	    HTTP_UNREAD_MAX);
+	st->cut = 1;
+	bufferevent_trigger_event(evhttp_connection_get_bufferevent(
+	    evhttp_request_get_connection(st->req)), BEV_EVENT_ERROR |
+	    BEV_EVENT_WRITING, BEV_TRIG_DEFER_CALLBACKS);
+}
+
 /* Send the events req has not had; a POST's stream ends with its answer. */
 static void
 hs_push(struct http_stream *st)
@@ -442,8 +467,16 @@ hs_push(struct http_stream *st)
 	char		 id[48], *text;
 	size_t		 n;
 
-	if (st->req == NULL || !st->sse)
+	if (st->req == NULL || !st->sse || st->cut)
 		return;
+	/* What it has not read yet: more only while that is little. */
+	n = evbuffer_get_length(bufferevent_get_output(
+	    evhttp_connection_get_bufferevent(evhttp_request_get_connection(
+	    st->req))));
+	if (st->sent < st->seq && n > HTTP_UNREAD_MAX) {
+		hs_cut(st, n);
+		return;
+	}
 	if ((b = evbuffer_new()) == NULL)
 		fatalx("evbuffer_new");
 	TAILQ_FOREACH(ev, &st->evs, entry) {
@@ -493,6 +526,7 @@ hs_closed(struct evhttp_connection *evcon, void *arg)
 
 	(void)evcon;
 	st->req = NULL;
+	st->cut = 0;
 	if (st->poll != NULL)
 		evtimer_del(st->poll);
 	st->s->active_ms = util_monotonic_ms();
@@ -559,6 +593,7 @@ httpsess_get(struct http_sess *s, struct evhttp_request *req,
 {
 	struct http_stream	*st = NULL;
 	uint64_t		 num, seq = UINT64_MAX;
+	int			 resumed;
 
 	if (last != NULL && hs_parse_id(last, &num, &seq) == 0) {
 		if (num == 0)
@@ -569,6 +604,7 @@ httpsess_get(struct http_sess *s, struct evhttp_request *req,
 					break;
 	}
 	/* Unknown or gone: the standalone stream, from now on. */
+	resumed = st != NULL;
 	if (st == NULL || st == s->get) {
 		if (s->get->req != NULL)
 			return HTTP_S_CONFLICT;
@@ -583,7 +619,8 @@ httpsess_get(struct http_sess *s, struct evhttp_request *req,
 	evhttp_connection_set_closecb(evhttp_request_get_connection(req),
 	    hs_closed, st);
 	s->active_ms = util_monotonic_ms();
-	hs_start(st);
+	/* Resumed: no priming event, whose id its client had. */
+	hs_start(st, !resumed);
 	return 0;
 }
 
