@@ -34,7 +34,7 @@ struct server;
 #define HTTP_RETRY_MS	500		/* the "retry:" of a priming event */
 #define HTTP_SWEEP_MS	1000		/* idle sessions and old streams */
 #define HTTP_WRITE_S	60		/* a stream's client must read */
-#define HTTP_UNREAD_MAX	HTTP_RING_BYTES	/* a stream's unread output */
+#define HTTP_UNREAD_MAX	(2 * HTTP_RING_BYTES) /* unread: a replay, as much more */
 
 /* Statuses event2/http.h does not name. */
 #define HTTP_S_UNAUTHORIZED	401
@@ -146,13 +146,6 @@ int			 httpsess_get(struct http_sess *,
 /* The reply headers of the session (Mcp-Session-Id). */
 void			 httpsess_headers(struct http_sess *,
 			    struct evhttp_request *);
-/*
- * Answer req with status and a JSON-RPC error (id null, data.type type,
- * reason for a person).
- */
-void			 httpsess_reply_error(struct evhttp_request *,
-			    int status, int code, const char *type,
-			    const char *reason);
 /* Arm the sweep of idle sessions and old streams. */
 void			 httpsess_sweep_start(struct http *);
 

@@ -13,14 +13,12 @@
 #include <arpa/inet.h>
 
 #include <errno.h>
-#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
 #include <event2/buffer.h>
-#include <event2/bufferevent.h>
 #include <event2/event.h>
 #include <event2/http.h>
 #include <event2/keyvalq_struct.h>
@@ -30,6 +28,8 @@
 
 #include "authlimit.h"
 #include "http.h"
+#include "httpconn.h"
+#include "httperr.h"
 #include "httpsess.h"
 #include "mcpver.h"
 #include "jstrict.h"
@@ -44,8 +44,6 @@
 #define HTTP_MAX_HEADERS	(64 * 1024)	/* bytes of a request's */
 #define HTTP_TIMEOUT_S		60	/* to send a request, or read */
 #define HTTP_ACCEPT_RETRY_S	1	/* after EMFILE, try accepting again */
-#define HTTP_CONNS_PER_CLIENT	2	/* open connections: 2 a client, */
-#define HTTP_CONNS_SPARE	16	/* and these more */
 #define HTTP_METHODS		(EVHTTP_REQ_GET | EVHTTP_REQ_POST | \
 				EVHTTP_REQ_DELETE | EVHTTP_REQ_HEAD | \
 				EVHTTP_REQ_PUT | EVHTTP_REQ_OPTIONS | \
@@ -116,7 +114,7 @@ http_check_origin(struct http *h, struct evhttp_request *req)
 		snprintf(why, sizeof(why), "Host '%.100s' is not this broker "
 		    "(localhost, 127.0.0.1, [::1], %s, or an --http-origin)",
 		    host, h->host);
-		httpsess_reply_error(req, HTTP_S_FORBIDDEN, RPC_SECURITY_BLOCKED,
+		httperr_reply(req, HTTP_S_FORBIDDEN, RPC_SECURITY_BLOCKED,
 		    "forbidden_host", why);
 		return -1;
 	}
@@ -130,7 +128,7 @@ http_check_origin(struct http *h, struct evhttp_request *req)
 		    "machine (localhost, 127.0.0.1, [::1], %s, or an "
 		    "--http-origin): refused against DNS rebinding", origin,
 		    h->host);
-		httpsess_reply_error(req, HTTP_S_FORBIDDEN, RPC_SECURITY_BLOCKED,
+		httperr_reply(req, HTTP_S_FORBIDDEN, RPC_SECURITY_BLOCKED,
 		    "forbidden_origin", why);
 		return -1;
 	}
@@ -188,7 +186,7 @@ http_check_auth(struct http *h, struct evhttp_request *req)
 	}
 	evhttp_add_header(evhttp_request_get_output_headers(req),
 	    "WWW-Authenticate", "Bearer");
-	httpsess_reply_error(req, HTTP_S_UNAUTHORIZED, RPC_UNAUTHORIZED,
+	httperr_reply(req, HTTP_S_UNAUTHORIZED, RPC_UNAUTHORIZED,
 	    "unauthorized", why);
 	return -1;
 }
@@ -211,7 +209,7 @@ http_check_version(struct evhttp_request *req)
 	for (i = 0; vs[i] != NULL && off < sizeof(why); i++)
 		off += (size_t)snprintf(why + off, sizeof(why) - off, "%s %s",
 		    i > 0 ? "," : "", vs[i]);
-	httpsess_reply_error(req, HTTP_BADREQUEST, RPC_INVALID_REQUEST,
+	httperr_reply(req, HTTP_BADREQUEST, RPC_INVALID_REQUEST,
 	    "unsupported_protocol_version", why);
 	return -1;
 }
@@ -238,7 +236,7 @@ http_request(struct evhttp_request *req, void *arg)
 
 	path = evhttp_uri_get_path(evhttp_request_get_evhttp_uri(req));
 	if (path == NULL || strcmp(path, HTTP_PATH) != 0) {
-		httpsess_reply_error(req, HTTP_NOTFOUND, RPC_INVALID_REQUEST,
+		httperr_reply(req, HTTP_NOTFOUND, RPC_INVALID_REQUEST,
 		    "not_found", "the MCP endpoint is " HTTP_PATH);
 		return;
 	}
@@ -246,7 +244,7 @@ http_request(struct evhttp_request *req, void *arg)
 	    http_check_version(req) == -1)
 		return;
 	if (h->srv->stopping) {
-		httpsess_reply_error(req, HTTP_SERVUNAVAIL,
+		httperr_reply(req, HTTP_SERVUNAVAIL,
 		    RPC_INVALID_REQUEST, "stopping", "the broker is stopping");
 		return;
 	}
@@ -263,7 +261,7 @@ http_request(struct evhttp_request *req, void *arg)
 	default:
 		evhttp_add_header(evhttp_request_get_output_headers(req),
 		    "Allow", "GET, POST, DELETE");
-		httpsess_reply_error(req, HTTP_BADMETHOD, RPC_INVALID_REQUEST,
+		httperr_reply(req, HTTP_BADMETHOD, RPC_INVALID_REQUEST,
 		    "method_not_allowed", HTTP_PATH " takes POST, GET and "
 		    "DELETE");
 	}
@@ -277,13 +275,13 @@ http_session(struct http *h, struct evhttp_request *req)
 	struct http_sess	*s;
 
 	if (id == NULL) {
-		httpsess_reply_error(req, HTTP_BADREQUEST, RPC_INVALID_REQUEST,
+		httperr_reply(req, HTTP_BADREQUEST, RPC_INVALID_REQUEST,
 		    "session_required", "no Mcp-Session-Id header: send the "
 		    "one the initialize answer carried, or initialize first");
 		return NULL;
 	}
 	if ((s = httpsess_find(h, id)) == NULL)
-		httpsess_reply_error(req, HTTP_NOTFOUND, RPC_INVALID_REQUEST,
+		httperr_reply(req, HTTP_NOTFOUND, RPC_INVALID_REQUEST,
 		    "unknown_session", "no such session (ended, expired or "
 		    "never begun): initialize a new one");
 	return s;
@@ -300,14 +298,14 @@ http_session_new(struct http *h, struct evhttp_request *req)
 	if (srv->nconns >= srv->opt->max_clients) {
 		log_warnx("--max-clients %llu reached; MCP session refused",
 		    (unsigned long long)srv->opt->max_clients);
-		httpsess_reply_error(req, HTTP_SERVUNAVAIL, RPC_QUEUE_FULL,
+		httperr_reply(req, HTTP_SERVUNAVAIL, RPC_QUEUE_FULL,
 		    "too_many_clients", "the broker serves as many clients "
 		    "as --max-clients lets it: try again later");
 		return NULL;
 	}
 	http_peer(req, peer, sizeof(peer));
 	if ((s = httpsess_new(h, peer)) == NULL)
-		httpsess_reply_error(req, HTTP_INTERNAL, RPC_INTERNAL_ERROR,
+		httperr_reply(req, HTTP_INTERNAL, RPC_INTERNAL_ERROR,
 		    "internal_error", "no random session id to be had");
 	return s;
 }
@@ -348,14 +346,14 @@ http_post_headers(struct evhttp_request *req)
 
 	if (ct == NULL || strncasecmp(ct, "application/json", 16) != 0 ||
 	    (ct[16] != '\0' && ct[16] != ';' && ct[16] != ' ')) {
-		httpsess_reply_error(req, HTTP_S_UNSUPPORTED,
+		httperr_reply(req, HTTP_S_UNSUPPORTED,
 		    RPC_INVALID_REQUEST, "unsupported_media_type", "a POST's "
 		    "Content-Type must be application/json");
 		return -1;
 	}
 	if (!http_accepts(accept, "application/json") ||
 	    !http_accepts(accept, "text/event-stream")) {
-		httpsess_reply_error(req, HTTP_S_NOT_ACCEPTABLE, RPC_INVALID_REQUEST,
+		httperr_reply(req, HTTP_S_NOT_ACCEPTABLE, RPC_INVALID_REQUEST,
 		    "not_acceptable", "a POST's Accept must list both "
 		    "application/json and text/event-stream");
 		return -1;
@@ -404,7 +402,7 @@ http_post(struct http *h, struct evhttp_request *req)
 	if ((rc = jstrict_parse(body, len, &msg)) != 0) {
 		snprintf(why, sizeof(why), "not valid JSON (RFC 8259, UTF-8): "
 		    "%s", jstrict_strerror(rc));
-		httpsess_reply_error(req, HTTP_BADREQUEST, RPC_PARSE_ERROR,
+		httperr_reply(req, HTTP_BADREQUEST, RPC_PARSE_ERROR,
 		    "parse_error", why);
 		free(body);
 		return;
@@ -439,7 +437,7 @@ http_get(struct http *h, struct evhttp_request *req)
 	struct http_sess	*s;
 
 	if (!http_accepts(http_header(req, "Accept"), "text/event-stream")) {
-		httpsess_reply_error(req, HTTP_S_NOT_ACCEPTABLE, RPC_INVALID_REQUEST,
+		httperr_reply(req, HTTP_S_NOT_ACCEPTABLE, RPC_INVALID_REQUEST,
 		    "not_acceptable", "a GET's Accept must list "
 		    "text/event-stream");
 		return;
@@ -447,7 +445,7 @@ http_get(struct http *h, struct evhttp_request *req)
 	if ((s = http_session(h, req)) == NULL)
 		return;
 	if (httpsess_get(s, req, http_header(req, "Last-Event-ID")) != 0)
-		httpsess_reply_error(req, HTTP_S_CONFLICT, RPC_INVALID_REQUEST,
+		httperr_reply(req, HTTP_S_CONFLICT, RPC_INVALID_REQUEST,
 		    "stream_taken", "this session's stream is already open "
 		    "on another GET: one at a time");
 }
@@ -494,87 +492,6 @@ http_accept_error(struct evconnlistener *lev, void *arg)
 	    HTTP_ACCEPT_RETRY_S);
 	evconnlistener_disable(lev);
 	evtimer_add(h->retry, &tv);
-}
-
-/*
- * Forget the connections evhttp has freed (it clears their callbacks):
- * how many are open.
- */
-static size_t
-http_reap(struct http *h)
-{
-	bufferevent_data_cb	 rcb;
-	bufferevent_event_cb	 ecb;
-	size_t			 i = 0;
-
-	while (i < h->nconns) {
-		bufferevent_getcb(h->conns[i].bev, &rcb, NULL, &ecb, NULL);
-		if (rcb != NULL || ecb != NULL) {
-			i++;
-			continue;
-		}
-		bufferevent_decref(h->conns[i].bev);
-		h->conns[i] = h->conns[--h->nconns];
-	}
-	if (h->nconns < h->maxconns)
-		h->full = 0;
-	return h->nconns;
-}
-
-/*
- * evhttp's bufferevent for a connection it accepted (no socket yet): held
- * to be counted.  Not closed on free: evhttp then closes the socket
- * itself, and the connection is known gone as soon as it is.  Over the
- * bound, it is closed before anything is read from it (http_refuse runs
- * in this turn of the loop).
- */
-static struct bufferevent *
-http_newconn(struct event_base *base, void *arg)
-{
-	struct http		*h = arg;
-	struct bufferevent	*bev;
-	size_t			 open = http_reap(h);
-
-	if ((bev = bufferevent_socket_new(base, -1, 0)) == NULL)
-		fatalx("bufferevent_socket_new");
-	bufferevent_incref(bev);
-	if (h->nconns == h->connsize) {
-		h->connsize = h->connsize == 0 ? 64 : 2 * h->connsize;
-		h->conns = xrealloc(h->conns, h->connsize *
-		    sizeof(*h->conns));
-	}
-	h->conns[h->nconns].bev = bev;
-	h->conns[h->nconns++].refuse = open >= h->maxconns;
-	if (open >= h->maxconns) {
-		if (!h->full)
-			log_warnx("HTTP: %zu connections open (2 x "
-			    "--max-clients + 16); refusing more until one "
-			    "closes", open);
-		h->full = 1;
-		event_active(h->refuse, EV_TIMEOUT, 1);
-	}
-	return bev;
-}
-
-/* Close the refused connections: evhttp frees them as at an EOF. */
-static void
-http_refuse(evutil_socket_t fd, short ev, void *arg)
-{
-	struct http		*h = arg;
-	bufferevent_event_cb	 ecb;
-	size_t			 i;
-
-	(void)fd;
-	(void)ev;
-	for (i = 0; i < h->nconns; i++) {
-		if (!h->conns[i].refuse)
-			continue;
-		h->conns[i].refuse = 0;
-		bufferevent_getcb(h->conns[i].bev, NULL, NULL, &ecb, NULL);
-		if (ecb != NULL)
-			bufferevent_trigger_event(h->conns[i].bev,
-			    BEV_EVENT_EOF | BEV_EVENT_READING, 0);
-	}
 }
 
 /* The bound address as "HOST:PORT" (host in brackets for IPv6). */
@@ -624,18 +541,15 @@ http_open(struct server *srv, char *err, size_t errlen)
 	h->srv = srv;
 	h->lev = lev;
 	TAILQ_INIT(&h->sessions);
-	if ((h->retry = evtimer_new(srv->base, http_retry, h)) == NULL ||
-	    (h->refuse = evtimer_new(srv->base, http_refuse, h)) == NULL)
+	if ((h->retry = evtimer_new(srv->base, http_retry, h)) == NULL)
 		fatalx("evtimer_new");
-	h->maxconns = opt->max_clients > (SIZE_MAX - HTTP_CONNS_SPARE) /
-	    HTTP_CONNS_PER_CLIENT ? SIZE_MAX : (size_t)(HTTP_CONNS_PER_CLIENT *
-	    opt->max_clients + HTTP_CONNS_SPARE);
+	httpconn_init(h);
 	evconnlistener_set_error_cb(lev, http_accept_error);
 	if ((h->eh = evhttp_new(srv->base)) == NULL ||
 	    (h->sock = evhttp_bind_listener(h->eh, lev)) == NULL)
 		fatalx("evhttp_new");
 	evhttp_set_gencb(h->eh, http_request, h);
-	evhttp_set_bevcb(h->eh, http_newconn, h);
+	evhttp_set_bevcb(h->eh, httpconn_new, h);
 	evhttp_set_allowed_methods(h->eh, HTTP_METHODS);
 	evhttp_set_max_body_size(h->eh, (ev_ssize_t)opt->max_message);
 	evhttp_set_max_headers_size(h->eh, HTTP_MAX_HEADERS);
@@ -679,12 +593,8 @@ http_free(struct server *srv)
 	if (h->sweep != NULL)
 		event_free(h->sweep);
 	event_free(h->retry);
-	event_free(h->refuse);
 	evhttp_free(h->eh);
-	/* Its connections went with it: what is held goes now. */
-	while (h->nconns > 0)
-		bufferevent_decref(h->conns[--h->nconns].bev);
-	free(h->conns);
+	httpconn_free(h);
 	free(h);
 	srv->http = http_self = NULL;
 }

@@ -18,6 +18,7 @@
 #include <json-c/json.h>
 
 #include "conn.h"
+#include "httperr.h"
 #include "httpsess.h"
 #include "log.h"
 #include "options.h"
@@ -508,7 +509,7 @@ hs_detach(struct http_stream *st)
 	if (st->sse)
 		evhttp_send_reply_end(st->req);
 	else
-		httpsess_reply_error(st->req, HTTP_NOTFOUND, RPC_INVALID_REQUEST,
+		httperr_reply(st->req, HTTP_NOTFOUND, RPC_INVALID_REQUEST,
 		    "unknown_session", "the session ended before this request "
 		    "ran");
 	st->req = NULL;
@@ -695,25 +696,4 @@ httpsess_sweep_start(struct http *h)
 		fatalx("evtimer_new");
 	if (h->nsessions > 0 && !evtimer_pending(h->sweep, NULL))
 		evtimer_add(h->sweep, &tv);
-}
-
-void
-httpsess_reply_error(struct evhttp_request *req, int status, int code,
-    const char *type, const char *reason)
-{
-	json_object	*resp;
-	struct evbuffer	*b;
-	const char	*s;
-	size_t		 len;
-
-	resp = rpc_error_response(NULL, code, type, NULL, reason);
-	s = json_object_to_json_string_length(resp, JSON_C_TO_STRING_PLAIN |
-	    JSON_C_TO_STRING_NOSLASHESCAPE, &len);
-	if ((b = evbuffer_new()) == NULL || evbuffer_add(b, s, len) == -1)
-		fatalx("evbuffer_add: out of memory");
-	evhttp_add_header(evhttp_request_get_output_headers(req),
-	    "Content-Type", "application/json");
-	evhttp_send_reply(req, status, NULL, b);
-	evbuffer_free(b);
-	json_object_put(resp);
 }

@@ -9,7 +9,6 @@
 #include <sys/stat.h>
 
 #include <fcntl.h>
-#include <poll.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -53,14 +52,11 @@ teardown(void)
 	broker_stop(&b);
 }
 
-/*
- * hold waits for the fifo; echo answers at once; prog reports; flood
- * sends 4000-byte log lines, 50 a second, for 10 s; more: one tool more.
- */
+/* hold waits for the fifo; echo answers at once; more: one tool more. */
 static void
 write_tools(int more)
 {
-	char	json[4096];
+	char	json[2048];
 
 	snprintf(json, sizeof(json), "{\"tools\":["
 	    "{\"name\":\"hold\",\"description\":\"waits\",\"exec\":[\"sh\","
@@ -72,11 +68,7 @@ write_tools(int more)
 	    "{\"name\":\"prog\",\"description\":\"reports\",\"exec\":[\"sh\","
 	    "\"-c\",\"printf 'progress 50/100 half\\\\n' >&$CMDGATE_NOTIFY_FD; "
 	    "printf 'log warning careful\\\\n' >&$CMDGATE_NOTIFY_FD; "
-	    "cat %s >/dev/null\"]},"
-	    "{\"name\":\"flood\",\"tier\":\"smooth\",\"exec\":[\"sh\",\"-c\","
-	    "\"x=$(printf %%4000s . | tr ' ' y); i=0; while [ $i -lt 500 ]; "
-	    "do echo \\\"log warning $x\\\" >&$CMDGATE_NOTIFY_FD; "
-	    "i=$((i+1)); sleep 0.02; done\"]}%s]}", fifo, fifo, more ?
+	    "cat %s >/dev/null\"]}%s]}", fifo, fifo, more ?
 	    ",{\"name\":\"more\",\"exec\":[\"true\"]}" : "");
 	write_file(tools, json, 0600);
 }
@@ -627,142 +619,6 @@ START_TEST(http_emfile)
 }
 END_TEST
 
-/*
- * Read fd to its end (EOF or reset; each wait bounded): what came, or
- * NULL if it did not end in time.  Caller frees.
- */
-static char *
-read_to_end(int fd)
-{
-	struct pollfd	 pfd = { fd, POLLIN, 0 };
-	char		*buf = calloc(1, 65536);
-	size_t		 n = 0;
-	ssize_t		 r;
-
-	ck_assert_ptr_nonnull(buf);
-	while (n < 65535) {
-		if (poll(&pfd, 1, HC_TIMEOUT_MS) != 1) {
-			free(buf);
-			return NULL;
-		}
-		if ((r = read(fd, buf + n, 65535 - n)) <= 0)
-			break;
-		n += (size_t)r;
-	}
-	return buf;
-}
-
-/* A connection over the bound is closed before anything is said. */
-static void
-assert_closed_at_once(void)
-{
-	int	 fd = broker_dial(hport);
-	char	*r;
-
-	ck_assert_int_ge(fd, 0);
-	r = read_to_end(fd);
-	ck_assert_msg(r != NULL && r[0] == '\0', "a connection over the "
-	    "bound was %s", r == NULL ? "kept open" : r);
-	free(r);
-	close(fd);
-}
-
-/* Open connections: at most 2 x --max-clients + 16, idle or not. */
-START_TEST(http_max_connections)
-{
-	char	 sid[64], req[1024], *r;
-	int	 fds[20], i;
-
-	start("--max-clients", "2", NULL);
-	for (i = 0; i < 20; i++)
-		ck_assert_int_ge(fds[i] = broker_dial(hport), 0);
-	assert_closed_at_once();
-	assert_closed_at_once();
-	ck_assert_int_eq(broker_log_count(&b, "connections open"), 1);
-	/* The ones it took still work. */
-	snprintf(req, sizeof(req), "POST /mcp HTTP/1.1\r\nHost: "
-	    "127.0.0.1:%d\r\n" JSON_HDRS "Content-Length: %zu\r\n"
-	    "Connection: close\r\n\r\n%s", hport, strlen(INIT_BODY),
-	    INIT_BODY);
-	ck_assert_int_eq(write(fds[0], req, strlen(req)),
-	    (ssize_t)strlen(req));
-	r = read_to_end(fds[0]);
-	ck_assert_msg(r != NULL && strncmp(r, "HTTP/1.1 200", 12) == 0,
-	    "%s", r == NULL ? "no answer" : r);
-	free(r);
-	close(fds[0]);
-	/* The broker closed that one: its place is taken by the next. */
-	initialize(sid, NULL);
-	ck_assert_int_ge(fds[0] = broker_dial(hport), 0);
-	assert_closed_at_once();
-	close(fds[0]);
-	for (i = 1; i < 20; i++)
-		close(fds[i]);
-}
-END_TEST
-
-#define FLOOD(n)	"{\"jsonrpc\":\"2.0\",\"id\":" #n ",\"method\":" \
-			"\"tools/call\",\"params\":{\"name\":\"flood\"," \
-			"\"arguments\":{}}}"
-
-/* The first len - 1 bytes fd sends (each wait bounded).  Caller frees. */
-static char *
-read_some(int fd, size_t len)
-{
-	struct pollfd	 pfd = { fd, POLLIN, 0 };
-	char		*buf = calloc(1, len);
-	size_t		 n = 0;
-	ssize_t		 r;
-
-	ck_assert_ptr_nonnull(buf);
-	while (n < len - 1) {
-		ck_assert_int_eq(poll(&pfd, 1, HC_TIMEOUT_MS), 1);
-		ck_assert_int_gt(r = read(fd, buf + n, len - 1 - n), 0);
-		n += (size_t)r;
-	}
-	return buf;
-}
-
-#define FLOOD(n)	"{\"jsonrpc\":\"2.0\",\"id\":" #n ",\"method\":" \
-			"\"tools/call\",\"params\":{\"name\":\"flood\"," \
-			"\"arguments\":{}}}"
-
-/*
- * A client that stops reading its stream: past 1 MiB unread the broker
- * closes it, once, instead of buffering on; the events wait for a GET.
- */
-START_TEST(http_unread_stream)
-{
-	char		 sid[64], id[32], req[512], want[64], *r;
-	struct hc	*h;
-	int		 fd;
-
-	start(NULL);
-	initialize(sid, NULL);
-	h = post(sid, NULL, "[" FLOOD(1) "," FLOOD(2) "," FLOOD(3) ","
-	    FLOOD(4) "," FLOOD(5) "," FLOOD(6) "," FLOOD(7) "," FLOOD(8) "]");
-	assert_priming(h, id);
-	ck_assert_int_gt(broker_await_log(&b, "bytes unread"), 0);
-	ck_assert_int_eq(broker_log_count(&b, "bytes unread"), 1);
-	hc_close(h);
-	/* Read raw: the replay comes as one chunk larger than hc takes. */
-	ck_assert_int_ge(fd = broker_dial(hport), 0);
-	snprintf(req, sizeof(req), "GET /mcp HTTP/1.1\r\nHost: 127.0.0.1:%d"
-	    "\r\nAccept: text/event-stream\r\nMcp-Session-Id: %s\r\n"
-	    "Last-Event-ID: %s\r\nConnection: close\r\n\r\n", hport, sid,
-	    id);
-	ck_assert_int_eq(write(fd, req, strlen(req)), (ssize_t)strlen(req));
-	r = read_some(fd, 16384);
-	snprintf(want, sizeof(want), "\nevent: message\nid: %.*s-",
-	    (int)strcspn(id, "-"), id);
-	ck_assert_msg(strncmp(r, "HTTP/1.1 200", 12) == 0 &&
-	    strstr(r, want) != NULL && strstr(r,
-	    "\"notifications/message\"") != NULL, "%.600s", r);
-	free(r);
-	close(fd);
-}
-END_TEST
-
 static Suite *
 http_suite(void)
 {
@@ -782,8 +638,6 @@ http_suite(void)
 	tcase_add_test(tc, http_two_sessions);
 	tcase_add_test(tc, http_shutdown);
 	tcase_add_test(tc, http_emfile);
-	tcase_add_test(tc, http_max_connections);
-	tcase_add_test(tc, http_unread_stream);
 	suite_add_tcase(s, tc);
 	return s;
 }
