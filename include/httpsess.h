@@ -23,6 +23,7 @@ struct evhttp_bound_socket;
 struct evhttp_request;
 struct evconnlistener;
 struct evbuffer;
+struct bufferevent;
 struct event;
 struct server;
 
@@ -33,6 +34,7 @@ struct server;
 #define HTTP_RETRY_MS	500		/* the "retry:" of a priming event */
 #define HTTP_SWEEP_MS	1000		/* idle sessions and old streams */
 #define HTTP_WRITE_S	60		/* a stream's client must read */
+#define HTTP_UNREAD_MAX	(2 * HTTP_RING_BYTES) /* unread: a replay, as much more */
 
 /* Statuses event2/http.h does not name. */
 #define HTTP_S_UNAUTHORIZED	401
@@ -71,6 +73,7 @@ struct http_stream {
 	int			 due;		/* its answer is still due */
 	int64_t			 ended_ms;	/* when it was; 0: not yet */
 	struct event		*poll;		/* --http-poll closes it */
+	int			 cut;		/* closed: its client did not read */
 };
 TAILQ_HEAD(http_streams, http_stream);
 
@@ -90,6 +93,15 @@ struct http_sess {
 };
 TAILQ_HEAD(http_sesslist, http_sess);
 
+/*
+ * An accepted connection: its bufferevent, made by http.c and held (a
+ * reference) until evhttp has freed it, so that open ones are counted.
+ */
+struct http_conn {
+	struct bufferevent	*bev;
+	int			 refuse;	/* over the bound: to close */
+};
+
 /* The endpoint: one evhttp on the broker's loop. */
 struct http {
 	struct server		*srv;
@@ -98,6 +110,11 @@ struct http {
 	struct evconnlistener	*lev;		/* sock's */
 	struct event		*retry;		/* accepts again */
 	struct event		*sweep;
+	struct event		*refuse;	/* closes refused connections */
+	struct http_conn	*conns;
+	size_t			 nconns, connsize;
+	size_t			 maxconns;	/* 2 * --max-clients + 16 */
+	int			 full;		/* maxconns reached, logged */
 	struct http_sesslist	 sessions;
 	size_t			 nsessions;
 	char			 host[64];	/* the bound address */
@@ -130,13 +147,6 @@ int			 httpsess_get(struct http_sess *,
 /* The reply headers of the session (Mcp-Session-Id). */
 void			 httpsess_headers(struct http_sess *,
 			    struct evhttp_request *);
-/*
- * Answer req with status and a JSON-RPC error (id null, data.type type,
- * reason for a person).
- */
-void			 httpsess_reply_error(struct evhttp_request *,
-			    int status, int code, const char *type,
-			    const char *reason);
 /* Arm the sweep of idle sessions and old streams. */
 void			 httpsess_sweep_start(struct http *);
 

@@ -3,6 +3,7 @@
 #define CMDGATE_SSE_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 /*
  * A reader of Server-Sent Events (the WHATWG HTML "event stream"
@@ -67,5 +68,10 @@ const char	*sse_strerror(int code);
  */
 char		*sse_event(const char *event, const char *id, int retry_ms,
 		    const char *data, size_t len, size_t *outlen);
+/*
+ * An event id of cmdgated's HTTP streams, "NUM-SEQ" (stream, sequence):
+ * 0 with *num and *seq, or -1 when s is none of ours.
+ */
+int		 sse_id_parse(const char *s, uint64_t *num, uint64_t *seq);
 
 #endif

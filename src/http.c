@@ -28,6 +28,8 @@
 
 #include "authlimit.h"
 #include "http.h"
+#include "httpconn.h"
+#include "httperr.h"
 #include "httpsess.h"
 #include "mcpver.h"
 #include "jstrict.h"
@@ -138,7 +140,7 @@ http_check_origin(struct http *h, struct evhttp_request *req)
 
 	if (http_header_count(req, "Host") > 1 ||
 	    http_header_count(req, "Origin") > 1) {
-		httpsess_reply_error(req, HTTP_S_FORBIDDEN, RPC_SECURITY_BLOCKED,
+		httperr_reply(req, HTTP_S_FORBIDDEN, RPC_SECURITY_BLOCKED,
 		    "forbidden_host", "more than one Host or Origin header");
 		return -1;
 	}
@@ -146,7 +148,7 @@ http_check_origin(struct http *h, struct evhttp_request *req)
 		snprintf(why, sizeof(why), "Host '%.100s' is not this broker "
 		    "(localhost, 127.0.0.1, [::1], %s, or an --http-origin)",
 		    host, h->host);
-		httpsess_reply_error(req, HTTP_S_FORBIDDEN, RPC_SECURITY_BLOCKED,
+		httperr_reply(req, HTTP_S_FORBIDDEN, RPC_SECURITY_BLOCKED,
 		    "forbidden_host", why);
 		return -1;
 	}
@@ -160,7 +162,7 @@ http_check_origin(struct http *h, struct evhttp_request *req)
 		    "machine (localhost, 127.0.0.1, [::1], %s, or an "
 		    "--http-origin): refused against DNS rebinding", origin,
 		    h->host);
-		httpsess_reply_error(req, HTTP_S_FORBIDDEN, RPC_SECURITY_BLOCKED,
+		httperr_reply(req, HTTP_S_FORBIDDEN, RPC_SECURITY_BLOCKED,
 		    "forbidden_origin", why);
 		return -1;
 	}
@@ -218,7 +220,7 @@ http_check_auth(struct http *h, struct evhttp_request *req)
 	}
 	evhttp_add_header(evhttp_request_get_output_headers(req),
 	    "WWW-Authenticate", "Bearer");
-	httpsess_reply_error(req, HTTP_S_UNAUTHORIZED, RPC_UNAUTHORIZED,
+	httperr_reply(req, HTTP_S_UNAUTHORIZED, RPC_UNAUTHORIZED,
 	    "unauthorized", why);
 	return -1;
 }
@@ -241,7 +243,7 @@ http_check_version(struct evhttp_request *req)
 	for (i = 0; vs[i] != NULL && off < sizeof(why); i++)
 		off += (size_t)snprintf(why + off, sizeof(why) - off, "%s %s",
 		    i > 0 ? "," : "", vs[i]);
-	httpsess_reply_error(req, HTTP_BADREQUEST, RPC_INVALID_REQUEST,
+	httperr_reply(req, HTTP_BADREQUEST, RPC_INVALID_REQUEST,
 	    "unsupported_protocol_version", why);
 	return -1;
 }
@@ -268,7 +270,7 @@ http_request(struct evhttp_request *req, void *arg)
 
 	path = evhttp_uri_get_path(evhttp_request_get_evhttp_uri(req));
 	if (path == NULL || strcmp(path, HTTP_PATH) != 0) {
-		httpsess_reply_error(req, HTTP_NOTFOUND, RPC_INVALID_REQUEST,
+		httperr_reply(req, HTTP_NOTFOUND, RPC_INVALID_REQUEST,
 		    "not_found", "the MCP endpoint is " HTTP_PATH);
 		return;
 	}
@@ -276,7 +278,7 @@ http_request(struct evhttp_request *req, void *arg)
 	    http_check_version(req) == -1)
 		return;
 	if (h->srv->stopping) {
-		httpsess_reply_error(req, HTTP_SERVUNAVAIL,
+		httperr_reply(req, HTTP_SERVUNAVAIL,
 		    RPC_INVALID_REQUEST, "stopping", "the broker is stopping");
 		return;
 	}
@@ -293,7 +295,7 @@ http_request(struct evhttp_request *req, void *arg)
 	default:
 		evhttp_add_header(evhttp_request_get_output_headers(req),
 		    "Allow", "GET, POST, DELETE");
-		httpsess_reply_error(req, HTTP_BADMETHOD, RPC_INVALID_REQUEST,
+		httperr_reply(req, HTTP_BADMETHOD, RPC_INVALID_REQUEST,
 		    "method_not_allowed", HTTP_PATH " takes POST, GET and "
 		    "DELETE");
 	}
@@ -307,13 +309,13 @@ http_session(struct http *h, struct evhttp_request *req)
 	struct http_sess	*s;
 
 	if (id == NULL) {
-		httpsess_reply_error(req, HTTP_BADREQUEST, RPC_INVALID_REQUEST,
+		httperr_reply(req, HTTP_BADREQUEST, RPC_INVALID_REQUEST,
 		    "session_required", "no Mcp-Session-Id header: send the "
 		    "one the initialize answer carried, or initialize first");
 		return NULL;
 	}
 	if ((s = httpsess_find(h, id)) == NULL)
-		httpsess_reply_error(req, HTTP_NOTFOUND, RPC_INVALID_REQUEST,
+		httperr_reply(req, HTTP_NOTFOUND, RPC_INVALID_REQUEST,
 		    "unknown_session", "no such session (ended, expired or "
 		    "never begun): initialize a new one");
 	return s;
@@ -330,14 +332,14 @@ http_session_new(struct http *h, struct evhttp_request *req)
 	if (srv->nconns >= srv->opt->max_clients) {
 		log_warnx("--max-clients %llu reached; MCP session refused",
 		    (unsigned long long)srv->opt->max_clients);
-		httpsess_reply_error(req, HTTP_SERVUNAVAIL, RPC_QUEUE_FULL,
+		httperr_reply(req, HTTP_SERVUNAVAIL, RPC_QUEUE_FULL,
 		    "too_many_clients", "the broker serves as many clients "
 		    "as --max-clients lets it: try again later");
 		return NULL;
 	}
 	http_peer(req, peer, sizeof(peer));
 	if ((s = httpsess_new(h, peer)) == NULL)
-		httpsess_reply_error(req, HTTP_INTERNAL, RPC_INTERNAL_ERROR,
+		httperr_reply(req, HTTP_INTERNAL, RPC_INTERNAL_ERROR,
 		    "internal_error", "no random session id to be had");
 	return s;
 }
@@ -378,14 +380,14 @@ http_post_headers(struct evhttp_request *req)
 
 	if (ct == NULL || strncasecmp(ct, "application/json", 16) != 0 ||
 	    (ct[16] != '\0' && ct[16] != ';' && ct[16] != ' ')) {
-		httpsess_reply_error(req, HTTP_S_UNSUPPORTED,
+		httperr_reply(req, HTTP_S_UNSUPPORTED,
 		    RPC_INVALID_REQUEST, "unsupported_media_type", "a POST's "
 		    "Content-Type must be application/json");
 		return -1;
 	}
 	if (!http_accepts(accept, "application/json") ||
 	    !http_accepts(accept, "text/event-stream")) {
-		httpsess_reply_error(req, HTTP_S_NOT_ACCEPTABLE, RPC_INVALID_REQUEST,
+		httperr_reply(req, HTTP_S_NOT_ACCEPTABLE, RPC_INVALID_REQUEST,
 		    "not_acceptable", "a POST's Accept must list both "
 		    "application/json and text/event-stream");
 		return -1;
@@ -434,7 +436,7 @@ http_post(struct http *h, struct evhttp_request *req)
 	if ((rc = jstrict_parse(body, len, &msg)) != 0) {
 		snprintf(why, sizeof(why), "not valid JSON (RFC 8259, UTF-8): "
 		    "%s", jstrict_strerror(rc));
-		httpsess_reply_error(req, HTTP_BADREQUEST, RPC_PARSE_ERROR,
+		httperr_reply(req, HTTP_BADREQUEST, RPC_PARSE_ERROR,
 		    "parse_error", why);
 		free(body);
 		return;
@@ -469,7 +471,7 @@ http_get(struct http *h, struct evhttp_request *req)
 	struct http_sess	*s;
 
 	if (!http_accepts(http_header(req, "Accept"), "text/event-stream")) {
-		httpsess_reply_error(req, HTTP_S_NOT_ACCEPTABLE, RPC_INVALID_REQUEST,
+		httperr_reply(req, HTTP_S_NOT_ACCEPTABLE, RPC_INVALID_REQUEST,
 		    "not_acceptable", "a GET's Accept must list "
 		    "text/event-stream");
 		return;
@@ -477,7 +479,7 @@ http_get(struct http *h, struct evhttp_request *req)
 	if ((s = http_session(h, req)) == NULL)
 		return;
 	if (httpsess_get(s, req, http_header(req, "Last-Event-ID")) != 0)
-		httpsess_reply_error(req, HTTP_S_CONFLICT, RPC_INVALID_REQUEST,
+		httperr_reply(req, HTTP_S_CONFLICT, RPC_INVALID_REQUEST,
 		    "stream_taken", "this session's stream is already open "
 		    "on another GET: one at a time");
 }
@@ -575,11 +577,13 @@ http_open(struct server *srv, char *err, size_t errlen)
 	TAILQ_INIT(&h->sessions);
 	if ((h->retry = evtimer_new(srv->base, http_retry, h)) == NULL)
 		fatalx("evtimer_new");
+	httpconn_init(h);
 	evconnlistener_set_error_cb(lev, http_accept_error);
 	if ((h->eh = evhttp_new(srv->base)) == NULL ||
 	    (h->sock = evhttp_bind_listener(h->eh, lev)) == NULL)
 		fatalx("evhttp_new");
 	evhttp_set_gencb(h->eh, http_request, h);
+	evhttp_set_bevcb(h->eh, httpconn_new, h);
 	evhttp_set_allowed_methods(h->eh, HTTP_METHODS);
 	evhttp_set_max_body_size(h->eh, (ev_ssize_t)opt->max_message);
 	evhttp_set_max_headers_size(h->eh, HTTP_MAX_HEADERS);
@@ -607,6 +611,7 @@ http_shutdown(struct server *srv)
 	h->sock = NULL;
 	h->lev = NULL;		/* freed with its socket */
 	evtimer_del(h->retry);
+	evtimer_del(h->refuse);
 	while ((s = TAILQ_FIRST(&h->sessions)) != NULL)
 		httpsess_free(s);
 }
@@ -623,6 +628,7 @@ http_free(struct server *srv)
 		event_free(h->sweep);
 	event_free(h->retry);
 	evhttp_free(h->eh);
+	httpconn_free(h);
 	free(h);
 	srv->http = http_self = NULL;
 }

@@ -18,6 +18,7 @@
 #include <json-c/json.h>
 
 #include "conn.h"
+#include "httperr.h"
 #include "httpsess.h"
 #include "log.h"
 #include "options.h"
@@ -31,7 +32,7 @@ static void		 hs_drain(struct conn *);
 static void		 hs_resume(struct conn *);
 static void		 hs_run(struct http_sess *);
 static void		 hs_decide(struct http_stream *);
-static void		 hs_start(struct http_stream *);
+static void		 hs_start(struct http_stream *, int);
 static void		 hs_push(struct http_stream *);
 static void		 hs_detach(struct http_stream *);
 static void		 hs_stream_free(struct http_stream *);
@@ -404,12 +405,15 @@ hs_decide(struct http_stream *st)
 		hs_stream_free(st);
 		return;
 	}
-	hs_start(st);
+	hs_start(st, 1);
 }
 
-/* Begin an event stream on st->req: the priming event, then the rest. */
+/*
+ * Begin an event stream on st->req: the priming event (unless it goes on
+ * from an id its client had), then the rest.
+ */
 static void
-hs_start(struct http_stream *st)
+hs_start(struct http_stream *st, int prime)
 {
 	const struct options	*opt = st->s->h->srv->opt;
 	struct evkeyvalq	*oh = evhttp_request_get_output_headers(st->req);
@@ -427,14 +431,18 @@ hs_start(struct http_stream *st)
 	bufferevent_set_timeouts(evhttp_connection_get_bufferevent(
 	    evhttp_request_get_connection(st->req)), NULL, &wtv);
 	st->sse = 1;
+	st->cut = 0;
 	/* The priming event: the id to resume from, and how soon. */
 	snprintf(id, sizeof(id), "%" PRIu64 "-%" PRIu64, st->num, st->sent);
-	if ((ev = sse_event(NULL, id, HTTP_RETRY_MS, "", 0, &n)) == NULL ||
-	    (b = evbuffer_new()) == NULL || evbuffer_add(b, ev, n) == -1)
-		fatalx("sse_event: out of memory");
-	free(ev);
-	evhttp_send_reply_chunk(st->req, b);
-	evbuffer_free(b);
+	if (prime) {
+		if ((ev = sse_event(NULL, id, HTTP_RETRY_MS, "", 0, &n)) ==
+		    NULL || (b = evbuffer_new()) == NULL ||
+		    evbuffer_add(b, ev, n) == -1)
+			fatalx("sse_event: out of memory");
+		free(ev);
+		evhttp_send_reply_chunk(st->req, b);
+		evbuffer_free(b);
+	}
 	/* Only a POST's: a GET that resumes it gets the rest. */
 	if (evhttp_request_get_command(st->req) == EVHTTP_REQ_POST &&
 	    opt->http_poll > 0) {
@@ -446,6 +454,24 @@ hs_start(struct http_stream *st)
 	hs_push(st);
 }
 
+/*
+ * A client that does not read its stream: close the connection (at the
+ * loop's next callbacks, as if it failed; hs_closed follows).  The events
+ * stay in the ring for a GET with Last-Event-ID.
+ */
+static void
+hs_cut(struct http_stream *st, size_t unread)
+{
+	log_warnx("MCP session %.8s...: stream %" PRIu64 " closed: its "
+	    "client left %zu bytes unread (over %d); its events wait for a "
+	    "GET with Last-Event-ID", st->s->id, st->num, unread,
+	    HTTP_UNREAD_MAX);
+	st->cut = 1;
+	bufferevent_trigger_event(evhttp_connection_get_bufferevent(
+	    evhttp_request_get_connection(st->req)), BEV_EVENT_ERROR |
+	    BEV_EVENT_WRITING, BEV_TRIG_DEFER_CALLBACKS);
+}
+
 /* Send the events req has not had; a POST's stream ends with its answer. */
 static void
 hs_push(struct http_stream *st)
@@ -455,8 +481,16 @@ hs_push(struct http_stream *st)
 	char		 id[48], *text;
 	size_t		 n;
 
-	if (st->req == NULL || !st->sse)
+	if (st->req == NULL || !st->sse || st->cut)
 		return;
+	/* What it has not read yet: more only while that is little. */
+	n = evbuffer_get_length(bufferevent_get_output(
+	    evhttp_connection_get_bufferevent(evhttp_request_get_connection(
+	    st->req))));
+	if (st->sent < st->seq && n > HTTP_UNREAD_MAX) {
+		hs_cut(st, n);
+		return;
+	}
 	if ((b = evbuffer_new()) == NULL)
 		fatalx("evbuffer_new");
 	TAILQ_FOREACH(ev, &st->evs, entry) {
@@ -492,7 +526,7 @@ hs_detach(struct http_stream *st)
 		    evhttp_request_get_connection(st->req)), &tv, &tv);
 		evhttp_send_reply_end(st->req);
 	} else
-		httpsess_reply_error(st->req, HTTP_NOTFOUND, RPC_INVALID_REQUEST,
+		httperr_reply(st->req, HTTP_NOTFOUND, RPC_INVALID_REQUEST,
 		    "unknown_session", "the session ended before this request "
 		    "ran");
 	st->req = NULL;
@@ -510,6 +544,7 @@ hs_closed(struct evhttp_connection *evcon, void *arg)
 
 	(void)evcon;
 	st->req = NULL;
+	st->cut = 0;
 	if (st->poll != NULL)
 		evtimer_del(st->poll);
 	st->s->active_ms = util_monotonic_ms();
@@ -553,31 +588,15 @@ hs_stream_free(struct http_stream *st)
 	free(st);
 }
 
-/* "NUM-SEQ" of an event id: 0, or -1 when it is none of ours. */
-static int
-hs_parse_id(const char *s, uint64_t *num, uint64_t *seq)
-{
-	char	buf[48];
-	size_t	n = strcspn(s, "-");
-
-	if (n == 0 || n >= sizeof(buf) || s[n] != '-')
-		return -1;
-	memcpy(buf, s, n);
-	buf[n] = '\0';
-	if (util_parse_u64(buf, 0, UINT64_MAX, num) == -1 ||
-	    util_parse_u64(s + n + 1, 0, UINT64_MAX, seq) == -1)
-		return -1;
-	return 0;
-}
-
 int
 httpsess_get(struct http_sess *s, struct evhttp_request *req,
     const char *last)
 {
 	struct http_stream	*st = NULL;
 	uint64_t		 num, seq = UINT64_MAX;
+	int			 resumed;
 
-	if (last != NULL && hs_parse_id(last, &num, &seq) == 0) {
+	if (last != NULL && sse_id_parse(last, &num, &seq) == 0) {
 		if (num == 0)
 			st = s->get;
 		else
@@ -586,6 +605,7 @@ httpsess_get(struct http_sess *s, struct evhttp_request *req,
 					break;
 	}
 	/* Unknown or gone: the standalone stream, from now on. */
+	resumed = st != NULL;
 	if (st == NULL || st == s->get) {
 		if (s->get->req != NULL)
 			return HTTP_S_CONFLICT;
@@ -600,7 +620,8 @@ httpsess_get(struct http_sess *s, struct evhttp_request *req,
 	evhttp_connection_set_closecb(evhttp_request_get_connection(req),
 	    hs_closed, st);
 	s->active_ms = util_monotonic_ms();
-	hs_start(st);
+	/* Resumed: no priming event, whose id its client had. */
+	hs_start(st, !resumed);
 	return 0;
 }
 
@@ -675,25 +696,4 @@ httpsess_sweep_start(struct http *h)
 		fatalx("evtimer_new");
 	if (h->nsessions > 0 && !evtimer_pending(h->sweep, NULL))
 		evtimer_add(h->sweep, &tv);
-}
-
-void
-httpsess_reply_error(struct evhttp_request *req, int status, int code,
-    const char *type, const char *reason)
-{
-	json_object	*resp;
-	struct evbuffer	*b;
-	const char	*s;
-	size_t		 len;
-
-	resp = rpc_error_response(NULL, code, type, NULL, reason);
-	s = json_object_to_json_string_length(resp, JSON_C_TO_STRING_PLAIN |
-	    JSON_C_TO_STRING_NOSLASHESCAPE, &len);
-	if ((b = evbuffer_new()) == NULL || evbuffer_add(b, s, len) == -1)
-		fatalx("evbuffer_add: out of memory");
-	evhttp_add_header(evhttp_request_get_output_headers(req),
-	    "Content-Type", "application/json");
-	evhttp_send_reply(req, status, NULL, b);
-	evbuffer_free(b);
-	json_object_put(resp);
 }

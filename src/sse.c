@@ -2,6 +2,7 @@
 /* Server-Sent Events: an event stream read as it comes, one event a call. */
 #include "config.h"
 
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -260,4 +261,31 @@ sse_event(const char *event, const char *id, int retry_ms, const char *data,
 	}
 	*outlen = n;
 	return buf;
+}
+
+/* A decimal number of n digits (no sign, no space) at s: 0, or -1. */
+static int
+sse_u64(const char *s, size_t n, uint64_t *v)
+{
+	size_t	i;
+
+	if (n == 0 || n > 19)
+		return -1;
+	for (*v = 0, i = 0; i < n; i++) {
+		if (s[i] < '0' || s[i] > '9')
+			return -1;
+		*v = *v * 10 + (uint64_t)(s[i] - '0');
+	}
+	return 0;
+}
+
+int
+sse_id_parse(const char *s, uint64_t *num, uint64_t *seq)
+{
+	size_t	n = strcspn(s, "-");
+
+	if (s[n] != '-' || sse_u64(s, n, num) == -1 ||
+	    sse_u64(s + n + 1, strlen(s + n + 1), seq) == -1)
+		return -1;
+	return 0;
 }

@@ -562,8 +562,7 @@ START_TEST(http_poll_resume)
 	    "Mcp-Session-Id: %s\r\nLast-Event-ID: %s\r\n", sid, id);
 	g = hc_request(hport, "GET", "/mcp", hdrs, NULL);
 	ck_assert_int_eq(g->status, 200);
-	assert_priming(g, id2);
-	ck_assert_str_eq(id, id2);
+	/* Resumed after the priming event: that one is not sent again. */
 	/*
 	 * A later POST's stream is closed by --http-poll; the GET, which
 	 * began before it, is not: it waits for the answer.

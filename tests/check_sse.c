@@ -173,6 +173,27 @@ START_TEST(writer)
 }
 END_TEST
 
+/* The ids of cmdgated's streams, "NUM-SEQ", and what is none of ours. */
+START_TEST(id_parse)
+{
+	static const char *bad[] = { "", "-", "1-", "-1", "1", "a-1",
+	    "1-a", "1-2-3", " 1-2", "1-2 ", "+1-2", "99999999999999999999-1",
+	    NULL };
+	uint64_t	num, seq;
+	size_t		i;
+
+	ck_assert_int_eq(sse_id_parse("0-0", &num, &seq), 0);
+	ck_assert_uint_eq(num, 0);
+	ck_assert_uint_eq(seq, 0);
+	ck_assert_int_eq(sse_id_parse("12-345", &num, &seq), 0);
+	ck_assert_uint_eq(num, 12);
+	ck_assert_uint_eq(seq, 345);
+	for (i = 0; bad[i] != NULL; i++)
+		ck_assert_msg(sse_id_parse(bad[i], &num, &seq) == -1,
+		    "'%s' taken", bad[i]);
+}
+END_TEST
+
 int
 main(void)
 {
@@ -189,6 +210,7 @@ main(void)
 	tcase_add_test(tc, stop);
 	tcase_add_test(tc, last_id);
 	tcase_add_test(tc, writer);
+	tcase_add_test(tc, id_parse);
 	suite_add_tcase(s, tc);
 	return ck_run(s);
 }

@@ -1,0 +1,263 @@
+/* SPDX-License-Identifier: ISC */
+/*
+ * MCP over Streamable HTTP: the limits on what a client holds open
+ * (cmdgated(8), MCP over HTTP): connections, and a stream's unread
+ * output.  The real cmdgated with --http on a free loopback port.
+ */
+#include "config.h"
+
+#include <poll.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <check.h>
+#include <json-c/json.h>
+
+#include "testnet.h"
+#include "httpcli.h"
+#include "ckrun.h"
+
+#define JSON_HDRS	"Content-Type: application/json\r\n" \
+			"Accept: application/json, text/event-stream\r\n"
+#define INIT_BODY	"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":" \
+			"\"initialize\",\"params\":{\"protocolVersion\":" \
+			"\"2025-06-18\",\"capabilities\":{},\"clientInfo\":" \
+			"{\"name\":\"check_httplimits\",\"version\":\"1\"}}}"
+
+static struct broker	b;
+static int		hport;
+static char		tools[256];
+
+static void
+setup(void)
+{
+	broker_prepare(&b);
+	snprintf(tools, sizeof(tools), "%s", broker_path(&b, "tools.json"));
+}
+
+static void
+teardown(void)
+{
+	broker_stop(&b);
+}
+
+/*
+ * The broker with --http 127.0.0.1:0 and the args given, and one tool:
+ * flood sends 4000-byte log lines, 50 a second, for 10 s.
+ */
+static void
+start(const char *first, ...)
+{
+	const char	*args[24] = { "--tools", tools, "--http",
+			    "127.0.0.1:0" };
+	const char	*p;
+	va_list		 ap;
+
+	va_start(ap, first);
+	args_collect(args, 4, 24, first, ap);
+	va_end(ap);
+	write_file(tools, "{\"tools\":[{\"name\":\"flood\",\"tier\":"
+	    "\"smooth\",\"exec\":[\"sh\",\"-c\",\"x=$(printf %4000s . | "
+	    "tr ' ' y); i=0; while [ $i -lt 500 ]; do echo \\\"log warning "
+	    "$x\\\" >&$CMDGATE_NOTIFY_FD; i=$((i+1)); sleep 0.02; "
+	    "done\"]}]}", 0600);
+	ck_assert_int_eq(broker_start(&b, args, 0), 0);
+	p = strstr(b.status, "http@127.0.0.1:");
+	ck_assert_msg(p != NULL, "no http address in %s", b.status);
+	hport = atoi(p + 15);
+	ck_assert_int_gt(hport, 0);
+}
+
+/* A POST of body with the usual headers and sid's. */
+static struct hc *
+post(const char *sid, const char *body)
+{
+	char		 hdrs[1024];
+	struct hc	*h;
+
+	snprintf(hdrs, sizeof(hdrs), JSON_HDRS "%s%s%s", sid != NULL ?
+	    "Mcp-Session-Id: " : "", sid != NULL ? sid : "",
+	    sid != NULL ? "\r\n" : "");
+	h = hc_request(hport, "POST", "/mcp", hdrs, body);
+	ck_assert_msg(h != NULL, "no HTTP reply");
+	return h;
+}
+
+/* Begin a session: its id into sid. */
+static void
+initialize(char sid[64])
+{
+	struct hc	*h = post(NULL, INIT_BODY);
+
+	ck_assert_int_eq(h->status, 200);
+	ck_assert_int_eq(hc_header(h, "Mcp-Session-Id", sid, 64), 0);
+	ck_assert_int_eq(hc_body(h), 0);
+	hc_close(h);
+}
+
+/* The next event of h is a priming one: its id. */
+static void
+assert_priming(struct hc *h, char id[32])
+{
+	char	*ev = hc_event(h);
+
+	ck_assert_msg(ev != NULL, "no priming event");
+	ck_assert_msg(sscanf(ev, "id: %31s", id) == 1, "no id: %s", ev);
+	ck_assert_msg(strstr(ev, "\nretry: ") != NULL, "no retry: %s", ev);
+	free(ev);
+}
+
+/*
+ * Read fd to its end (EOF or reset; each wait bounded): what came, or
+ * NULL if it did not end in time.  Caller frees.
+ */
+static char *
+read_to_end(int fd)
+{
+	struct pollfd	 pfd = { fd, POLLIN, 0 };
+	char		*buf = calloc(1, 65536);
+	size_t		 n = 0;
+	ssize_t		 r;
+
+	ck_assert_ptr_nonnull(buf);
+	while (n < 65535) {
+		if (poll(&pfd, 1, HC_TIMEOUT_MS) != 1) {
+			free(buf);
+			return NULL;
+		}
+		if ((r = read(fd, buf + n, 65535 - n)) <= 0)
+			break;
+		n += (size_t)r;
+	}
+	return buf;
+}
+
+/* A connection over the bound is closed before anything is said. */
+static void
+assert_closed_at_once(void)
+{
+	int	 fd = broker_dial(hport);
+	char	*r;
+
+	ck_assert_int_ge(fd, 0);
+	r = read_to_end(fd);
+	ck_assert_msg(r != NULL && r[0] == '\0', "a connection over the "
+	    "bound was %s", r == NULL ? "kept open" : r);
+	free(r);
+	close(fd);
+}
+
+/* Open connections: at most 2 x --max-clients + 16, idle or not. */
+START_TEST(http_max_connections)
+{
+	char	 sid[64], req[1024], *r;
+	int	 fds[20], i;
+
+	start("--max-clients", "2", NULL);
+	for (i = 0; i < 20; i++)
+		ck_assert_int_ge(fds[i] = broker_dial(hport), 0);
+	assert_closed_at_once();
+	assert_closed_at_once();
+	ck_assert_int_eq(broker_log_count(&b, "connections open"), 1);
+	/* The ones it took still work. */
+	snprintf(req, sizeof(req), "POST /mcp HTTP/1.1\r\nHost: "
+	    "127.0.0.1:%d\r\n" JSON_HDRS "Content-Length: %zu\r\n"
+	    "Connection: close\r\n\r\n%s", hport, strlen(INIT_BODY),
+	    INIT_BODY);
+	ck_assert_int_eq(write(fds[0], req, strlen(req)),
+	    (ssize_t)strlen(req));
+	r = read_to_end(fds[0]);
+	ck_assert_msg(r != NULL && strncmp(r, "HTTP/1.1 200", 12) == 0,
+	    "%s", r == NULL ? "no answer" : r);
+	free(r);
+	close(fds[0]);
+	/* The broker closed that one: its place is taken by the next. */
+	initialize(sid);
+	ck_assert_int_ge(fds[0] = broker_dial(hport), 0);
+	assert_closed_at_once();
+	close(fds[0]);
+	for (i = 1; i < 20; i++)
+		close(fds[i]);
+}
+END_TEST
+
+/* The first len - 1 bytes fd sends (each wait bounded).  Caller frees. */
+static char *
+read_some(int fd, size_t len)
+{
+	struct pollfd	 pfd = { fd, POLLIN, 0 };
+	char		*buf = calloc(1, len);
+	size_t		 n = 0;
+	ssize_t		 r;
+
+	ck_assert_ptr_nonnull(buf);
+	while (n < len - 1) {
+		ck_assert_int_eq(poll(&pfd, 1, HC_TIMEOUT_MS), 1);
+		ck_assert_int_gt(r = read(fd, buf + n, len - 1 - n), 0);
+		n += (size_t)r;
+	}
+	return buf;
+}
+
+#define FLOOD(n)	"{\"jsonrpc\":\"2.0\",\"id\":" #n ",\"method\":" \
+			"\"tools/call\",\"params\":{\"name\":\"flood\"," \
+			"\"arguments\":{}}}"
+
+/*
+ * A client that stops reading its stream: past 2 MiB unread the broker
+ * closes it, once, instead of buffering on; the events wait for a GET.
+ */
+START_TEST(http_unread_stream)
+{
+	char		 sid[64], id[32], req[512], want[64], *r;
+	struct hc	*h;
+	int		 fd;
+
+	start(NULL);
+	initialize(sid);
+	h = post(sid, "[" FLOOD(1) "," FLOOD(2) "," FLOOD(3) ","
+	    FLOOD(4) "," FLOOD(5) "," FLOOD(6) "," FLOOD(7) "," FLOOD(8) "]");
+	assert_priming(h, id);
+	ck_assert_int_gt(broker_await_log(&b, "bytes unread"), 0);
+	ck_assert_int_eq(broker_log_count(&b, "bytes unread"), 1);
+	hc_close(h);
+	/* Read raw: the replay comes as one chunk larger than hc takes. */
+	ck_assert_int_ge(fd = broker_dial(hport), 0);
+	snprintf(req, sizeof(req), "GET /mcp HTTP/1.1\r\nHost: 127.0.0.1:%d"
+	    "\r\nAccept: text/event-stream\r\nMcp-Session-Id: %s\r\n"
+	    "Last-Event-ID: %s\r\nConnection: close\r\n\r\n", hport, sid,
+	    id);
+	ck_assert_int_eq(write(fd, req, strlen(req)), (ssize_t)strlen(req));
+	r = read_some(fd, 16384);
+	snprintf(want, sizeof(want), "\nevent: message\nid: %.*s-",
+	    (int)strcspn(id, "-"), id);
+	ck_assert_msg(strncmp(r, "HTTP/1.1 200", 12) == 0 &&
+	    strstr(r, want) != NULL && strstr(r,
+	    "\"notifications/message\"") != NULL, "%.600s", r);
+	free(r);
+	close(fd);
+}
+END_TEST
+
+static Suite *
+httplimits_suite(void)
+{
+	Suite	*s = suite_create("httplimits");
+	TCase	*tc = tcase_create("httplimits");
+
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_set_timeout(tc, 30);
+	tcase_add_test(tc, http_max_connections);
+	tcase_add_test(tc, http_unread_stream);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int
+main(void)
+{
+	return ck_run(httplimits_suite());
+}
