@@ -21,20 +21,14 @@
 
 #include "testnet.h"
 #include "httpcli.h"
+#include "httpsuite.h"
 #include "ckrun.h"
 
-#define JSON_HDRS	"Content-Type: application/json\r\n" \
-			"Accept: application/json, text/event-stream\r\n"
-#define INIT_BODY	"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":" \
-			"\"initialize\",\"params\":{\"protocolVersion\":" \
-			"\"2025-06-18\",\"capabilities\":{},\"clientInfo\":" \
-			"{\"name\":\"check_http\",\"version\":\"1\"}}}"
 
 #define PING(n)		"{\"jsonrpc\":\"2.0\",\"id\":" #n ",\"method\":" \
 			"\"ping\"}"
 
 static struct broker	b;
-static int		hport;
 static char		fifo[256], tools[256];
 
 static void
@@ -79,7 +73,6 @@ start(const char *first, ...)
 {
 	const char	*args[24] = { "--tools", tools, "--http",
 			    "127.0.0.1:0" };
-	const char	*p;
 	va_list		 ap;
 
 	va_start(ap, first);
@@ -87,10 +80,7 @@ start(const char *first, ...)
 	va_end(ap);
 	write_tools(0);
 	ck_assert_int_eq(broker_start(&b, args, 0), 0);
-	p = strstr(b.status, "http@127.0.0.1:");
-	ck_assert_msg(p != NULL, "no http address in %s", b.status);
-	hport = atoi(p + 15);
-	ck_assert_int_gt(hport, 0);
+	http_port = http_port_of(&b);
 }
 
 static void
@@ -102,136 +92,6 @@ release(void)
 	close(fd);
 }
 
-/* A POST of body with the usual headers, sid's and more. */
-static struct hc *
-post(const char *sid, const char *more, const char *body)
-{
-	char		 hdrs[1024];
-	struct hc	*h;
-
-	snprintf(hdrs, sizeof(hdrs), JSON_HDRS "%s%s%s%s", sid != NULL ?
-	    "Mcp-Session-Id: " : "", sid != NULL ? sid : "",
-	    sid != NULL ? "\r\n" : "", more != NULL ? more : "");
-	h = hc_request(hport, "POST", "/mcp", hdrs, body);
-	ck_assert_msg(h != NULL, "no HTTP reply");
-	return h;
-}
-
-/* The whole body of h as JSON, h closed, status asserted.  Caller puts. */
-static json_object *
-reply_json(struct hc *h, int status)
-{
-	json_object	*j;
-
-	ck_assert_int_eq(hc_body(h), 0);
-	ck_assert_msg(h->status == status, "HTTP %d, not %d: %s", h->status,
-	    status, h->body);
-	j = json_tokener_parse(h->body);
-	ck_assert_msg(j != NULL, "not JSON: %s", h->body);
-	hc_close(h);
-	return j;
-}
-
-/* The reply is an HTTP status with a JSON-RPC error of data.type type. */
-static void
-assert_refused(struct hc *h, int status, const char *type)
-{
-	json_object	*j = reply_json(h, status);
-
-	ck_assert_msg(jpath(j, "error.data.type") != NULL, "no error: %s",
-	    json_object_to_json_string(j));
-	ck_assert_str_eq(json_object_get_string(jpath(j, "error.data.type")),
-	    type);
-	ck_assert(jpath(j, "error.data.reason") != NULL);
-	json_object_put(j);
-}
-
-/* Begin a session: its id into sid. */
-static void
-initialize(char sid[64], const char *more)
-{
-	struct hc	*h = post(NULL, more, INIT_BODY);
-	json_object	*j;
-
-	ck_assert_int_eq(hc_header(h, "Mcp-Session-Id", sid, 64), 0);
-	ck_assert_int_eq(strlen(sid), 32);
-	ck_assert_int_eq(strspn(sid, "0123456789abcdef"), 32);
-	j = reply_json(h, 200);
-	ck_assert_str_eq(json_object_get_string(jpath(j,
-	    "result.protocolVersion")), "2025-06-18");
-	json_object_put(j);
-}
-
-/* The data of an event as JSON.  Caller puts. */
-static json_object *
-event_json(const char *ev)
-{
-	const char	*d = strstr(ev, "data: ");
-	json_object	*j;
-
-	ck_assert_msg(d != NULL, "no data in event %s", ev);
-	j = json_tokener_parse(d + 6);
-	ck_assert_msg(j != NULL, "event data not JSON: %s", ev);
-	return j;
-}
-
-/* The next event of h is a priming one: id NUM-SEQ, retry, empty data. */
-static void
-assert_priming(struct hc *h, char id[32])
-{
-	char	*ev = hc_event(h);
-
-	ck_assert_msg(ev != NULL, "no priming event");
-	ck_assert_msg(sscanf(ev, "id: %31s", id) == 1, "no id: %s", ev);
-	ck_assert_msg(strstr(ev, "\nretry: ") != NULL, "no retry: %s", ev);
-	ck_assert_msg(strstr(ev, "\ndata: ") != NULL &&
-	    strstr(ev, "\ndata: ")[7] == '\0', "data not empty: %s", ev);
-	free(ev);
-}
-
-/* The next event of h is a message whose data has id (a JSON text). */
-static json_object *
-next_message(struct hc *h)
-{
-	char		*ev = hc_event(h);
-	json_object	*j;
-
-	ck_assert_msg(ev != NULL, "no event (ended %d)", h->ended);
-	ck_assert_msg(strncmp(ev, "event: message\nid: ", 19) == 0,
-	    "not a message with an id: %s", ev);
-	j = event_json(ev);
-	free(ev);
-	return j;
-}
-
-/*
- * Read h's messages up to the answer of id (caller puts): the ones
- * before it are notifications of the request, kept in notes (caller
- * puts) when not NULL.
- */
-static json_object *
-await_answer(struct hc *h, int id, json_object *notes)
-{
-	json_object	*j;
-	int		 i;
-
-	for (i = 0; i < 1000; i++) {
-		j = next_message(h);
-		if (jpath(j, "method") == NULL) {
-			ck_assert_int_eq(json_object_get_int(jpath(j, "id")),
-			    id);
-			return j;
-		}
-		ck_assert_msg(strncmp(json_object_get_string(jpath(j,
-		    "method")), "notifications/", 14) == 0, "%s",
-		    json_object_to_json_string(j));
-		if (notes != NULL)
-			json_object_array_add(notes, json_object_get(j));
-		json_object_put(j);
-	}
-	ck_abort_msg("no answer of id %d", id);
-	return NULL;
-}
 
 START_TEST(http_session)
 {
@@ -274,10 +134,10 @@ START_TEST(http_session)
 	ck_assert_ptr_null(hc_event(h));
 	ck_assert(h->ended);
 	hc_close(h);
-	assert_refused(hc_request(hport, "DELETE", "/mcp", NULL, NULL), 400,
+	assert_refused(hc_request(http_port, "DELETE", "/mcp", NULL, NULL), 400,
 	    "session_required");
 	snprintf(hdrs, sizeof(hdrs), "Mcp-Session-Id: %s\r\n", sid);
-	h = hc_request(hport, "DELETE", "/mcp", hdrs, NULL);
+	h = hc_request(http_port, "DELETE", "/mcp", hdrs, NULL);
 	ck_assert_int_eq(h->status, 204);
 	hc_close(h);
 	assert_refused(post(sid, NULL, "{\"jsonrpc\":\"2.0\",\"id\":5,"
@@ -326,10 +186,10 @@ START_TEST(http_refusals)
 	struct hc	*h;
 
 	start("--max-message", "1024", "--http-origin", "app.example", NULL);
-	h = hc_request(hport, "POST", "/mcp", "Content-Type: text/plain\r\n"
+	h = hc_request(http_port, "POST", "/mcp", "Content-Type: text/plain\r\n"
 	    "Accept: application/json, text/event-stream\r\n", INIT_BODY);
 	assert_refused(h, 415, "unsupported_media_type");
-	h = hc_request(hport, "POST", "/mcp", "Content-Type: application/json"
+	h = hc_request(http_port, "POST", "/mcp", "Content-Type: application/json"
 	    "\r\nAccept: application/json\r\n", INIT_BODY);
 	assert_refused(h, 406, "not_acceptable");
 	memset(big, ' ', sizeof(big) - 1);
@@ -342,7 +202,7 @@ START_TEST(http_refusals)
 	assert_refused(post(NULL, "Host: evil.example.com\r\nOrigin: "
 	    "http://evil.example.com\r\n", INIT_BODY), 403, "forbidden_host");
 	snprintf(hdrs, sizeof(hdrs), "Host: localhost:%d\r\nOrigin: "
-	    "http://evil.example.com\r\n", hport);
+	    "http://evil.example.com\r\n", http_port);
 	assert_refused(post(NULL, hdrs, INIT_BODY), 403, "forbidden_origin");
 	/* A loopback name with something after it, or a second header. */
 	assert_refused(post(NULL, "Host: [::1]evil.example.com\r\n",
@@ -358,20 +218,20 @@ START_TEST(http_refusals)
 	    "http://localhost\r\nOrigin: http://evil.example.com\r\n",
 	    INIT_BODY), 403, "forbidden_host");
 	snprintf(hdrs, sizeof(hdrs), "Host: localhost:%d\r\nOrigin: "
-	    "http://localhost:%d\r\n", hport, hport);
+	    "http://localhost:%d\r\n", http_port, http_port);
 	initialize(sid, hdrs);
 	initialize(sid, "Host: app.example\r\nOrigin: https://app.example\r\n");
 	assert_refused(post(sid, "MCP-Protocol-Version: 1999-01-01\r\n",
 	    "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"ping\"}"), 400,
 	    "unsupported_protocol_version");
 	assert_refused(post(sid, NULL, "{\"jsonrpc\":"), 400, "parse_error");
-	assert_refused(hc_request(hport, "GET", "/other", NULL, NULL), 404,
+	assert_refused(hc_request(http_port, "GET", "/other", NULL, NULL), 404,
 	    "not_found");
-	assert_refused(hc_request(hport, "PUT", "/mcp", NULL, NULL), 405,
+	assert_refused(hc_request(http_port, "PUT", "/mcp", NULL, NULL), 405,
 	    "method_not_allowed");
 	snprintf(hdrs, sizeof(hdrs), "Accept: application/json\r\n"
 	    "Mcp-Session-Id: %s\r\n", sid);
-	assert_refused(hc_request(hport, "GET", "/mcp", hdrs, NULL), 406,
+	assert_refused(hc_request(http_port, "GET", "/mcp", hdrs, NULL), 406,
 	    "not_acceptable");
 }
 END_TEST
@@ -420,11 +280,11 @@ START_TEST(http_get_stream)
 	initialize(sid, NULL);
 	snprintf(hdrs, sizeof(hdrs), "Accept: text/event-stream\r\n"
 	    "Mcp-Session-Id: %s\r\n", sid);
-	g = hc_request(hport, "GET", "/mcp", hdrs, NULL);
+	g = hc_request(http_port, "GET", "/mcp", hdrs, NULL);
 	ck_assert_int_eq(g->status, 200);
 	assert_priming(g, id);
 	ck_assert_str_eq(id, "0-0");
-	assert_refused(hc_request(hport, "GET", "/mcp", hdrs, NULL), 409,
+	assert_refused(hc_request(http_port, "GET", "/mcp", hdrs, NULL), 409,
 	    "stream_taken");
 	/* A job of cmdgate's own protocol: its notifications/job stay. */
 	h = post(sid, NULL, "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":"
@@ -560,7 +420,7 @@ START_TEST(http_poll_resume)
 	hc_close(h);
 	snprintf(hdrs, sizeof(hdrs), "Accept: text/event-stream\r\n"
 	    "Mcp-Session-Id: %s\r\nLast-Event-ID: %s\r\n", sid, id);
-	g = hc_request(hport, "GET", "/mcp", hdrs, NULL);
+	g = hc_request(http_port, "GET", "/mcp", hdrs, NULL);
 	ck_assert_int_eq(g->status, 200);
 	/* Resumed after the priming event: that one is not sent again. */
 	/*
@@ -637,7 +497,7 @@ START_TEST(http_shutdown)
 	initialize(sid, NULL);
 	snprintf(hdrs, sizeof(hdrs), "Accept: text/event-stream\r\n"
 	    "Mcp-Session-Id: %s\r\n", sid);
-	g = hc_request(hport, "GET", "/mcp", hdrs, NULL);
+	g = hc_request(http_port, "GET", "/mcp", hdrs, NULL);
 	assert_priming(g, id);
 	h = post(sid, NULL, "{\"jsonrpc\":\"2.0\",\"id\":9,\"method\":"
 	    "\"tools/call\",\"params\":{\"name\":\"hold\",\"arguments\":{}}}");
@@ -667,9 +527,9 @@ START_TEST(http_emfile)
 	write_tools(0);
 	ck_assert_int_eq(broker_start(&b, args, 32), 0);
 	ck_assert_ptr_nonnull(p = strstr(b.status, "http@127.0.0.1:"));
-	hport = atoi(p + 15);
+	http_port = atoi(p + 15);
 	for (i = 0; i < 40; i++)
-		fds[i] = broker_dial(hport);	/* the backlog takes them */
+		fds[i] = broker_dial(http_port);	/* the backlog takes them */
 	ck_assert_int_ge(broker_await_log(&b, "HTTP: accept; pausing"), 1);
 	ck_assert_int_le(broker_log_count(&b, "HTTP: accept; pausing"), 3);
 	for (i = 0; i < 40; i++)

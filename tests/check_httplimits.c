@@ -18,17 +18,13 @@
 
 #include "testnet.h"
 #include "httpcli.h"
+#include "httpsuite.h"
 #include "ckrun.h"
 
 #define JSON_HDRS	"Content-Type: application/json\r\n" \
 			"Accept: application/json, text/event-stream\r\n"
-#define INIT_BODY	"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":" \
-			"\"initialize\",\"params\":{\"protocolVersion\":" \
-			"\"2025-06-18\",\"capabilities\":{},\"clientInfo\":" \
-			"{\"name\":\"check_httplimits\",\"version\":\"1\"}}}"
 
 static struct broker	b;
-static int		hport;
 static char		tools[256];
 
 static void
@@ -53,7 +49,6 @@ start(const char *first, ...)
 {
 	const char	*args[24] = { "--tools", tools, "--http",
 			    "127.0.0.1:0" };
-	const char	*p;
 	va_list		 ap;
 
 	va_start(ap, first);
@@ -65,49 +60,7 @@ start(const char *first, ...)
 	    "$x\\\" >&$CMDGATE_NOTIFY_FD; i=$((i+1)); sleep 0.02; "
 	    "done\"]}]}", 0600);
 	ck_assert_int_eq(broker_start(&b, args, 0), 0);
-	p = strstr(b.status, "http@127.0.0.1:");
-	ck_assert_msg(p != NULL, "no http address in %s", b.status);
-	hport = atoi(p + 15);
-	ck_assert_int_gt(hport, 0);
-}
-
-/* A POST of body with the usual headers and sid's. */
-static struct hc *
-post(const char *sid, const char *body)
-{
-	char		 hdrs[1024];
-	struct hc	*h;
-
-	snprintf(hdrs, sizeof(hdrs), JSON_HDRS "%s%s%s", sid != NULL ?
-	    "Mcp-Session-Id: " : "", sid != NULL ? sid : "",
-	    sid != NULL ? "\r\n" : "");
-	h = hc_request(hport, "POST", "/mcp", hdrs, body);
-	ck_assert_msg(h != NULL, "no HTTP reply");
-	return h;
-}
-
-/* Begin a session: its id into sid. */
-static void
-initialize(char sid[64])
-{
-	struct hc	*h = post(NULL, INIT_BODY);
-
-	ck_assert_int_eq(h->status, 200);
-	ck_assert_int_eq(hc_header(h, "Mcp-Session-Id", sid, 64), 0);
-	ck_assert_int_eq(hc_body(h), 0);
-	hc_close(h);
-}
-
-/* The next event of h is a priming one: its id. */
-static void
-assert_priming(struct hc *h, char id[32])
-{
-	char	*ev = hc_event(h);
-
-	ck_assert_msg(ev != NULL, "no priming event");
-	ck_assert_msg(sscanf(ev, "id: %31s", id) == 1, "no id: %s", ev);
-	ck_assert_msg(strstr(ev, "\nretry: ") != NULL, "no retry: %s", ev);
-	free(ev);
+	http_port = http_port_of(&b);
 }
 
 /*
@@ -139,7 +92,7 @@ read_to_end(int fd)
 static void
 assert_closed_at_once(void)
 {
-	int	 fd = broker_dial(hport);
+	int	 fd = broker_dial(http_port);
 	char	*r;
 
 	ck_assert_int_ge(fd, 0);
@@ -158,14 +111,14 @@ START_TEST(http_max_connections)
 
 	start("--max-clients", "2", NULL);
 	for (i = 0; i < 20; i++)
-		ck_assert_int_ge(fds[i] = broker_dial(hport), 0);
+		ck_assert_int_ge(fds[i] = broker_dial(http_port), 0);
 	assert_closed_at_once();
 	assert_closed_at_once();
 	ck_assert_int_eq(broker_log_count(&b, "connections open"), 1);
 	/* The ones it took still work. */
 	snprintf(req, sizeof(req), "POST /mcp HTTP/1.1\r\nHost: "
 	    "127.0.0.1:%d\r\n" JSON_HDRS "Content-Length: %zu\r\n"
-	    "Connection: close\r\n\r\n%s", hport, strlen(INIT_BODY),
+	    "Connection: close\r\n\r\n%s", http_port, strlen(INIT_BODY),
 	    INIT_BODY);
 	ck_assert_int_eq(write(fds[0], req, strlen(req)),
 	    (ssize_t)strlen(req));
@@ -175,8 +128,8 @@ START_TEST(http_max_connections)
 	free(r);
 	close(fds[0]);
 	/* The broker closed that one: its place is taken by the next. */
-	initialize(sid);
-	ck_assert_int_ge(fds[0] = broker_dial(hport), 0);
+	initialize(sid, NULL);
+	ck_assert_int_ge(fds[0] = broker_dial(http_port), 0);
 	assert_closed_at_once();
 	close(fds[0]);
 	for (i = 1; i < 20; i++)
@@ -217,18 +170,18 @@ START_TEST(http_unread_stream)
 	int		 fd;
 
 	start(NULL);
-	initialize(sid);
-	h = post(sid, "[" FLOOD(1) "," FLOOD(2) "," FLOOD(3) ","
+	initialize(sid, NULL);
+	h = post(sid, NULL, "[" FLOOD(1) "," FLOOD(2) "," FLOOD(3) ","
 	    FLOOD(4) "," FLOOD(5) "," FLOOD(6) "," FLOOD(7) "," FLOOD(8) "]");
 	assert_priming(h, id);
 	ck_assert_int_gt(broker_await_log(&b, "bytes unread"), 0);
 	ck_assert_int_eq(broker_log_count(&b, "bytes unread"), 1);
 	hc_close(h);
 	/* Read raw: the replay comes as one chunk larger than hc takes. */
-	ck_assert_int_ge(fd = broker_dial(hport), 0);
+	ck_assert_int_ge(fd = broker_dial(http_port), 0);
 	snprintf(req, sizeof(req), "GET /mcp HTTP/1.1\r\nHost: 127.0.0.1:%d"
 	    "\r\nAccept: text/event-stream\r\nMcp-Session-Id: %s\r\n"
-	    "Last-Event-ID: %s\r\nConnection: close\r\n\r\n", hport, sid,
+	    "Last-Event-ID: %s\r\nConnection: close\r\n\r\n", http_port, sid,
 	    id);
 	ck_assert_int_eq(write(fd, req, strlen(req)), (ssize_t)strlen(req));
 	r = read_some(fd, 16384);
