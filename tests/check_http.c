@@ -278,12 +278,11 @@ START_TEST(http_get_stream)
 
 	start(NULL);
 	initialize(sid, NULL);
-	snprintf(hdrs, sizeof(hdrs), "Accept: text/event-stream\r\n"
-	    "Mcp-Session-Id: %s\r\n", sid);
-	g = hc_request(http_port, "GET", "/mcp", hdrs, NULL);
-	ck_assert_int_eq(g->status, 200);
+	g = get_stream(sid, NULL);
 	assert_priming(g, id);
 	ck_assert_str_eq(id, "0-0");
+	snprintf(hdrs, sizeof(hdrs), "Accept: text/event-stream\r\n"
+	    "Mcp-Session-Id: %s\r\n", sid);
 	assert_refused(hc_request(http_port, "GET", "/mcp", hdrs, NULL), 409,
 	    "stream_taken");
 	/* A job of cmdgate's own protocol: its notifications/job stay. */
@@ -406,7 +405,7 @@ END_TEST
 /* --http-poll closes a POST's stream; a GET with Last-Event-ID resumes. */
 START_TEST(http_poll_resume)
 {
-	char		 sid[64], id[32], id2[32], hdrs[256];
+	char		 sid[64], id[32], id2[32];
 	struct hc	*h, *g;
 	json_object	*j;
 
@@ -418,10 +417,7 @@ START_TEST(http_poll_resume)
 	ck_assert_ptr_null(hc_event(h));
 	ck_assert_msg(h->ended, "the stream was not closed by --http-poll");
 	hc_close(h);
-	snprintf(hdrs, sizeof(hdrs), "Accept: text/event-stream\r\n"
-	    "Mcp-Session-Id: %s\r\nLast-Event-ID: %s\r\n", sid, id);
-	g = hc_request(http_port, "GET", "/mcp", hdrs, NULL);
-	ck_assert_int_eq(g->status, 200);
+	g = get_stream(sid, id);
 	/* Resumed after the priming event: that one is not sent again. */
 	/*
 	 * A later POST's stream is closed by --http-poll; the GET, which
@@ -489,15 +485,13 @@ END_TEST
 /* SIGTERM ends the open streams and the broker exits. */
 START_TEST(http_shutdown)
 {
-	char		 sid[64], id[32], hdrs[256];
+	char		 sid[64], id[32];
 	struct hc	*g, *h;
 	json_object	*j;
 
 	start(NULL);
 	initialize(sid, NULL);
-	snprintf(hdrs, sizeof(hdrs), "Accept: text/event-stream\r\n"
-	    "Mcp-Session-Id: %s\r\n", sid);
-	g = hc_request(http_port, "GET", "/mcp", hdrs, NULL);
+	g = get_stream(sid, NULL);
 	assert_priming(g, id);
 	h = post(sid, NULL, "{\"jsonrpc\":\"2.0\",\"id\":9,\"method\":"
 	    "\"tools/call\",\"params\":{\"name\":\"hold\",\"arguments\":{}}}");

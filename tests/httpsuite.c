@@ -161,3 +161,19 @@ await_answer(struct hc *h, int id, json_object *notes)
 	ck_abort_msg("no answer of id %d", id);
 	return NULL;
 }
+
+struct hc *
+get_stream(const char *sid, const char *last)
+{
+	char		 hdrs[512];
+	struct hc	*g;
+
+	snprintf(hdrs, sizeof(hdrs), "Accept: text/event-stream\r\n"
+	    "Mcp-Session-Id: %s\r\n%s%s%s", sid, last != NULL ?
+	    "Last-Event-ID: " : "", last != NULL ? last : "",
+	    last != NULL ? "\r\n" : "");
+	g = hc_request(http_port, "GET", "/mcp", hdrs, NULL);
+	ck_assert_msg(g != NULL, "no HTTP reply");
+	ck_assert_int_eq(g->status, 200);
+	return g;
+}

@@ -38,5 +38,7 @@ json_object	*next_message(struct hc *h);
 /* h's messages up to the answer of id (caller puts); the notifications
  * before it go to notes (caller puts) when not NULL. */
 json_object	*await_answer(struct hc *h, int id, json_object *notes);
+/* The session's GET stream (resumed from last unless NULL), 200 asserted. */
+struct hc	*get_stream(const char *sid, const char *last);
 
 #endif
