@@ -651,6 +651,106 @@ START_TEST(editor_state_fails_loudly)
 }
 END_TEST
 
+/* Read fd into cli_out until it holds want (bounded by TN_TIMEOUT_MS). */
+static int
+await_out(int fd, const char *want)
+{
+	size_t		 n = strlen(cli_out);
+	struct pollfd	 pfd = { fd, POLLIN, 0 };
+	ssize_t		 r;
+
+	while (strstr(cli_out, want) == NULL) {
+		if (poll(&pfd, 1, TN_TIMEOUT_MS) != 1 ||
+		    (r = read(fd, cli_out + n, OUT_MAX - 1 - n)) <= 0)
+			return 0;
+		n += (size_t)r;
+		cli_out[n] = '\0';
+	}
+	return 1;
+}
+
+/* cmdgate --socket wait TICKET in the background: stdout, stderr piped. */
+static pid_t
+spawn_wait(const char *ticket, int *outfd, int *errfd)
+{
+	const char	*argv[] = { getenv("CMDGATE"), "--socket", b.sock,
+			    "wait", ticket, "--timeout", "60", NULL };
+	int		 o[2], e[2];
+	pid_t		 pid;
+
+	ck_assert_int_eq(pipe(o), 0);
+	ck_assert_int_eq(pipe(e), 0);
+	if ((pid = fork()) == 0) {
+		dup2(o[1], 1);
+		dup2(e[1], 2);
+		close(o[0]);
+		close(e[0]);
+		execv(argv[0], (char **)argv);
+		_exit(127);
+	}
+	ck_assert_int_gt(pid, 0);
+	close(o[1]);
+	close(e[1]);
+	*outfd = o[0];
+	*errfd = e[0];
+	return pid;
+}
+
+/*
+ * Issue 18.2: cmdgate wait outlives the broker.  The job, held by
+ * editor-state, stays queued while the broker is killed (SIGKILL) and
+ * started again; wait reconnects, says so on one line, keeps waiting on
+ * the ticket, and exits 0 with the job once it is done.
+ */
+START_TEST(wait_survives_restart)
+{
+	const char	*args[] = { "--tools", tools, NULL };
+	const char	*cli[] = { "editor-state", "--tests-running", "--",
+			    "sh", "-c", NULL, NULL };
+	char		 cmd[512], *p;
+	json_object	*r;
+	pid_t		 hold, waiter;
+	int		 hfd, ofd, wfd, efd, status;
+
+	write_file(tools, "{\"tools\":[{\"name\":\"rebuild\",\"tier\":"
+	    "\"heavy\",\"reload\":true,\"exec\":[\"echo\",\"rebuilt\"]}]}",
+	    0600);
+	ck_assert_int_eq(broker_start(&b, args, 0), 0);
+	snprintf(cmd, sizeof(cmd), "cat %s >/dev/null", fifo);
+	cli[5] = cmd;
+	await_err(-1, NULL);
+	hold = spawn_cli(&hfd, cli);
+	ck_assert_int_ge(wfd = open(fifo, O_WRONLY | O_CLOEXEC), 0);
+	r = broker_call("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":"
+	    "\"batch_execute\",\"params\":{\"commands\":[{\"tool\":"
+	    "\"rebuild\"}],\"async\":true}}");
+	json_object_put(r);
+	assert_held("t-000000");
+	cli_out[0] = '\0';
+	waiter = spawn_wait("t-000000", &ofd, &efd);
+	/* It waits: it has shown the job queued. */
+	ck_assert_msg(await_out(ofd, "queued"), "stdout: %s", cli_out);
+	ck_assert_int_eq(broker_signal_wait(&b, SIGKILL), -1);
+	ck_assert_int_eq(broker_start(&b, args, 0), 0);
+	ck_assert_msg(await_err(efd, "reconnected after"), "stderr: %s",
+	    cli_err);
+	close(wfd);	/* the hold ends: the job runs */
+	ck_assert_int_eq(waitpid(hold, &status, 0), hold);
+	ck_assert_msg(await_out(ofd, "rebuilt"), "stdout: %s", cli_out);
+	ck_assert_int_eq(waitpid(waiter, &status, 0), waiter);
+	ck_assert(WIFEXITED(status));
+	ck_assert_int_eq(WEXITSTATUS(status), 0);
+	ck_assert_ptr_nonnull(strstr(cli_out, "t-000000 done"));
+	/* One line for the outage, none per try. */
+	ck_assert_ptr_nonnull(p = strstr(cli_err, "broker lost"));
+	ck_assert_ptr_null(strstr(p + 1, "broker lost"));
+	ck_assert_ptr_eq(strchr(cli_err, '\n'), cli_err + strlen(cli_err) - 1);
+	close(ofd);
+	close(efd);
+	close(hfd);
+}
+END_TEST
+
 int
 main(void)
 {
@@ -674,6 +774,7 @@ main(void)
 	tcase_add_test(tc, cli_escapes_controls);
 	tcase_add_test(tc, editor_state_survives_restart);
 	tcase_add_test(tc, editor_state_fails_loudly);
+	tcase_add_test(tc, wait_survives_restart);
 	suite_add_tcase(s, tc);
 	return ck_run(s);
 }
