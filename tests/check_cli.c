@@ -678,8 +678,9 @@ spawn_wait(const char *ticket, int *outfd, int *errfd)
 	int		 o[2], e[2];
 	pid_t		 pid;
 
-	ck_assert_int_eq(pipe(o), 0);
-	ck_assert_int_eq(pipe(e), 0);
+	/* Close-on-exec: no broker started meanwhile may hold them. */
+	ck_assert_int_eq(pipe2(o, O_CLOEXEC), 0);
+	ck_assert_int_eq(pipe2(e, O_CLOEXEC), 0);
 	if ((pid = fork()) == 0) {
 		dup2(o[1], 1);
 		dup2(e[1], 2);
@@ -751,6 +752,110 @@ START_TEST(wait_survives_restart)
 }
 END_TEST
 
+/* cmdgate --socket mcp in the background: stdin, stdout, stderr piped. */
+static pid_t
+spawn_mcp(int *infd, int *outfd, int *errfd)
+{
+	const char	*argv[] = { getenv("CMDGATE"), "--socket", b.sock, "mcp",
+			    NULL };
+	int		 i[2], o[2], e[2];
+	pid_t		 pid;
+
+	/* Close-on-exec: no broker started meanwhile may hold them. */
+	ck_assert_int_eq(pipe2(i, O_CLOEXEC), 0);
+	ck_assert_int_eq(pipe2(o, O_CLOEXEC), 0);
+	ck_assert_int_eq(pipe2(e, O_CLOEXEC), 0);
+	if ((pid = fork()) == 0) {
+		dup2(i[0], 0);
+		dup2(o[1], 1);
+		dup2(e[1], 2);
+		close(i[1]);
+		close(o[0]);
+		close(e[0]);
+		execv(argv[0], (char **)argv);
+		_exit(127);
+	}
+	ck_assert_int_gt(pid, 0);
+	close(i[0]);
+	close(o[1]);
+	close(e[1]);
+	*infd = i[1];
+	*outfd = o[0];
+	*errfd = e[0];
+	return pid;
+}
+
+static void
+send_line(int fd, const char *line)
+{
+	ck_assert_int_eq(write(fd, line, strlen(line)), (ssize_t)strlen(line));
+}
+
+/* How many times needle is in hay. */
+static int
+count_of(const char *hay, const char *needle)
+{
+	int	n = 0;
+
+	while ((hay = strstr(hay, needle)) != NULL) {
+		n++;
+		hay++;
+	}
+	return n;
+}
+
+/*
+ * Issue 18.1: cmdgate mcp outlives the broker (SIGKILL, then started
+ * again with one more tool).  A request sent while it is away is answered
+ * once it is back, the client's initialize is replayed but its answer
+ * kept from the client, the changed tool list is announced with
+ * notifications/tools/list_changed, stderr has one line for the outage,
+ * and the bridge exits 0 when stdin ends.
+ */
+START_TEST(mcp_bridge_survives_restart)
+{
+	const char	*args[] = { "--tools", tools, NULL };
+	pid_t		 pid;
+	int		 in, out, err, status;
+
+	start(NULL);
+	cli_out[0] = '\0';
+	await_err(-1, NULL);
+	pid = spawn_mcp(&in, &out, &err);
+	send_line(in, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\","
+	    "\"params\":{\"protocolVersion\":\"2025-06-18\",\"capabilities\":"
+	    "{},\"clientInfo\":{\"name\":\"t\",\"version\":\"1\"}}}\n"
+	    "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}\n"
+	    "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/list\"}\n");
+	ck_assert_msg(await_out(out, "\"id\":2"), "stdout: %s", cli_out);
+	ck_assert_int_eq(broker_signal_wait(&b, SIGKILL), -1);
+	ck_assert_msg(await_err(err, "reconnecting"), "stderr: %s", cli_err);
+	send_line(in, "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"tools/call\","
+	    "\"params\":{\"name\":\"echo\",\"arguments\":{\"text\":"
+	    "\"carried\"}}}\n");
+	write_file(tools, "{\"tools\":[{\"name\":\"echo\",\"tier\":\"instant\","
+	    "\"exec\":[\"echo\",\"{text}\"],\"params\":{\"type\":\"object\","
+	    "\"properties\":{\"text\":{\"type\":\"string\"}}}},{\"name\":"
+	    "\"extra\",\"exec\":[\"true\"]}]}", 0600);
+	ck_assert_int_eq(broker_start(&b, args, 0), 0);
+	ck_assert_msg(await_out(out, "carried"), "stdout: %s", cli_out);
+	ck_assert_ptr_nonnull(strstr(cli_out,
+	    "\"method\":\"notifications/tools/list_changed\""));
+	ck_assert_ptr_nonnull(strstr(cli_out, "\"id\":3"));
+	ck_assert_int_eq(count_of(cli_out, "\"serverInfo\""), 1);
+	ck_assert_ptr_null(strstr(cli_out, "cmdgate-bridge"));
+	ck_assert_msg(await_err(err, "reconnected after"), "stderr: %s",
+	    cli_err);
+	ck_assert_int_eq(count_of(cli_err, "broker lost"), 1);
+	close(in);
+	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+	ck_assert(WIFEXITED(status));
+	ck_assert_int_eq(WEXITSTATUS(status), 0);
+	close(out);
+	close(err);
+}
+END_TEST
+
 int
 main(void)
 {
@@ -775,6 +880,7 @@ main(void)
 	tcase_add_test(tc, editor_state_survives_restart);
 	tcase_add_test(tc, editor_state_fails_loudly);
 	tcase_add_test(tc, wait_survives_restart);
+	tcase_add_test(tc, mcp_bridge_survives_restart);
 	suite_add_tcase(s, tc);
 	return ck_run(s);
 }
