@@ -159,8 +159,8 @@ count_of(const char *hay, const char *needle)
 /*
  * Issue 18.1: cmdgate mcp outlives the broker (SIGKILL, then started
  * again with one more tool).  A request sent while it is away is answered
- * once it is back, the client's initialize is replayed but its answer
- * kept from the client, the changed tool list is announced with
+ * once it is back, the client's initialize and logging/setLevel are
+ * replayed but their answers kept from the client, the changed tool list is announced with
  * notifications/tools/list_changed, stderr has one line for the outage,
  * and the bridge exits 0 when stdin ends.
  */
@@ -178,8 +178,11 @@ START_TEST(mcp_bridge_survives_restart)
 	    "\"params\":{\"protocolVersion\":\"2025-06-18\",\"capabilities\":"
 	    "{},\"clientInfo\":{\"name\":\"t\",\"version\":\"1\"}}}\n"
 	    "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}\n"
-	    "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/list\"}\n");
-	ck_assert_msg(await_out(out, "\"id\":2"), "stdout: %s", cli_out);
+	    "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/list\"}\n"
+	    "{\"jsonrpc\":\"2.0\",\"id\":4,\"method\":\"logging/setLevel\","
+	    "\"params\":{\"level\":\"debug\"}}\n");
+	ck_assert_msg(await_out(out, "\"id\":4"), "stdout: %s", cli_out);
+	ck_assert_ptr_nonnull(strstr(cli_out, "\"id\":2"));
 	ck_assert_int_eq(broker_signal_wait(&b, SIGKILL), -1);
 	ck_assert_msg(await_err(err, "reconnecting"), "stderr: %s", cli_err);
 	send_line(in, "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"tools/call\","
@@ -195,6 +198,7 @@ START_TEST(mcp_bridge_survives_restart)
 	    "\"method\":\"notifications/tools/list_changed\""));
 	ck_assert_ptr_nonnull(strstr(cli_out, "\"id\":3"));
 	ck_assert_int_eq(count_of(cli_out, "\"serverInfo\""), 1);
+	ck_assert_int_eq(count_of(cli_out, "\"id\":4"), 1);
 	ck_assert_ptr_null(strstr(cli_out, "cmdgate-bridge"));
 	ck_assert_msg(await_err(err, "reconnected after"), "stderr: %s",
 	    cli_err);
