@@ -67,7 +67,7 @@ let bridgeExited = false;
 const client = new Client({ name: "cmdgate-restart-test", version: "1.0.0" });
 client.onclose = () => { bridgeExited = true; };
 await bounded(client.connect(transport), "initialize");
-transport._process.on("exit", () => { bridgeExited = true; });
+transport._process?.on("exit", () => { bridgeExited = true; });
 
 const before = (await client.listTools()).tools.map((t) => t.name).sort();
 if (!before.includes("slow")) fail("tools/list lacks slow: " + before);
