@@ -36,6 +36,13 @@ json_object	*cli_call(struct cli *, const char *method,
 		    json_object *params, int *rc);
 json_object	*cli_call_wait(struct cli *, const char *method,
 		    json_object *params, int64_t wait_s, int *rc);
+/*
+ * The broker went away under a command that waits on it: connect again,
+ * with the backoff of client.h, until deadline_ms (util_monotonic_ms()).
+ * One line on stderr for the outage.  0, or CX_UNAVAILABLE with the
+ * error printed.
+ */
+int		 cli_reconnect(struct cli *, int64_t deadline_ms);
 /* The string member key of o, "" when absent (borrowed from o). */
 const char	*cli_str(json_object *o, const char *key);
 int64_t		 cli_int(json_object *o, const char *key);

@@ -4,8 +4,6 @@
 
 #include "cli.h"
 
-/* cmdgate mcp: bridge stdin/stdout to the broker's connection. */
-int	 cmd_mcp(struct cli *, int, char **);
 /* cmdgate mcp-config: the MCP client configuration that runs cmdgate mcp. */
 int	 cmd_mcp_config(struct cli *, int, char **);
 

@@ -26,6 +26,14 @@
 /* How long a call waits for its answer unless told (--reply-timeout). */
 #define CG_REPLY_TIMEOUT_S	30
 
+/*
+ * Getting back to a broker that went away (cmdgate mcp, wait, submit
+ * --wait): the first try this soon, then twice as long each time, up to
+ * the cap.
+ */
+#define CG_RETRY_FIRST_MS	100
+#define CG_RETRY_MAX_MS		2000
+
 struct cg_client {
 	int		 fd;
 	struct jsonl	 jl;		/* reads fd */

@@ -6,6 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <event2/event.h>
+
 #include <json-c/json.h>
 
 #include "cli.h"
@@ -159,4 +161,56 @@ json_object *
 cli_call(struct cli *cl, const char *method, json_object *params, int *rc)
 {
 	return cli_call_wait(cl, method, params, 0, rc);
+}
+
+static void
+pause_done(evutil_socket_t fd, short what, void *arg)
+{
+	(void)fd;
+	(void)what;
+	(void)arg;
+}
+
+/* Let ms go by: a timer of its own event loop. */
+static void
+cli_pause(int64_t ms)
+{
+	struct event_base	*base;
+	struct timeval		 tv;
+
+	if (ms <= 0 || (base = event_base_new()) == NULL)
+		return;
+	tv.tv_sec = ms / 1000;
+	tv.tv_usec = (ms % 1000) * 1000;
+	if (event_base_once(base, -1, EV_TIMEOUT, pause_done, NULL, &tv) == 0)
+		event_base_dispatch(base);
+	event_base_free(base);
+}
+
+int
+cli_reconnect(struct cli *cl, int64_t deadline_ms)
+{
+	int64_t	lost = util_monotonic_ms(), delay = CG_RETRY_FIRST_MS, now;
+
+	/* One line for the outage: its end completes it. */
+	fprintf(stderr, "cmdgate: broker lost (%s), reconnecting...",
+	    cli_vis(cl->c.err));
+	for (;;) {
+		cg_close(&cl->c);
+		now = util_monotonic_ms();
+		cli_pause(delay < deadline_ms - now ? delay :
+		    deadline_ms - now);
+		if (cg_connect(&cl->c, &cl->t) == 0) {
+			fprintf(stderr, " reconnected after %lld s\n",
+			    (long long)(util_monotonic_ms() - lost + 500) /
+			    1000);
+			return 0;
+		}
+		if (util_monotonic_ms() >= deadline_ms) {
+			fprintf(stderr, " gave up: %s\n", cli_vis(cl->c.err));
+			return CX_UNAVAILABLE;
+		}
+		delay = delay * 2 > CG_RETRY_MAX_MS ? CG_RETRY_MAX_MS :
+		    delay * 2;
+	}
 }

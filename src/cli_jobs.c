@@ -179,11 +179,41 @@ tool_schema(struct cli *cl, const char *tool)
 	return s;
 }
 
+/*
+ * wait_job for up to step seconds; the job (caller puts), or NULL with
+ * the error printed and *rc set.  A broker that goes away is waited for
+ * (tickets outlive it) until deadline.
+ */
+static json_object *
+wait_step(struct cli *cl, const char *ticket, int64_t step, int64_t deadline,
+    int *rc)
+{
+	json_object	*p, *job, *e;
+
+	for (;;) {
+		p = json_object_new_object();
+		json_object_object_add(p, "ticket",
+		    json_object_new_string(ticket));
+		json_object_object_add(p, "timeout_s",
+		    json_object_new_int64(step));
+		if ((job = cg_call_wait(&cl->c, "wait_job", p, step * 1000,
+		    &e)) != NULL)
+			return job;
+		if (e != NULL) {
+			*rc = cli_error(cl, e);
+			json_object_put(e);
+			return NULL;
+		}
+		if ((*rc = cli_reconnect(cl, deadline)) != 0)
+			return NULL;
+	}
+}
+
 /* Poll until the job ends or timeout_s passes; the last job object. */
 static json_object *
 wait_job(struct cli *cl, const char *ticket, int64_t timeout_s, int *rc)
 {
-	json_object	*p, *job = NULL;
+	json_object	*job = NULL;
 	int64_t		 deadline = util_monotonic_ms() + timeout_s * 1000;
 	int64_t		 left, step;
 	int		 tty = isatty(1) && !cl->json;
@@ -193,14 +223,9 @@ wait_job(struct cli *cl, const char *ticket, int64_t timeout_s, int *rc)
 		left = (deadline - util_monotonic_ms()) / 1000;
 		if (left < 0)
 			left = 0;
-		p = json_object_new_object();
-		json_object_object_add(p, "ticket",
-		    json_object_new_string(ticket));
 		step = left > WAIT_STEP_S ? WAIT_STEP_S : left;
-		json_object_object_add(p, "timeout_s",
-		    json_object_new_int64(step));
 		json_object_put(job);
-		if ((job = cli_call_wait(cl, "wait_job", p, step, rc)) == NULL)
+		if ((job = wait_step(cl, ticket, step, deadline, rc)) == NULL)
 			return NULL;
 		job_state_line(job, line, sizeof(line));
 		if (job_status_exit(job) != CX_RUNNING || left == 0)

@@ -3,7 +3,8 @@
  * cmdgate: the client of cmdgated(8) for people and scripts, and the MCP
  * stdio bridge for LLM clients.  See cmdgate(1).  Here: the command
  * table, the global flags, and the broker and editor commands; the job
- * commands are in cli_jobs.c, the bridge in cli_mcp.c.
+ * commands are in cli_jobs.c, the bridge in cli_bridge.c, mcp-config in
+ * cli_mcp.c.
  */
 #include "config.h"
 
@@ -25,6 +26,7 @@
 #include <json-c/json.h>
 
 #include "cli.h"
+#include "cli_bridge.h"
 #include "cli_jobs.h"
 #include "cli_mcp.h"
 #include "client.h"

@@ -35,6 +35,7 @@
 #define SYNC_DEFAULT_S		300
 #define LABEL_MAX		256	/* bytes */
 #define IDEM_KEY_MAX		256	/* bytes */
+#define MCP_IDEM_META		"cmdgate/idempotency_key"
 
 /* Options of a submitted job. */
 struct submit {
@@ -596,6 +597,32 @@ mcp_job_method(struct rpc_req *req, const char *name, json_object *args,
 	return RPC_OK;
 }
 
+/*
+ * The idempotency key a tools/call may carry in
+ * params._meta["cmdgate/idempotency_key"] (cmdgate mcp gives one to every
+ * call): o->idem (borrowed from params), NULL without; -1 with err.
+ */
+static int
+mcp_idem_key(json_object *params, struct submit *o, struct rpc_error *err)
+{
+	json_object	*meta, *k;
+
+	if (!json_object_object_get_ex(params, "_meta", &meta) ||
+	    !json_object_object_get_ex(meta, MCP_IDEM_META, &k))
+		return 0;
+	o->idem = json_object_get_string(k);
+	if (!json_object_is_type(k, json_type_string) || *o->idem == '\0' ||
+	    strlen(o->idem) > IDEM_KEY_MAX ||
+	    strlen(o->agent) + 1 + strlen(o->idem) > STORE_KEY_MAX) {
+		rpc_fail(err, RPC_INVALID_PARAMS, "invalid_params", "\"_meta."
+		    MCP_IDEM_META "\" must be a string of 1 to %d bytes, and "
+		    "at most %d with the client's name", IDEM_KEY_MAX,
+		    STORE_KEY_MAX - 1);
+		return -1;
+	}
+	return 0;
+}
+
 enum rpc_status
 method_tools_call(struct rpc_req *req, json_object *params,
     json_object **result, struct rpc_error *err)
@@ -630,6 +657,8 @@ method_tools_call(struct rpc_req *req, json_object *params,
 	o.label = "";
 	o.token = token;
 	o.tool = name;
+	if (mcp_idem_key(params, &o, err) == -1)
+		return RPC_ERROR;
 	cmd = json_object_new_object();
 	json_object_object_add(cmd, "tool", json_object_new_string(name));
 	json_object_object_add(cmd, "params", args != NULL ?

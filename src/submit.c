@@ -293,7 +293,8 @@ waiter_view(struct jobs *J, uint64_t num, struct rpc_error *err)
 	o = jobview_get(J, num, 1, &found, err);
 	if (o == NULL && !found && err->code == 0)
 		rpc_fail(err, RPC_UNKNOWN_TICKET, "unknown_ticket", "the job "
-		    "expired while it was waited for");
+		    "t-%06llu expired while it was waited for",
+		    (unsigned long long)num);
 	return o;
 }
 

@@ -342,6 +342,44 @@ START_TEST(mcp_tools_call)
 }
 END_TEST
 
+/*
+ * Issue 18.1: a tools/call with params._meta["cmdgate/idempotency_key"]
+ * (cmdgate mcp gives one to every call) sent again finds its job: the
+ * same ticket, no second run; another key is another job; a key that is
+ * not a string of 1 to 256 bytes is refused.
+ */
+START_TEST(mcp_tools_call_key)
+{
+	char		 t1[32];
+	json_object	*r;
+	const char	*call = "{\"jsonrpc\":\"2.0\",\"id\":%d,\"method\":"
+			    "\"tools/call\",\"params\":{\"name\":\"echo\","
+			    "\"arguments\":{\"text\":\"once\"},\"_meta\":{"
+			    "\"cmdgate/idempotency_key\":%s}}}";
+
+	start_with("heavy", NULL);
+	r = callf(call, 1, "\"k1\"");
+	ck_assert_str_eq(str(r, "result.structuredContent.status"), "done");
+	snprintf(t1, sizeof(t1), "%s", str(r, "result.structuredContent."
+	    "ticket"));
+	json_object_put(r);
+	r = callf(call, 2, "\"k1\"");
+	ck_assert_int_eq(json_object_get_int(jpath(r, "id")), 2);
+	ck_assert(!json_object_get_boolean(jpath(r, "result.isError")));
+	ck_assert_str_eq(str(r, "result.structuredContent.ticket"), t1);
+	json_object_put(r);
+	r = callf("{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"list_jobs\","
+	    "\"params\":{}}");
+	ck_assert_uint_eq(json_object_array_length(jpath(r, "result.jobs")), 1);
+	json_object_put(r);
+	r = callf(call, 4, "\"k2\"");
+	ck_assert_str_ne(str(r, "result.structuredContent.ticket"), t1);
+	json_object_put(r);
+	assert_error(callf(call, 5, "7"), -32602, "invalid_params");
+	assert_error(callf(call, 6, "\"\""), -32602, "invalid_params");
+}
+END_TEST
+
 /* kill -9 mid-job, restart: cmdgate-protocol(7), Durability. */
 START_TEST(kill9_restart)
 {
@@ -646,6 +684,7 @@ main(void)
 	tcase_add_test(tc, sync_execute_and_list);
 	tcase_add_test(tc, wait_does_not_block);
 	tcase_add_test(tc, mcp_tools_call);
+	tcase_add_test(tc, mcp_tools_call_key);
 	tcase_add_test(tc, kill9_restart);
 	tcase_add_test(tc, sigterm_interrupts_running);
 	tcase_add_test(tc, storage_full);

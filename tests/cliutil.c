@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 
+#include <poll.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -119,4 +120,103 @@ out_json(void)
 
 	ck_assert_msg(o != NULL, "not JSON: %.300s", cli_out);
 	return o;
+}
+
+/*
+ * Start cmdgate --socket (the broker's, the same across its restarts)
+ * with args (NULL-ended) in the background; its stderr on *errfd.
+ */
+pid_t
+spawn_cli(int *errfd, const char **args)
+{
+	const char	*argv[32] = { getenv("CMDGATE"), "--socket", b.sock };
+	int		 n = 3, e[2];
+	pid_t		 pid;
+
+	while (*args != NULL && n < 31)
+		argv[n++] = *args++;
+	argv[n] = NULL;
+	ck_assert_int_eq(pipe(e), 0);
+	if ((pid = fork()) == 0) {
+		dup2(e[1], 2);
+		close(e[0]);
+		execv(argv[0], (char **)argv);
+		_exit(127);
+	}
+	ck_assert_int_gt(pid, 0);
+	close(e[1]);
+	*errfd = e[0];
+	return pid;
+}
+
+/* Read fd into cli_err until it holds want (bounded by TN_TIMEOUT_MS). */
+int
+await_err(int fd, const char *want)
+{
+	static size_t	 n;
+	struct pollfd	 pfd = { fd, POLLIN, 0 };
+	ssize_t		 r;
+
+	if (want == NULL) {
+		n = 0;
+		cli_err[0] = '\0';
+		return 1;
+	}
+	while (strstr(cli_err, want) == NULL) {
+		if (poll(&pfd, 1, TN_TIMEOUT_MS) != 1 ||
+		    (r = read(fd, cli_err + n, OUT_MAX - 1 - n)) <= 0)
+			return 0;
+		n += (size_t)r;
+		cli_err[n] = '\0';
+	}
+	return 1;
+}
+
+/* A Unix-socket JSON-RPC call to the broker; the result (caller puts). */
+json_object *
+broker_call(const char *line)
+{
+	struct client	*c = client_unix(b.sock);
+	json_object	*r = client_call(c, line), *res;
+
+	res = json_object_get(jpath(r, "result"));
+	ck_assert_msg(res != NULL, "%s: %.300s", line,
+	    json_object_to_json_string(r));
+	json_object_put(r);
+	client_close(c);
+	return res;
+}
+
+/* ticket is queued, held by tests_running. */
+void
+assert_held(const char *ticket)
+{
+	char		 line[256];
+	json_object	*r;
+
+	snprintf(line, sizeof(line), "{\"jsonrpc\":\"2.0\",\"id\":1,"
+	    "\"method\":\"poll_job\",\"params\":{\"ticket\":\"%s\"}}", ticket);
+	r = broker_call(line);
+	ck_assert_str_eq(json_object_get_string(jpath(r, "status")), "queued");
+	ck_assert_str_eq(json_object_get_string(jpath(r, "blocked_by")),
+	    "tests_running");
+	json_object_put(r);
+}
+
+/* Read fd into cli_out until it holds want (bounded by TN_TIMEOUT_MS). */
+int
+await_out(int fd, const char *want)
+{
+	size_t		 n = strlen(cli_out);
+	struct pollfd	 pfd = { fd, POLLIN, 0 };
+	ssize_t		 r;
+
+	while (strstr(cli_out, want) == NULL) {
+		if (poll(&pfd, 1, TN_TIMEOUT_MS) != 1 ||
+		    (r = read(fd, cli_out + n, OUT_MAX - 1 - n)) <= 0)
+			return 0;
+		n += (size_t)r;
+		cli_out[n] = '\0';
+	}
+	return 1;
 }

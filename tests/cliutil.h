@@ -3,6 +3,8 @@
 #ifndef CMDGATE_CLIUTIL_H
 #define CMDGATE_CLIUTIL_H
 
+#include <sys/types.h>
+
 #include <json-c/json.h>
 
 #include "testnet.h"
@@ -26,5 +28,20 @@ void		 start(const char **extra);
 int		 run(const char *input, const char *first, ...);
 /* cli_out as JSON; caller puts. */
 json_object	*out_json(void);
+/*
+ * Start cmdgate --socket (the broker's, the same across its restarts)
+ * with args (NULL-ended) in the background; its stderr on *errfd.
+ */
+pid_t		 spawn_cli(int *errfd, const char **args);
+/*
+ * Read fd into cli_err (cli_out) until it holds want; 0 after
+ * TN_TIMEOUT_MS or at its end.  await_err(-1, NULL) empties cli_err.
+ */
+int		 await_err(int fd, const char *want);
+int		 await_out(int fd, const char *want);
+/* A Unix-socket JSON-RPC call to the broker; the result (caller puts). */
+json_object	*broker_call(const char *line);
+/* ticket is queued, held by tests_running. */
+void		 assert_held(const char *ticket);
 
 #endif

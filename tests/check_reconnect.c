@@ -1,0 +1,227 @@
+/* SPDX-License-Identifier: ISC */
+/*
+ * cmdgate(1) commands that outlive the broker (issue 18): wait and the
+ * mcp bridge across a broker killed and started again.
+ */
+#include "config.h"
+
+#include <sys/wait.h>
+
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <check.h>
+#include <json-c/json.h>
+
+#include "testnet.h"
+#include "cliutil.h"
+#include "ckrun.h"
+
+/* cmdgate --socket wait TICKET in the background: stdout, stderr piped. */
+static pid_t
+spawn_wait(const char *ticket, int *outfd, int *errfd)
+{
+	const char	*argv[] = { getenv("CMDGATE"), "--socket", b.sock,
+			    "wait", ticket, "--timeout", "60", NULL };
+	int		 o[2], e[2];
+	pid_t		 pid;
+
+	/* Close-on-exec: no broker started meanwhile may hold them. */
+	ck_assert_int_eq(pipe2(o, O_CLOEXEC), 0);
+	ck_assert_int_eq(pipe2(e, O_CLOEXEC), 0);
+	if ((pid = fork()) == 0) {
+		dup2(o[1], 1);
+		dup2(e[1], 2);
+		close(o[0]);
+		close(e[0]);
+		execv(argv[0], (char **)argv);
+		_exit(127);
+	}
+	ck_assert_int_gt(pid, 0);
+	close(o[1]);
+	close(e[1]);
+	*outfd = o[0];
+	*errfd = e[0];
+	return pid;
+}
+
+/*
+ * Issue 18.2: cmdgate wait outlives the broker.  The job, held by
+ * editor-state, stays queued while the broker is killed (SIGKILL) and
+ * started again; wait reconnects, says so on one line, keeps waiting on
+ * the ticket, and exits 0 with the job once it is done.
+ */
+START_TEST(wait_survives_restart)
+{
+	const char	*args[] = { "--tools", tools, NULL };
+	const char	*cli[] = { "editor-state", "--tests-running", "--",
+			    "sh", "-c", NULL, NULL };
+	char		 cmd[512], *p;
+	json_object	*r;
+	pid_t		 hold, waiter;
+	int		 hfd, ofd, wfd, efd, status;
+
+	write_file(tools, "{\"tools\":[{\"name\":\"rebuild\",\"tier\":"
+	    "\"heavy\",\"reload\":true,\"exec\":[\"echo\",\"rebuilt\"]}]}",
+	    0600);
+	ck_assert_int_eq(broker_start(&b, args, 0), 0);
+	snprintf(cmd, sizeof(cmd), "cat %s >/dev/null", fifo);
+	cli[5] = cmd;
+	await_err(-1, NULL);
+	hold = spawn_cli(&hfd, cli);
+	ck_assert_int_ge(wfd = open(fifo, O_WRONLY | O_CLOEXEC), 0);
+	r = broker_call("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":"
+	    "\"batch_execute\",\"params\":{\"commands\":[{\"tool\":"
+	    "\"rebuild\"}],\"async\":true}}");
+	json_object_put(r);
+	assert_held("t-000000");
+	cli_out[0] = '\0';
+	waiter = spawn_wait("t-000000", &ofd, &efd);
+	/* It waits: it has shown the job queued. */
+	ck_assert_msg(await_out(ofd, "queued"), "stdout: %s", cli_out);
+	ck_assert_int_eq(broker_signal_wait(&b, SIGKILL), -1);
+	ck_assert_int_eq(broker_start(&b, args, 0), 0);
+	ck_assert_msg(await_err(efd, "reconnected after"), "stderr: %s",
+	    cli_err);
+	close(wfd);	/* the hold ends: the job runs */
+	ck_assert_int_eq(waitpid(hold, &status, 0), hold);
+	ck_assert_msg(await_out(ofd, "rebuilt"), "stdout: %s", cli_out);
+	ck_assert_int_eq(waitpid(waiter, &status, 0), waiter);
+	ck_assert(WIFEXITED(status));
+	ck_assert_int_eq(WEXITSTATUS(status), 0);
+	ck_assert_ptr_nonnull(strstr(cli_out, "t-000000 done"));
+	/* One line for the outage, none per try. */
+	ck_assert_ptr_nonnull(p = strstr(cli_err, "broker lost"));
+	ck_assert_ptr_null(strstr(p + 1, "broker lost"));
+	ck_assert_ptr_eq(strchr(cli_err, '\n'), cli_err + strlen(cli_err) - 1);
+	close(ofd);
+	close(efd);
+	close(hfd);
+}
+END_TEST
+
+/* cmdgate --socket mcp in the background: stdin, stdout, stderr piped. */
+static pid_t
+spawn_mcp(int *infd, int *outfd, int *errfd)
+{
+	const char	*argv[] = { getenv("CMDGATE"), "--socket", b.sock, "mcp",
+			    NULL };
+	int		 i[2], o[2], e[2];
+	pid_t		 pid;
+
+	/* Close-on-exec: no broker started meanwhile may hold them. */
+	ck_assert_int_eq(pipe2(i, O_CLOEXEC), 0);
+	ck_assert_int_eq(pipe2(o, O_CLOEXEC), 0);
+	ck_assert_int_eq(pipe2(e, O_CLOEXEC), 0);
+	if ((pid = fork()) == 0) {
+		dup2(i[0], 0);
+		dup2(o[1], 1);
+		dup2(e[1], 2);
+		close(i[1]);
+		close(o[0]);
+		close(e[0]);
+		execv(argv[0], (char **)argv);
+		_exit(127);
+	}
+	ck_assert_int_gt(pid, 0);
+	close(i[0]);
+	close(o[1]);
+	close(e[1]);
+	*infd = i[1];
+	*outfd = o[0];
+	*errfd = e[0];
+	return pid;
+}
+
+static void
+send_line(int fd, const char *line)
+{
+	ck_assert_int_eq(write(fd, line, strlen(line)), (ssize_t)strlen(line));
+}
+
+/* How many times needle is in hay. */
+static int
+count_of(const char *hay, const char *needle)
+{
+	int	n = 0;
+
+	while ((hay = strstr(hay, needle)) != NULL) {
+		n++;
+		hay++;
+	}
+	return n;
+}
+
+/*
+ * Issue 18.1: cmdgate mcp outlives the broker (SIGKILL, then started
+ * again with one more tool).  A request sent while it is away is answered
+ * once it is back, the client's initialize and logging/setLevel are
+ * replayed but their answers kept from the client, the changed tool list is announced with
+ * notifications/tools/list_changed, stderr has one line for the outage,
+ * and the bridge exits 0 when stdin ends.
+ */
+START_TEST(mcp_bridge_survives_restart)
+{
+	const char	*args[] = { "--tools", tools, NULL };
+	pid_t		 pid;
+	int		 in, out, err, status;
+
+	start(NULL);
+	cli_out[0] = '\0';
+	await_err(-1, NULL);
+	pid = spawn_mcp(&in, &out, &err);
+	send_line(in, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\","
+	    "\"params\":{\"protocolVersion\":\"2025-06-18\",\"capabilities\":"
+	    "{},\"clientInfo\":{\"name\":\"t\",\"version\":\"1\"}}}\n"
+	    "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}\n"
+	    "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/list\"}\n"
+	    "{\"jsonrpc\":\"2.0\",\"id\":4,\"method\":\"logging/setLevel\","
+	    "\"params\":{\"level\":\"debug\"}}\n");
+	ck_assert_msg(await_out(out, "\"id\":4"), "stdout: %s", cli_out);
+	ck_assert_ptr_nonnull(strstr(cli_out, "\"id\":2"));
+	ck_assert_int_eq(broker_signal_wait(&b, SIGKILL), -1);
+	ck_assert_msg(await_err(err, "reconnecting"), "stderr: %s", cli_err);
+	send_line(in, "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"tools/call\","
+	    "\"params\":{\"name\":\"echo\",\"arguments\":{\"text\":"
+	    "\"carried\"}}}\n");
+	write_file(tools, "{\"tools\":[{\"name\":\"echo\",\"tier\":\"instant\","
+	    "\"exec\":[\"echo\",\"{text}\"],\"params\":{\"type\":\"object\","
+	    "\"properties\":{\"text\":{\"type\":\"string\"}}}},{\"name\":"
+	    "\"extra\",\"exec\":[\"true\"]}]}", 0600);
+	ck_assert_int_eq(broker_start(&b, args, 0), 0);
+	ck_assert_msg(await_out(out, "carried"), "stdout: %s", cli_out);
+	ck_assert_ptr_nonnull(strstr(cli_out,
+	    "\"method\":\"notifications/tools/list_changed\""));
+	ck_assert_ptr_nonnull(strstr(cli_out, "\"id\":3"));
+	ck_assert_int_eq(count_of(cli_out, "\"serverInfo\""), 1);
+	ck_assert_int_eq(count_of(cli_out, "\"id\":4"), 1);
+	ck_assert_ptr_null(strstr(cli_out, "cmdgate-bridge"));
+	ck_assert_msg(await_err(err, "reconnected after"), "stderr: %s",
+	    cli_err);
+	ck_assert_int_eq(count_of(cli_err, "broker lost"), 1);
+	close(in);
+	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+	ck_assert(WIFEXITED(status));
+	ck_assert_int_eq(WEXITSTATUS(status), 0);
+	close(out);
+	close(err);
+}
+END_TEST
+
+int
+main(void)
+{
+	Suite	*s = suite_create("reconnect");
+	TCase	*tc = tcase_create("reconnect");
+
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_set_timeout(tc, 60);
+	tcase_add_test(tc, wait_survives_restart);
+	tcase_add_test(tc, mcp_bridge_survives_restart);
+	suite_add_tcase(s, tc);
+	return ck_run(s);
+}
