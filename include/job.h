@@ -76,6 +76,7 @@ struct job {
 	size_t			 ncmds;
 	size_t			 completed;
 	uint64_t		 notify_conn;	/* 0: no notifications */
+	uint64_t		 owner_conn;	/* its submitter, 0: none known */
 	const char		*last_blocked;
 	struct worker		*worker;
 	int			 cancelling;

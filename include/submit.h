@@ -46,6 +46,8 @@ typedef void	(*waiter_watch_fn)(void *arg, json_object *ev);
  * taken; idem NULL for none); done(arg) at the end of the turn. */
 struct submission *submit_add(struct jobs *, json_object *rec, char *idem,
 		    uint64_t notify_conn, submit_done_fn done, void *arg);
+/* The job of s is owned by connection id (list_clients counts it). */
+void		 submit_set_owner(struct submission *s, uint64_t id);
 /* The caller of s is gone: s is stored all the same, and nobody told. */
 void		 submit_forget(struct submission *s);
 /* Store and queue this turn's submits: how many were queued. */

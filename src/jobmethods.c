@@ -470,6 +470,7 @@ submit_and_answer(struct rpc_req *req, json_object *commands,
 	call->s = submit_add(req_jobs(req), rec, o->idem != NULL ?
 	    xasprintf("%s\n%s", o->agent, o->idem) : NULL,
 	    o->notify ? req->conn->id : 0, jm_submitted, call);
+	submit_set_owner(call->s, req->conn->id);
 	conn_hold(req->conn);
 	return RPC_DEFERRED;
 }

@@ -9,6 +9,7 @@
 #include <json-c/json.h>
 
 #include "authlimit.h"
+#include "clientlist.h"
 #include "conn.h"
 #include "face_uloop.h"
 #include "face_unity.h"
@@ -37,6 +38,7 @@ const struct rpc_method rpc_methods[] = {
 	{ "set_client_name", method_set_client_name, 0 },
 	{ "authenticate", method_authenticate, RPC_NOAUTH },
 	{ "server_status", method_server_status, 0 },
+	{ "list_clients", method_list_clients, 0 },
 	{ "list_tools", method_list_tools, 0 },
 	{ "get_tool_details", method_get_tool_details, 0 },
 	{ "report_editor_state", method_report_editor_state, 0 },

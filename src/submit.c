@@ -30,6 +30,7 @@ struct submission {
 	json_object		*rec;
 	char			*idem;
 	uint64_t		 notify_conn;
+	uint64_t		 owner_conn;
 	struct job		*job;	/* stored as new */
 	uint64_t		 num;
 	int			 dedup;
@@ -69,6 +70,12 @@ submit_add(struct jobs *J, json_object *rec, char *idem, uint64_t notify_conn,
 		event_active(J->group_ev, EV_TIMEOUT, 0);
 	TAILQ_INSERT_TAIL(&J->submits, s, entry);
 	return s;
+}
+
+void
+submit_set_owner(struct submission *s, uint64_t id)
+{
+	s->owner_conn = id;
 }
 
 void
@@ -140,6 +147,7 @@ submission_store(struct jobs *J, struct submission *s, int nested,
 		goto abort;
 	}
 	s->job->notify_conn = s->notify_conn;
+	s->job->owner_conn = s->owner_conn;
 	(*added)++;
 	return 0;
 abort:

@@ -223,6 +223,76 @@ START_TEST(editor_flags_follow_connection)
 }
 END_TEST
 
+/* A table with a reload that tests_running holds (etc/tools/demo.json). */
+static const char held_table[] = "{\"tools\":[{\"name\":\"rebuild\","
+    "\"tier\":\"heavy\",\"reload\":true,\"exec\":[\"true\"]}]}";
+
+/* The client of list_clients' answer r named name, or NULL. */
+static json_object *
+client_named(json_object *r, const char *name)
+{
+	json_object	*list = jpath(r, "result.clients"), *o, *n;
+	size_t		 i;
+
+	for (i = 0; i < json_object_array_length(list); i++) {
+		o = json_object_array_get_idx(list, i);
+		if (json_object_object_get_ex(o, "name", &n) && n != NULL &&
+		    strcmp(json_object_get_string(n), name) == 0)
+			return o;
+	}
+	return NULL;
+}
+
+#define CALL(m, p) "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"" m "\"," \
+	"\"params\":" p "}"
+
+START_TEST(list_clients)
+{
+	const char	*args[] = { "--tools", NULL, NULL };
+	char		 path[256];
+	struct client	*ed, *ag;
+	json_object	*r, *o;
+
+	snprintf(path, sizeof(path), "%s", broker_path(&b, "tools.json"));
+	write_file(path, held_table, 0600);
+	args[1] = path;
+	start(args);
+	ed = client_tcp(b.port);
+	ag = client_unix(b.sock);
+	json_object_put(client_call(ed, CALL("set_client_name",
+	    "{\"name\":\"editor-one\"}")));
+	json_object_put(client_call(ed, CALL("report_editor_state",
+	    "{\"tests_running\":true}")));
+	json_object_put(client_call(ag, CALL("set_client_name",
+	    "{\"name\":\"agent-two\"}")));
+	r = client_call(ag, CALL("batch_execute", "{\"async\":true,"
+	    "\"commands\":[{\"tool\":\"rebuild\"}]}"));
+	ck_assert_str_eq(json_object_get_string(jpath(r, "result.status")),
+	    "queued");
+	json_object_put(r);
+	r = client_call(ag, CALL("list_clients", "{}"));
+	ck_assert_int_eq(json_object_array_length(jpath(r, "result.clients")),
+	    2);
+	ck_assert_ptr_nonnull(o = client_named(r, "editor-one"));
+	ck_assert_str_eq(json_object_get_string(jpath(o, "face")), "cmdgate");
+	ck_assert_int_eq(strncmp(json_object_get_string(jpath(o, "peer")),
+	    "127.0.0.1:", 10), 0);
+	ck_assert(json_object_get_boolean(jpath(o, "editor.tests_running")));
+	ck_assert_int_eq(json_object_get_int(jpath(o, "jobs_in_flight")), 0);
+	ck_assert(!json_object_get_boolean(jpath(o, "session")));
+	ck_assert_ptr_nonnull(o = client_named(r, "agent-two"));
+	ck_assert_int_eq(json_object_get_int(jpath(o, "jobs_in_flight")), 1);
+	ck_assert_int_eq(json_object_get_int(jpath(o, "waits")), 0);
+	ck_assert(!json_object_get_boolean(jpath(o, "editor.tests_running")));
+	ck_assert_int_eq((int)strlen(json_object_get_string(jpath(o,
+	    "since"))), 24);
+	ck_assert_int_gt(json_object_get_int(jpath(o, "id")), 0);
+	json_object_put(r);
+	client_close(ed);
+	client_close(ag);
+}
+END_TEST
+
 START_TEST(max_clients)
 {
 	const char	*args[] = { "--max-clients", "2", NULL };
@@ -537,6 +607,7 @@ integration_suite(void)
 	tcase_add_test(tc, mcp_handshake);
 	tcase_add_test(tc, busy_socket_not_stolen);
 	tcase_add_test(tc, batch_interleaved);
+	tcase_add_test(tc, list_clients);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -1,0 +1,86 @@
+/* SPDX-License-Identifier: ISC */
+#include "config.h"
+
+#include <stdint.h>
+
+#include <json-c/json.h>
+
+#include "clientlist.h"
+#include "conn.h"
+#include "face.h"
+#include "job.h"
+#include "rpc.h"
+#include "server.h"
+#include "util.h"
+
+/* Jobs of J's list l that connection id submitted. */
+static int64_t
+owned(const struct joblist *l, uint64_t id)
+{
+	const struct job	*j;
+	int64_t			 n = 0;
+
+	TAILQ_FOREACH(j, l, entry)
+		if (j->owner_conn == id)
+			n++;
+	return n;
+}
+
+static json_object *
+editor_json(const struct editor_flags *f)
+{
+	json_object	*o = json_object_new_object();
+
+	json_object_object_add(o, "tests_running",
+	    json_object_new_boolean(f->tests_running));
+	json_object_object_add(o, "compiling",
+	    json_object_new_boolean(f->compiling));
+	json_object_object_add(o, "busy", json_object_new_boolean(f->busy));
+	return o;
+}
+
+/* One client; now_ms - mono_ms turns a monotonic time into a wall one. */
+static json_object *
+client_json(const struct conn *c, int64_t now_ms, int64_t mono_ms)
+{
+	struct jobs	*J = c->srv->jobs;
+	json_object	*o = json_object_new_object();
+	char		 since[UTIL_TIMESTAMP_LEN];
+
+	util_timestamp(since, now_ms - (mono_ms - c->since_ms));
+	json_object_object_add(o, "id", json_object_new_uint64(c->id));
+	json_object_object_add(o, "name", c->name != NULL ?
+	    json_object_new_string(c->name) : NULL);
+	json_object_object_add(o, "face", json_object_new_string(
+	    c->drain != NULL ? "http" : face_name(c->face)));
+	json_object_object_add(o, "peer", json_object_new_string(c->peer));
+	json_object_object_add(o, "since", json_object_new_string(since));
+	json_object_object_add(o, "jobs_in_flight", json_object_new_int64(
+	    J != NULL ? owned(&J->queued, c->id) + owned(&J->running, c->id) :
+	    0));
+	json_object_object_add(o, "waits",
+	    json_object_new_uint64(c->npending));
+	json_object_object_add(o, "session",
+	    json_object_new_boolean(c->session));
+	json_object_object_add(o, "editor", editor_json(&c->editor));
+	return o;
+}
+
+enum rpc_status
+method_list_clients(struct rpc_req *req, json_object *params,
+    json_object **result, struct rpc_error *err)
+{
+	struct server	*srv = req->conn->srv;
+	struct conn	*c;
+	json_object	*list = json_object_new_array();
+	int64_t		 now = util_now_ms(), mono = util_monotonic_ms();
+
+	(void)params;
+	(void)err;
+	TAILQ_FOREACH(c, &srv->conns, entry)
+		if (!c->dead)
+			json_object_array_add(list, client_json(c, now, mono));
+	*result = json_object_new_object();
+	json_object_object_add(*result, "clients", list);
+	return RPC_OK;
+}
