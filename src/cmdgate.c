@@ -29,6 +29,7 @@
 #include "cli_bridge.h"
 #include "cli_jobs.h"
 #include "cli_mcp.h"
+#include "cli_toplive.h"
 #include "client.h"
 #include "util.h"
 
@@ -67,6 +68,7 @@ static const struct {
 	{ "wait", cmd_wait, 1, "wait TICKET [--timeout S]" },
 	{ "cancel", cmd_cancel, 1, "cancel TICKET" },
 	{ "jobs", cmd_jobs, 1, "jobs [--status S] [--agent A] [--limit N]" },
+	{ "top", cmd_top, 1, "top [--once]" },
 	{ "editor-state", cmd_editor_state, 1, "editor-state "
 	    "[--tests-running] [--compiling] [--busy]\n"
 	    "              [--reconnect-timeout S] -- CMD [ARG ...]" },
