@@ -10,4 +10,8 @@
 enum rpc_status	method_list_clients(struct rpc_req *, json_object *,
 		    json_object **, struct rpc_error *);
 
+/* subscribe_status: this connection hears notifications/status. */
+enum rpc_status	method_subscribe_status(struct rpc_req *, json_object *,
+		    json_object **, struct rpc_error *);
+
 #endif

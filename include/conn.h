@@ -131,6 +131,7 @@ struct conn {
 	int64_t			 since_ms;	/* connected (monotonic) */
 	int64_t			 active_ms;	/* last request or answer */
 	int			 session;	/* an MCP session: never idle */
+	int			 status_sub;	/* subscribe_status asked */
 	int			 log_level;	/* MCP logging/setLevel (mcplog.h) */
 	size_t			 inbuf;		/* unread input, as counted in
 						   sh->inbuf_total */

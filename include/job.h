@@ -53,6 +53,8 @@ struct jobs_hooks {
 	void	(*idle)(void *arg);
 	/* A child that is no worker was reaped: 1 when the broker knew it. */
 	int	(*child)(void *arg, pid_t pid, int status);
+	/* A job was queued or changed status; NULL: nobody asks. */
+	void	(*changed)(void *arg);
 };
 
 enum job_status {

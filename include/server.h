@@ -55,6 +55,8 @@ struct server {
 	struct holds		 holds;		/* every conn's editor flags */
 	struct probe		*probe;		/* the editor probe (probe.c) */
 	char			*lock_dir;	/* the state dir, absolute */
+	size_t			 nstatus_subs;	/* conns with status_sub */
+	struct event		*status_ev;	/* notifications/status due */
 };
 
 void		 server_init(struct server *, struct event_base *,
@@ -68,6 +70,13 @@ int		 server_token_ok(const struct server *, const char *, size_t);
 /* c reports the editor flags f: count them, and reschedule if they changed. */
 void		 server_set_editor(struct server *, struct conn *c,
 		    const struct editor_flags *f);
+/*
+ * What list_clients, queue_status or list_jobs answer changed: the
+ * subscribers (subscribe_status) hear notifications/status within
+ * SERVER_STATUS_MS, one for many changes.
+ */
+#define SERVER_STATUS_MS	250
+void		 server_status_changed(struct server *);
 /* An editor flag or a connection holding one changed: reschedule. */
 void		 server_busy_changed(struct server *);
 /*

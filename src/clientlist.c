@@ -67,6 +67,26 @@ client_json(const struct conn *c, int64_t now_ms, int64_t mono_ms)
 }
 
 enum rpc_status
+method_subscribe_status(struct rpc_req *req, json_object *params,
+    json_object **result, struct rpc_error *err)
+{
+	struct conn	*c = req->conn;
+
+	(void)params;
+	(void)err;
+	if (!c->status_sub) {
+		c->status_sub = 1;
+		c->srv->nstatus_subs++;
+	}
+	*result = json_object_new_object();
+	json_object_object_add(*result, "subscribed",
+	    json_object_new_boolean(1));
+	json_object_object_add(*result, "interval_ms",
+	    json_object_new_int(SERVER_STATUS_MS));
+	return RPC_OK;
+}
+
+enum rpc_status
 method_list_clients(struct rpc_req *req, json_object *params,
     json_object **result, struct rpc_error *err)
 {

@@ -340,6 +340,8 @@ job_set_status(struct jobs *J, struct job *j, enum job_status s)
 	J->count[s]++;
 	j->status = s;
 	job_rec_set(j->rec, "status", job_status_name(s));
+	if (J->hooks.changed != NULL)
+		J->hooks.changed(J->hooks.arg);
 }
 
 /* Take j off the queued or running list. */

@@ -39,6 +39,7 @@ const struct rpc_method rpc_methods[] = {
 	{ "authenticate", method_authenticate, RPC_NOAUTH },
 	{ "server_status", method_server_status, 0 },
 	{ "list_clients", method_list_clients, 0 },
+	{ "subscribe_status", method_subscribe_status, 0 },
 	{ "list_tools", method_list_tools, 0 },
 	{ "get_tool_details", method_get_tool_details, 0 },
 	{ "report_editor_state", method_report_editor_state, 0 },
@@ -96,6 +97,7 @@ method_set_client_name(struct rpc_req *req, json_object *params,
 		    CONN_NAME_MAX);
 	free(c->name);
 	c->name = xstrdup(name);
+	server_status_changed(c->srv);
 	*result = json_object_new_object();
 	json_object_object_add(*result, "client_id",
 	    json_object_new_uint64(c->id));

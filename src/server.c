@@ -85,6 +85,8 @@ server_free(struct server *srv)
 	free(srv->store_path);
 	free(srv->lock_dir);
 	free(srv->byid);
+	if (srv->status_ev != NULL)
+		event_free(srv->status_ev);
 }
 
 int
@@ -130,9 +132,57 @@ server_set_editor(struct server *srv, struct conn *c,
 	server_busy_changed(srv);
 }
 
+/* Tell the subscribers that something changed (server_status_changed). */
+static void
+server_status_note(evutil_socket_t fd, short ev, void *arg)
+{
+	struct server	*srv = arg;
+	struct conn	*c;
+	json_object	*n, *p;
+	char		 ts[UTIL_TIMESTAMP_LEN];
+
+	(void)fd;
+	(void)ev;
+	util_timestamp(ts, util_now_ms());
+	p = json_object_new_object();
+	json_object_object_add(p, "timestamp", json_object_new_string(ts));
+	n = json_object_new_object();
+	json_object_object_add(n, "jsonrpc", json_object_new_string("2.0"));
+	json_object_object_add(n, "method",
+	    json_object_new_string("notifications/status"));
+	json_object_object_add(n, "params", p);
+	TAILQ_FOREACH(c, &srv->conns, entry)
+		if (c->status_sub && !c->dead && !c->closing)
+			conn_send(c, n);
+	json_object_put(n);
+}
+
+void
+server_status_changed(struct server *srv)
+{
+	struct timeval	tv = { 0, SERVER_STATUS_MS * 1000 };
+
+	if (srv->nstatus_subs == 0 || srv->base == NULL)
+		return;
+	if (srv->status_ev == NULL)
+		srv->status_ev = evtimer_new(srv->base, server_status_note,
+		    srv);
+	if (srv->status_ev == NULL)
+		fatalx("evtimer_new");
+	if (!evtimer_pending(srv->status_ev, NULL))
+		evtimer_add(srv->status_ev, &tv);
+}
+
+static void
+server_jobs_changed(void *arg)
+{
+	server_status_changed(arg);
+}
+
 void
 server_busy_changed(struct server *srv)
 {
+	server_status_changed(srv);
 	if (srv->jobs != NULL)
 		jobs_editor_changed(srv->jobs);
 }
@@ -152,6 +202,7 @@ server_conn_new(struct server *srv, struct bufferevent *bev,
 	if (srv->nconns > srv->nbuckets)
 		server_conn_rehash(srv, srv->nbuckets * 2);
 	LIST_INSERT_HEAD(&srv->byid[c->id & (srv->nbuckets - 1)], c, byid);
+	server_status_changed(srv);
 	return c;
 }
 
@@ -165,9 +216,13 @@ server_conn_free(struct server *srv, struct conn *c)
 	TAILQ_REMOVE(&srv->conns, c, entry);
 	LIST_REMOVE(c, byid);
 	srv->nconns--;
+	if (c->status_sub)
+		srv->nstatus_subs--;
 	conn_free(c);
 	if (had_flags)
 		server_busy_changed(srv);
+	else
+		server_status_changed(srv);
 }
 
 struct conn *
@@ -288,7 +343,7 @@ server_jobs_open(struct server *srv)
 				    &srv->holds, &srv->tools };
 	struct jobs_hooks	hooks = { srv, server_job_changed,
 				    server_job_synced, server_may_exit_hook,
-				    server_child_reaped };
+				    server_child_reaped, server_jobs_changed };
 	int			rc;
 
 	if ((rc = jobs_open(&srv->jobs, &cfg, &hooks)) != 0)

@@ -148,6 +148,8 @@ submission_store(struct jobs *J, struct submission *s, int nested,
 	}
 	s->job->notify_conn = s->notify_conn;
 	s->job->owner_conn = s->owner_conn;
+	if (J->hooks.changed != NULL)
+		J->hooks.changed(J->hooks.arg);
 	(*added)++;
 	return 0;
 abort:

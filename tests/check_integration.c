@@ -288,6 +288,16 @@ START_TEST(list_clients)
 	    "since"))), 24);
 	ck_assert_int_gt(json_object_get_int(jpath(o, "id")), 0);
 	json_object_put(r);
+	/* A subscriber hears that something changed: a client named. */
+	r = client_call(ed, CALL("subscribe_status", "{}"));
+	ck_assert(json_object_get_boolean(jpath(r, "result.subscribed")));
+	json_object_put(r);
+	client_send(ag, CALL("set_client_name", "{\"name\":\"agent-2\"}")
+	    "\n");
+	ck_assert_ptr_nonnull(r = client_wait_method(ed,
+	    "notifications/status"));
+	ck_assert_ptr_nonnull(jpath(r, "params.timestamp"));
+	json_object_put(r);
 	client_close(ed);
 	client_close(ag);
 }

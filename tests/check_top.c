@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <check.h>
@@ -99,6 +100,129 @@ START_TEST(top_once)
 }
 END_TEST
 
+/* ---- the live screen, under tmux ----------------------------------- */
+
+static char	tmux_sock[256];
+
+/* Run a tmux command line on the test's own server: its exit status. */
+static int
+tmux(const char *fmt, const char *arg)
+{
+	char	cmd[2048], line[1024];
+
+	snprintf(line, sizeof(line), fmt, arg);
+	snprintf(cmd, sizeof(cmd), "tmux -S %s %s", tmux_sock, line);
+	return system(cmd);
+}
+
+/* The pane's text (cli_out) holds want within TN_TIMEOUT_MS. */
+static int
+pane_has(const char *want)
+{
+	struct timespec	 ts = { 0, 50 * 1000 * 1000 };
+	char		 cmd[512];
+	FILE		*f;
+	size_t		 n;
+	int		 i;
+
+	snprintf(cmd, sizeof(cmd), "tmux -S %s capture-pane -p -t top",
+	    tmux_sock);
+	/* tmux has no event to await: look every 50 ms, bounded. */
+	for (i = 0; i < TN_TIMEOUT_MS / 50; i++) {
+		ck_assert_ptr_nonnull(f = popen(cmd, "r"));
+		n = fread(cli_out, 1, sizeof(cli_out) - 1, f);
+		cli_out[n] = '\0';
+		pclose(f);
+		if (strstr(cli_out, want) != NULL)
+			return 1;
+		nanosleep(&ts, NULL);
+	}
+	return 0;
+}
+
+/* The file path holds want (top's exit status, written at its end). */
+static int
+await_file(const char *path, const char *want)
+{
+	struct timespec	 ts = { 0, 50 * 1000 * 1000 };
+	char		 buf[64];
+	FILE		*f;
+	size_t		 n;
+	int		 i;
+
+	for (i = 0; i < TN_TIMEOUT_MS / 50; i++) {
+		if ((f = fopen(path, "r")) != NULL) {
+			n = fread(buf, 1, sizeof(buf) - 1, f);
+			buf[n] = '\0';
+			fclose(f);
+			if (strstr(buf, want) != NULL)
+				return 1;
+		}
+		nanosleep(&ts, NULL);
+	}
+	return 0;
+}
+
+/* Whatever happened, the test's tmux server goes. */
+static void
+tmux_teardown(void)
+{
+	if (*tmux_sock != '\0')
+		tmux("kill-server 2>/dev/null%s", "");
+	*tmux_sock = '\0';
+}
+
+START_TEST(top_live_tmux)
+{
+	char		 cmd[1024], done[256];
+	struct client	*late;
+	int		 i, gone = 0;
+
+	if (system("tmux -V >/dev/null 2>&1") != 0) {
+		fprintf(stderr, "SKIP: top_live_tmux: tmux is not installed "
+		    "(apt-get install tmux)\n");
+		return;
+	}
+	scenario();
+	snprintf(tmux_sock, sizeof(tmux_sock), "%s",
+	    broker_path(&b, "tmux.sock"));
+	snprintf(done, sizeof(done), "%s", broker_path(&b, "top.status"));
+	snprintf(cmd, sizeof(cmd), "new-session -d -s top -x 100 -y 40 "
+	    "'CMDGATE_PORT=%s %s top; echo exit=$? > %s'", port,
+	    getenv("CMDGATE"), done);
+	ck_assert_int_eq(tmux("-f /dev/null %s", cmd), 0);
+	ck_assert_msg(pane_has("agent-two"), "pane: %s", cli_out);
+	ck_assert_ptr_nonnull(strstr(cli_out, "editor-one"));
+	ck_assert_ptr_nonnull(strstr(cli_out, "t-000001"));
+	ck_assert_ptr_nonnull(strstr(cli_out, "blocked_by tests_running"));
+	ck_assert_ptr_nonnull(strstr(cli_out,
+	    "holding reloads: tests_running (by editor-one)"));
+	/* A new client shows up without a key: the broker said so. */
+	late = client_unix(b.sock);
+	json_object_put(client_call(late, CALL("set_client_name",
+	    "{\"name\":\"late-three\"}")));
+	ck_assert_msg(pane_has("late-three"), "pane: %s", cli_out);
+	/* Narrower: cut, not wrapped. */
+	ck_assert_int_eq(tmux("resize-window -t top -x %s -y 40", "40"), 0);
+	ck_assert_msg(pane_has("holding reloads: tests_running (by"),
+	    "pane: %s", cli_out);
+	ck_assert_ptr_null(strstr(cli_out, "editor-one)"));
+	ck_assert_int_eq(tmux("send-keys -t top %s", "q"), 0);
+	for (i = 0; i < TN_TIMEOUT_MS / 50 && !gone; i++) {
+		struct timespec	ts = { 0, 50 * 1000 * 1000 };
+
+		gone = access(done, F_OK) == 0;
+		if (!gone)
+			nanosleep(&ts, NULL);
+	}
+	ck_assert_msg(gone, "top did not quit on q");
+	ck_assert_int_eq(await_file(done, "exit=0"), 1);
+	client_close(late);
+	client_close(ed);
+	client_close(ag);
+}
+END_TEST
+
 int
 main(void)
 {
@@ -106,8 +230,10 @@ main(void)
 	TCase	*tc = tcase_create("top");
 
 	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_checked_fixture(tc, NULL, tmux_teardown);
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, top_once);
+	tcase_add_test(tc, top_live_tmux);
 	suite_add_tcase(s, tc);
 	return ck_run(s);
 }
