@@ -77,6 +77,8 @@ void		 server_set_editor(struct server *, struct conn *c,
  */
 #define SERVER_STATUS_MS	250
 void		 server_status_changed(struct server *);
+/* Before the loop is freed: no more notifications/status. */
+void		 server_status_free(struct server *);
 /* An editor flag or a connection holding one changed: reschedule. */
 void		 server_busy_changed(struct server *);
 /*

@@ -375,6 +375,7 @@ out:
 	unity_face_stop(srv);
 	jobs_free(srv->jobs);
 	srv->jobs = NULL;
+	server_status_free(srv);
 	event_base_free(base);
 	return rc;
 }

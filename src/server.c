@@ -85,8 +85,7 @@ server_free(struct server *srv)
 	free(srv->store_path);
 	free(srv->lock_dir);
 	free(srv->byid);
-	if (srv->status_ev != NULL)
-		event_free(srv->status_ev);
+	server_status_free(srv);
 }
 
 int
@@ -171,6 +170,19 @@ server_status_changed(struct server *srv)
 		fatalx("evtimer_new");
 	if (!evtimer_pending(srv->status_ev, NULL))
 		evtimer_add(srv->status_ev, &tv);
+}
+
+void
+server_status_free(struct server *srv)
+{
+	struct conn	*c;
+
+	TAILQ_FOREACH(c, &srv->conns, entry)
+		c->status_sub = 0;
+	srv->nstatus_subs = 0;
+	if (srv->status_ev != NULL)
+		event_free(srv->status_ev);
+	srv->status_ev = NULL;
 }
 
 static void
