@@ -456,6 +456,31 @@ START_TEST(http_idle_expiry)
 END_TEST
 
 /* Two sessions at once: each gets its own answer. */
+/* list_clients shows n MCP-over-HTTP sessions, face "http". */
+static void
+assert_http_clients(int n)
+{
+	struct client	*u = client_unix(b.sock);
+	json_object	*r, *l, *o;
+	size_t		 i;
+	int		 seen = 0;
+
+	r = client_call(u, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":"
+	    "\"list_clients\"}");
+	l = jpath(r, "result.clients");
+	for (i = 0; i < json_object_array_length(l); i++) {
+		o = json_object_array_get_idx(l, i);
+		if (strcmp(json_object_get_string(jpath(o, "face")),
+		    "http") != 0)
+			continue;
+		ck_assert(json_object_get_boolean(jpath(o, "session")));
+		seen++;
+	}
+	json_object_put(r);
+	client_close(u);
+	ck_assert_int_eq(seen, n);
+}
+
 START_TEST(http_two_sessions)
 {
 	char		 a[64], c[64];
@@ -479,6 +504,7 @@ START_TEST(http_two_sessions)
 	    strstr(hb->body, "alpha") == NULL, "%s", hb->body);
 	hc_close(ha);
 	hc_close(hb);
+	assert_http_clients(2);
 }
 END_TEST
 
