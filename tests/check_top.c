@@ -108,7 +108,7 @@ static char	tmux_sock[256];
 static int
 tmux(const char *fmt, const char *arg)
 {
-	char	cmd[2304], line[2048];
+	char	cmd[2048 + 512], line[2048];
 
 	snprintf(line, sizeof(line), fmt, arg);
 	snprintf(cmd, sizeof(cmd), "tmux -S %s %s", tmux_sock, line);
