@@ -11,6 +11,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -211,6 +212,23 @@ top_wait_news(struct cli *cl, int64_t due_ms, int *dirty)
 	}
 }
 
+/* The broker went away: connect again (however long it takes: Ctrl-C
+ * quits), name ourselves and subscribe again.  0, or an exit status. */
+static int
+top_again(struct cli *cl)
+{
+	json_object	*r;
+	int		 rc;
+
+	if ((rc = cli_reconnect(cl, INT64_MAX)) != 0 ||
+	    (rc = top_name(cl)) != 0)
+		return rc;
+	if ((r = cli_call(cl, "subscribe_status", NULL, &rc)) == NULL)
+		return rc;
+	json_object_put(r);
+	return 0;
+}
+
 static int
 top_loop(struct cli *cl)
 {
@@ -220,7 +238,9 @@ top_loop(struct cli *cl)
 	for (;;) {
 		if (dirty || util_monotonic_ms() >= last + TOP_TICK_MS) {
 			if (util_monotonic_ms() >= last + TOP_REDRAW_MS) {
-				if ((rc = top_redraw(cl)) != 0)
+				if ((rc = top_redraw(cl)) == CX_UNAVAILABLE)
+					rc = top_again(cl);
+				if (rc != 0)
 					return rc;
 				last = util_monotonic_ms();
 				dirty = 0;
@@ -229,6 +249,8 @@ top_loop(struct cli *cl)
 		due = last + (dirty ? TOP_REDRAW_MS : TOP_TICK_MS);
 		if ((rc = top_wait_news(cl, due, &dirty)) == 1)
 			return 0;
+		if (rc == CX_UNAVAILABLE && (rc = top_again(cl)) == 0)
+			dirty = 1;
 		if (rc != 0)
 			return rc;
 	}

@@ -6,6 +6,7 @@
  */
 #include "config.h"
 
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -174,8 +175,9 @@ tmux_teardown(void)
 
 START_TEST(top_live_tmux)
 {
+	const char	*args[] = { "--tools", tools, NULL };
 	char		 cmd[1024], done[256];
-	struct client	*late;
+	struct client	*late, *again;
 	int		 i, gone = 0;
 
 	if (system("tmux -V >/dev/null 2>&1") != 0) {
@@ -187,9 +189,10 @@ START_TEST(top_live_tmux)
 	snprintf(tmux_sock, sizeof(tmux_sock), "%s",
 	    broker_path(&b, "tmux.sock"));
 	snprintf(done, sizeof(done), "%s", broker_path(&b, "top.status"));
+	/* By the socket, which a restart keeps (not the TCP port). */
 	snprintf(cmd, sizeof(cmd), "new-session -d -s top -x 100 -y 40 "
-	    "'CMDGATE_PORT=%s %s top; echo exit=$? > %s'", port,
-	    getenv("CMDGATE"), done);
+	    "'%s --socket %s top; echo exit=$? > %s'", getenv("CMDGATE"),
+	    b.sock, done);
 	ck_assert_int_eq(tmux("-f /dev/null %s", cmd), 0);
 	ck_assert_msg(pane_has("agent-two"), "pane: %s", cli_out);
 	ck_assert_ptr_nonnull(strstr(cli_out, "editor-one"));
@@ -207,6 +210,15 @@ START_TEST(top_live_tmux)
 	ck_assert_msg(pane_has("holding reloads: tests_running (by"),
 	    "pane: %s", cli_out);
 	ck_assert_ptr_null(strstr(cli_out, "editor-one)"));
+	/* The broker killed and started again: top carries on. */
+	ck_assert_int_eq(broker_signal_wait(&b, SIGKILL), -1);
+	ck_assert_int_eq(broker_start(&b, args, 0), 0);
+	again = client_unix(b.sock);
+	json_object_put(client_call(again, CALL("set_client_name",
+	    "{\"name\":\"after-kill\"}")));
+	ck_assert_msg(pane_has("after-kill"), "pane: %s", cli_out);
+	ck_assert_int_ne(access(done, F_OK), 0);
+	client_close(again);
 	ck_assert_int_eq(tmux("send-keys -t top %s", "q"), 0);
 	for (i = 0; i < TN_TIMEOUT_MS / 50 && !gone; i++) {
 		struct timespec	ts = { 0, 50 * 1000 * 1000 };
