@@ -18,6 +18,7 @@
 #include "face.h"
 #include "log.h"
 #include "options.h"
+#include "runfile.h"
 #include "util.h"
 
 #define KIB	1024ULL
@@ -72,6 +73,9 @@ static const struct opt_def opt_defs[] = {
 	  "resume (0: never)", F(http_poll), 0, 3600, 0 },
 	{ "state-dir", 0, K_STR, "DIR", "see cmdgated(8)",
 	  "directory of the job store", F(state_dir), 0, 0, 0 },
+	{ "instance", 0, K_STR, "NAME", "default",
+	  "publish this broker's endpoints as instance NAME for cmdgate(1)",
+	  F(instance), 0, 0, 0 },
 	{ "tools", 0, K_STR, "FILE", "embedded table",
 	  "JSON tool table", F(tools_file), 0, 0, 0 },
 	{ "token-file", 0, K_STR, "FILE", "none",
@@ -671,6 +675,13 @@ options_parse(struct options *o, int argc, char **argv, FILE *out,
 		return OPT_USAGE;
 	if (o->state_dir == NULL)
 		o->state_dir = options_default_state_dir();
+	if (o->instance == NULL)
+		o->instance = xstrdup("default");
+	if (!runfile_name_ok(o->instance)) {
+		snprintf(err, errlen, "--instance: '%s' is not 1 to %d of "
+		    "A-Z a-z 0-9 . _ -", o->instance, RUNFILE_NAME_MAX);
+		return OPT_USAGE;
+	}
 	return OPT_RUN;
 }
 
@@ -683,6 +694,7 @@ options_free(struct options *o)
 		free(o->listen[i]);
 	free(o->socket_path);
 	free(o->state_dir);
+	free(o->instance);
 	free(o->tools_file);
 	free(o->token_file);
 	free(o->http);
