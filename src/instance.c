@@ -74,6 +74,18 @@ instance_json(struct server *srv)
 }
 
 int
+instance_name(struct options *opt, char *err, size_t errlen)
+{
+	if (opt->instance == NULL)
+		opt->instance = xstrdup("default");
+	if (runfile_name_ok(opt->instance))
+		return 0;
+	snprintf(err, errlen, "--instance: '%s' is not 1 to %d of "
+	    "A-Z a-z 0-9 . _ -", opt->instance, RUNFILE_NAME_MAX);
+	return -1;
+}
+
+int
 instance_publish(struct server *srv)
 {
 	json_object	*o;

@@ -402,6 +402,11 @@ main(int argc, char **argv)
 	case OPT_RUN:
 		break;
 	}
+	if (instance_name(&opt, err, sizeof(err)) == -1) {
+		fprintf(stderr, "cmdgated: %s (see cmdgated --help)\n", err);
+		options_free(&opt);
+		return EXIT_USAGE;
+	}
 	log_init(opt.log_level, "cmdgated");
 	server_init(&srv, NULL, &opt, NULL);
 	if ((rc = configure(&srv, &opt)) == 0) {

@@ -18,7 +18,6 @@
 #include "face.h"
 #include "log.h"
 #include "options.h"
-#include "runfile.h"
 #include "util.h"
 
 #define KIB	1024ULL
@@ -675,13 +674,6 @@ options_parse(struct options *o, int argc, char **argv, FILE *out,
 		return OPT_USAGE;
 	if (o->state_dir == NULL)
 		o->state_dir = options_default_state_dir();
-	if (o->instance == NULL)
-		o->instance = xstrdup("default");
-	if (!runfile_name_ok(o->instance)) {
-		snprintf(err, errlen, "--instance: '%s' is not 1 to %d of "
-		    "A-Z a-z 0-9 . _ -", o->instance, RUNFILE_NAME_MAX);
-		return OPT_USAGE;
-	}
 	return OPT_RUN;
 }
 

@@ -163,6 +163,9 @@ END_TEST
 
 START_TEST(bad_names)
 {
+	const char	*bad[] = { "--instance", "../x", NULL };
+
+	ck_assert_int_eq(broker_run(&a, bad), 64);
 	ck_assert_int_eq(cli(NULL, "--instance", "../x", "ping", NULL), 64);
 	ck_assert_int_eq(cli("a/b", "ping", NULL), 64);
 }
