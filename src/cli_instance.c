@@ -22,6 +22,8 @@
 #include "runfile.h"
 #include "util.h"
 
+static char	*instance_path(const struct cli *, const char *);
+
 static const char *
 member(json_object *o, const char *key)
 {
@@ -101,7 +103,7 @@ cli_instance_use(struct cli *cl, const char *name)
 	if (!runfile_name_ok(name))
 		return cli_usage_error("instance '%s' is not 1 to 64 of "
 		    "A-Z a-z 0-9 . _ -", name);
-	path = runfile_path(cl->t.state_dir, name);
+	path = instance_path(cl, name);
 	if ((cl->inst = runfile_read(path)) == NULL) {
 		fprintf(stderr, "cmdgate: instance %s: %s: %s (is cmdgated "
 		    "--instance %s running?)\n", name, path, strerror(errno),
@@ -125,27 +127,89 @@ name_cmp(const void *a, const void *b)
 	    json_object_get_string(*(json_object * const *)b));
 }
 
-/* The names of the instance files in the directory: NULL when none. */
+#define SYSTEM_RUNDIR	"/run/cmdgate"
+
+/* The dirs searched, NULL-ended: the user's, then the system's. */
+static void
+rundirs(const struct cli *cl, char *dirs[3])
+{
+	dirs[0] = runfile_dir(cl->t.state_dir);
+	dirs[1] = strcmp(dirs[0], SYSTEM_RUNDIR) != 0 &&
+	    getenv("CMDGATE_RUNTIME_DIR") == NULL ? xstrdup(SYSTEM_RUNDIR) :
+	    NULL;
+	dirs[2] = NULL;
+}
+
+/* The file of instance name: the user's, else the system's if it is
+ * there.  Caller frees. */
+static char *
+instance_path(const struct cli *cl, const char *name)
+{
+	char	*dirs[3], *p, *q = NULL;
+
+	rundirs(cl, dirs);
+	p = xasprintf("%s/%s.json", dirs[0], name);
+	if (dirs[1] != NULL && access(p, F_OK) == -1) {
+		q = xasprintf("%s/%s.json", dirs[1], name);
+		if (access(q, F_OK) == 0) {
+			free(p);
+			p = q;
+			q = NULL;
+		}
+	}
+	free(q);
+	free(dirs[0]);
+	free(dirs[1]);
+	return p;
+}
+
+static int
+has_name(json_object *a, const char *name, size_t len)
+{
+	const char	*s;
+	size_t		 i;
+
+	for (i = 0; i < json_object_array_length(a); i++) {
+		s = json_object_get_string(json_object_array_get_idx(a, i));
+		if (strlen(s) == len && strncmp(s, name, len) == 0)
+			return 1;
+	}
+	return 0;
+}
+
+/* Add the names of the instance files in dir to a. */
+static void
+dir_names(json_object *a, const char *dir)
+{
+	struct dirent	*de;
+	DIR		*d;
+	size_t		 n;
+
+	if ((d = opendir(dir)) == NULL)
+		return;
+	while ((de = readdir(d)) != NULL) {
+		n = strlen(de->d_name);
+		if (n > 5 && strcmp(de->d_name + n - 5, ".json") == 0 &&
+		    !has_name(a, de->d_name, n - 5))
+			json_object_array_add(a, json_object_new_string_len(
+			    de->d_name, (int)n - 5));
+	}
+	closedir(d);
+}
+
+/* The names of the instance files, sorted. */
 static json_object *
 instance_names(const struct cli *cl)
 {
 	json_object	*a = json_object_new_array();
-	struct dirent	*de;
-	DIR		*d;
-	char		*dir;
-	size_t		 n;
+	char		*dirs[3];
 
-	dir = runfile_dir(cl->t.state_dir);
-	d = opendir(dir);
-	free(dir);
-	while (d != NULL && (de = readdir(d)) != NULL) {
-		n = strlen(de->d_name);
-		if (n > 5 && strcmp(de->d_name + n - 5, ".json") == 0)
-			json_object_array_add(a, json_object_new_string_len(
-			    de->d_name, (int)n - 5));
-	}
-	if (d != NULL)
-		closedir(d);
+	rundirs(cl, dirs);
+	dir_names(a, dirs[0]);
+	if (dirs[1] != NULL)
+		dir_names(a, dirs[1]);
+	free(dirs[0]);
+	free(dirs[1]);
 	json_object_array_sort(a, name_cmp);
 	return a;
 }
@@ -163,7 +227,7 @@ cli_instance_default(struct cli *cl)
 	for (i = 0; i < json_object_array_length(names); i++) {
 		name = json_object_get_string(json_object_array_get_idx(names,
 		    i));
-		path = runfile_path(cl->t.state_dir, name);
+		path = instance_path(cl, name);
 		o = runfile_read(path);
 		free(path);
 		memset(&t, 0, sizeof(t));
@@ -212,7 +276,7 @@ instance_row(const struct cli *cl, const char *name, int prune)
 	char		*path;
 	int		 live;
 
-	path = runfile_path(cl->t.state_dir, name);
+	path = instance_path(cl, name);
 	if ((o = runfile_read(path)) == NULL)
 		row = json_object_new_object();
 	else

@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 
 #include <errno.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -114,9 +115,23 @@ instance_publish(struct server *srv)
 void
 instance_withdraw(struct server *srv)
 {
+	json_object	*o;
+
 	(void)srv;
 	if (published == NULL)
 		return;
+	/* Another broker of the same name may have written it since. */
+	if ((o = runfile_read(published)) != NULL &&
+	    json_object_get_int64(json_object_object_get(o, "pid")) !=
+	    (int64_t)getpid()) {
+		log_warnx("instance file %s: another broker's now, kept",
+		    published);
+		json_object_put(o);
+		free(published);
+		published = NULL;
+		return;
+	}
+	json_object_put(o);
 	if (unlink(published) == -1 && errno != ENOENT)
 		log_warn("instance file: unlink %s", published);
 	free(published);

@@ -171,6 +171,26 @@ START_TEST(bad_names)
 }
 END_TEST
 
+/* A broker stopping leaves the file a later one of its name wrote. */
+START_TEST(same_name)
+{
+	const char	*aa[] = { "--instance", "a", NULL };
+	char		 path[256];
+	struct stat	 st;
+
+	ck_assert_int_eq(broker_start(&a, aa, 0), 0);
+	ck_assert_int_eq(broker_start(&b, aa, 0), 0);
+	ck_assert_int_eq(broker_kill(&a, SIGTERM), 0);
+	a.pid = 0;
+	snprintf(path, sizeof(path), "%s/a.json", rundir);
+	ck_assert_int_eq(stat(path, &st), 0);
+	ck_assert_int_eq(reached(NULL, "--instance", "a"), b.pid);
+	ck_assert_int_eq(broker_kill(&b, SIGTERM), 0);
+	b.pid = 0;
+	ck_assert_int_eq(stat(path, &st), -1);
+}
+END_TEST
+
 /* mcp-config names the instance in the stdio entry's args. */
 START_TEST(mcp_config_instance)
 {
@@ -194,6 +214,7 @@ main(void)
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, two_instances);
 	tcase_add_test(tc, bad_names);
+	tcase_add_test(tc, same_name);
 	tcase_add_test(tc, mcp_config_instance);
 	suite_add_tcase(s, tc);
 	return ck_run(s);
