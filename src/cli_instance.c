@@ -6,7 +6,10 @@
  */
 #include "config.h"
 
+#include <sys/stat.h>
+
 #include <dirent.h>
+#include <libgen.h>
 #include <errno.h>
 #include <signal.h>
 #include <stdio.h>
@@ -94,6 +97,29 @@ pid_alive(json_object *o)
 	return kill((pid_t)pid, 0) == 0 || errno == EPERM;
 }
 
+/*
+ * The file names a token to send to an endpoint: one that others may
+ * write, or in a directory others may write, is refused (-1, errno).
+ */
+static int
+trusted(const char *path)
+{
+	struct stat	 st;
+	char		*copy;
+	int		 rc;
+
+	if (stat(path, &st) == -1)
+		return -1;
+	copy = xstrdup(path);
+	rc = (st.st_mode & (S_IWGRP | S_IWOTH)) == 0 &&
+	    stat(dirname(copy), &st) == 0 &&
+	    (st.st_mode & (S_IWGRP | S_IWOTH)) == 0 ? 0 : -1;
+	free(copy);
+	if (rc == -1)
+		errno = EPERM;
+	return rc;
+}
+
 int
 cli_instance_use(struct cli *cl, const char *name)
 {
@@ -104,7 +130,7 @@ cli_instance_use(struct cli *cl, const char *name)
 		return cli_usage_error("instance '%s' is not 1 to 64 of "
 		    "A-Z a-z 0-9 . _ -", name);
 	path = instance_path(cl, name);
-	if ((cl->inst = runfile_read(path)) == NULL) {
+	if (trusted(path) == -1 || (cl->inst = runfile_read(path)) == NULL) {
 		fprintf(stderr, "cmdgate: instance %s: %s: %s (is cmdgated "
 		    "--instance %s running?)\n", name, path, strerror(errno),
 		    name);
@@ -228,7 +254,7 @@ cli_instance_default(struct cli *cl)
 		name = json_object_get_string(json_object_array_get_idx(names,
 		    i));
 		path = instance_path(cl, name);
-		o = runfile_read(path);
+		o = trusted(path) == 0 ? runfile_read(path) : NULL;
 		free(path);
 		memset(&t, 0, sizeof(t));
 		if (o != NULL && pid_alive(o) &&
@@ -281,7 +307,7 @@ instance_row(const struct cli *cl, const char *name, int prune)
 		row = json_object_new_object();
 	else
 		row = json_object_get(o);
-	live = o != NULL && pid_alive(o) && answers(o);
+	live = o != NULL && trusted(path) == 0 && pid_alive(o) && answers(o);
 	json_object_object_add(row, "instance", json_object_new_string(name));
 	json_object_object_add(row, "state",
 	    json_object_new_string(live ? "live" : "stale"));

@@ -158,6 +158,12 @@ START_TEST(two_instances)
 	a.pid = 0;
 	ck_assert_int_eq(stat(path, &st), -1);
 	ck_assert_int_eq(cli(NULL, "--instance", "a", "ping", NULL), 64);
+	/* One others could have planted is not followed. */
+	ck_assert_int_eq(broker_start(&a, aa, 0), 0);
+	ck_assert_int_eq(chmod(rundir, 0777), 0);
+	ck_assert_int_eq(cli(NULL, "--instance", "a", "ping", NULL), 64);
+	ck_assert_int_eq(chmod(rundir, 0700), 0);
+	ck_assert_int_eq(cli(NULL, "--instance", "a", "ping", NULL), 0);
 }
 END_TEST
 
