@@ -18,6 +18,7 @@ struct cli {
 	struct cg_target	 t;
 	struct cg_client	 c;
 	int			 json;	/* --json */
+	json_object		*inst;	/* --instance's file, held for t */
 };
 
 /* Print "cmdgate: " fmt (with arg) and a hint to stderr; CX_USAGE. */

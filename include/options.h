@@ -28,6 +28,7 @@ struct options {
 	size_t		 nlisten;
 	char		*socket_path;
 	char		*state_dir;
+	char		*instance;	/* --instance, its file's name */
 	char		*tools_file;
 	char		*token_file;
 	int		 no_auth;

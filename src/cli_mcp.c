@@ -45,7 +45,12 @@ mcpconf_cmdgate(struct cli *cl)
 	else
 		self[n] = '\0';
 	args = json_object_new_array();
-	if (cl->t.socket != NULL) {
+	if (cl->inst != NULL) {
+		json_object_array_add(args,
+		    json_object_new_string("--instance"));
+		json_object_array_add(args, json_object_get(
+		    json_object_object_get(cl->inst, "instance")));
+	} else if (cl->t.socket != NULL) {
 		json_object_array_add(args, json_object_new_string("--socket"));
 		json_object_array_add(args,
 		    json_object_new_string(cl->t.socket));
@@ -53,13 +58,13 @@ mcpconf_cmdgate(struct cli *cl)
 		json_object_array_add(args, json_object_new_string("--port"));
 		json_object_array_add(args, json_object_new_string(cl->t.port));
 	}
-	if (cl->t.token_file != NULL) {
+	if (cl->t.token_file != NULL && cl->inst == NULL) {
 		json_object_array_add(args,
 		    json_object_new_string("--token-file"));
 		json_object_array_add(args,
 		    json_object_new_string(cl->t.token_file));
 	}
-	if (cl->t.state_dir != NULL) {
+	if (cl->t.state_dir != NULL && cl->inst == NULL) {
 		json_object_array_add(args,
 		    json_object_new_string("--state-dir"));
 		json_object_array_add(args,

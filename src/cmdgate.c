@@ -27,6 +27,7 @@
 
 #include "cli.h"
 #include "cli_bridge.h"
+#include "cli_instance.h"
 #include "cli_jobs.h"
 #include "cli_mcp.h"
 #include "cli_toplive.h"
@@ -73,6 +74,7 @@ static const struct {
 	    "[--tests-running] [--compiling] [--busy]\n"
 	    "              [--reconnect-timeout S] -- CMD [ARG ...]" },
 	{ "mcp", cmd_mcp, 1, "mcp" },
+	{ "instances", cmd_instances, 0, "instances [--prune]" },
 	{ "mcp-config", cmd_mcp_config, 0, "mcp-config "
 	    "[--client claude|cursor|vscode|generic] [--http] [--url URL]\n"
 	    "              [--uloop-port PORT] [--uloop-server PATH] "
@@ -86,7 +88,8 @@ usage(FILE *f)
 	size_t	i;
 
 	fprintf(f, "usage: cmdgate [--host H] [--port P] [--socket PATH] "
-	    "[--token-file F] [--state-dir D]\n"
+	    "[--instance NAME]\n"
+	    "               [--token-file F] [--state-dir D]"
 	    "               [--json] [--reply-timeout S] COMMAND [ARG ...]\n"
 	    "commands:\n");
 	for (i = 0; i < NCOMMANDS; i++)
@@ -507,6 +510,7 @@ main(int argc, char **argv)
 		{ "host", required_argument, NULL, 'H' },
 		{ "port", required_argument, NULL, 'p' },
 		{ "socket", required_argument, NULL, 's' },
+		{ "instance", required_argument, NULL, 'I' },
 		{ "token-file", required_argument, NULL, 't' },
 		{ "state-dir", required_argument, NULL, 'S' },
 		{ "json", no_argument, NULL, 'j' },
@@ -517,6 +521,8 @@ main(int argc, char **argv)
 	};
 	struct cli	 cl;
 	const char	*reply = getenv("CMDGATE_REPLY_TIMEOUT");
+	const char	*inst = getenv("CMDGATE_INSTANCE");
+	int		 aimed;
 	uint64_t	 port, secs;
 	size_t		 i;
 	int		 ch, rc;
@@ -532,18 +538,32 @@ main(int argc, char **argv)
 		cl.t.socket = NULL;
 	if (cl.t.token_file != NULL && *cl.t.token_file == '\0')
 		cl.t.token_file = NULL;
+	if (inst != NULL && *inst == '\0')
+		inst = NULL;
+	aimed = inst != NULL || cl.t.socket != NULL ||
+	    getenv("CMDGATE_PORT") != NULL;
 	while ((ch = getopt_long(argc, argv, "+hV", opts, NULL)) != -1) {
 		switch (ch) {
 		case 'H':
 			cl.t.host = optarg;
 			cl.t.socket = NULL;
+			inst = NULL;
+			aimed = 1;
 			break;
 		case 'p':
 			cl.t.port = optarg;
 			cl.t.socket = NULL;
+			inst = NULL;
+			aimed = 1;
 			break;
 		case 's':
 			cl.t.socket = optarg;
+			inst = NULL;
+			aimed = 1;
+			break;
+		case 'I':
+			inst = optarg;
+			aimed = 1;
 			break;
 		case 't':
 			cl.t.token_file = optarg;
@@ -568,6 +588,10 @@ main(int argc, char **argv)
 			return CX_USAGE;
 		}
 	}
+	if (inst != NULL && (rc = cli_instance_use(&cl, inst)) != 0)
+		return rc;
+	if (!aimed)
+		cli_instance_default(&cl);
 	if (util_parse_u64(cl.t.port, 1, 65535, &port) == -1)
 		return cli_usage_error("port '%s' is not 1-65535", cl.t.port);
 	if (reply != NULL && *reply != '\0') {
@@ -592,5 +616,6 @@ main(int argc, char **argv)
 	}
 	rc = commands[i].fn(&cl, argc - optind, argv + optind);
 	cg_close(&cl.c);
+	json_object_put(cl.inst);
 	return rc;
 }

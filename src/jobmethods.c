@@ -63,6 +63,7 @@ struct jm_call {
 	struct mcpwatch		*mw;		/* its progress and log */
 	int			 cancelled;	/* notifications/cancelled */
 	int			 structured;	/* of a table tool */
+	int			 dedup;		/* the job of its key */
 };
 
 static struct jobs *
@@ -331,6 +332,9 @@ jm_waited(void *arg, json_object *job, struct rpc_error *err)
 
 	if (job != NULL && call->mw != NULL)
 		mcpwatch_end(call->mw, job);
+	if (job != NULL && call->dedup)
+		json_object_object_add(job, "deduplicated",
+		    json_object_new_boolean(1));
 	if (job != NULL && call->mcp)
 		job = mcp_job_result(call->structured ?
 		    call->p->conn->srv->tools : NULL, job);
@@ -397,6 +401,7 @@ submission_answer(struct jobs *J, struct jm_call *call, uint64_t num,
 	int			 found;
 
 	memset(&err, 0, sizeof(err));
+	call->dedup = dedup;
 	if (serr == NULL && !call->async) {
 		if (job_pending(J, num))
 			call->w = waiter_add(J, num, call->timeout_s,

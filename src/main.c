@@ -23,6 +23,7 @@
 #include "face_unity.h"
 #include "jobs.h"
 #include "http.h"
+#include "instance.h"
 #include "listener.h"
 #include "log.h"
 #include "options.h"
@@ -361,11 +362,14 @@ serve(struct server *srv)
 	log_info("cmdgated %s ready: %zu tools from %s, state dir %s, "
 	    "worker %s", PACKAGE_VERSION, srv->tools->ntools,
 	    srv->tools->source, srv->opt->state_dir, srv->worker_path);
+	if (!srv->opt->check_config)
+		(void)instance_publish(srv);
 	notify_status(srv);
 	if (event_base_dispatch(base) == -1)
 		fatalx("event_base_dispatch failed");
 	log_info("stopped");
 out:
+	instance_withdraw(srv);
 	for (i = 0; i < 3; i++)
 		if (sig[i] != NULL)
 			event_free(sig[i]);
@@ -398,6 +402,11 @@ main(int argc, char **argv)
 		return EXIT_USAGE;
 	case OPT_RUN:
 		break;
+	}
+	if (instance_name(&opt, err, sizeof(err)) == -1) {
+		fprintf(stderr, "cmdgated: %s (see cmdgated --help)\n", err);
+		options_free(&opt);
+		return EXIT_USAGE;
 	}
 	log_init(opt.log_level, "cmdgated");
 	server_init(&srv, NULL, &opt, NULL);

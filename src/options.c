@@ -72,6 +72,9 @@ static const struct opt_def opt_defs[] = {
 	  "resume (0: never)", F(http_poll), 0, 3600, 0 },
 	{ "state-dir", 0, K_STR, "DIR", "see cmdgated(8)",
 	  "directory of the job store", F(state_dir), 0, 0, 0 },
+	{ "instance", 0, K_STR, "NAME", "default",
+	  "publish this broker's endpoints as instance NAME for cmdgate(1)",
+	  F(instance), 0, 0, 0 },
 	{ "tools", 0, K_STR, "FILE", "embedded table",
 	  "JSON tool table", F(tools_file), 0, 0, 0 },
 	{ "token-file", 0, K_STR, "FILE", "none",
@@ -683,6 +686,7 @@ options_free(struct options *o)
 		free(o->listen[i]);
 	free(o->socket_path);
 	free(o->state_dir);
+	free(o->instance);
 	free(o->tools_file);
 	free(o->token_file);
 	free(o->http);

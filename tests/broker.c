@@ -117,6 +117,9 @@ broker_exec(struct broker *b, const struct broker_how *how,
 	snprintf(notify, sizeof(notify), "%s/notify", b->dir);
 	setenv("NOTIFY_SOCKET", notify, 1);
 	unsetenv("CMDGATE_PORT");
+	/* Instance files in the test's dir, unless the test names one. */
+	snprintf(notify, sizeof(notify), "%s/run", b->dir);
+	setenv("CMDGATE_RUNTIME_DIR", notify, 0);
 	if (how->nofile > 0) {
 		struct rlimit rl = { (rlim_t)how->nofile, (rlim_t)how->nofile };
 

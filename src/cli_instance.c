@@ -1,0 +1,370 @@
+/* SPDX-License-Identifier: ISC */
+/*
+ * Finding a broker by its instance file (cmdgate(1), --instance and
+ * instances): the file names its endpoints and token file; a broker is
+ * live when its pid is and its endpoint answers ping.
+ */
+#include "config.h"
+
+#include <sys/stat.h>
+
+#include <dirent.h>
+#include <libgen.h>
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <json-c/json.h>
+
+#include "cli.h"
+#include "cli_instance.h"
+#include "client.h"
+#include "runfile.h"
+#include "util.h"
+
+static char	*instance_path(const struct cli *, const char *);
+
+static const char *
+member(json_object *o, const char *key)
+{
+	json_object	*v;
+
+	if (!json_object_object_get_ex(o, key, &v) ||
+	    !json_object_is_type(v, json_type_string))
+		return NULL;
+	return json_object_get_string(v);
+}
+
+/* The first plain TCP address of the file o, split into t; 0 or -1. */
+static int
+target_tcp(json_object *o, struct cg_target *t, char *host, size_t len)
+{
+	json_object	*a, *v;
+	const char	*s, *colon;
+	size_t		 i;
+
+	if (!json_object_object_get_ex(o, "listen", &a) ||
+	    !json_object_is_type(a, json_type_array))
+		return -1;
+	for (i = 0; i < json_object_array_length(a); i++) {
+		v = json_object_array_get_idx(a, i);
+		if ((s = json_object_get_string(v)) == NULL ||
+		    strchr(s, '@') != NULL ||
+		    (colon = strrchr(s, ':')) == NULL)
+			continue;
+		snprintf(host, len, "%.*s", (int)(colon - s), s);
+		if (host[0] == '[' && host[strlen(host) - 1] == ']') {
+			memmove(host, host + 1, strlen(host));
+			host[strlen(host) - 1] = '\0';
+		}
+		t->host = host;
+		t->port = colon + 1;
+		return 0;
+	}
+	return -1;
+}
+
+/* Aim t at the broker of the file o (which keeps the strings): 0/-1. */
+static int
+target_of(json_object *o, struct cg_target *t, char *host, size_t len)
+{
+	const char	*s;
+
+	if ((s = member(o, "token_file")) != NULL && t->token_file == NULL)
+		t->token_file = s;
+	if ((s = member(o, "state_dir")) != NULL && t->state_dir == NULL)
+		t->state_dir = s;
+	if ((s = member(o, "socket")) != NULL) {
+		t->socket = s;
+		return 0;
+	}
+	t->socket = NULL;
+	return target_tcp(o, t, host, len);
+}
+
+static int
+pid_alive(json_object *o)
+{
+	json_object	*v;
+	int64_t		 pid;
+
+	if (!json_object_object_get_ex(o, "pid", &v) ||
+	    (pid = json_object_get_int64(v)) <= 0 || pid > INT32_MAX)
+		return 0;
+	return kill((pid_t)pid, 0) == 0 || errno == EPERM;
+}
+
+/*
+ * The file names a token to send to an endpoint: one that others may
+ * write, or in a directory others may write, is refused (-1, errno).
+ */
+static int
+trusted(const char *path)
+{
+	struct stat	 st;
+	char		*copy;
+	int		 rc;
+
+	if (stat(path, &st) == -1)
+		return -1;
+	copy = xstrdup(path);
+	rc = (st.st_mode & (S_IWGRP | S_IWOTH)) == 0 &&
+	    stat(dirname(copy), &st) == 0 &&
+	    (st.st_mode & (S_IWGRP | S_IWOTH)) == 0 ? 0 : -1;
+	free(copy);
+	if (rc == -1)
+		errno = EPERM;
+	return rc;
+}
+
+int
+cli_instance_use(struct cli *cl, const char *name)
+{
+	static char	 host[256];
+	char		*path;
+
+	if (!runfile_name_ok(name))
+		return cli_usage_error("instance '%s' is not 1 to 64 of "
+		    "A-Z a-z 0-9 . _ -", name);
+	path = instance_path(cl, name);
+	if (trusted(path) == -1 || (cl->inst = runfile_read(path)) == NULL) {
+		fprintf(stderr, "cmdgate: instance %s: %s: %s (is cmdgated "
+		    "--instance %s running?)\n", name, path, strerror(errno),
+		    name);
+		free(path);
+		return CX_USAGE;
+	}
+	free(path);
+	if (target_of(cl->inst, &cl->t, host, sizeof(host)) == -1) {
+		fprintf(stderr, "cmdgate: instance %s: its file names no "
+		    "endpoint\n", name);
+		return CX_USAGE;
+	}
+	return 0;
+}
+
+static int
+name_cmp(const void *a, const void *b)
+{
+	return strcmp(json_object_get_string(*(json_object * const *)a),
+	    json_object_get_string(*(json_object * const *)b));
+}
+
+#define SYSTEM_RUNDIR	"/run/cmdgate"
+
+/* The dirs searched, NULL-ended: the user's, then the system's. */
+static void
+rundirs(const struct cli *cl, char *dirs[3])
+{
+	dirs[0] = runfile_dir(cl->t.state_dir);
+	dirs[1] = strcmp(dirs[0], SYSTEM_RUNDIR) != 0 &&
+	    getenv("CMDGATE_RUNTIME_DIR") == NULL ? xstrdup(SYSTEM_RUNDIR) :
+	    NULL;
+	dirs[2] = NULL;
+}
+
+/* The file of instance name: the user's, else the system's if it is
+ * there.  Caller frees. */
+static char *
+instance_path(const struct cli *cl, const char *name)
+{
+	char	*dirs[3], *p, *q = NULL;
+
+	rundirs(cl, dirs);
+	p = xasprintf("%s/%s.json", dirs[0], name);
+	if (dirs[1] != NULL && access(p, F_OK) == -1) {
+		q = xasprintf("%s/%s.json", dirs[1], name);
+		if (access(q, F_OK) == 0) {
+			free(p);
+			p = q;
+			q = NULL;
+		}
+	}
+	free(q);
+	free(dirs[0]);
+	free(dirs[1]);
+	return p;
+}
+
+static int
+has_name(json_object *a, const char *name, size_t len)
+{
+	const char	*s;
+	size_t		 i;
+
+	for (i = 0; i < json_object_array_length(a); i++) {
+		s = json_object_get_string(json_object_array_get_idx(a, i));
+		if (strlen(s) == len && strncmp(s, name, len) == 0)
+			return 1;
+	}
+	return 0;
+}
+
+/* Add the names of the instance files in dir to a. */
+static void
+dir_names(json_object *a, const char *dir)
+{
+	struct dirent	*de;
+	DIR		*d;
+	size_t		 n;
+
+	if ((d = opendir(dir)) == NULL)
+		return;
+	while ((de = readdir(d)) != NULL) {
+		n = strlen(de->d_name);
+		if (n > 5 && strcmp(de->d_name + n - 5, ".json") == 0 &&
+		    !has_name(a, de->d_name, n - 5))
+			json_object_array_add(a, json_object_new_string_len(
+			    de->d_name, (int)n - 5));
+	}
+	closedir(d);
+}
+
+/* The names of the instance files, sorted. */
+static json_object *
+instance_names(const struct cli *cl)
+{
+	json_object	*a = json_object_new_array();
+	char		*dirs[3];
+
+	rundirs(cl, dirs);
+	dir_names(a, dirs[0]);
+	if (dirs[1] != NULL)
+		dir_names(a, dirs[1]);
+	free(dirs[0]);
+	free(dirs[1]);
+	json_object_array_sort(a, name_cmp);
+	return a;
+}
+
+void
+cli_instance_default(struct cli *cl)
+{
+	json_object	*names, *o;
+	const char	*name, *found = NULL;
+	char		*path, host[256];
+	struct cg_target t;
+	size_t		 i, live = 0;
+
+	names = instance_names(cl);
+	for (i = 0; i < json_object_array_length(names); i++) {
+		name = json_object_get_string(json_object_array_get_idx(names,
+		    i));
+		path = instance_path(cl, name);
+		o = trusted(path) == 0 ? runfile_read(path) : NULL;
+		free(path);
+		memset(&t, 0, sizeof(t));
+		if (o != NULL && pid_alive(o) &&
+		    target_of(o, &t, host, sizeof(host)) == 0 && live++ == 0)
+			found = name;
+		json_object_put(o);
+	}
+	if (live == 1 && runfile_name_ok(found))
+		(void)cli_instance_use(cl, found);
+	json_object_put(names);
+}
+
+/* Does the broker of the file o answer ping? */
+static int
+answers(json_object *o)
+{
+	struct cg_target	 t;
+	struct cg_client	 c;
+	json_object		*r, *err = NULL;
+	char			 host[256];
+	int			 ok;
+
+	memset(&t, 0, sizeof(t));
+	memset(&c, 0, sizeof(c));
+	c.fd = -1;
+	t.reply_timeout_ms = 2000;
+	if (target_of(o, &t, host, sizeof(host)) == -1 ||
+	    cg_connect(&c, &t) != 0) {
+		cg_close(&c);
+		return 0;
+	}
+	r = cg_call(&c, "ping", NULL, &err);
+	ok = r != NULL;
+	json_object_put(r);
+	json_object_put(err);
+	cg_close(&c);
+	return ok;
+}
+
+/* The row of instance name: {instance, state, file, and the file's}. */
+static json_object *
+instance_row(const struct cli *cl, const char *name, int prune)
+{
+	json_object	*o, *row;
+	char		*path;
+	int		 live;
+
+	path = instance_path(cl, name);
+	if ((o = runfile_read(path)) == NULL)
+		row = json_object_new_object();
+	else
+		row = json_object_get(o);
+	live = o != NULL && trusted(path) == 0 && pid_alive(o) && answers(o);
+	json_object_object_add(row, "instance", json_object_new_string(name));
+	json_object_object_add(row, "state",
+	    json_object_new_string(live ? "live" : "stale"));
+	json_object_object_add(row, "file", json_object_new_string(path));
+	if (!live && prune && unlink(path) == 0)
+		json_object_object_add(row, "pruned",
+		    json_object_new_boolean(1));
+	json_object_put(o);
+	free(path);
+	return row;
+}
+
+static void
+instance_print(json_object *row)
+{
+	json_object	*pid = json_object_object_get(row, "pid");
+	const char	*sock = member(row, "socket");
+	json_object	*l = json_object_object_get(row, "listen");
+	const char	*at = member(row, "started_at");
+
+	printf("%-16s %-8s %-7lld %-24s %s\n", member(row, "instance"),
+	    member(row, "state"), (long long)json_object_get_int64(pid),
+	    sock != NULL ? sock : json_object_get_string(
+	    json_object_array_get_idx(l, 0)) != NULL ?
+	    json_object_get_string(json_object_array_get_idx(l, 0)) : "-",
+	    at != NULL ? at : "-");
+}
+
+int
+cmd_instances(struct cli *cl, int argc, char **argv)
+{
+	json_object	*names, *rows, *out;
+	size_t		 i;
+	int		 prune = 0;
+
+	if (argc == 2 && strcmp(argv[1], "--prune") == 0)
+		prune = 1;
+	else if (argc != 1)
+		return cli_usage_error("instances takes only --prune%s", "");
+	names = instance_names(cl);
+	rows = json_object_new_array();
+	for (i = 0; i < json_object_array_length(names); i++)
+		json_object_array_add(rows, instance_row(cl,
+		    json_object_get_string(json_object_array_get_idx(names,
+		    i)), prune));
+	json_object_put(names);
+	if (cl->json) {
+		out = json_object_new_object();
+		json_object_object_add(out, "instances", rows);
+		cli_print_json(out);
+		json_object_put(out);
+		return 0;
+	}
+	printf("%-16s %-8s %-7s %-24s %s\n", "INSTANCE", "STATE", "PID",
+	    "ENDPOINT", "STARTED");
+	for (i = 0; i < json_object_array_length(rows); i++)
+		instance_print(json_object_array_get_idx(rows, i));
+	json_object_put(rows);
+	return 0;
+}

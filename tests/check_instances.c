@@ -1,0 +1,227 @@
+/* SPDX-License-Identifier: ISC */
+/*
+ * Issue 18.4: finding a broker by its instance file.  Two brokers named
+ * a and b, on free ports and state dirs of their own, publish in one
+ * runtime dir (CMDGATE_RUNTIME_DIR): cmdgate --instance (and
+ * CMDGATE_INSTANCE) reaches each, cmdgate instances lists them, a killed
+ * one shows stale (and --prune removes it), a stopped one's file is gone,
+ * and with one live the default finds it.
+ */
+#include "config.h"
+
+#include <sys/stat.h>
+#include <sys/wait.h>
+
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <check.h>
+#include <json-c/json.h>
+
+#include "ckrun.h"
+#include "testnet.h"
+
+static struct broker	 a, b;
+static char		 rundir[128], out[65536];
+
+static void
+setup(void)
+{
+	broker_prepare(&a);
+	broker_prepare(&b);
+	snprintf(rundir, sizeof(rundir), "%s", broker_path(&a, "run"));
+	setenv("CMDGATE_RUNTIME_DIR", rundir, 1);
+}
+
+static void
+teardown(void)
+{
+	broker_stop(&b);
+	broker_stop(&a);
+}
+
+/* Run cmdgate with args (NULL-ended), env CMDGATE_INSTANCE inst (or
+ * none); its exit status, its stdout in out. */
+static int
+cli(const char *inst, const char *first, ...)
+{
+	const char	*argv[32];
+	va_list		 ap;
+	int		 o[2], status;
+	pid_t		 pid;
+
+	argv[0] = getenv("CMDGATE");
+	ck_assert_ptr_nonnull(argv[0]);
+	va_start(ap, first);
+	args_collect(argv, 1, 32, first, ap);
+	va_end(ap);
+	ck_assert_int_eq(pipe(o), 0);
+	if ((pid = fork()) == 0) {
+		dup2(o[1], 1);
+		close(o[0]);
+		unsetenv("CMDGATE_PORT");
+		unsetenv("CMDGATE_SOCKET");
+		unsetenv("CMDGATE_TOKEN_FILE");
+		if (inst != NULL)
+			setenv("CMDGATE_INSTANCE", inst, 1);
+		else
+			unsetenv("CMDGATE_INSTANCE");
+		execv(argv[0], (char **)argv);
+		_exit(127);
+	}
+	close(o[1]);
+	fd_slurp(o[0], out, sizeof(out));
+	close(o[0]);
+	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+	return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+/* The pid of the broker cmdgate reaches with args (then "status"). */
+static long
+reached(const char *inst, const char *flag, const char *name)
+{
+	json_object	*o;
+	long		 pid;
+
+	ck_assert_int_eq(flag != NULL ? cli(inst, flag, name, "--json",
+	    "status", NULL) : cli(inst, "--json", "status", NULL), 0);
+	ck_assert_ptr_nonnull(o = json_tokener_parse(out));
+	pid = (long)json_object_get_int64(jpath(o, "server.pid"));
+	json_object_put(o);
+	return pid;
+}
+
+/* cmdgate instances --json: the state of row i, checked to be name. */
+static void
+assert_row(json_object *o, size_t i, const char *name, const char *state)
+{
+	json_object	*row;
+
+	row = json_object_array_get_idx(jpath(o, "instances"), i);
+	ck_assert_ptr_nonnull(row);
+	ck_assert_str_eq(json_object_get_string(jpath(row, "instance")), name);
+	ck_assert_str_eq(json_object_get_string(jpath(row, "state")), state);
+}
+
+static json_object *
+instances(const char *more)
+{
+	json_object	*o;
+
+	ck_assert_int_eq(more != NULL ? cli(NULL, "--json", "instances", more,
+	    NULL) : cli(NULL, "--json", "instances", NULL), 0);
+	ck_assert_ptr_nonnull(o = json_tokener_parse(out));
+	return o;
+}
+
+START_TEST(two_instances)
+{
+	const char	*aa[] = { "--instance", "a", NULL };
+	const char	*ba[] = { "--instance", "b", NULL };
+	char		 path[256];
+	struct stat	 st;
+	json_object	*o;
+
+	b.auth = 1;		/* its token file named in its instance file */
+	ck_assert_int_eq(broker_start(&a, aa, 0), 0);
+	ck_assert_int_eq(broker_start(&b, ba, 0), 0);
+	ck_assert_int_eq(reached(NULL, "--instance", "a"), a.pid);
+	ck_assert_int_eq(reached(NULL, "--instance", "b"), b.pid);
+	ck_assert_int_eq(reached("b", NULL, NULL), b.pid);
+	ck_assert_int_eq(cli(NULL, "--instance", "a", "ping", NULL), 0);
+	o = instances(NULL);
+	ck_assert_uint_eq(json_object_array_length(jpath(o, "instances")), 2);
+	assert_row(o, 0, "a", "live");
+	assert_row(o, 1, "b", "live");
+	json_object_put(o);
+	/* A killed broker leaves its file: stale; the one live is found. */
+	broker_kill(&b, SIGKILL);
+	b.pid = 0;
+	o = instances(NULL);
+	assert_row(o, 0, "a", "live");
+	assert_row(o, 1, "b", "stale");
+	json_object_put(o);
+	ck_assert_int_eq(reached(NULL, NULL, NULL), a.pid);
+	snprintf(path, sizeof(path), "%s/b.json", rundir);
+	ck_assert_int_eq(stat(path, &st), 0);
+	o = instances("--prune");
+	json_object_put(o);
+	ck_assert_int_eq(stat(path, &st), -1);
+	/* A stopped broker removes its file. */
+	snprintf(path, sizeof(path), "%s/a.json", rundir);
+	ck_assert_int_eq(stat(path, &st), 0);
+	ck_assert_int_eq(broker_kill(&a, SIGTERM), 0);
+	a.pid = 0;
+	ck_assert_int_eq(stat(path, &st), -1);
+	ck_assert_int_eq(cli(NULL, "--instance", "a", "ping", NULL), 64);
+	/* One others could have planted is not followed. */
+	ck_assert_int_eq(broker_start(&a, aa, 0), 0);
+	ck_assert_int_eq(chmod(rundir, 0777), 0);
+	ck_assert_int_eq(cli(NULL, "--instance", "a", "ping", NULL), 64);
+	ck_assert_int_eq(chmod(rundir, 0700), 0);
+	ck_assert_int_eq(cli(NULL, "--instance", "a", "ping", NULL), 0);
+}
+END_TEST
+
+START_TEST(bad_names)
+{
+	const char	*bad[] = { "--instance", "../x", NULL };
+
+	ck_assert_int_eq(broker_run(&a, bad), 64);
+	ck_assert_int_eq(cli(NULL, "--instance", "../x", "ping", NULL), 64);
+	ck_assert_int_eq(cli("a/b", "ping", NULL), 64);
+}
+END_TEST
+
+/* A broker stopping leaves the file a later one of its name wrote. */
+START_TEST(same_name)
+{
+	const char	*aa[] = { "--instance", "a", NULL };
+	char		 path[256];
+	struct stat	 st;
+
+	ck_assert_int_eq(broker_start(&a, aa, 0), 0);
+	ck_assert_int_eq(broker_start(&b, aa, 0), 0);
+	ck_assert_int_eq(broker_kill(&a, SIGTERM), 0);
+	a.pid = 0;
+	snprintf(path, sizeof(path), "%s/a.json", rundir);
+	ck_assert_int_eq(stat(path, &st), 0);
+	ck_assert_int_eq(reached(NULL, "--instance", "a"), b.pid);
+	ck_assert_int_eq(broker_kill(&b, SIGTERM), 0);
+	b.pid = 0;
+	ck_assert_int_eq(stat(path, &st), -1);
+}
+END_TEST
+
+/* mcp-config names the instance in the stdio entry's args. */
+START_TEST(mcp_config_instance)
+{
+	const char	*aa[] = { "--instance", "proj-1", NULL };
+
+	ck_assert_int_eq(broker_start(&a, aa, 0), 0);
+	ck_assert_int_eq(cli("proj-1", "mcp-config", "--client", "generic",
+	    NULL), 0);
+	ck_assert_msg(strstr(out, "\"--instance\"") != NULL &&
+	    strstr(out, "\"proj-1\"") != NULL, "%s", out);
+}
+END_TEST
+
+int
+main(void)
+{
+	Suite	*s = suite_create("instances");
+	TCase	*tc = tcase_create("instances");
+
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_set_timeout(tc, 60);
+	tcase_add_test(tc, two_instances);
+	tcase_add_test(tc, bad_names);
+	tcase_add_test(tc, same_name);
+	tcase_add_test(tc, mcp_config_instance);
+	suite_add_tcase(s, tc);
+	return ck_run(s);
+}
