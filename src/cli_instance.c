@@ -97,6 +97,23 @@ pid_alive(json_object *o)
 	return kill((pid_t)pid, 0) == 0 || errno == EPERM;
 }
 
+/* Whether path is "DIR/NAME/NAME.json" (a system unit's own directory,
+ * RuntimeDirectory=cmdgate/NAME), not "DIR/NAME.json". */
+static int
+instance_nested(const char *path)
+{
+	const char	*f = strrchr(path, '/'), *d;
+	size_t		 n;
+
+	if (f == NULL || f == path)
+		return 0;
+	for (d = f - 1; d > path && *d != '/'; d--)
+		;
+	n = (size_t)(f - d - 1);
+	return *d == '/' && strlen(f + 1) == n + 5 &&
+	    strncmp(d + 1, f + 1, n) == 0 && strcmp(f + 1 + n, ".json") == 0;
+}
+
 /*
  * The file names a token to send to an endpoint: one that others may
  * write, or in a directory others may write, is refused (-1, errno).
@@ -105,15 +122,18 @@ static int
 trusted(const char *path)
 {
 	struct stat	 st;
-	char		*copy;
-	int		 rc;
+	char		*copy, *dir;
+	int		 rc, nested;
 
 	if (stat(path, &st) == -1)
 		return -1;
 	copy = xstrdup(path);
+	dir = dirname(copy);
+	nested = instance_nested(path);
 	rc = (st.st_mode & (S_IWGRP | S_IWOTH)) == 0 &&
-	    stat(dirname(copy), &st) == 0 &&
-	    (st.st_mode & (S_IWGRP | S_IWOTH)) == 0 ? 0 : -1;
+	    stat(dir, &st) == 0 && (st.st_mode & (S_IWGRP | S_IWOTH)) == 0 &&
+	    (!nested || (stat(dirname(dir), &st) == 0 &&
+	    (st.st_mode & (S_IWGRP | S_IWOTH)) == 0)) ? 0 : -1;
 	free(copy);
 	if (rc == -1)
 		errno = EPERM;
@@ -166,24 +186,35 @@ rundirs(const struct cli *cl, char *dirs[3])
 	dirs[2] = NULL;
 }
 
+/* The file of instance name in dir, NAME.json or NAME/NAME.json, or
+ * NULL when there is none.  Caller frees. */
+static char *
+instance_in(const char *dir, const char *name)
+{
+	char	*p = xasprintf("%s/%s.json", dir, name);
+
+	if (access(p, F_OK) == 0)
+		return p;
+	free(p);
+	p = xasprintf("%s/%s/%s.json", dir, name, name);
+	if (access(p, F_OK) == 0)
+		return p;
+	free(p);
+	return NULL;
+}
+
 /* The file of instance name: the user's, else the system's if it is
- * there.  Caller frees. */
+ * there (the user's path when neither is).  Caller frees. */
 static char *
 instance_path(const struct cli *cl, const char *name)
 {
-	char	*dirs[3], *p, *q = NULL;
+	char	*dirs[3], *p;
 
 	rundirs(cl, dirs);
-	p = xasprintf("%s/%s.json", dirs[0], name);
-	if (dirs[1] != NULL && access(p, F_OK) == -1) {
-		q = xasprintf("%s/%s.json", dirs[1], name);
-		if (access(q, F_OK) == 0) {
-			free(p);
-			p = q;
-			q = NULL;
-		}
-	}
-	free(q);
+	if ((p = instance_in(dirs[0], name)) == NULL && dirs[1] != NULL)
+		p = instance_in(dirs[1], name);
+	if (p == NULL)
+		p = xasprintf("%s/%s.json", dirs[0], name);
 	free(dirs[0]);
 	free(dirs[1]);
 	return p;
@@ -209,6 +240,7 @@ dir_names(json_object *a, const char *dir)
 {
 	struct dirent	*de;
 	DIR		*d;
+	char		*p;
 	size_t		 n;
 
 	if ((d = opendir(dir)) == NULL)
@@ -219,6 +251,15 @@ dir_names(json_object *a, const char *dir)
 		    !has_name(a, de->d_name, n - 5))
 			json_object_array_add(a, json_object_new_string_len(
 			    de->d_name, (int)n - 5));
+		else if (de->d_name[0] != '.' && runfile_name_ok(de->d_name) &&
+		    !has_name(a, de->d_name, n)) {
+			p = xasprintf("%s/%s/%s.json", dir, de->d_name,
+			    de->d_name);
+			if (access(p, F_OK) == 0)
+				json_object_array_add(a,
+				    json_object_new_string(de->d_name));
+			free(p);
+		}
 	}
 	closedir(d);
 }

@@ -167,6 +167,34 @@ START_TEST(two_instances)
 }
 END_TEST
 
+/*
+ * A system unit's own directory (RuntimeDirectory=cmdgate/NAME, its
+ * CMDGATE_RUNTIME_DIR): RUNDIR/NAME/NAME.json is found and listed too,
+ * and not followed when RUNDIR is writable by others.
+ */
+START_TEST(unit_layout)
+{
+	const char	*ba[] = { "--instance", "b", NULL };
+	char		 dir[256];
+	json_object	*o;
+
+	ck_assert_int_eq(mkdir(rundir, 0700), 0);
+	snprintf(dir, sizeof(dir), "%s/b", rundir);
+	setenv("CMDGATE_RUNTIME_DIR", dir, 1);
+	ck_assert_int_eq(broker_start(&b, ba, 0), 0);
+	setenv("CMDGATE_RUNTIME_DIR", rundir, 1);
+	ck_assert_int_eq(reached(NULL, "--instance", "b"), b.pid);
+	o = instances(NULL);
+	ck_assert_uint_eq(json_object_array_length(jpath(o, "instances")), 1);
+	assert_row(o, 0, "b", "live");
+	json_object_put(o);
+	ck_assert_int_eq(chmod(rundir, 0777), 0);
+	ck_assert_int_eq(cli(NULL, "--instance", "b", "ping", NULL), 64);
+	ck_assert_int_eq(chmod(rundir, 0700), 0);
+	ck_assert_int_eq(cli(NULL, "--instance", "b", "ping", NULL), 0);
+}
+END_TEST
+
 START_TEST(bad_names)
 {
 	const char	*bad[] = { "--instance", "../x", NULL };
@@ -219,6 +247,7 @@ main(void)
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, two_instances);
+	tcase_add_test(tc, unit_layout);
 	tcase_add_test(tc, bad_names);
 	tcase_add_test(tc, same_name);
 	tcase_add_test(tc, mcp_config_instance);
