@@ -23,6 +23,7 @@
 #include "cli_instance.h"
 #include "client.h"
 #include "runfile.h"
+#include "token.h"
 #include "util.h"
 
 static char	*instance_path(const struct cli *, const char *);
@@ -140,6 +141,48 @@ trusted(const char *path)
 	return rc;
 }
 
+/* Drop member key of o (the file at path, owned by uid) when the token
+ * it leads to (its value, then suffix) exists and another user owns it. */
+static void
+instance_own(json_object *o, const char *path, uid_t uid, const char *key,
+    const char *suffix)
+{
+	struct stat	 st;
+	const char	*v;
+	char		*tok;
+
+	if ((v = member(o, key)) == NULL)
+		return;
+	tok = xasprintf("%s%s", v, suffix);
+	if (stat(tok, &st) == 0 && st.st_uid != uid) {
+		fprintf(stderr, "cmdgate: %s: the token %s is not its owner's: "
+		    "not read\n", path, cli_vis(tok));
+		json_object_object_del(o, key);
+	}
+	free(tok);
+}
+
+/*
+ * The instance file at path, when trusted (NULL otherwise, errno set).
+ * Its token file is kept only when the file's own owner owns it too: a
+ * broker names its own token, and a file its user could rewrite (a
+ * system unit's, whose tools run as that user) must not make cmdgate read
+ * and send another user's file.  Caller puts.
+ */
+static json_object *
+instance_read(const char *path)
+{
+	struct stat	 fst;
+	json_object	*o;
+
+	if (trusted(path) == -1 || stat(path, &fst) == -1 ||
+	    (o = runfile_read(path)) == NULL)
+		return NULL;
+	instance_own(o, path, fst.st_uid, "token_file", "");
+	instance_own(o, path, fst.st_uid, "state_dir", "/" TOKEN_NAME);
+	return o;
+}
+
 int
 cli_instance_use(struct cli *cl, const char *name)
 {
@@ -150,7 +193,7 @@ cli_instance_use(struct cli *cl, const char *name)
 		return cli_usage_error("instance '%s' is not 1 to 64 of "
 		    "A-Z a-z 0-9 . _ -", name);
 	path = instance_path(cl, name);
-	if (trusted(path) == -1 || (cl->inst = runfile_read(path)) == NULL) {
+	if ((cl->inst = instance_read(path)) == NULL) {
 		fprintf(stderr, "cmdgate: instance %s: %s: %s (is cmdgated "
 		    "--instance %s running?)\n", name, path, strerror(errno),
 		    name);
@@ -295,7 +338,7 @@ cli_instance_default(struct cli *cl)
 		name = json_object_get_string(json_object_array_get_idx(names,
 		    i));
 		path = instance_path(cl, name);
-		o = trusted(path) == 0 ? runfile_read(path) : NULL;
+		o = instance_read(path);
 		free(path);
 		memset(&t, 0, sizeof(t));
 		if (o != NULL && pid_alive(o) &&
@@ -353,7 +396,10 @@ instance_row(const struct cli *cl, const char *name, int prune)
 	json_object_object_add(row, "state",
 	    json_object_new_string(live ? "live" : "stale"));
 	json_object_object_add(row, "file", json_object_new_string(path));
-	if (!live && prune && unlink(path) == 0)
+	/* A broker that is alive but does not answer (stopped, busy) keeps
+	 * its file. */
+	if (!live && prune && (o == NULL || !pid_alive(o)) &&
+	    unlink(path) == 0)
 		json_object_object_add(row, "pruned",
 		    json_object_new_boolean(1));
 	json_object_put(o);

@@ -168,6 +168,50 @@ START_TEST(two_instances)
 END_TEST
 
 /*
+ * An instance file whose token file belongs to another user: the token
+ * is not read (nor sent); and --prune keeps the file of a broker that is
+ * alive but does not answer.
+ */
+START_TEST(foreign_token)
+{
+	const char	*ba[] = { "--instance", "b", NULL };
+	char		 path[256], fake[256], tok[256], cmd[1024];
+	json_object	*o;
+	struct stat	 st;
+
+	if (geteuid() != 0) {
+		fprintf(stderr, "SKIP: foreign_token needs root (chown)\n");
+		return;
+	}
+	b.auth = 1;
+	ck_assert_int_eq(broker_start(&b, ba, 0), 0);
+	snprintf(path, sizeof(path), "%s/b.json", rundir);
+	ck_assert_ptr_nonnull(o = json_object_from_file(path));
+	/* root's tokens: a copy of b's, and b's state dir's. */
+	snprintf(tok, sizeof(tok), "%s", broker_path(&b, "root-token"));
+	snprintf(cmd, sizeof(cmd), "cp %s %s",
+	    json_object_get_string(jpath(o, "token_file")), tok);
+	ck_assert_int_eq(system(cmd), 0);
+	json_object_object_add(o, "token_file", json_object_new_string(tok));
+	json_object_object_del(o, "socket");	/* over TCP: a token is due */
+	snprintf(fake, sizeof(fake), "%s/fake.json", rundir);
+	ck_assert_int_eq(json_object_to_file(fake, o), 0);
+	json_object_put(o);
+	ck_assert_int_eq(chmod(fake, 0644), 0);
+	ck_assert_int_eq(cli(NULL, "--instance", "fake", "ping", NULL), 0);
+	/* Written by another user (a unit's, whose tools run as it): root's
+	 * tokens it names are not read, so not sent. */
+	ck_assert_int_eq(chown(fake, 65534, 65534), 0);
+	ck_assert_int_eq(cli(NULL, "--instance", "fake", "ping", NULL), 77);
+	/* Stopped, not dead: --prune keeps its file. */
+	ck_assert_int_eq(kill(b.pid, SIGSTOP), 0);
+	json_object_put(instances("--prune"));
+	ck_assert_int_eq(kill(b.pid, SIGCONT), 0);
+	ck_assert_int_eq(stat(path, &st), 0);
+}
+END_TEST
+
+/*
  * A system unit's own directory (RuntimeDirectory=cmdgate/NAME, its
  * CMDGATE_RUNTIME_DIR): RUNDIR/NAME/NAME.json is found and listed too,
  * and not followed when RUNDIR is writable by others.
@@ -248,6 +292,7 @@ main(void)
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, two_instances);
 	tcase_add_test(tc, unit_layout);
+	tcase_add_test(tc, foreign_token);
 	tcase_add_test(tc, bad_names);
 	tcase_add_test(tc, same_name);
 	tcase_add_test(tc, mcp_config_instance);
