@@ -1,0 +1,213 @@
+/* SPDX-License-Identifier: ISC */
+/* cmdgate mcp: its standard input and output, pollable or not. */
+#include "config.h"
+
+#include <sys/stat.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <event2/buffer.h>
+#include <event2/bufferevent.h>
+#include <event2/event.h>
+
+#include "cli_bridgeio.h"
+#include "cli_bridgeq.h"
+#include "jsonl.h"
+
+#define BRIDGEIO_CHUNK	(64 * 1024)	/* read from a file per turn */
+
+/* Whether libevent can poll fd: a pipe, a socket or a terminal. */
+static int
+bridgeio_pollable(int fd)
+{
+	struct stat	st;
+
+	if (fstat(fd, &st) == -1)
+		return 0;
+	return S_ISFIFO(st.st_mode) || S_ISSOCK(st.st_mode) || isatty(fd);
+}
+
+/* The lines in buf, while there is room for them (a file) or always. */
+static void
+bridgeio_lines(struct bridgeio *io, struct evbuffer *buf, int file)
+{
+	char	*line;
+	size_t	 n;
+
+	while ((!file || io->cb->room(io->arg)) && (line = evbuffer_readln(buf,
+	    &n, EVBUFFER_EOL_LF)) != NULL) {
+		if (io->skipping)
+			io->skipping = 0;	/* the end of the long one */
+		else
+			io->cb->line(io->arg, line, n);
+		free(line);
+	}
+	if (evbuffer_get_length(buf) <= BRIDGEIO_LINE_MAX)
+		return;
+	if (!io->skipping) {
+		line = callq_error(NULL, -32600, "Invalid Request",
+		    "message_too_large", "cmdgate mcp reads lines of at most "
+		    "64 MiB; this one was dropped");
+		bridgeio_write(io, line, strlen(line));
+		free(line);
+	}
+	io->skipping = 1;
+	evbuffer_drain(buf, evbuffer_get_length(buf));
+}
+
+/* stdin ended: its last line (without its newline), then the end. */
+static void
+bridgeio_end(struct bridgeio *io, struct evbuffer *buf)
+{
+	char	*last;
+	size_t	 n;
+
+	io->eof = 1;
+	if ((n = evbuffer_get_length(buf)) > 0 && !io->skipping) {
+		last = malloc(n + 1);
+		if (last != NULL) {
+			evbuffer_remove(buf, last, n);
+			last[n] = '\0';
+			io->cb->line(io->arg, last, n);
+			free(last);
+		}
+	}
+	evbuffer_drain(buf, evbuffer_get_length(buf));
+	io->cb->eof(io->arg);
+}
+
+static void
+bridgeio_read(struct bufferevent *bev, void *arg)
+{
+	bridgeio_lines(arg, bufferevent_get_input(bev), 0);
+}
+
+static void
+bridgeio_event(struct bufferevent *bev, short what, void *arg)
+{
+	(void)what;
+	bufferevent_disable(bev, EV_READ);
+	bridgeio_end(arg, bufferevent_get_input(bev));
+}
+
+/* One turn's reading of a file: its lines, then a piece more. */
+static void
+bridgeio_pump(evutil_socket_t fd, short what, void *arg)
+{
+	struct bridgeio	*io = arg;
+	int		 n;
+
+	(void)fd;
+	(void)what;
+	bridgeio_lines(io, io->inbuf, 1);
+	if (!io->cb->room(io->arg)) {
+		io->paused = 1;
+		return;
+	}
+	if ((n = evbuffer_read(io->inbuf, 0, BRIDGEIO_CHUNK)) > 0) {
+		event_active(io->pump, EV_READ, 0);
+		return;
+	}
+	if (n == -1)
+		perror("cmdgate mcp: reading stdin");
+	bridgeio_end(io, io->inbuf);
+}
+
+static void
+bridgeio_written(struct bufferevent *bev, void *arg)
+{
+	struct bridgeio	*io = arg;
+
+	(void)bev;
+	io->cb->flushed(io->arg);
+}
+
+int
+bridgeio_open(struct bridgeio *io, struct event_base *base,
+    const struct bridgeio_cb *cb, void *arg)
+{
+	memset(io, 0, sizeof(*io));
+	io->cb = cb;
+	io->arg = arg;
+	if (bridgeio_pollable(0)) {
+		if ((io->in = bufferevent_socket_new(base, 0, 0)) == NULL)
+			return -1;
+		bufferevent_setcb(io->in, bridgeio_read, NULL, bridgeio_event,
+		    io);
+	} else if ((io->inbuf = evbuffer_new()) == NULL ||
+	    (io->pump = event_new(base, -1, 0, bridgeio_pump, io)) == NULL)
+		return -1;
+	if (bridgeio_pollable(1)) {
+		if ((io->out = bufferevent_socket_new(base, 1, 0)) == NULL)
+			return -1;
+		bufferevent_setcb(io->out, NULL, bridgeio_written, NULL, io);
+	}
+	return 0;
+}
+
+void
+bridgeio_start(struct bridgeio *io)
+{
+	if (io->in != NULL)
+		bufferevent_enable(io->in, EV_READ);
+	else
+		event_active(io->pump, EV_READ, 0);
+	if (io->out != NULL)
+		bufferevent_enable(io->out, EV_WRITE);
+}
+
+void
+bridgeio_write(struct bridgeio *io, const char *line, size_t n)
+{
+	if (io->out != NULL) {
+		bufferevent_write(io->out, line, n);
+		bufferevent_write(io->out, "\n", 1);
+	} else if (jsonl_send(1, line, n) == -1 || jsonl_send(1, "\n", 1) == -1)
+		perror("cmdgate mcp: writing stdout");
+}
+
+void
+bridgeio_write_buffer(struct bridgeio *io, struct evbuffer *buf)
+{
+	if (io->out != NULL) {
+		bufferevent_write_buffer(io->out, buf);
+		return;
+	}
+	while (evbuffer_get_length(buf) > 0)
+		if (evbuffer_write(buf, 1) <= 0) {
+			perror("cmdgate mcp: writing stdout");
+			break;
+		}
+}
+
+int
+bridgeio_flushed(const struct bridgeio *io)
+{
+	return io->out == NULL ||
+	    evbuffer_get_length(bufferevent_get_output(io->out)) == 0;
+}
+
+void
+bridgeio_room(struct bridgeio *io)
+{
+	if (io->paused && io->cb->room(io->arg)) {
+		io->paused = 0;
+		event_active(io->pump, EV_READ, 0);
+	}
+}
+
+void
+bridgeio_free(struct bridgeio *io)
+{
+	if (io->in != NULL)
+		bufferevent_free(io->in);
+	if (io->out != NULL)
+		bufferevent_free(io->out);
+	if (io->inbuf != NULL)
+		evbuffer_free(io->inbuf);
+	if (io->pump != NULL)
+		event_free(io->pump);
+}
