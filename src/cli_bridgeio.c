@@ -4,6 +4,7 @@
 
 #include <sys/stat.h>
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,7 +16,6 @@
 
 #include "cli_bridgeio.h"
 #include "cli_bridgeq.h"
-#include "jsonl.h"
 
 #define BRIDGEIO_CHUNK	(64 * 1024)	/* read from a file per turn */
 
@@ -159,13 +159,31 @@ bridgeio_start(struct bridgeio *io)
 		bufferevent_enable(io->out, EV_WRITE);
 }
 
+/* All of s to stdout, a file that does not block for long: 0, or -1. */
+static int
+bridgeio_write_all(const char *s, size_t n)
+{
+	ssize_t	w;
+
+	while (n > 0) {
+		if ((w = write(1, s, n)) == -1 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			return -1;
+		s += w;
+		n -= (size_t)w;
+	}
+	return 0;
+}
+
 void
 bridgeio_write(struct bridgeio *io, const char *line, size_t n)
 {
 	if (io->out != NULL) {
 		bufferevent_write(io->out, line, n);
 		bufferevent_write(io->out, "\n", 1);
-	} else if (jsonl_send(1, line, n) == -1 || jsonl_send(1, "\n", 1) == -1)
+	} else if (bridgeio_write_all(line, n) == -1 ||
+	    bridgeio_write_all("\n", 1) == -1)
 		perror("cmdgate mcp: writing stdout");
 }
 
