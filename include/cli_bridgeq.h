@@ -59,6 +59,11 @@ void		 callq_clear(struct callq *);
 struct call	*callq_largest(struct callq *);
 enum call_kind	 callq_kind(const char *method);
 /*
+ * Keep a cancellation of c's request id (JSON text) to send after c, once
+ * for each id (a batch has several).
+ */
+void		 callq_cancel(struct call *c, const char *id);
+/*
  * Give a tools/call (msg) a random idempotency key in params._meta,
  * unless the client gave one.
  */

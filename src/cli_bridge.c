@@ -239,20 +239,17 @@ bridge_notice(struct bridge *b, json_object *msg, const char *method,
 {
 	json_object	*params, *rid;
 	struct call	*c = NULL;
-	char		*s;
+	const char	*rs = NULL;
 
 	if (strcmp(method, "notifications/initialized") == 0)
 		b->initialized = 1;
 	else if (strcmp(method, "notifications/cancelled") == 0 &&
 	    json_object_object_get_ex(msg, "params", &params) &&
 	    json_object_object_get_ex(params, "requestId", &rid))
-		c = callq_find(&b->q, json_object_to_json_string_ext(rid,
+		c = callq_find(&b->q, rs = json_object_to_json_string_ext(rid,
 		    CALLQ_JSON));
 	if (c != NULL && !c->sent) {
-		s = xasprintf("%s%s%.*s", c->cancel != NULL ? c->cancel : "",
-		    c->cancel != NULL ? "\n" : "", (int)n, line);
-		free(c->cancel);
-		c->cancel = s;
+		callq_cancel(c, rs);
 		return;
 	}
 	if (c != NULL && c->kind != CALL_BATCH)

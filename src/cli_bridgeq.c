@@ -128,6 +128,24 @@ callq_kind(const char *method)
 }
 
 void
+callq_cancel(struct call *c, const char *id)
+{
+	char	*line, *s;
+
+	line = xasprintf("{\"jsonrpc\":\"2.0\",\"method\":"
+	    "\"notifications/cancelled\",\"params\":{\"requestId\":%s}}", id);
+	if (c->cancel != NULL && strstr(c->cancel, line) != NULL) {
+		free(line);
+		return;
+	}
+	s = xasprintf("%s%s%s", c->cancel != NULL ? c->cancel : "",
+	    c->cancel != NULL ? "\n" : "", line);
+	free(line);
+	free(c->cancel);
+	c->cancel = s;
+}
+
+void
 callq_key(json_object *msg)
 {
 	json_object	*params, *meta;
