@@ -42,6 +42,7 @@ struct bridgec {
 	struct event		*retry, *deadline;
 	enum bridgec_state	 state;
 	int			 finish;	/* half-close once flushed */
+	int			 paused;	/* read nothing once up */
 	int64_t			 up_at;
 	int64_t			 delay;		/* before the next try */
 	unsigned		 attempt;
@@ -61,6 +62,8 @@ void	 bridgec_send(struct bridgec *, const char *line, size_t n);
  * stop trying (0).
  */
 int	 bridgec_finish(struct bridgec *);
+/* Read nothing more from the broker (1), or read again (0). */
+void	 bridgec_pause(struct bridgec *, int paused);
 /* Whether a connection is open (up, or a try under way). */
 int	 bridgec_open(const struct bridgec *);
 void	 bridgec_free(struct bridgec *);

@@ -17,12 +17,15 @@
 
 /* The longest line read; a longer one is answered with an error. */
 #define BRIDGEIO_LINE_MAX	(64 * 1024 * 1024)
+/* Past this much unread by the client, nothing more is read for it. */
+#define BRIDGEIO_OUT_MAX	(16 * 1024 * 1024)
 
 struct bridgeio_cb {
 	void	(*line)(void *arg, const char *line, size_t len);
 	void	(*eof)(void *arg);		/* stdin ended */
 	void	(*flushed)(void *arg);		/* stdout has all of it */
 	int	(*room)(void *arg);		/* 0: read a file no further */
+	void	(*full)(void *arg, int full);	/* stdout past OUT_MAX, or not */
 };
 
 struct bridgeio {
@@ -34,6 +37,7 @@ struct bridgeio {
 	int			 paused;	/* no room: the file waits */
 	int			 skipping;	/* a line too long, to its end */
 	int			 eof;
+	int			 full;		/* stdout past OUT_MAX */
 };
 
 /* Set io up on fds 0 and 1 of base; 0, or -1. */

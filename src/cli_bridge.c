@@ -551,6 +551,20 @@ bridge_flushed(void *arg)
 	bridge_end_if_done(arg);
 }
 
+/* The client reads too little: read the broker no further meanwhile. */
+static void
+bridge_full(void *arg, int full)
+{
+	struct bridge	*b = arg;
+	static int	 said;
+
+	if (full && !said++)
+		fprintf(stderr, "cmdgate mcp: the client leaves %d MiB of "
+		    "answers unread; the bridge reads nothing more until it "
+		    "reads them (said once)\n", BRIDGEIO_OUT_MAX / (1024 * 1024));
+	bridgec_pause(&b->c, full);
+}
+
 /* Whether one more request may be read (a file is read no further). */
 static int
 bridge_has_room(void *arg)
@@ -589,7 +603,7 @@ cmd_mcp(struct cli *cl, int argc, char **argv)
 {
 	static const struct bridgeio_cb	 cb = { bridge_client_line,
 					    bridge_client_eof, bridge_flushed,
-					    bridge_has_room };
+					    bridge_has_room, bridge_full };
 	static const struct bridgec_cb	 ccb = { bridge_up,
 					    bridge_broker_line_cb, bridge_lost };
 	struct bridge			 b;

@@ -167,6 +167,8 @@ bridgec_up(struct bridgec *c)
 	evtimer_del(c->deadline);
 	bufferevent_setcb(c->sock, bridgec_read, bridgec_written,
 	    bridgec_event, c);
+	if (c->paused)
+		bufferevent_disable(c->sock, EV_READ);
 	c->cb->up(c->arg);
 }
 
@@ -387,6 +389,18 @@ bridgec_finish(struct bridgec *c)
 	evtimer_del(c->retry);
 	bridgec_close(c);
 	return 0;
+}
+
+void
+bridgec_pause(struct bridgec *c, int paused)
+{
+	c->paused = paused;
+	if (c->state != BRIDGEC_UP)
+		return;
+	if (paused)
+		bufferevent_disable(c->sock, EV_READ);
+	else
+		bufferevent_enable(c->sock, EV_READ);
 }
 
 int

@@ -37,7 +37,7 @@ bridgeio_lines(struct bridgeio *io, struct evbuffer *buf, int file)
 	char	*line;
 	size_t	 n;
 
-	while ((!file || io->cb->room(io->arg)) && (line = evbuffer_readln(buf,
+	while ((!file || (!io->full && io->cb->room(io->arg))) && (line = evbuffer_readln(buf,
 	    &n, EVBUFFER_EOL_LF)) != NULL) {
 		if (io->skipping)
 			io->skipping = 0;	/* the end of the long one */
@@ -103,7 +103,7 @@ bridgeio_pump(evutil_socket_t fd, short what, void *arg)
 	(void)fd;
 	(void)what;
 	bridgeio_lines(io, io->inbuf, 1);
-	if (!io->cb->room(io->arg)) {
+	if (io->full || !io->cb->room(io->arg)) {
 		io->paused = 1;
 		return;
 	}
@@ -116,12 +116,33 @@ bridgeio_pump(evutil_socket_t fd, short what, void *arg)
 	bridgeio_end(io, io->inbuf);
 }
 
+/* Too much unread by the client: read nothing more for it until it is. */
+static void
+bridgeio_check(struct bridgeio *io)
+{
+	if (io->full || io->out == NULL ||
+	    evbuffer_get_length(bufferevent_get_output(io->out)) <=
+	    BRIDGEIO_OUT_MAX)
+		return;
+	io->full = 1;
+	if (io->in != NULL)
+		bufferevent_disable(io->in, EV_READ);
+	io->cb->full(io->arg, 1);
+}
+
 static void
 bridgeio_written(struct bufferevent *bev, void *arg)
 {
 	struct bridgeio	*io = arg;
 
 	(void)bev;
+	if (io->full) {
+		io->full = 0;
+		if (io->in != NULL && !io->eof)
+			bufferevent_enable(io->in, EV_READ);
+		io->cb->full(io->arg, 0);
+		bridgeio_room(io);
+	}
 	io->cb->flushed(io->arg);
 }
 
@@ -182,6 +203,7 @@ bridgeio_write(struct bridgeio *io, const char *line, size_t n)
 	if (io->out != NULL) {
 		bufferevent_write(io->out, line, n);
 		bufferevent_write(io->out, "\n", 1);
+		bridgeio_check(io);
 	} else if (bridgeio_write_all(line, n) == -1 ||
 	    bridgeio_write_all("\n", 1) == -1)
 		perror("cmdgate mcp: writing stdout");
@@ -192,6 +214,7 @@ bridgeio_write_buffer(struct bridgeio *io, struct evbuffer *buf)
 {
 	if (io->out != NULL) {
 		bufferevent_write_buffer(io->out, buf);
+		bridgeio_check(io);
 		return;
 	}
 	while (evbuffer_get_length(buf) > 0)
@@ -211,7 +234,7 @@ bridgeio_flushed(const struct bridgeio *io)
 void
 bridgeio_room(struct bridgeio *io)
 {
-	if (io->paused && io->cb->room(io->arg)) {
+	if (io->paused && !io->full && io->cb->room(io->arg)) {
 		io->paused = 0;
 		event_active(io->pump, EV_READ, 0);
 	}

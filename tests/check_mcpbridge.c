@@ -647,6 +647,78 @@ START_TEST(mcp_tools_paged)
 }
 END_TEST
 
+/*
+ * A client that reads nothing of its stdout: once 16 MiB of answers wait
+ * for it, the bridge reads neither the broker nor stdin until they are
+ * read (the broker then stops reading it in turn), so its memory stays
+ * bounded, and says so on stderr; every answer comes once the client
+ * reads.  100 tools/list of 200 KB each fill it; pings of 10 KB sent
+ * after that block (no room in stdin for 3 s) before 200 are written.
+ * Before, the bridge read on and held every answer.
+ */
+START_TEST(mcp_stdout_unread)
+{
+	const char	*args[] = { "--tools", tools, NULL };
+	static char	 big[200100], req[10200], buf[65536];
+	struct pollfd	 pfd;
+	size_t		 off = 0, len = 0;
+	ssize_t		 w;
+	int		 i = 0, in = -1, out = -1, err, blocked = 0, lines = 0;
+	pid_t		 pid;
+
+	memset(big, 0, sizeof(big));
+	snprintf(big, sizeof(big), "{\"tools\":[{\"name\":\"big\","
+	    "\"description\":\"");
+	memset(big + strlen(big), 'd', 200000);
+	strcat(big, "\",\"exec\":[\"true\"]}]}");
+	write_file(tools, big, 0600);
+	ck_assert_int_eq(broker_start(&b, args, 0), 0);
+	cli_out[0] = '\0';
+	await_err(-1, NULL);
+	pid = spawn_mcp(NULL, &in, &out, &err);
+	send_line(in, INIT);
+	ck_assert_msg(await_out(out, "\"id\":1"), "stdout: %s", cli_out);
+	for (i = 0; i < 100; i++) {
+		snprintf(req, sizeof(req), "{\"jsonrpc\":\"2.0\",\"id\":%d,"
+		    "\"method\":\"tools/list\"}\n", 100 + i);
+		send_line(in, req);
+	}
+	ck_assert_msg(await_err(err, "answers unread"), "stderr: %s", cli_err);
+	ck_assert_int_eq(fcntl(in, F_SETFL, O_NONBLOCK), 0);
+	for (i = 0; i < 200 && !blocked; ) {
+		if (off == len) {
+			len = (size_t)snprintf(req, sizeof(req), "{\"jsonrpc\":"
+			    "\"2.0\",\"id\":%d,\"method\":\"ping\","
+			    "\"params\":{\"_pad\":\"%010000d\"}}\n", 1000 + i, 0);
+			off = 0;
+			i++;
+		}
+		if ((w = write(in, req + off, len - off)) > 0) {
+			off += (size_t)w;
+			continue;
+		}
+		pfd.fd = in;
+		pfd.events = POLLOUT;
+		blocked = poll(&pfd, 1, 3000) == 0;
+	}
+	ck_assert_msg(blocked, "%d requests of 10 KB written, stdin never "
+	    "blocked", i);
+	/* Now read: every whole request is answered, and the bridge ends. */
+	close(in);
+	pfd.fd = out;
+	pfd.events = POLLIN;
+	while (poll(&pfd, 1, TN_TIMEOUT_MS) == 1 &&
+	    (w = read(out, buf, sizeof(buf))) > 0)
+		while (w > 0)
+			lines += buf[--w] == '\n';
+	ck_assert_int_eq(reap(pid, err), 0);
+	/* One answer a whole request, and one (an error) for a part of one. */
+	ck_assert_int_eq(lines, 100 + (off == len ? i : off > 0 ? i : i - 1));
+	close(out);
+	close(err);
+}
+END_TEST
+
 int
 main(void)
 {
@@ -664,6 +736,7 @@ main(void)
 	tcase_add_test(tc, mcp_batch);
 	tcase_add_test(tc, mcp_file_stdio);
 	tcase_add_test(tc, mcp_tools_paged);
+	tcase_add_test(tc, mcp_stdout_unread);
 	suite_add_tcase(s, tc);
 	return ck_run(s);
 }
