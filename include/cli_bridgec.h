@@ -19,6 +19,8 @@
 
 /* A connection up this long resets the backoff to its first delay. */
 #define BRIDGEC_STABLE_MS	CG_RETRY_MAX_MS
+/* Past this much unread by the broker, nothing more is taken for it. */
+#define BRIDGEC_OUT_MAX		(16 * 1024 * 1024)
 
 struct bridgec_cb {
 	void	(*up)(void *arg);		/* connected, authenticated */
@@ -28,6 +30,7 @@ struct bridgec_cb {
 	 * rest is what it sent last, not a line.  Return 1 to get back.
 	 */
 	int	(*lost)(void *arg, short what, struct evbuffer *rest);
+	void	(*full)(void *arg, int full);	/* past OUT_MAX, or not */
 };
 
 enum bridgec_state { BRIDGEC_DOWN, BRIDGEC_DIAL, BRIDGEC_AUTH, BRIDGEC_UP };
@@ -43,6 +46,7 @@ struct bridgec {
 	enum bridgec_state	 state;
 	int			 finish;	/* half-close once flushed */
 	int			 paused;	/* read nothing once up */
+	int			 full;		/* past OUT_MAX unread */
 	int64_t			 up_at;
 	int64_t			 delay;		/* before the next try */
 	unsigned		 attempt;

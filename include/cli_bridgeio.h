@@ -38,6 +38,7 @@ struct bridgeio {
 	int			 skipping;	/* a line too long, to its end */
 	int			 eof;
 	int			 full;		/* stdout past OUT_MAX */
+	int			 held;		/* bridgeio_hold() */
 };
 
 /* Set io up on fds 0 and 1 of base; 0, or -1. */
@@ -52,6 +53,8 @@ void	 bridgeio_write_buffer(struct bridgeio *, struct evbuffer *buf);
 int	 bridgeio_flushed(const struct bridgeio *);
 /* There may be room again: a file waiting for it is read on. */
 void	 bridgeio_room(struct bridgeio *);
+/* Read stdin no further (the broker reads too little), or read again. */
+void	 bridgeio_hold(struct bridgeio *, int held);
 void	 bridgeio_free(struct bridgeio *);
 
 #endif

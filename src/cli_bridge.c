@@ -565,6 +565,15 @@ bridge_full(void *arg, int full)
 	bridgec_pause(&b->c, full);
 }
 
+/* The broker reads too little: read the client no further meanwhile. */
+static void
+bridge_broker_full(void *arg, int full)
+{
+	struct bridge	*b = arg;
+
+	bridgeio_hold(&b->io, full);
+}
+
 /* Whether one more request may be read (a file is read no further). */
 static int
 bridge_has_room(void *arg)
@@ -605,7 +614,8 @@ cmd_mcp(struct cli *cl, int argc, char **argv)
 					    bridge_client_eof, bridge_flushed,
 					    bridge_has_room, bridge_full };
 	static const struct bridgec_cb	 ccb = { bridge_up,
-					    bridge_broker_line_cb, bridge_lost };
+					    bridge_broker_line_cb, bridge_lost,
+					    bridge_broker_full };
 	struct bridge			 b;
 	int				 rc = 0;
 

@@ -148,6 +148,16 @@ bridgec_backoff(struct bridgec *c)
 	    c->delay * 2;
 }
 
+/* Whether the broker reads too little (1) or reads again (0). */
+static void
+bridgec_full(struct bridgec *c, int full)
+{
+	if (c->full == full)
+		return;
+	c->full = full;
+	c->cb->full(c->arg, full);
+}
+
 static void
 bridgec_close(struct bridgec *c)
 {
@@ -156,6 +166,7 @@ bridgec_close(struct bridgec *c)
 	c->sock = NULL;
 	c->state = BRIDGEC_DOWN;
 	evtimer_del(c->deadline);
+	bridgec_full(c, 0);	/* nothing is sent while it is down */
 }
 
 /* Connected and authenticated: the client's requests go on it. */
@@ -282,6 +293,7 @@ bridgec_written(struct bufferevent *bev, void *arg)
 {
 	struct bridgec	*c = arg;
 
+	bridgec_full(c, 0);
 	/* The client is done and all it said has gone: half-close. */
 	if (c->finish)
 		shutdown(bufferevent_getfd(bev), SHUT_WR);
@@ -375,6 +387,9 @@ bridgec_send(struct bridgec *c, const char *line, size_t n)
 		return;
 	bufferevent_write(c->sock, line, n);
 	bufferevent_write(c->sock, "\n", 1);
+	if (evbuffer_get_length(bufferevent_get_output(c->sock)) >
+	    BRIDGEC_OUT_MAX)
+		bridgec_full(c, 1);
 }
 
 int

@@ -30,6 +30,26 @@ bridgeio_pollable(int fd)
 	return S_ISFIFO(st.st_mode) || S_ISSOCK(st.st_mode) || isatty(fd);
 }
 
+/* Whether reading stdin waits: for the client, or for the broker. */
+static int
+bridgeio_stopped(const struct bridgeio *io)
+{
+	return io->full || io->held;
+}
+
+/* Read stdin or not, as bridgeio_stopped() says. */
+static void
+bridgeio_reading(struct bridgeio *io)
+{
+	if (io->in != NULL && !io->eof) {
+		if (bridgeio_stopped(io))
+			bufferevent_disable(io->in, EV_READ);
+		else
+			bufferevent_enable(io->in, EV_READ);
+	}
+	bridgeio_room(io);
+}
+
 /* The lines in buf, while there is room for them (a file) or always. */
 static void
 bridgeio_lines(struct bridgeio *io, struct evbuffer *buf, int file)
@@ -37,8 +57,8 @@ bridgeio_lines(struct bridgeio *io, struct evbuffer *buf, int file)
 	char	*line;
 	size_t	 n;
 
-	while ((!file || (!io->full && io->cb->room(io->arg))) && (line = evbuffer_readln(buf,
-	    &n, EVBUFFER_EOL_LF)) != NULL) {
+	while ((!file || (!bridgeio_stopped(io) && io->cb->room(io->arg))) &&
+	    (line = evbuffer_readln(buf, &n, EVBUFFER_EOL_LF)) != NULL) {
 		if (io->skipping)
 			io->skipping = 0;	/* the end of the long one */
 		else
@@ -103,7 +123,7 @@ bridgeio_pump(evutil_socket_t fd, short what, void *arg)
 	(void)fd;
 	(void)what;
 	bridgeio_lines(io, io->inbuf, 1);
-	if (io->full || !io->cb->room(io->arg)) {
+	if (bridgeio_stopped(io) || !io->cb->room(io->arg)) {
 		io->paused = 1;
 		return;
 	}
@@ -125,8 +145,7 @@ bridgeio_check(struct bridgeio *io)
 	    BRIDGEIO_OUT_MAX)
 		return;
 	io->full = 1;
-	if (io->in != NULL)
-		bufferevent_disable(io->in, EV_READ);
+	bridgeio_reading(io);
 	io->cb->full(io->arg, 1);
 }
 
@@ -138,10 +157,8 @@ bridgeio_written(struct bufferevent *bev, void *arg)
 	(void)bev;
 	if (io->full) {
 		io->full = 0;
-		if (io->in != NULL && !io->eof)
-			bufferevent_enable(io->in, EV_READ);
 		io->cb->full(io->arg, 0);
-		bridgeio_room(io);
+		bridgeio_reading(io);
 	}
 	io->cb->flushed(io->arg);
 }
@@ -234,10 +251,17 @@ bridgeio_flushed(const struct bridgeio *io)
 void
 bridgeio_room(struct bridgeio *io)
 {
-	if (io->paused && !io->full && io->cb->room(io->arg)) {
+	if (io->paused && !bridgeio_stopped(io) && io->cb->room(io->arg)) {
 		io->paused = 0;
 		event_active(io->pump, EV_READ, 0);
 	}
+}
+
+void
+bridgeio_hold(struct bridgeio *io, int held)
+{
+	io->held = held;
+	bridgeio_reading(io);
 }
 
 void

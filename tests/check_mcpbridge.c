@@ -719,6 +719,57 @@ START_TEST(mcp_stdout_unread)
 }
 END_TEST
 
+/*
+ * A broker that reads nothing (SIGSTOP) while the client sends on: past
+ * 16 MiB unread by the broker the bridge reads no more of its stdin, so
+ * that notifications (which it does not hold) cannot grow it either:
+ * 10 KB notifications block stdin (no room for 3 s) before 40 MB are
+ * written.  Once the broker goes on (SIGCONT) the bridge ends normally.
+ */
+START_TEST(mcp_broker_stopped)
+{
+	static char	 req[10200];
+	struct pollfd	 pfd;
+	size_t		 off = 0, len = 0;
+	ssize_t		 w;
+	int		 i, in = -1, out = -1, err, blocked = 0;
+	pid_t		 pid;
+
+	start(NULL);
+	cli_out[0] = '\0';
+	await_err(-1, NULL);
+	pid = spawn_mcp(NULL, &in, &out, &err);
+	send_line(in, INIT);
+	ck_assert_msg(await_out(out, "\"id\":1"), "stdout: %s", cli_out);
+	ck_assert_int_eq(kill(b.pid, SIGSTOP), 0);
+	ck_assert_int_eq(fcntl(in, F_SETFL, O_NONBLOCK), 0);
+	len = (size_t)snprintf(req, sizeof(req), "{\"jsonrpc\":\"2.0\","
+	    "\"method\":\"notifications/pad\",\"params\":{\"_pad\":"
+	    "\"%010000d\"}}\n", 0);
+	for (i = 0; i < 4000 && !blocked; ) {
+		if ((w = write(in, req + off, len - off)) > 0) {
+			if ((off += (size_t)w) == len) {
+				off = 0;
+				i++;
+			}
+			continue;
+		}
+		pfd.fd = in;
+		pfd.events = POLLOUT;
+		blocked = poll(&pfd, 1, 3000) == 0;
+	}
+	ck_assert_int_eq(kill(b.pid, SIGCONT), 0);
+	ck_assert_msg(blocked, "%d notifications of 10 KB written to a "
+	    "stopped broker, stdin never blocked", i);
+	ck_assert_int_eq(fcntl(in, F_SETFL, 0), 0);
+	ck_assert_int_eq(write(in, req + off, len - off), (ssize_t)(len - off));
+	close(in);
+	ck_assert_int_eq(reap(pid, err), 0);
+	close(out);
+	close(err);
+}
+END_TEST
+
 int
 main(void)
 {
@@ -737,6 +788,7 @@ main(void)
 	tcase_add_test(tc, mcp_file_stdio);
 	tcase_add_test(tc, mcp_tools_paged);
 	tcase_add_test(tc, mcp_stdout_unread);
+	tcase_add_test(tc, mcp_broker_stopped);
 	suite_add_tcase(s, tc);
 	return ck_run(s);
 }
