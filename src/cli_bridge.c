@@ -4,9 +4,7 @@
 
 #include <sys/queue.h>
 #include <sys/random.h>
-#include <sys/socket.h>
 
-#include <errno.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -84,7 +82,7 @@ bridge_tools_hash(json_object *result)
 	return bridge_hash(json_object_to_json_string_ext(t, CALLQ_JSON));
 }
 
-/* Whether id (a JSON string, NULL when not one) is one of the bridge's. */
+/* What follows the bridge's prefix in id, one of its own; else NULL. */
 static const char *
 bridge_own_id(struct bridge *b, json_object *id)
 {
@@ -441,6 +439,7 @@ bridge_replay(struct bridge *b)
 		if (c->kind != CALL_BATCH)
 			callq_free(&b->q, c);
 	}
+	bridgeio_room(&b->io);
 }
 
 /* The connection is up (again): the replay goes first. */
