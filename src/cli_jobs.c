@@ -204,7 +204,7 @@ wait_step(struct cli *cl, const char *ticket, int64_t step, int64_t deadline,
 			json_object_put(e);
 			return NULL;
 		}
-		if ((*rc = cli_reconnect(cl, deadline)) != 0)
+		if ((*rc = cli_reconnect(cl, deadline, NULL)) != 0)
 			return NULL;
 	}
 }

@@ -356,6 +356,34 @@ START_TEST(top_live_tmux)
 }
 END_TEST
 
+/*
+ * While top waits for a broker that is gone, q (loop 0) or SIGTERM
+ * (loop 1) ends it at once: exit 0, the terminal restored.
+ */
+START_TEST(top_quits_while_reconnecting)
+{
+	long	pid;
+
+	if (system("tmux -V >/dev/null 2>&1") != 0) {
+		fprintf(stderr, "SKIP: top_quits_while_reconnecting: tmux is "
+		    "not installed (apt-get install tmux)\n");
+		return;
+	}
+	scenario();
+	pid = top_start();
+	ck_assert_msg(pane_has("agent-two"), "pane: %s", cli_out);
+	client_close(ed);
+	client_close(ag);
+	ck_assert_int_eq(broker_signal_wait(&b, SIGKILL), -1);
+	ck_assert_msg(pane_has("reconnecting..."), "pane: %s", cli_out);
+	if (_i == 0)
+		ck_assert_int_eq(tmux("send-keys -t top %s", "q"), 0);
+	else
+		ck_assert_int_eq(kill((pid_t)pid, SIGTERM), 0);
+	assert_top_restored();
+}
+END_TEST
+
 int
 main(void)
 {
@@ -368,6 +396,7 @@ main(void)
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, top_once);
 	tcase_add_test(tc, top_live_tmux);
+	tcase_add_loop_test(tc, top_quits_while_reconnecting, 0, 2);
 	suite_add_tcase(s, tc);
 	return ck_run(s);
 }
