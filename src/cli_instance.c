@@ -27,6 +27,7 @@
 #include "util.h"
 
 static char	*instance_path(const struct cli *, const char *);
+static int	 answers(json_object *);
 
 static const char *
 member(json_object *o, const char *key)
@@ -329,8 +330,7 @@ cli_instance_default(struct cli *cl)
 {
 	json_object	*names, *o;
 	const char	*name, *found = NULL;
-	char		*path, host[256];
-	struct cg_target t;
+	char		*path;
 	size_t		 i, live = 0;
 
 	names = instance_names(cl);
@@ -340,9 +340,9 @@ cli_instance_default(struct cli *cl)
 		path = instance_path(cl, name);
 		o = instance_read(path);
 		free(path);
-		memset(&t, 0, sizeof(t));
-		if (o != NULL && pid_alive(o) &&
-		    target_of(o, &t, host, sizeof(host)) == 0 && live++ == 0)
+		/* A pid may be another process's by now (pid 1 after a
+		 * reboot): only a broker that answers counts. */
+		if (o != NULL && pid_alive(o) && answers(o) && live++ == 0)
 			found = name;
 		json_object_put(o);
 	}

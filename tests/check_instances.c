@@ -282,6 +282,26 @@ START_TEST(mcp_config_instance)
 }
 END_TEST
 
+/*
+ * Review item 7: a stale file whose pid another process has now (pid 1,
+ * as after a reboot) and whose endpoint is gone does not hide the one
+ * live broker from the default: only a broker that answers counts.
+ */
+START_TEST(stale_pid_reused)
+{
+	const char	*aa[] = { "--instance", "a", NULL };
+	char		 path[256], json[512];
+
+	ck_assert_int_eq(broker_start(&a, aa, 0), 0);
+	snprintf(path, sizeof(path), "%s/old.json", rundir);
+	snprintf(json, sizeof(json), "{\"instance\":\"old\",\"pid\":1,"
+	    "\"listen\":[],\"socket\":\"%s\",\"token_file\":null}",
+	    broker_path(&a, "gone.sock"));
+	write_file(path, json, 0644);
+	ck_assert_int_eq(reached(NULL, NULL, NULL), a.pid);
+}
+END_TEST
+
 int
 main(void)
 {
@@ -296,6 +316,7 @@ main(void)
 	tcase_add_test(tc, bad_names);
 	tcase_add_test(tc, same_name);
 	tcase_add_test(tc, mcp_config_instance);
+	tcase_add_test(tc, stale_pid_reused);
 	suite_add_tcase(s, tc);
 	return ck_run(s);
 }
