@@ -391,7 +391,8 @@ submit_key(json_object *params)
  * batch_execute params (taken); the answer (caller puts), or NULL with
  * the error printed and *rc set.  When the connection is lost before the
  * answer (a restart) it is sent again, with the same key, so that the
- * job is stored once, until deadline.
+ * job is stored once, until deadline; a broker that does not answer
+ * within --reply-timeout is not waited for again.
  */
 static json_object *
 submit_send(struct cli *cl, json_object *params, int64_t deadline, int *rc)
@@ -403,7 +404,8 @@ submit_send(struct cli *cl, json_object *params, int64_t deadline, int *rc)
 		if ((r = cg_call(&cl->c, "batch_execute",
 		    json_object_get(params), &e)) != NULL)
 			break;
-		if (e != NULL || !again || util_monotonic_ms() >= deadline) {
+		if (e != NULL || !cl->c.lost || !again ||
+		    util_monotonic_ms() >= deadline) {
 			*rc = cli_error(cl, e);
 			json_object_put(e);
 			break;
