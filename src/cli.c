@@ -164,9 +164,8 @@ cli_call(struct cli *cl, const char *method, json_object *params, int *rc)
 }
 
 /*
- * Let ms go by; a wake's input ends it early when its quit says so: 1
- * then, else 0.  poll(2), not a loop of libevent: the fds are read by
- * quit itself.
+ * Let ms go by; input on w's fds ends it early when w->quit says so: 1
+ * then, else 0.  A poll(2), not an event loop: quit reads the fds.
  */
 static int
 cli_pause(int64_t ms, const struct cli_wake *w)
