@@ -57,7 +57,7 @@ callq_room(const struct callq *q, size_t len)
 {
 	if (q->n == 0)
 		return 1;	/* one is always taken, however large */
-	return q->n < CALLQ_MAX && len <= CALLQ_BYTES - q->bytes;
+	return q->n < CALLQ_MAX && q->bytes + len <= CALLQ_BYTES;
 }
 
 struct call *
