@@ -226,6 +226,56 @@ START_TEST(mcp_bounded)
 }
 END_TEST
 
+/* A ping with id and a pad of n bytes, and its newline; caller frees. */
+static char *
+padded_ping(int id, size_t n)
+{
+	char	*s = malloc(n + 128);
+	int	 k;
+
+	ck_assert_ptr_nonnull(s);
+	k = snprintf(s, 128, "{\"jsonrpc\":\"2.0\",\"id\":%d,\"method\":"
+	    "\"ping\",\"params\":{\"_pad\":\"", id);
+	memset(s + k, 'x', n);
+	strcpy(s + k + n, "\"}}\n");
+	return s;
+}
+
+/*
+ * Review item 2, by bytes: while the broker is away, requests of 40 MB
+ * and then 30 MB pass the 64 MiB the bridge holds: the second is answered
+ * bridge_full at once, a small one after it is still taken.
+ */
+START_TEST(mcp_bounded_bytes)
+{
+	char	*big;
+	pid_t	 pid;
+	int	 in = -1, out = -1, err;
+
+	start(NULL);
+	cli_out[0] = '\0';
+	await_err(-1, NULL);
+	pid = spawn_mcp(NULL, &in, &out, &err);
+	send_line(in, INIT);
+	ck_assert_msg(await_out(out, "\"id\":1"), "stdout: %s", cli_out);
+	ck_assert_int_eq(broker_signal_wait(&b, SIGKILL), -1);
+	ck_assert_msg(await_err(err, "reconnecting"), "stderr: %s", cli_err);
+	send_line(in, big = padded_ping(2, 40 * 1000 * 1000));
+	free(big);
+	send_line(in, big = padded_ping(3, 30 * 1000 * 1000));
+	free(big);
+	send_line(in, "{\"jsonrpc\":\"2.0\",\"id\":4,\"method\":\"ping\"}\n");
+	ck_assert_msg(await_out(out, "\"id\":3"), "stdout: %.300s", cli_out);
+	ck_assert_ptr_nonnull(strstr(cli_out, "bridge_full"));
+	close(in);
+	ck_assert_int_eq(reap(pid, err), 0);
+	ck_assert_ptr_null(strstr(cli_out, "\"id\":2"));
+	ck_assert_ptr_null(strstr(cli_out, "\"id\":4"));
+	close(out);
+	close(err);
+}
+END_TEST
+
 /*
  * Review item 3: reconnecting does not block.  The broker's port is
  * taken by a listener that accepts and never answers; the bridge,
@@ -374,6 +424,7 @@ main(void)
 	tcase_add_test(tc, mcp_too_large);
 	tcase_add_test(tc, mcp_killer_request);
 	tcase_add_test(tc, mcp_bounded);
+	tcase_add_test(tc, mcp_bounded_bytes);
 	tcase_add_test(tc, mcp_reconnect_nonblocking);
 	tcase_add_test(tc, mcp_cancel_while_down);
 	tcase_add_test(tc, mcp_client_ids);
