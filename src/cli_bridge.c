@@ -53,6 +53,7 @@ struct bridge {
 	int64_t			 lost_at;	/* -1: not lost */
 	json_object		*too_large;	/* the broker's, before closing */
 	size_t			 refuse_at;	/* requests this long: 0, none */
+	size_t			 passed_max;	/* longest line not held, sent */
 	char			*refuse_why;
 };
 
@@ -100,6 +101,29 @@ static void
 bridge_send(struct bridge *b, const char *line, size_t n)
 {
 	bridgec_send(&b->c, line, n);
+}
+
+/*
+ * A line of the client's that is not held (a notification, an answer,
+ * not JSON) to the broker, when it is up; the longest is remembered, in
+ * case the broker refuses it by size.  One as long as a line it refused
+ * is not sent.
+ */
+static void
+bridge_pass(struct bridge *b, const char *line, size_t n)
+{
+	char	*e;
+
+	if (b->refuse_at != 0 && n >= b->refuse_at) {
+		e = callq_error(NULL, -32600, "Invalid Request",
+		    "message_too_large", b->refuse_why);
+		bridgeio_write(&b->io, e, strlen(e));
+		free(e);
+		return;
+	}
+	if (bridgec_is_up(&b->c) && n > b->passed_max)
+		b->passed_max = n;
+	bridge_send(b, line, n);
 }
 
 /* c to the broker, when it is up; c stays held until it is answered. */
@@ -215,7 +239,7 @@ bridge_batch(struct bridge *b, json_object *msg, const char *line, size_t n)
 	}
 	if (json_object_array_length(ids) == 0) {
 		json_object_put(ids);
-		bridge_send(b, line, n);	/* notifications only */
+		bridge_pass(b, line, n);	/* notifications only */
 		return;
 	}
 	line = json_object_to_json_string_length(msg, CALLQ_JSON, &n);
@@ -252,7 +276,7 @@ bridge_notice(struct bridge *b, json_object *msg, const char *method,
 	}
 	if (c != NULL && c->kind != CALL_BATCH)
 		callq_free(&b->q, c);	/* the broker will not answer it */
-	bridge_send(b, line, n);
+	bridge_pass(b, line, n);
 }
 
 /*
@@ -266,12 +290,12 @@ bridge_client_line(void *arg, const char *line, size_t n)
 	json_object	*msg = NULL, *m, *id;
 
 	if (jstrict_parse(line, n, &msg) != 0)
-		bridge_send(b, line, n);	/* the broker says why */
+		bridge_pass(b, line, n);	/* the broker says why */
 	else if (json_object_is_type(msg, json_type_array))
 		bridge_batch(b, msg, line, n);
 	else if (!json_object_object_get_ex(msg, "method", &m) ||
 	    !json_object_is_type(m, json_type_string))
-		bridge_send(b, line, n);
+		bridge_pass(b, line, n);
 	else if (json_object_object_get_ex(msg, "id", &id))
 		bridge_request(b, msg, json_object_get_string(m), id, line, n);
 	else
@@ -452,7 +476,34 @@ bridge_up(void *arg)
 		fprintf(stderr, " reconnected after %lld s\n",
 		    (long long)(util_monotonic_ms() - b->lost_at + 500) / 1000);
 	b->lost_at = -1;
+	b->passed_max = 0;
 	bridge_replay(b);
+}
+
+/*
+ * The broker refused a line by size: the longest sent on the connection
+ * (its limit is below it).  A request gets the broker's error with its
+ * id; a line not held, the error as the broker sent it.  Lines as long
+ * are refused from now on.
+ */
+static void
+bridge_blame_size(struct bridge *b)
+{
+	struct call	*c = callq_largest(&b->q);
+	const char	*s;
+
+	if (c == NULL || b->passed_max > c->len) {
+		if (b->passed_max == 0)
+			return;
+		s = json_object_to_json_string_ext(b->too_large, CALLQ_JSON);
+		bridgeio_write(&b->io, s, strlen(s));
+		b->refuse_at = b->passed_max;
+		return;
+	}
+	b->refuse_at = c->len;
+	bridge_refuse(b, c->id, c->ids, -32600, "Invalid Request",
+	    "message_too_large", b->refuse_why);
+	callq_free(&b->q, c);
 }
 
 /*
@@ -467,16 +518,15 @@ bridge_blame(struct bridge *b, int64_t now)
 	json_object	*e;
 	struct call	*c, *next;
 
-	if (b->too_large != NULL && (c = callq_largest(&b->q)) != NULL) {
-		e = json_object_object_get(b->too_large, "error");
+	if (b->too_large != NULL) {
+		e = json_object_object_get(json_object_object_get(
+		    b->too_large, "error"), "data");
 		free(b->refuse_why);
 		b->refuse_why = xstrdup(json_object_get_string(
-		    json_object_object_get(json_object_object_get(e, "data"),
-		    "reason")));
-		b->refuse_at = c->len;
-		bridge_refuse(b, c->id, c->ids, -32600, "Invalid Request",
-		    "message_too_large", b->refuse_why);
-		callq_free(&b->q, c);
+		    json_object_object_get(e, "reason")) != NULL ?
+		    json_object_get_string(json_object_object_get(e,
+		    "reason")) : "the broker refused a message this long");
+		bridge_blame_size(b);
 	}
 	json_object_put(b->too_large);
 	b->too_large = NULL;

@@ -89,6 +89,53 @@ START_TEST(mcp_too_large)
 }
 END_TEST
 
+/*
+ * The same for a line the bridge does not hold (a notification of 4 KB)
+ * while a request is in flight: the notification is what the broker
+ * refused, so the request is not blamed (sent again, it gets its job's
+ * result), the client gets the broker's error as it was, and a second
+ * such line is refused by the bridge without an outage.
+ */
+START_TEST(mcp_too_large_notice)
+{
+	const char	*extra[] = { "--max-message", "2048", NULL };
+	char		 big[4096], line[4400];
+	json_object	*r;
+	pid_t		 pid;
+	int		 in = -1, out = -1, err, wfd;
+
+	start(extra);
+	cli_out[0] = '\0';
+	await_err(-1, NULL);
+	pid = spawn_mcp(NULL, &in, &out, &err);
+	send_line(in, INIT "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":"
+	    "\"tools/call\",\"params\":{\"name\":\"block\"}}\n");
+	ck_assert_msg(await_out(out, "\"id\":1"), "stdout: %s", cli_out);
+	memset(big, 'x', sizeof(big) - 1);
+	big[sizeof(big) - 1] = '\0';
+	snprintf(line, sizeof(line), "{\"jsonrpc\":\"2.0\",\"method\":"
+	    "\"notifications/pad\",\"params\":{\"_pad\":\"%s\"}}\n", big);
+	await_stored("t-000000");
+	send_line(in, line);
+	ck_assert_msg(await_err(err, "reconnected"), "stderr: %s", cli_err);
+	send_line(in, line);
+	ck_assert_msg(await_out(out, "\"id\":null,\"error\":{\"code\":-32600,"
+	    "\"message\":\"Invalid Request\""), "stdout: %.300s", cli_out);
+	ck_assert_int_ge(wfd = open(fifo, O_WRONLY | O_CLOEXEC), 0);
+	close(wfd);	/* the job ends */
+	ck_assert_msg(await_out(out, "\"id\":3"), "stdout: %.300s", cli_out);
+	ck_assert_ptr_nonnull(r = out_line("\"id\":3"));
+	ck_assert_ptr_nonnull(jpath(r, "result"));
+	json_object_put(r);
+	ck_assert_int_eq(count_of(cli_out, "message_too_large"), 2);
+	close(in);
+	ck_assert_int_eq(reap(pid, err), 0);
+	ck_assert_int_eq(count_of(cli_err, "broker lost"), 1);
+	close(out);
+	close(err);
+}
+END_TEST
+
 /* A fake broker on a Unix socket: accept within TN_TIMEOUT_MS. */
 static int
 fake_accept(int lfd)
@@ -422,6 +469,7 @@ main(void)
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, mcp_too_large);
+	tcase_add_test(tc, mcp_too_large_notice);
 	tcase_add_test(tc, mcp_killer_request);
 	tcase_add_test(tc, mcp_bounded);
 	tcase_add_test(tc, mcp_bounded_bytes);

@@ -279,6 +279,48 @@ START_TEST(mcp_broker_stopped)
 }
 END_TEST
 
+/*
+ * A line longer than 64 MiB is not held whole: the bridge drops it as it
+ * comes, answers one message_too_large with a null id, and reads on
+ * after its end (a ping behind it is answered); the broker never sees it
+ * (no outage).  Before, it was read whole and sent, and the broker
+ * closed the connection.
+ */
+START_TEST(mcp_long_line)
+{
+	size_t		 n = 65 * 1024 * 1024;
+	char		*line;
+	json_object	*r;
+	pid_t		 pid;
+	int		 in = -1, out = -1, err;
+
+	start(NULL);
+	cli_out[0] = '\0';
+	await_err(-1, NULL);
+	pid = spawn_mcp(NULL, &in, &out, &err);
+	send_line(in, INIT);
+	ck_assert_msg(await_out(out, "\"id\":1"), "stdout: %s", cli_out);
+	ck_assert_ptr_nonnull(line = malloc(n + 2));
+	memset(line, 'x', n);
+	strcpy(line + n, "\n");
+	send_line(in, line);
+	free(line);
+	send_line(in, "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"ping\"}\n");
+	ck_assert_msg(await_out(out, "\"id\":2"), "stdout: %.300s", cli_out);
+	ck_assert_ptr_nonnull(r = out_line("\"id\":null"));
+	ck_assert_str_eq(json_object_get_string(jpath(r, "error.data.type")),
+	    "message_too_large");
+	ck_assert_ptr_nonnull(strstr(json_object_get_string(jpath(r,
+	    "error.data.reason")), "64 MiB"));
+	json_object_put(r);
+	close(in);
+	ck_assert_int_eq(reap(pid, err), 0);
+	ck_assert_ptr_null(strstr(cli_err, "broker lost"));
+	close(out);
+	close(err);
+}
+END_TEST
+
 int
 main(void)
 {
@@ -292,6 +334,7 @@ main(void)
 	tcase_add_test(tc, mcp_tools_paged);
 	tcase_add_test(tc, mcp_stdout_unread);
 	tcase_add_test(tc, mcp_broker_stopped);
+	tcase_add_test(tc, mcp_long_line);
 	suite_add_tcase(s, tc);
 	return ck_run(s);
 }
