@@ -47,6 +47,7 @@ struct bridgec {
 	int			 finish;	/* half-close once flushed */
 	int			 paused;	/* read nothing once up */
 	int			 full;		/* past OUT_MAX unread */
+	size_t			 scanned;	/* read with no newline in it */
 	int64_t			 up_at;
 	int64_t			 delay;		/* before the next try */
 	unsigned		 attempt;

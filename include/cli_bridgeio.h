@@ -36,11 +36,18 @@ struct bridgeio {
 	struct event		*pump;		/* reads a file on */
 	int			 paused;	/* no room: the file waits */
 	int			 skipping;	/* a line too long, to its end */
+	size_t			 scanned;	/* of stdin: no newline in it */
 	int			 eof;
 	int			 full;		/* stdout past OUT_MAX */
 	int			 held;		/* bridgeio_hold() */
 };
 
+/*
+ * The next line of buf, without its newline (caller frees), or NULL.
+ * *scanned (0 at first) is how much of buf has no newline: a long line
+ * that comes a piece at a time is searched once.
+ */
+char	*bridgeio_readln(struct evbuffer *buf, size_t *scanned, size_t *n);
 /* Set io up on fds 0 and 1 of base; 0, or -1. */
 int	 bridgeio_open(struct bridgeio *, struct event_base *,
 	    const struct bridgeio_cb *, void *arg);

@@ -18,6 +18,7 @@
 #include <json-c/json.h>
 
 #include "cli_bridgec.h"
+#include "cli_bridgeio.h"
 #include "client.h"
 #include "jstrict.h"
 #include "util.h"
@@ -164,6 +165,7 @@ bridgec_close(struct bridgec *c)
 	if (c->sock != NULL)
 		bufferevent_free(c->sock);
 	c->sock = NULL;
+	c->scanned = 0;
 	c->state = BRIDGEC_DOWN;
 	evtimer_del(c->deadline);
 	bridgec_full(c, 0);	/* nothing is sent while it is down */
@@ -278,8 +280,8 @@ bridgec_read(struct bufferevent *bev, void *arg)
 	char		*line;
 	size_t		 n;
 
-	while (c->sock == bev && (line = evbuffer_readln(
-	    bufferevent_get_input(bev), &n, EVBUFFER_EOL_LF)) != NULL) {
+	while (c->sock == bev && (line = bridgeio_readln(
+	    bufferevent_get_input(bev), &c->scanned, &n)) != NULL) {
 		if (c->state == BRIDGEC_AUTH)
 			bridgec_auth_line(c, line, n);
 		else if (c->state == BRIDGEC_UP)

@@ -16,6 +16,7 @@
 
 #include "cli_bridgeio.h"
 #include "cli_bridgeq.h"
+#include "util.h"
 
 #define BRIDGEIO_CHUNK	(64 * 1024)	/* read from a file per turn */
 
@@ -50,6 +51,33 @@ bridgeio_reading(struct bridgeio *io)
 	bridgeio_room(io);
 }
 
+/*
+ * The next line of buf, without its newline (caller frees), or NULL.
+ * *scanned holds how much of buf is known to have no newline, so that a
+ * long line coming a piece at a time is searched once, not once a piece.
+ */
+char *
+bridgeio_readln(struct evbuffer *buf, size_t *scanned, size_t *n)
+{
+	struct evbuffer_ptr	 p;
+	char			*line;
+
+	if (evbuffer_ptr_set(buf, &p, *scanned, EVBUFFER_PTR_SET) == -1)
+		evbuffer_ptr_set(buf, &p, 0, EVBUFFER_PTR_SET);
+	p = evbuffer_search_eol(buf, &p, NULL, EVBUFFER_EOL_LF);
+	if (p.pos == -1) {
+		*scanned = evbuffer_get_length(buf);
+		return NULL;
+	}
+	*scanned = 0;
+	*n = (size_t)p.pos;
+	line = xmalloc(*n + 1);
+	evbuffer_remove(buf, line, *n);
+	line[*n] = '\0';
+	evbuffer_drain(buf, 1);
+	return line;
+}
+
 /* The lines in buf, while there is room for them (a file) or always. */
 static void
 bridgeio_lines(struct bridgeio *io, struct evbuffer *buf, int file)
@@ -58,7 +86,7 @@ bridgeio_lines(struct bridgeio *io, struct evbuffer *buf, int file)
 	size_t	 n;
 
 	while ((!file || (!bridgeio_stopped(io) && io->cb->room(io->arg))) &&
-	    (line = evbuffer_readln(buf, &n, EVBUFFER_EOL_LF)) != NULL) {
+	    (line = bridgeio_readln(buf, &io->scanned, &n)) != NULL) {
 		if (io->skipping)
 			io->skipping = 0;	/* the end of the long one */
 		else
@@ -75,6 +103,7 @@ bridgeio_lines(struct bridgeio *io, struct evbuffer *buf, int file)
 		free(line);
 	}
 	io->skipping = 1;
+	io->scanned = 0;
 	evbuffer_drain(buf, evbuffer_get_length(buf));
 }
 
@@ -87,13 +116,11 @@ bridgeio_end(struct bridgeio *io, struct evbuffer *buf)
 
 	io->eof = 1;
 	if ((n = evbuffer_get_length(buf)) > 0 && !io->skipping) {
-		last = malloc(n + 1);
-		if (last != NULL) {
-			evbuffer_remove(buf, last, n);
-			last[n] = '\0';
-			io->cb->line(io->arg, last, n);
-			free(last);
-		}
+		last = xmalloc(n + 1);
+		evbuffer_remove(buf, last, n);
+		last[n] = '\0';
+		io->cb->line(io->arg, last, n);
+		free(last);
 	}
 	evbuffer_drain(buf, evbuffer_get_length(buf));
 	io->cb->eof(io->arg);
