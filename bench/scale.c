@@ -1,0 +1,207 @@
+/* SPDX-License-Identifier: ISC */
+/*
+ * cmdgate-bench scale (make bench-scale): the submit rate as the queue
+ * grows to BENCH_SCALE_MAX (default 1,000,000) queued jobs, each level
+ * against the rate at an empty queue, and the restart time at each level.
+ * The queue is filled through the wire, in JSON-RPC batches under
+ * --sync none, behind a heavy job that runs for an hour.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <json-c/json.h>
+
+#include "broker.h"
+#include "table.h"
+#include "peers.h"
+#include "bench.h"
+
+#define LEVELS		5
+#define MAXR		64
+#define CLIENTS		16
+#define NONE_N		60	/* submits per client in a --sync none window */
+#define FULL_N		25	/* the same under --sync full */
+#define FILL_BATCH	100	/* submits in one JSON-RPC batch */
+#define FILL_DEPTH	4	/* batches in flight */
+#define MILLION		1000000
+
+static const char *const map[] = { "--map-size", "4294967296", NULL };
+
+struct level {
+	long	queued;
+	double	none[MAXR], full[MAXR], restart[2 * MAXR];
+	long	rss;
+};
+
+/* Start the broker on state: seconds from exec to a poll_job answered. */
+static double
+restart(struct broker *b, const char *sync, const char *state)
+{
+	json_object	*o;
+	double		 t0 = now();
+	int		 fd;
+
+	broker_start(b, tmp("hold.json"), sync, state, map);
+	if ((fd = broker_dial(b->port)) == -1)
+		die("dial: %s", strerror(errno));
+	o = rpc(fd, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"poll_job\","
+	    "\"params\":{\"ticket\":\"t-000000\"}}\n");
+	t0 = now() - t0;
+	if (json_object_object_get(o, "result") == NULL)
+		die("poll_job after a restart failed");
+	json_object_put(o);
+	close(fd);
+	return t0;
+}
+
+/* How many jobs wait in the broker's queue (queue_status). */
+static long
+queued(int port)
+{
+	json_object	*o;
+	long		 n;
+	int		 fd;
+
+	if ((fd = broker_dial(port)) == -1)
+		die("dial: %s", strerror(errno));
+	o = rpc(fd, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":"
+	    "\"queue_status\",\"params\":{}}\n");
+	n = atol(result_str(o, "queued"));
+	json_object_put(o);
+	close(fd);
+	return n;
+}
+
+/* Submit n more jobs, FILL_DEPTH batches of FILL_BATCH in flight. */
+static void
+fill(int port, long n)
+{
+	size_t	 one = strlen(SUBMIT) - 1, len = 0;
+	char	*win = malloc(FILL_DEPTH * (FILL_BATCH * (one + 1) + 2));
+	long	 done = 0, next = 100000;
+	int	 fd = broker_dial(port), k, i;
+
+	if (fd == -1 || win == NULL)
+		die("fill: %s", strerror(errno));
+	for (k = 0; k < FILL_DEPTH; k++) {
+		win[len++] = '[';
+		for (i = 0; i < FILL_BATCH; i++) {
+			memcpy(win + len, SUBMIT, one);
+			len += one;
+			win[len++] = i + 1 < FILL_BATCH ? ',' : ']';
+		}
+		win[len++] = '\n';
+	}
+	while (done < n) {
+		xfer(fd, win, len, FILL_DEPTH);
+		if ((done += FILL_DEPTH * FILL_BATCH) >= next) {
+			fprintf(stderr, "  %ld submitted\n", done);
+			next += 100000;
+		}
+	}
+	close(fd);
+	free(win);
+}
+
+/*
+ * At one level: rounds times, a --sync full broker (timed start) and its
+ * window, then a --sync none one and its window.  The broker left
+ * running is a --sync none one.
+ */
+static void
+measure(struct broker *b, const char *state, struct level *l)
+{
+	int	r;
+
+	l->queued = queued(b->port);
+	for (r = 0; r < rounds; r++) {
+		broker_stop(b);
+		l->restart[2 * r] = restart(b, "full", state) * 1e3;
+		l->full[r] = concurrent(b->port, SUBMIT, 1, CLIENTS, FULL_N);
+		broker_stop(b);
+		l->restart[2 * r + 1] = restart(b, "none", state) * 1e3;
+		l->none[r] = concurrent(b->port, SUBMIT, 1, CLIENTS, NONE_N);
+	}
+	l->rss = rss_kib(b->pid);
+	fprintf(stderr, "  %ld queued: %.0f/s --sync none, %.0f/s full, "
+	    "restart %.0f ms\n", l->queued, summarize(l->none, rounds).med,
+	    summarize(l->full, rounds).med,
+	    summarize(l->restart, 2 * rounds).med);
+}
+
+static void
+rows(const struct level *l, int n)
+{
+	char	what[128];
+	double	per;
+	int	i, top;
+
+	for (i = 1; i < n; i++) {
+		top = l[i].queued >= MILLION;
+		snprintf(what, sizeof(what), "submits, --sync none, %d clients, "
+		    "%ld queued", CLIENTS, l[i].queued);
+		table_row(what, "/s", l[i].none, "at an empty queue", l[0].none,
+		    rounds, top ? GOAL_RATIO_GE : GOAL_NONE, 0.9,
+		    top ? ">= 0.9x" : NULL);
+		snprintf(what, sizeof(what), "submits, --sync full, %d clients, "
+		    "%ld queued", CLIENTS, l[i].queued);
+		table_row(what, "/s", l[i].full, "at an empty queue", l[0].full,
+		    rounds, top ? GOAL_RATIO_GE : GOAL_NONE, 0.9,
+		    top ? ">= 0.9x" : NULL);
+	}
+	for (i = 0; i < n; i++) {
+		top = l[i].queued >= MILLION;
+		snprintf(what, sizeof(what), "restart with %ld queued, exec to "
+		    "a poll_job answered", l[i].queued);
+		table_row(what, "ms", l[i].restart, NULL, NULL, 2 * rounds,
+		    top ? GOAL_LE : GOAL_NONE, 500, top ? "<= 500 ms" : NULL);
+	}
+	per = (l[n - 1].rss - l[0].rss) * 1024.0 /
+	    (l[n - 1].queued > l[0].queued ? l[n - 1].queued - l[0].queued : 1);
+	snprintf(what, sizeof(what), "broker RSS per queued job, %ld to %ld "
+	    "queued (after a restart)", l[0].queued, l[n - 1].queued);
+	table_row(what, "bytes", &per, NULL, NULL, 1, GOAL_NONE, 0, NULL);
+}
+
+int
+scale_main(void)
+{
+	static struct level	 l[LEVELS];
+	static const long	 at[] = { 0, 10000, 100000, MILLION };
+	struct broker		 b;
+	char			 what[256], state[512];
+	long			 max;
+	double			 t0 = now();
+	int			 n = 0, i;
+
+	setup();
+	if (rounds > MAXR / 2)
+		rounds = MAXR / 2;
+	max = getenv("BENCH_SCALE_MAX") ? atol(getenv("BENCH_SCALE_MAX")) :
+	    MILLION;
+	if (max < 1000 || max > 5 * MILLION)
+		die("BENCH_SCALE_MAX must be from 1000 to 5000000");
+	snprintf(state, sizeof(state), "%s", tmp("scale-state"));
+	start_held(&b, "none", state, map);
+	for (i = 0; i < 4 && at[i] <= max; i++) {
+		fill(b.port, at[i] - queued(b.port));
+		measure(&b, state, &l[n++]);
+	}
+	if (at[n - 1] < max) {
+		fill(b.port, max - queued(b.port));
+		measure(&b, state, &l[n++]);
+	}
+	broker_stop(&b);
+	rows(l, n);
+	snprintf(what, sizeof(what), "`make bench-scale`: up to %ld queued, %d "
+	    "windows a level (%d clients), %.0f s in all; medians [min-max]",
+	    max, rounds, CLIENTS, now() - t0);
+	finish("bench-scale", what, 1);
+	rmtree(tmpdir);
+	return 0;
+}
