@@ -24,8 +24,8 @@
 #define LEVELS		5
 #define MAXR		64
 #define CLIENTS		16
-#define NONE_N		60	/* submits per client in a --sync none window */
-#define FULL_N		25	/* the same under --sync full */
+#define NONE_N		150	/* submits per client in a --sync none window */
+#define FULL_N		40	/* the same under --sync full */
 #define FILL_BATCH	100	/* submits in one JSON-RPC batch */
 #define FILL_DEPTH	4	/* batches in flight */
 #define MILLION		1000000
@@ -77,35 +77,110 @@ queued(int port)
 	return n;
 }
 
+/* A JSON-RPC batch of k submits, one line, at buf: its length. */
+static size_t
+batch(char *buf, int k)
+{
+	size_t	one = strlen(SUBMIT) - 1, len = 0;
+	int	i;
+
+	buf[len++] = '[';
+	for (i = 0; i < k; i++) {
+		memcpy(buf + len, SUBMIT, one);
+		len += one;
+		buf[len++] = i + 1 < k ? ',' : ']';
+	}
+	buf[len++] = '\n';
+	return len;
+}
+
 /* Submit n more jobs, FILL_DEPTH batches of FILL_BATCH in flight. */
 static void
 fill(int port, long n)
 {
-	size_t	 one = strlen(SUBMIT) - 1, len = 0;
-	char	*win = malloc(FILL_DEPTH * (FILL_BATCH * (one + 1) + 2));
-	long	 done = 0, next = 100000;
-	int	 fd = broker_dial(port), k, i;
+	char	*win = malloc(FILL_DEPTH * (FILL_BATCH * strlen(SUBMIT) + 2));
+	size_t	 len = 0;
+	long	 done = 0, next = 100000, k;
+	int	 fd = broker_dial(port), i;
 
 	if (fd == -1 || win == NULL)
 		die("fill: %s", strerror(errno));
-	for (k = 0; k < FILL_DEPTH; k++) {
-		win[len++] = '[';
-		for (i = 0; i < FILL_BATCH; i++) {
-			memcpy(win + len, SUBMIT, one);
-			len += one;
-			win[len++] = i + 1 < FILL_BATCH ? ',' : ']';
-		}
-		win[len++] = '\n';
-	}
-	while (done < n) {
+	for (i = 0; i < FILL_DEPTH; i++)
+		len += batch(win + len, FILL_BATCH);
+	while (n - done >= FILL_DEPTH * FILL_BATCH) {
 		xfer(fd, win, len, FILL_DEPTH);
 		if ((done += FILL_DEPTH * FILL_BATCH) >= next) {
 			fprintf(stderr, "  %ld submitted\n", done);
 			next += 100000;
 		}
 	}
+	for (; done < n; done += k) {
+		k = n - done < FILL_BATCH ? n - done : FILL_BATCH;
+		xfer(fd, win, batch(win, (int)k), 1);
+	}
 	close(fd);
 	free(win);
+}
+
+/* Submit one job: its ticket's number. */
+static long
+ticket_now(int port)
+{
+	json_object	*o;
+	long		 n;
+	int		 fd;
+
+	if ((fd = broker_dial(port)) == -1)
+		die("dial: %s", strerror(errno));
+	o = rpc(fd, SUBMIT);
+	if (strncmp(result_str(o, "ticket"), "t-", 2) != 0)
+		die("a submit failed: %s", json_object_to_json_string(o));
+	n = atol(result_str(o, "ticket") + 2);
+	json_object_put(o);
+	close(fd);
+	return n;
+}
+
+/* Cancel the queued jobs from ticket number lo to hi, 100 a batch. */
+static void
+cancel(int port, long lo, long hi)
+{
+	char	*b = malloc(FILL_BATCH * 128 + 4);
+	size_t	 len;
+	long	 t;
+	int	 fd = broker_dial(port), k;
+
+	if (fd == -1 || b == NULL)
+		die("cancel: %s", strerror(errno));
+	for (t = lo; t <= hi; ) {
+		len = 0;
+		b[len++] = '[';
+		for (k = 0; t <= hi && k < FILL_BATCH; t++, k++)
+			len += (size_t)snprintf(b + len, 128, "%s{\"jsonrpc\":"
+			    "\"2.0\",\"id\":1,\"method\":\"cancel_job\","
+			    "\"params\":{\"ticket\":\"t-%06ld\"}}",
+			    k > 0 ? "," : "", t);
+		b[len++] = ']';
+		b[len++] = '\n';
+		xfer(fd, b, len, 1);
+	}
+	close(fd);
+	free(b);
+}
+
+/*
+ * clients clients submit n jobs each, as fast as they can: submits per
+ * second.  The jobs are cancelled after, so that the next window finds the
+ * queue as long as this one did.
+ */
+static double
+window(int port, int n)
+{
+	long	first = ticket_now(port);
+	double	rate = concurrent(port, SUBMIT, 1, CLIENTS, n);
+
+	cancel(port, first, first + (long)CLIENTS * n);
+	return rate;
 }
 
 /*
@@ -122,10 +197,10 @@ measure(struct broker *b, const char *state, struct level *l)
 	for (r = 0; r < rounds; r++) {
 		broker_stop(b);
 		l->restart[2 * r] = restart(b, "full", state) * 1e3;
-		l->full[r] = concurrent(b->port, SUBMIT, 1, CLIENTS, FULL_N);
+		l->full[r] = window(b->port, FULL_N);
 		broker_stop(b);
 		l->restart[2 * r + 1] = restart(b, "none", state) * 1e3;
-		l->none[r] = concurrent(b->port, SUBMIT, 1, CLIENTS, NONE_N);
+		l->none[r] = window(b->port, NONE_N);
 	}
 	l->rss = rss_kib(b->pid);
 	fprintf(stderr, "  %ld queued: %.0f/s --sync none, %.0f/s full, "
