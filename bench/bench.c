@@ -40,6 +40,7 @@
 
 const char	*cmdgated, *stamp;
 int		 rounds = 5, jobs = 500;
+static char	*tsp_sock;	/* a task-spooler server runs there */
 
 /* ---- 1. round trip ------------------------------------------------------ */
 
@@ -261,17 +262,19 @@ cmdgate_true(const char *tier, const char *sync, const char *slots)
 static double
 tsp_true(const char *slots)
 {
-	char	 sock[300], env0[400], *envp[] = { env0, "PATH=/usr/bin:/bin",
-		    NULL };
-	char	*set[] = { "tsp", "-S", (char *)slots, NULL };
-	char	*add[] = { "tsp", "/bin/true", NULL };
-	char	*wait[] = { "tsp", "-w", NULL };
-	char	*kill_[] = { "tsp", "-K", NULL };
-	double	 t0, t;
-	int	 i;
+	static char	 sock[300];
+	char		 env0[400], *envp[] = { env0, "PATH=/usr/bin:/bin",
+			    NULL };
+	char		*set[] = { "tsp", "-S", (char *)slots, NULL };
+	char		*add[] = { "tsp", "/bin/true", NULL };
+	char		*wait[] = { "tsp", "-w", NULL };
+	char		*kill_[] = { "tsp", "-K", NULL };
+	double		 t0, t;
+	int		 i;
 
 	snprintf(sock, sizeof(sock), "%s", tmp("tsp.sock"));
 	snprintf(env0, sizeof(env0), "TS_SOCKET=%s", sock);
+	tsp_sock = sock;
 	run_wait(set, envp);
 	t0 = now();
 	for (i = 0; i < jobs; i++)
@@ -281,6 +284,7 @@ tsp_true(const char *slots)
 		run_wait(wait, envp);
 	t = now() - t0;
 	run_wait(kill_, envp);
+	tsp_sock = NULL;
 	return jobs / t;
 }
 
@@ -534,6 +538,25 @@ finish(const char *section, const char *what, int whole)
 	free(text);
 }
 
+/*
+ * At exit, a clean one or die()'s: stop the task-spooler server (a daemon,
+ * not our child; the other servers die with the bench) and remove the
+ * temp dir.
+ */
+static void
+cleanup(void)
+{
+	char	 env0[400], *envp[] = { env0, NULL };
+	char	*kill_[] = { "tsp", "-K", NULL };
+
+	if (tsp_sock != NULL) {
+		snprintf(env0, sizeof(env0), "TS_SOCKET=%s", tsp_sock);
+		run_wait(kill_, envp);
+		tsp_sock = NULL;
+	}
+	rmtree(tmpdir);
+}
+
 void
 setup(void)
 {
@@ -548,6 +571,7 @@ setup(void)
 	rounds = env_int("BENCH_ROUNDS", rounds, 1, MAXR);
 	if (mkdtemp(tmpdir) == NULL)
 		die("mkdtemp");
+	atexit(cleanup);
 	signal(SIGPIPE, SIG_IGN);
 	getrlimit(RLIMIT_NOFILE, &rl);
 	rl.rlim_cur = rl.rlim_max;
@@ -580,6 +604,5 @@ main(int argc, char **argv)
 	snprintf(what, sizeof(what), "`make bench`: %d repetitions, each "
 	    "beside its peer's; %d jobs a run; medians [min-max]", rounds, jobs);
 	finish("bench", what, argc < 2);
-	rmtree(tmpdir);
 	return 0;
 }

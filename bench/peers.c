@@ -209,15 +209,46 @@ concurrent(int port, const char *req, int lines, int clients, int n)
 
 /* ---- the programs under test ----------------------------------------- */
 
-/* cmdgated with the bench's flags and state; ready when this returns. */
+/* Dial port until it answers, up to wait_s seconds or the broker's exit. */
+static void
+await_broker(struct broker *b, int port, int wait_s)
+{
+	struct pollfd	pfd = { b->pidfd, POLLIN, 0 };
+	double		end = now() + wait_s;
+	int		fd;
+
+	while ((fd = broker_dial(port)) == -1) {
+		if (now() > end || poll(&pfd, 1, 1) != 0)
+			die("cmdgated did not become ready in %d s", wait_s);
+	}
+	close(fd);
+	b->port = port;
+}
+
+/*
+ * cmdgated with the bench's flags and state; ready when this returns.
+ * wait_s 0: ready by its READY=1 (within BROKER_TIMEOUT_MS); else on a
+ * port of ours, answering within wait_s seconds (a long restart).
+ */
 void
-broker_start(struct broker *b, const char *tools, const char *sync,
-    const char *state, const char *const *extra)
+broker_launch(struct broker *b, const char *tools, const char *sync,
+    const char *state, const char *const *extra, int wait_s)
 {
 	struct broker_how	 how = { 1, state, 0, 0, 0 };
-	const char		*argv[32];
-	int			 n = 0;
+	const char		*argv[40];
+	char			 listen[32];
+	int			 n = 0, port = free_port();
 
+	if (wait_s > 0) {
+		/* No defaults: our port, so that no READY need be awaited. */
+		how.defaults = 0;
+		snprintf(listen, sizeof(listen), "127.0.0.1:%d", port);
+		argv[n++] = "--listen";
+		argv[n++] = listen;
+		argv[n++] = "--state-dir";
+		argv[n++] = state;
+		argv[n++] = "--no-auth";
+	}
 	argv[n++] = "--sync";
 	argv[n++] = sync;
 	argv[n++] = "--log-level";
@@ -230,14 +261,25 @@ broker_start(struct broker *b, const char *tools, const char *sync,
 		argv[n++] = "--tools";
 		argv[n++] = tools;
 	}
-	while (extra != NULL && *extra != NULL && n < 31)
+	while (extra != NULL && *extra != NULL && n < 39)
 		argv[n++] = *extra++;
 	argv[n] = NULL;
 	/* --no-auth comes with the defaults: a loopback bench. */
 	if (broker_mkdir(b) == -1)
 		die("broker temp dir: %s", strerror(errno));
-	if (broker_spawn(b, argv, &how) == -1 || broker_ready(b) == -1)
+	if (broker_spawn(b, argv, &how) == -1)
+		die("cannot start cmdgated");
+	if (wait_s > 0)
+		await_broker(b, port, wait_s);
+	else if (broker_ready(b) == -1)
 		die("cmdgated did not become ready");
+}
+
+void
+broker_start(struct broker *b, const char *tools, const char *sync,
+    const char *state, const char *const *extra)
+{
+	broker_launch(b, tools, sync, state, extra, 0);
 }
 
 void
@@ -365,7 +407,14 @@ beanstalkd_start(int *port, const char *binlog)
 		argv[n++] = "-f0";
 	}
 	argv[n] = NULL;
-	pid = spawn(argv, NULL);
+	/* A server of ours: it dies with the bench, whatever ends it. */
+	if ((pid = fork()) == 0) {
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		execvp(argv[0], argv);
+		_exit(127);
+	}
+	if (pid == -1)
+		die("fork: %s", strerror(errno));
 	await_port(*port);
 	return pid;
 }

@@ -27,6 +27,9 @@ const char	*result_str(json_object *o, const char *name);
 /* cmdgated --sync sync --state-dir state [--tools tools] [extra...]. */
 void	 broker_start(struct broker *b, const char *tools, const char *sync,
 	    const char *state, const char *const *extra);
+/* The same, but on a port of ours, waiting up to wait_s for it. */
+void	 broker_launch(struct broker *b, const char *tools, const char *sync,
+	    const char *state, const char *const *extra, int wait_s);
 void	 broker_stop(struct broker *b);
 void	 rmtree(const char *path);
 const char	*tmp(const char *name);

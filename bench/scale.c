@@ -29,6 +29,7 @@
 #define FILL_BATCH	100	/* submits in one JSON-RPC batch */
 #define FILL_DEPTH	4	/* batches in flight */
 #define MILLION		1000000
+#define RESTART_MAX_S	600	/* the longest a restart may take */
 
 static const char *const map[] = { "--map-size", "4294967296", NULL };
 
@@ -46,7 +47,7 @@ restart(struct broker *b, const char *sync, const char *state)
 	double		 t0 = now();
 	int		 fd;
 
-	broker_start(b, tmp("hold.json"), sync, state, map);
+	broker_launch(b, tmp("hold.json"), sync, state, map, RESTART_MAX_S);
 	if ((fd = broker_dial(b->port)) == -1)
 		die("dial: %s", strerror(errno));
 	o = rpc(fd, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"poll_job\","
@@ -277,6 +278,5 @@ scale_main(void)
 	    "windows a level (%d clients), %.0f s in all; medians [min-max]",
 	    max, rounds, CLIENTS, now() - t0);
 	finish("bench-scale", what, 1);
-	rmtree(tmpdir);
 	return 0;
 }
