@@ -189,6 +189,7 @@ static void
 bench_submits(const char *sync, int durable)
 {
 	struct submits	 s;
+	const char	*kind = durable ? "durable submits" : "submits";
 	char		 binlogdir[512], what[96], peer[64];
 	int		 r;
 
@@ -198,14 +199,13 @@ bench_submits(const char *sync, int durable)
 	    "no binlog");
 	for (r = 0; r < rounds; r++)
 		submits_round(&s, r, sync, durable ? binlogdir : NULL);
-	snprintf(what, sizeof(what), "%s submits, --sync %s, 1 client",
-	    durable ? "durable" : "", sync);
-	table_row(what + !durable, "/s", s.c1, peer, s.q1, rounds,
-	    GOAL_RATIO_GE, 1, ">= 1x");
-	snprintf(what, sizeof(what), "%s submits, --sync %s, %d clients",
-	    durable ? "durable" : "", sync, CLIENTS);
-	table_row(what + !durable, "/s", s.c16, peer, s.q16, rounds,
-	    GOAL_RATIO_GE, durable ? 3 : 1, durable ? ">= 3x" : ">= 1x");
+	snprintf(what, sizeof(what), "%s, --sync %s, 1 client", kind, sync);
+	table_row(what, "/s", s.c1, peer, s.q1, rounds, GOAL_RATIO_GE, 1,
+	    ">= 1x");
+	snprintf(what, sizeof(what), "%s, --sync %s, %d clients", kind, sync,
+	    CLIENTS);
+	table_row(what, "/s", s.c16, peer, s.q16, rounds, GOAL_RATIO_GE,
+	    durable ? 3 : 1, durable ? ">= 3x" : ">= 1x");
 	snprintf(what, sizeof(what), "CPU per submit, --sync %s, both phases",
 	    sync);
 	table_row(what, "us", s.cc, peer, s.qc, rounds, GOAL_RATIO_LE, 1,
@@ -525,7 +525,7 @@ finish(const char *section, const char *what, int whole)
 	char	*path = getenv("BENCH_RESULTS");
 
 	machine_line(head, sizeof(head));
-	if (table == NULL || asprintf(&text, "%s.\n%s.\n\n%s", head, what,
+	if (table == NULL || asprintf(&text, "%s.\n\n%s.\n\n%s", head, what,
 	    table) == -1)
 		die("out of memory");
 	printf("\n%s", text);

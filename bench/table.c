@@ -150,7 +150,7 @@ table_take(void)
 	if ((f = open_memstream(&text, &len)) == NULL)
 		return NULL;
 	fprintf(f, "| figure | cmdgate | peer / floor, same run | ratio "
-	    "| target | |\n|---|---|---|---|---|---|\n");
+	    "| target | met |\n|---|---|---|---|---|---|\n");
 	for (i = 0; i < nrows; i++)
 		row_print(f, &rows[i]);
 	fclose(f);
