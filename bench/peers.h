@@ -22,7 +22,8 @@ void	 xfer(int fd, const char *s, size_t len, int lines);
 /* clients processes, each n requests in sequence: requests per second. */
 double	 concurrent(int port, const char *req, int lines, int clients, int n);
 json_object	*rpc(int fd, const char *line);
-/* Member name of answer o's result as a string ("" if none); borrowed from o. */
+/* Member name of answer o's result as a string ("" if none).  Borrowed
+ * from o. */
 const char	*result_str(json_object *o, const char *name);
 /* cmdgated --sync sync --state-dir state [--tools tools] [extra...]. */
 void	 broker_start(struct broker *b, const char *tools, const char *sync,
