@@ -24,8 +24,9 @@
 #define LEVELS		5
 #define MAXR		64
 #define CLIENTS		16
-#define NONE_N		150	/* submits per client in a --sync none window */
-#define FULL_N		40	/* the same under --sync full */
+#define NONE_N		400	/* submits per client in a --sync none window */
+#define FULL_N		100	/* the same under --sync full */
+#define WARM_N		10	/* the same, untimed, before each window */
 #define FILL_BATCH	100	/* submits in one JSON-RPC batch */
 #define FILL_DEPTH	4	/* batches in flight */
 #define MILLION		1000000
@@ -170,17 +171,20 @@ cancel(int port, long lo, long hi)
 }
 
 /*
- * clients clients submit n jobs each, as fast as they can: submits per
- * second.  The jobs are cancelled after, so that the next window finds the
- * queue as long as this one did.
+ * CLIENTS clients submit n jobs each, as fast as they can: submits per
+ * second.  A few untimed submits first, so that a broker just started is
+ * measured warm.  The jobs are cancelled after, so that the next window
+ * finds the queue as long as this one did.
  */
 static double
 window(int port, int n)
 {
 	long	first = ticket_now(port);
-	double	rate = concurrent(port, SUBMIT, 1, CLIENTS, n);
+	double	rate;
 
-	cancel(port, first, first + (long)CLIENTS * n);
+	concurrent(port, SUBMIT, 1, CLIENTS, WARM_N);
+	rate = concurrent(port, SUBMIT, 1, CLIENTS, n);
+	cancel(port, first, first + (long)CLIENTS * (WARM_N + n));
 	return rate;
 }
 
