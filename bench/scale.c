@@ -40,22 +40,28 @@ struct level {
 	long	rss;
 };
 
-/* Start the broker on state: seconds from exec to a poll_job answered. */
+/*
+ * Start the broker on state: seconds from exec to a poll_job of the queued
+ * job probe answered (a queued job: a finished one may have expired).
+ */
 static double
-restart(struct broker *b, const char *sync, const char *state)
+restart(struct broker *b, const char *sync, const char *state, long probe)
 {
 	json_object	*o;
+	char		 line[160];
 	double		 t0 = now();
 	int		 fd;
 
+	snprintf(line, sizeof(line), "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":"
+	    "\"poll_job\",\"params\":{\"ticket\":\"t-%06ld\"}}\n", probe);
 	broker_launch(b, tmp("hold.json"), sync, state, map, RESTART_MAX_S);
 	if ((fd = broker_dial(b->port)) == -1)
 		die("dial: %s", strerror(errno));
-	o = rpc(fd, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"poll_job\","
-	    "\"params\":{\"ticket\":\"t-000000\"}}\n");
+	o = rpc(fd, line);
 	t0 = now() - t0;
 	if (json_object_object_get(o, "result") == NULL)
-		die("poll_job after a restart failed");
+		die("poll_job after a restart failed: %s",
+		    json_object_to_json_string(o));
 	json_object_put(o);
 	close(fd);
 	return t0;
@@ -196,15 +202,17 @@ window(int port, int n)
 static void
 measure(struct broker *b, const char *state, struct level *l)
 {
+	long	probe;
 	int	r;
 
 	l->queued = queued(b->port);
+	probe = ticket_now(b->port);	/* stays queued, at the end */
 	for (r = 0; r < rounds; r++) {
 		broker_stop(b);
-		l->restart[2 * r] = restart(b, "full", state) * 1e3;
+		l->restart[2 * r] = restart(b, "full", state, probe) * 1e3;
 		l->full[r] = window(b->port, FULL_N);
 		broker_stop(b);
-		l->restart[2 * r + 1] = restart(b, "none", state) * 1e3;
+		l->restart[2 * r + 1] = restart(b, "none", state, probe) * 1e3;
 		l->none[r] = window(b->port, NONE_N);
 	}
 	l->rss = rss_kib(b->pid);
