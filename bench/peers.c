@@ -254,7 +254,7 @@ broker_launch(struct broker *b, const char *tools, const char *sync,
 	argv[n++] = "--log-level";
 	argv[n++] = "error";
 	argv[n++] = "--max-queued";
-	argv[n++] = "2000000";
+	argv[n++] = "10000000";
 	argv[n++] = "--max-clients";
 	argv[n++] = "100000";
 	if (tools != NULL) {

@@ -130,6 +130,25 @@ fill(int port, long n)
 	free(win);
 }
 
+/*
+ * Fill the queue up to n jobs.  A second pass tops it up when the first
+ * job filled started (nothing ran: a restart failed the job that did);
+ * die if the queue still falls short.
+ */
+static void
+fill_to(int port, long n)
+{
+	long	q = queued(port);
+	int	pass;
+
+	for (pass = 0; pass < 3 && q < n; pass++) {
+		fill(port, n - q);
+		q = queued(port);
+	}
+	if (q < n)
+		die("the queue holds %ld jobs, not %ld: submits failed", q, n);
+}
+
 /* Submit one job: its ticket's number. */
 static long
 ticket_now(int port)
@@ -277,11 +296,11 @@ scale_main(void)
 	snprintf(state, sizeof(state), "%s", tmp("scale-state"));
 	start_held(&b, "none", state, map);
 	for (i = 0; i < 4 && at[i] <= max; i++) {
-		fill(b.port, at[i] - queued(b.port));
+		fill_to(b.port, at[i]);
 		measure(&b, state, &l[n++]);
 	}
 	if (at[n - 1] < max) {
-		fill(b.port, max - queued(b.port));
+		fill_to(b.port, max);
 		measure(&b, state, &l[n++]);
 	}
 	broker_stop(&b);
