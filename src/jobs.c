@@ -21,12 +21,12 @@
 #include "job.h"
 #include "jobrun.h"
 #include "jobs.h"
+#include "jobsched.h"
 #include "jobview.h"
 #include "log.h"
 #include "recover.h"
 #include "options.h"
 #include "rpc.h"
-#include "scheduler.h"
 #include "store.h"
 #include "submit.h"
 #include "ticket.h"
@@ -473,62 +473,7 @@ on_editor_grace(evutil_socket_t fd, short ev, void *arg)
 void
 jobs_schedule(struct jobs *J)
 {
-	struct sched_job	*sj;
-	struct sched_state	 s;
-	struct job		*j, **qj;
-	size_t			 i, n, *start;
-
-	if (J->scheduling) {
-		J->reschedule = 1;
-		return;
-	}
-	J->scheduling = 1;
-	do {
-		J->reschedule = 0;
-		/* Nothing new while a past run's worker is being stopped. */
-		if (J->stopping || J->W.norphans > 0 || J->nqueued == 0 ||
-		    J->store_blocked)
-			break;
-		memset(&s, 0, sizeof(s));
-		TAILQ_FOREACH(j, &J->running, entry) {
-			if (j->tier == TIER_HEAVY)
-				s.heavy_running = 1;
-			else if (j->tier == TIER_SMOOTH)
-				s.smooth_running++;
-		}
-		s.workers = J->W.nworkers;
-		s.max_workers = J->cfg.opt->max_workers;
-		/* The common wait: a heavy job runs and only heavier wait. */
-		if (s.workers >= s.max_workers ||
-		    (s.heavy_running && J->nqueued_beside_heavy == 0))
-			break;
-		job_busy(J, &s.busy);
-		sj = xcalloc(J->nqueued, sizeof(*sj));
-		qj = xcalloc(J->nqueued, sizeof(*qj));
-		start = xcalloc(J->nqueued, sizeof(*start));
-		n = 0;
-		TAILQ_FOREACH(j, &J->queued, entry) {
-			sj[n].tier = j->tier;
-			sj[n].reload = j->reload;
-			sj[n].busy = j->busy;
-			qj[n++] = j;
-		}
-		n = sched_decide(sj, n, &s, start);
-		for (i = 0; i < n; i++)
-			jobs_start(J, qj[start[i]]);
-		free(sj);
-		free(qj);
-		free(start);
-	} while (J->reschedule);
-	J->scheduling = 0;
-	waiter_queue_pass(J);
-	/* Submitters asked to hear when a held reload's holder changes. */
-	if (J->nqueued_watched == 0)
-		return;
-	TAILQ_FOREACH(j, &J->queued, entry)
-		if (job_watched(j) &&
-		    jobview_blocked_by(J, j) != j->last_blocked)
-			jobs_notify(J, j);
+	jobsched_pass(J, jobs_start, jobs_notify);
 }
 
 /* ---- start-up and shutdown ------------------------------------------ */
