@@ -11,6 +11,7 @@
 #include <json-c/json.h>
 
 #include "holds.h"
+#include "qtree.h"
 #include "scheduler.h"
 #include "ticket.h"
 #include "tools.h"
@@ -68,6 +69,9 @@ enum job_status {
 
 struct job {
 	TAILQ_ENTRY(job)	 entry;		/* queued or running list */
+	struct qnode		 qn;		/* queued: J->qroot's node */
+	TAILQ_ENTRY(job)	 wentry;	/* queued and watched */
+	int			 wsynced;	/* on J->watched, not _new */
 	uint64_t		 num;
 	char			 ticket[TICKET_LEN];
 	enum job_status		 status;
@@ -100,9 +104,14 @@ struct jobs {
 	int			 stopping;	/* jobs_shutdown() ran */
 	struct store		*st;
 	struct joblist		 queued;
+	struct qnode		*qroot;		/* the queued, by ticket */
+	struct joblist		 watched;	/* queued job_watched()... */
+	struct joblist		 watched_new;	/* ...those since the pass */
+	const char		*watched_bb;	/* blocked_by at the pass */
 	struct joblist		 running;
 	struct joblist		 unstored;	/* ended, end not yet stored */
 	struct waiterlist	 waiters;
+	struct waiterlist	 watchers;	/* the waiters with a watch */
 	size_t			 nwatching;	/* waiters with a watch */
 	struct submissionlist	 submits;	/* for this turn's commit */
 	struct submissionlist	 turn;		/* being stored, answered */
@@ -152,6 +161,8 @@ void		 job_enqueue(struct jobs *, struct job *);
 void		 job_dequeue(struct jobs *, struct job *);
 /* Take j off the queued or running list. */
 void		 job_unlist(struct jobs *, struct job *);
+/* The queued job of J->qroot's node n. */
+struct job	*job_of_node(struct qnode *n);
 /* How many jobs are queued ahead of j. */
 size_t		 job_position(struct jobs *, struct job *);
 /* The queued or running job num, or NULL. */

@@ -522,8 +522,11 @@ jobs_open(struct jobs **Jp, const struct jobs_config *cfg,
 	J->cfg = *cfg;
 	J->hooks = *hooks;
 	TAILQ_INIT(&J->queued);
+	TAILQ_INIT(&J->watched);
+	TAILQ_INIT(&J->watched_new);
 	TAILQ_INIT(&J->running);
 	TAILQ_INIT(&J->waiters);
+	TAILQ_INIT(&J->watchers);
 	TAILQ_INIT(&J->submits);
 	TAILQ_INIT(&J->turn);
 	TAILQ_INIT(&J->unstored);

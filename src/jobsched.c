@@ -14,34 +14,72 @@
 #include "jobsched.h"
 #include "jobview.h"
 #include "options.h"
+#include "qtree.h"
 #include "scheduler.h"
 #include "submit.h"
 #include "util.h"
 
-/* One pass of sched_decide() over the queue: the jobs it starts. */
+/* sched_pick()'s view of the queue: J->qroot by class. */
+static int
+queue_next(void *arg, uint64_t from, unsigned mask, uint64_t *key,
+    struct sched_job *sj)
+{
+	struct jobs	*J = arg;
+	struct qnode	*n = qtree_next(J->qroot, from, mask);
+	struct job	*j;
+
+	if (n == NULL)
+		return -1;
+	j = job_of_node(n);
+	*key = j->num;
+	sj->tier = j->tier;
+	sj->reload = j->reload;
+	sj->busy = j->busy;
+	return 0;
+}
+
+/* Start the queued jobs sched_pick() picks, in its order. */
 static void
 jobsched_start(struct jobs *J, const struct sched_state *s, jobsched_fn start)
 {
-	struct sched_job	*sj;
-	struct job		*j, **qj;
-	size_t			 i, n, *first;
+	struct sched_queue	 q = { queue_next, J };
+	uint64_t		*first;
+	struct qnode		*qn;
+	size_t			 i, n;
 
-	sj = xcalloc(J->nqueued, sizeof(*sj));
-	qj = xcalloc(J->nqueued, sizeof(*qj));
-	first = xcalloc(J->nqueued, sizeof(*first));
-	n = 0;
-	TAILQ_FOREACH(j, &J->queued, entry) {
-		sj[n].tier = j->tier;
-		sj[n].reload = j->reload;
-		sj[n].busy = j->busy;
-		qj[n++] = j;
-	}
-	n = sched_decide(sj, n, s, first);
+	first = xcalloc(s->max_workers - s->workers, sizeof(*first));
+	n = sched_pick(&q, s, first);
 	for (i = 0; i < n; i++)
-		start(J, qj[first[i]]);
-	free(sj);
-	free(qj);
+		if ((qn = qtree_find(J->qroot, first[i])) != NULL)
+			start(J, job_of_node(qn));
 	free(first);
+}
+
+/*
+ * Tell the submitters of held reloads (notify: true) when what holds them
+ * changed.  Every queued reload has the same blocked_by, so only the jobs
+ * queued since the last pass are looked at, unless it changed.
+ */
+static void
+jobsched_watched(struct jobs *J, jobsched_fn notify)
+{
+	struct job	*j;
+	const char	*bb;
+
+	if (J->nqueued_watched == 0)
+		return;
+	bb = jobview_blocked_by_queued(J);
+	if (bb != J->watched_bb)
+		TAILQ_FOREACH(j, &J->watched, wentry)
+			if (j->last_blocked != bb)
+				notify(J, j);
+	J->watched_bb = bb;
+	TAILQ_FOREACH(j, &J->watched_new, wentry) {
+		if (j->last_blocked != bb)
+			notify(J, j);
+		j->wsynced = 1;
+	}
+	TAILQ_CONCAT(&J->watched, &J->watched_new, wentry);
 }
 
 void
@@ -79,11 +117,5 @@ jobsched_pass(struct jobs *J, jobsched_fn start, jobsched_fn notify)
 	} while (J->reschedule);
 	J->scheduling = 0;
 	waiter_queue_pass(J);
-	/* Submitters asked to hear when a held reload's holder changes. */
-	if (J->nqueued_watched == 0)
-		return;
-	TAILQ_FOREACH(j, &J->queued, entry)
-		if (job_watched(j) &&
-		    jobview_blocked_by(J, j) != j->last_blocked)
-			notify(J, j);
+	jobsched_watched(J, notify);
 }

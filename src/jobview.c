@@ -22,14 +22,20 @@
 #define AHEAD_MAX	50	/* entries of "ahead" in a job object */
 
 const char *
-jobview_blocked_by(struct jobs *J, const struct job *j)
+jobview_blocked_by_queued(struct jobs *J)
 {
 	struct sched_busy	b;
 
-	if (!j->reload || j->status != JOB_QUEUED)
-		return NULL;
 	job_busy(J, &b);
 	return sched_guard(&b);
+}
+
+const char *
+jobview_blocked_by(struct jobs *J, const struct job *j)
+{
+	if (!j->reload || j->status != JOB_QUEUED)
+		return NULL;
+	return jobview_blocked_by_queued(J);
 }
 
 static json_object *
