@@ -1,0 +1,167 @@
+/* SPDX-License-Identifier: ISC */
+/*
+ * A long queue through the broker (issue 15): positions, blocked_by and
+ * the order jobs start in, read back over the protocol while the queue
+ * holds many jobs of every class.  Correctness only; how the queue's cost
+ * grows is the bench's (make bench-scale).
+ */
+#include "config.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <check.h>
+#include <json-c/json.h>
+
+#include "testnet.h"
+#include "jobsutil.h"
+#include "ckrun.h"
+
+#define NJOBS		600	/* queued behind the held heavy job */
+#define NCANCEL		100	/* cancelled from the middle */
+#define CUT		100	/* ...from this one on */
+#define NRUN		24	/* left to run at the end */
+
+/* What job k of the queue is: a reload every 10th from 3, an instant job
+ * with a busy label every 10th from 7, heavy jobs between. */
+static const char *
+kind(int k)
+{
+	return k % 10 == 3 ? "r" : k % 10 == 7 ? "i" : "h";
+}
+
+static void
+write_queue_tools(void)
+{
+	char	json[2048];
+
+	snprintf(json, sizeof(json), "{\"tools\":["
+	    "{\"name\":\"hold\",\"tier\":\"heavy\",\"busy\":\"tests_running\","
+	    " \"exec\":[\"sh\",\"-c\",\"cat %s >/dev/null\"]},"
+	    "{\"name\":\"h\",\"tier\":\"heavy\",\"exec\":[\"true\"]},"
+	    "{\"name\":\"r\",\"tier\":\"heavy\",\"reload\":true,"
+	    " \"exec\":[\"true\"]},"
+	    "{\"name\":\"i\",\"tier\":\"instant\",\"busy\":\"compiling\","
+	    " \"exec\":[\"true\"]}]}", fifo);
+	write_file(tools, json, 0600);
+}
+
+static void
+cancel(const char *ticket)
+{
+	json_object	*r = callf("{\"jsonrpc\":\"2.0\",\"id\":4,\"method\":"
+	    "\"cancel_job\",\"params\":{\"ticket\":\"%s\"}}", ticket);
+
+	ck_assert_msg(json_object_get_boolean(jpath(r, "result.cancelled")),
+	    "cancel %s: %.200s", ticket, json_object_to_json_string(r));
+	json_object_put(r);
+}
+
+/* poll_job of job k: queued at position pos, blocked_by as its kind. */
+static void
+assert_place(const char *ticket, int k, int pos)
+{
+	json_object	*r = poll_job(ticket);
+	json_object	*bb = jpath(r, "result.blocked_by");
+
+	ck_assert_str_eq(str(r, "result.status"), "queued");
+	ck_assert_msg(json_object_get_int(jpath(r, "result.position")) == pos,
+	    "job %d (%s) at %d, not %d", k, ticket,
+	    json_object_get_int(jpath(r, "result.position")), pos);
+	if (strcmp(kind(k), "r") == 0)
+		ck_assert_str_eq(json_object_get_string(bb), "tests_running");
+	else
+		ck_assert_ptr_null(bb);
+	json_object_put(r);
+}
+
+static int
+queued(void)
+{
+	json_object	*r = callf("{\"jsonrpc\":\"2.0\",\"id\":5,\"method\":"
+	    "\"queue_status\"}");
+	int		 n = json_object_get_int(jpath(r, "result.queued"));
+
+	json_object_put(r);
+	return n;
+}
+
+/* The first heavy job's end is before the next one's start. */
+static void
+assert_serial(char (*t)[32], int n)
+{
+	json_object	*r, *prev = NULL;
+	int		 k;
+
+	for (k = 0; k < n; k++) {
+		r = wait_done(t[k]);
+		ck_assert_str_eq(str(r, "status"), "done");
+		if (strcmp(kind(k), "i") == 0) {
+			json_object_put(r);
+			continue;
+		}
+		if (prev != NULL)
+			ck_assert_msg(strcmp(str(prev, "finished_at"),
+			    str(r, "started_at")) <= 0, "%s started before %s "
+			    "ended", t[k], str(prev, "ticket"));
+		json_object_put(prev);
+		prev = r;
+	}
+	json_object_put(prev);
+}
+
+START_TEST(long_queue_places)
+{
+	static char	 t[NJOBS][32];
+	char		 hold[32], cmd[64];
+	int		 k, probe[] = { 0, 1, 2, 3, 7, 99, 200, 301, 457,
+			    NJOBS - 2, NJOBS - 1 };
+	size_t		 i;
+
+	write_queue_tools();
+	start_tools(NULL);
+	submit(hold, "[{\"tool\":\"hold\"}]", "\"notify\":true");
+	await_status(hold, "running");
+	for (k = 0; k < NJOBS; k++) {
+		snprintf(cmd, sizeof(cmd), "[{\"tool\":\"%s\"}]", kind(k));
+		submit(t[k], cmd, NULL);
+	}
+	ck_assert_int_eq(queued(), NJOBS);
+	/* A held reload at 3 holds the busy instant jobs behind it. */
+	for (i = 0; i < sizeof(probe) / sizeof(probe[0]); i++)
+		assert_place(t[probe[i]], probe[i], probe[i]);
+	for (k = CUT; k < CUT + NCANCEL; k++)
+		cancel(t[k]);
+	ck_assert_int_eq(queued(), NJOBS - NCANCEL);
+	for (i = 0; i < sizeof(probe) / sizeof(probe[0]); i++) {
+		k = probe[i];
+		if (k >= CUT && k < CUT + NCANCEL)
+			continue;
+		assert_place(t[k], k, k < CUT ? k : k - NCANCEL);
+	}
+	for (k = NJOBS - 1; k >= NRUN; k--)
+		if (k < CUT || k >= CUT + NCANCEL)
+			cancel(t[k]);
+	ck_assert_int_eq(queued(), NRUN);
+	for (k = 0; k < NRUN; k++)
+		assert_place(t[k], k, k);
+	release();
+	wait_end(hold, "done");
+	assert_serial(t, NRUN);
+	ck_assert_int_eq(queued(), 0);
+}
+END_TEST
+
+int
+main(void)
+{
+	Suite	*s = suite_create("queue");
+	TCase	*tc = tcase_create("queue");
+
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_set_timeout(tc, 120);
+	tcase_add_test(tc, long_queue_places);
+	suite_add_tcase(s, tc);
+	return ck_run(s);
+}
