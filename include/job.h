@@ -78,7 +78,8 @@ struct job {
 	enum tier		 tier;
 	int			 reload;
 	unsigned		 busy;		/* BUSY_BIT()s of its tools */
-	json_object		*rec;		/* the stored record */
+	json_object		*rec;		/* the stored record; NULL while
+						   queued: job_rec_ref() */
 	size_t			 ncmds;
 	size_t			 completed;
 	uint64_t		 notify_conn;	/* 0: no notifications */
@@ -171,6 +172,13 @@ struct job	*job_find(struct jobs *, uint64_t num);
 int		 job_pending(struct jobs *, uint64_t num);
 /* What holds reloads now: editor flags, past holders, running tools. */
 void		 job_busy(struct jobs *, struct sched_busy *);
+
+/* A queued job's record: dropped from the heap (the store keeps it), and
+ * read back.  job_rec_ref: a new reference (caller puts), or NULL with
+ * *rc; job_rec_load: j->rec read back, 0 or the store's error. */
+void		 job_rec_drop(struct job *);
+json_object	*job_rec_ref(struct jobs *, struct job *, int *rc);
+int		 job_rec_load(struct jobs *, struct job *);
 
 /* Records: members of a job's stored JSON object. */
 json_object	*job_rec_get(json_object *rec, const char *key); /* borrowed */

@@ -122,6 +122,53 @@ job_dequeue(struct jobs *J, struct job *j)
 		    wentry);
 }
 
+/*
+ * A queued job's record lives in the store only, once its submitter was
+ * answered: a queued job costs the heap its struct alone (cmdgated(8)).
+ */
+void
+job_rec_drop(struct job *j)
+{
+	if (j->status != JOB_QUEUED)
+		return;
+	json_object_put(j->rec);
+	j->rec = NULL;
+}
+
+json_object *
+job_rec_ref(struct jobs *J, struct job *j, int *rcp)
+{
+	json_object	*rec;
+	char		*json, status;
+	int		 rc;
+
+	if (j->rec != NULL)
+		return json_object_get(j->rec);
+	if ((rc = store_job_get(J->st, j->num, &status, &json)) != 0) {
+		*rcp = rc;
+		return NULL;
+	}
+	rc = jstrict_parse_str(json, &rec);
+	free(json);
+	if (rc != 0) {
+		log_warnx("%s: its stored record cannot be read: %s",
+		    j->ticket, jstrict_strerror(rc));
+		*rcp = STORE_EBADRECORD;
+		return NULL;
+	}
+	return rec;
+}
+
+int
+job_rec_load(struct jobs *J, struct job *j)
+{
+	int	rc = 0;
+
+	if (j->rec == NULL)
+		j->rec = job_rec_ref(J, j, &rc);
+	return rc;
+}
+
 struct job *
 job_of_node(struct qnode *n)
 {

@@ -232,6 +232,8 @@ jobs_cancel_queued(struct jobs *J, struct job *j, struct rpc_error *err)
 	json_object	*rec = NULL;
 	int		 rc;
 
+	if ((rc = job_rec_load(J, j)) != 0)
+		goto fail;	/* a queued job's record is the store's */
 	if (json_object_deep_copy(j->rec, &rec, NULL) != 0)
 		fatalx("json_object_deep_copy");
 	job_rec_finish(rec, JOB_CANCELLED, "cancelled");
@@ -242,6 +244,7 @@ jobs_cancel_queued(struct jobs *J, struct job *j, struct rpc_error *err)
 	    (rc = job_commit(J)) != 0) {
 		store_abort(J->st);
 		json_object_put(rec);
+fail:
 		rpc_fail(err, RPC_STORAGE_ERROR, "storage_error", "the cancel "
 		    "could not be stored, so the job stays queued: %s",
 		    store_strerror(rc));

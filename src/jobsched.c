@@ -13,9 +13,11 @@
 #include "job.h"
 #include "jobsched.h"
 #include "jobview.h"
+#include "log.h"
 #include "options.h"
 #include "qtree.h"
 #include "scheduler.h"
+#include "store.h"
 #include "submit.h"
 #include "util.h"
 
@@ -46,12 +48,22 @@ jobsched_start(struct jobs *J, const struct sched_state *s, jobsched_fn start)
 	uint64_t		*first;
 	struct qnode		*qn;
 	size_t			 i, n;
+	int			 rc;
 
 	first = xcalloc(s->max_workers - s->workers, sizeof(*first));
 	n = sched_pick(&q, s, first);
-	for (i = 0; i < n; i++)
-		if ((qn = qtree_find(J->qroot, first[i])) != NULL)
-			start(J, job_of_node(qn));
+	for (i = 0; i < n; i++) {
+		if ((qn = qtree_find(J->qroot, first[i])) == NULL)
+			continue;
+		/* A queued job's record is the store's (job_rec_drop()). */
+		if ((rc = job_rec_load(J, job_of_node(qn))) != 0) {
+			log_warnx("t-%06llu: not started: its record could "
+			    "not be read: %s", (unsigned long long)first[i],
+			    store_strerror(rc));
+			continue;
+		}
+		start(J, job_of_node(qn));
+	}
 	free(first);
 }
 

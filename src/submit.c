@@ -267,11 +267,17 @@ submit_answer_turn(struct jobs *J)
 {
 	struct submission	*s;
 
+	struct job		*j;
+
 	while ((s = TAILQ_FIRST(&J->turn)) != NULL) {
 		TAILQ_REMOVE(&J->turn, s, entry);
 		if (s->done != NULL)
 			s->done(s->arg, s->num, s->dedup,
 			    s->err.code != 0 ? &s->err : NULL);
+		/* Answered: while queued, its record is the store's. */
+		if (s->err.code == 0 && !s->dedup &&
+		    (j = job_find(J, s->num)) != NULL)
+			job_rec_drop(j);
 		submission_free(s);
 	}
 }
