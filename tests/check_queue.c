@@ -153,6 +153,69 @@ START_TEST(long_queue_places)
 }
 END_TEST
 
+/* poll_job of t: its ahead list names the running heavy job, then the
+ * jobs queued before it, each with the agent and label of its record. */
+static void
+assert_ahead(const char *t, const char *running, char (*before)[32], int n)
+{
+	json_object	*r = poll_job(t), *a = jpath(r, "result.ahead"), *e;
+	int		 k;
+
+	ck_assert_int_eq((int)json_object_array_length(a), n + 1);
+	ck_assert_str_eq(str(json_object_array_get_idx(a, 0), "ticket"),
+	    running);
+	for (k = 0; k < n; k++) {
+		e = json_object_array_get_idx(a, (size_t)k + 1);
+		ck_assert_str_eq(str(e, "ticket"), before[k]);
+		ck_assert_str_eq(str(e, "agent"), "queue-agent");
+		ck_assert_str_eq(str(e, "label"), "queue-label");
+		ck_assert_str_eq(str(e, "status"), "queued");
+	}
+	json_object_put(r);
+}
+
+/* A queued job's record is the store's once it was answered: every view
+ * of it (poll, ahead, list_jobs), its cancel and its run still see it. */
+START_TEST(long_queue_records)
+{
+	static char	 t[40][32];
+	char		 hold[32], cmd[64];
+	json_object	*r;
+	int		 k, n = 40;	/* ahead holds them all */
+
+	write_queue_tools();
+	start_tools(NULL);
+	submit(hold, "[{\"tool\":\"hold\"}]", "\"notify\":true");
+	await_status(hold, "running");
+	for (k = 0; k < n; k++) {
+		snprintf(cmd, sizeof(cmd), "[{\"tool\":\"%s\"}]", kind(k));
+		submit(t[k], cmd, "\"agent\":\"queue-agent\","
+		    "\"label\":\"queue-label\"");
+	}
+	assert_ahead(t[n - 1], hold, t, n - 1);
+	r = callf("{\"jsonrpc\":\"2.0\",\"id\":6,\"method\":\"list_jobs\","
+	    "\"params\":{\"status\":[\"queued\"],\"agent\":\"queue-agent\"}}");
+	ck_assert_int_eq((int)json_object_array_length(jpath(r,
+	    "result.jobs")), n);
+	ck_assert_int_eq(json_object_get_int(jpath(r, "result.jobs.5.position")),
+	    5);
+	json_object_put(r);
+	for (k = NRUN; k < n; k++)
+		cancel(t[k]);
+	r = poll_job(t[n - 1]);
+	ck_assert_str_eq(str(r, "result.status"), "cancelled");
+	ck_assert_str_eq(str(r, "result.label"), "queue-label");
+	json_object_put(r);
+	release();
+	wait_end(hold, "done");
+	assert_serial(t, NRUN);
+	r = wait_done(t[NRUN - 1]);
+	ck_assert_str_eq(str(r, "agent"), "queue-agent");
+	ck_assert_int_eq((int)json_object_array_length(jpath(r, "results")), 1);
+	json_object_put(r);
+}
+END_TEST
+
 int
 main(void)
 {
@@ -162,6 +225,7 @@ main(void)
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_set_timeout(tc, 120);
 	tcase_add_test(tc, long_queue_places);
+	tcase_add_test(tc, long_queue_records);
 	suite_add_tcase(s, tc);
 	return ck_run(s);
 }
