@@ -130,7 +130,6 @@ struct jobs {
 	int			 retry_logged;	/* said once until it takes */
 	int			 expire_retry_s;	/* backoff of expire_ev */
 	int			 store_full;	/* new jobs refused (store_room) */
-	unsigned		 room_turns;	/* turns of submits: submit.c */
 	struct sched_busy	 editor_saved;	/* as in STATE_DIR/editor-flags */
 	struct sched_busy	 editor_restored; /* held before a restart */
 	struct event		*grace_ev;	/* ends editor_restored */

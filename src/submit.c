@@ -52,8 +52,6 @@ struct waiter {
 	void			*arg;
 };
 
-#define SUBMIT_ROOM_EVERY	16	/* turns between two looks at the room */
-
 static void	 on_wait_timeout(evutil_socket_t, short, void *);
 
 /* ---- submits -------------------------------------------------------- */
@@ -215,17 +213,7 @@ group_store(struct jobs *J, struct submissionlist *group, size_t *added)
 static void
 submit_check_room(struct jobs *J)
 {
-	int	full;
-
-	/*
-	 * Not every turn (it reads every database's size): once in
-	 * SUBMIT_ROOM_EVERY turns, and every turn while full, so that room
-	 * is seen at once.  The turns between may pass the mark by their own
-	 * submits, which the map's last 100 - STORE_FULL_PCT % hold.
-	 */
-	if (!J->store_full && J->room_turns++ % SUBMIT_ROOM_EVERY != 0)
-		return;
-	full = store_room(J->st) == STORE_EFULL;
+	int	full = store_room(J->st) == STORE_EFULL;
 
 	if (full && !J->store_full)
 		log_warnx("store: %d%% of its map is in use and it may not "
