@@ -11,6 +11,7 @@
 #include <json-c/json.h>
 
 #include "holds.h"
+#include "qtree.h"
 #include "scheduler.h"
 #include "ticket.h"
 #include "tools.h"
@@ -68,13 +69,17 @@ enum job_status {
 
 struct job {
 	TAILQ_ENTRY(job)	 entry;		/* queued or running list */
+	struct qnode		 qn;		/* queued: J->qroot's node */
+	TAILQ_ENTRY(job)	 wentry;	/* queued and watched */
+	int			 wsynced;	/* on J->watched, not _new */
 	uint64_t		 num;
 	char			 ticket[TICKET_LEN];
 	enum job_status		 status;
 	enum tier		 tier;
 	int			 reload;
 	unsigned		 busy;		/* BUSY_BIT()s of its tools */
-	json_object		*rec;		/* the stored record */
+	json_object		*rec;		/* the stored record; NULL while
+						   queued: job_rec_ref() */
 	size_t			 ncmds;
 	size_t			 completed;
 	uint64_t		 notify_conn;	/* 0: no notifications */
@@ -100,9 +105,14 @@ struct jobs {
 	int			 stopping;	/* jobs_shutdown() ran */
 	struct store		*st;
 	struct joblist		 queued;
+	struct qnode		*qroot;		/* the queued, by ticket */
+	struct joblist		 watched;	/* queued job_watched()... */
+	struct joblist		 watched_new;	/* ...those since the pass */
+	const char		*watched_bb;	/* blocked_by at the pass */
 	struct joblist		 running;
 	struct joblist		 unstored;	/* ended, end not yet stored */
 	struct waiterlist	 waiters;
+	struct waiterlist	 watchers;	/* the waiters with a watch */
 	size_t			 nwatching;	/* waiters with a watch */
 	struct submissionlist	 submits;	/* for this turn's commit */
 	struct submissionlist	 turn;		/* being stored, answered */
@@ -152,6 +162,8 @@ void		 job_enqueue(struct jobs *, struct job *);
 void		 job_dequeue(struct jobs *, struct job *);
 /* Take j off the queued or running list. */
 void		 job_unlist(struct jobs *, struct job *);
+/* The queued job of J->qroot's node n. */
+struct job	*job_of_node(struct qnode *n);
 /* How many jobs are queued ahead of j. */
 size_t		 job_position(struct jobs *, struct job *);
 /* The queued or running job num, or NULL. */
@@ -160,6 +172,13 @@ struct job	*job_find(struct jobs *, uint64_t num);
 int		 job_pending(struct jobs *, uint64_t num);
 /* What holds reloads now: editor flags, past holders, running tools. */
 void		 job_busy(struct jobs *, struct sched_busy *);
+
+/* A queued job's record: dropped from the heap (the store keeps it), and
+ * read back.  job_rec_ref: a new reference (caller puts), or NULL with
+ * *rc; job_rec_load: j->rec read back, 0 or the store's error. */
+void		 job_rec_drop(struct job *);
+json_object	*job_rec_ref(struct jobs *, struct job *, int *rc);
+int		 job_rec_load(struct jobs *, struct job *);
 
 /* Records: members of a job's stored JSON object. */
 json_object	*job_rec_get(json_object *rec, const char *key); /* borrowed */

@@ -31,6 +31,8 @@ json_object	*jobview_record(struct jobs *, uint64_t num, json_object *rec);
 json_object	*jobview_note(struct jobs *, struct job *j);
 /* The queue_status result. */
 json_object	*jobview_queue(struct jobs *);
+/* What holds every queued reload back, or NULL (borrowed, static). */
+const char	*jobview_blocked_by_queued(struct jobs *);
 /* What holds the queued reload j back, or NULL (borrowed, static). */
 const char	*jobview_blocked_by(struct jobs *, const struct job *j);
 

@@ -3,6 +3,7 @@
 #define CMDGATE_SCHEDULER_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "tools.h"
 
@@ -47,6 +48,38 @@ struct sched_state {
  */
 size_t		 sched_decide(const struct sched_job *jobs, size_t n,
 		    const struct sched_state *, size_t *start);
+/*
+ * The same decisions without walking the queue.  Each queued job is of
+ * one class (sched_class()); q->next gives the first queued job, in ticket
+ * order, at or after key from whose class is in mask (bits 1 << class),
+ * and sched_pick asks only for the classes that could still start or
+ * change the pass, so that a pass costs O(jobs started + 2) lookups.
+ * The keys of the jobs to start, in the order to start them, go to
+ * start[] (room for s->max_workers - s->workers); returns how many.
+ * tests/check_schedq.c holds it to sched_decide() on random queues.
+ */
+enum sched_class {
+	SCHED_INSTANT,
+	SCHED_INSTANT_BUSY,
+	SCHED_SMOOTH,
+	SCHED_SMOOTH_BUSY,
+	SCHED_HEAVY,
+	SCHED_HEAVY_BUSY,
+	SCHED_RELOAD,
+	SCHED_RELOAD_BUSY,
+};
+#define SCHED_NCLASS	8
+
+struct sched_queue {
+	/* 0 with *key and *job set, or -1 when there is none. */
+	int	(*next)(void *arg, uint64_t from, unsigned mask,
+		    uint64_t *key, struct sched_job *job);
+	void	*arg;
+};
+
+enum sched_class sched_class(const struct sched_job *);
+size_t		 sched_pick(const struct sched_queue *q,
+		    const struct sched_state *, uint64_t *start);
 /* blocked_by of a queued reload job: the first holder, or NULL. */
 const char	*sched_guard(const struct sched_busy *);
 /* Add the busy labels of bits (SCHED_BUSY_BIT()s) to b. */

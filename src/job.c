@@ -20,6 +20,7 @@
 #include "jstrict.h"
 #include "log.h"
 #include "options.h"
+#include "qtree.h"
 #include "scheduler.h"
 #include "store.h"
 #include "ticket.h"
@@ -83,42 +84,102 @@ job_watched(const struct job *j)
 	return j->notify_conn != 0 && j->reload;
 }
 
+/* The scheduler's class of j (scheduler.h). */
+static enum sched_class
+job_class(const struct job *j)
+{
+	struct sched_job	sj = { j->tier, j->reload, j->busy };
+
+	return sched_class(&sj);
+}
+
 /* Jobs join the queue in ticket order, so it stays sorted by ticket. */
 void
 job_enqueue(struct jobs *J, struct job *j)
 {
 	TAILQ_INSERT_TAIL(&J->queued, j, entry);
+	j->qn.key = j->num;
+	j->qn.cls = (uint8_t)job_class(j);
+	qtree_insert(&J->qroot, &j->qn);
 	J->nqueued++;
 	J->nqueued_beside_heavy += beside_heavy(j);
 	J->nqueued_watched += job_watched(j);
+	/* Told of its holder by the next pass (jobsched.c). */
+	if (job_watched(j))
+		TAILQ_INSERT_TAIL(&J->watched_new, j, wentry);
 }
 
 void
 job_dequeue(struct jobs *J, struct job *j)
 {
 	TAILQ_REMOVE(&J->queued, j, entry);
+	qtree_remove(&J->qroot, &j->qn);
 	J->nqueued--;
 	J->nqueued_beside_heavy -= beside_heavy(j);
 	J->nqueued_watched -= job_watched(j);
+	if (job_watched(j))
+		TAILQ_REMOVE(j->wsynced ? &J->watched : &J->watched_new, j,
+		    wentry);
 }
 
 /*
- * How many jobs are queued ahead of j: walk toward both ends at once, so
- * that the jobs just submitted (at the tail) cost as little as the next
- * to start.
+ * A queued job's record lives in the store only, once its submitter was
+ * answered: a queued job costs the heap its struct alone (cmdgated(8)).
  */
+void
+job_rec_drop(struct job *j)
+{
+	if (j->status != JOB_QUEUED)
+		return;
+	json_object_put(j->rec);
+	j->rec = NULL;
+}
+
+json_object *
+job_rec_ref(struct jobs *J, struct job *j, int *rcp)
+{
+	json_object	*rec;
+	char		*json, status;
+	int		 rc;
+
+	if (j->rec != NULL)
+		return json_object_get(j->rec);
+	if ((rc = store_job_get(J->st, j->num, &status, &json)) != 0) {
+		*rcp = rc;
+		return NULL;
+	}
+	rc = jstrict_parse_str(json, &rec);
+	free(json);
+	if (rc != 0) {
+		log_warnx("%s: its stored record cannot be read: %s",
+		    j->ticket, jstrict_strerror(rc));
+		*rcp = STORE_EBADRECORD;
+		return NULL;
+	}
+	return rec;
+}
+
+int
+job_rec_load(struct jobs *J, struct job *j)
+{
+	int	rc = 0;
+
+	if (j->rec == NULL)
+		j->rec = job_rec_ref(J, j, &rc);
+	return rc;
+}
+
+struct job *
+job_of_node(struct qnode *n)
+{
+	return (struct job *)(void *)((char *)n - offsetof(struct job, qn));
+}
+
+/* How many jobs are queued ahead of j. */
 size_t
 job_position(struct jobs *J, struct job *j)
 {
-	struct job	*back = j, *fwd = j;
-	size_t		 i;
-
-	for (i = 0;; i++) {
-		if ((back = TAILQ_PREV(back, joblist, entry)) == NULL)
-			return i;
-		if ((fwd = TAILQ_NEXT(fwd, entry)) == NULL)
-			return J->nqueued - 1 - i;
-	}
+	return qtree_rank(J->qroot, j->num);
 }
 
 void
@@ -251,25 +312,14 @@ job_busy(struct jobs *J, struct sched_busy *b)
 struct job *
 job_find(struct jobs *J, uint64_t num)
 {
-	struct job	*j, *head = TAILQ_FIRST(&J->queued);
-	struct job	*tail = TAILQ_LAST(&J->queued, joblist);
+	struct job	*j;
+	struct qnode	*n;
 
 	TAILQ_FOREACH(j, &J->running, entry)
 		if (j->num == num)
 			return j;
-	if (head == NULL || num < head->num || num > tail->num)
-		return NULL;
-	/* The queue is in ticket order: start from the nearer end. */
-	if (num - head->num <= tail->num - num) {
-		TAILQ_FOREACH(j, &J->queued, entry)
-			if (j->num >= num)
-				return j->num == num ? j : NULL;
-	} else {
-		TAILQ_FOREACH_REVERSE(j, &J->queued, joblist, entry)
-			if (j->num <= num)
-				return j->num == num ? j : NULL;
-	}
-	return NULL;
+	return (n = qtree_find(J->qroot, num)) != NULL ? job_of_node(n) :
+	    NULL;
 }
 
 int

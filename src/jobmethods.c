@@ -137,10 +137,13 @@ build_command(struct server *srv, json_object *cmd, size_t i,
 		err->command = xstrdup(name);
 		return NULL;
 	}
-	empty = json_object_new_object();
-	rc = t->params != NULL ? schema_validate(t->params,
-	    params != NULL ? params : empty, msg, sizeof(msg)) : 0;
-	json_object_put(empty);
+	rc = 0;
+	if (t->params != NULL) {
+		empty = params == NULL ? json_object_new_object() : NULL;
+		rc = schema_validate(t->params, params != NULL ? params :
+		    empty, msg, sizeof(msg));
+		json_object_put(empty);
+	}
 	if (rc == -1) {
 		rpc_fail(err, RPC_INVALID_PARAMS, "invalid_params", "commands[%zu]"
 		    " (%s): %s", i, name, msg);

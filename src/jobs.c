@@ -21,12 +21,12 @@
 #include "job.h"
 #include "jobrun.h"
 #include "jobs.h"
+#include "jobsched.h"
 #include "jobview.h"
 #include "log.h"
 #include "recover.h"
 #include "options.h"
 #include "rpc.h"
-#include "scheduler.h"
 #include "store.h"
 #include "submit.h"
 #include "ticket.h"
@@ -232,6 +232,8 @@ jobs_cancel_queued(struct jobs *J, struct job *j, struct rpc_error *err)
 	json_object	*rec = NULL;
 	int		 rc;
 
+	if ((rc = job_rec_load(J, j)) != 0)
+		goto fail;	/* a queued job's record is the store's */
 	if (json_object_deep_copy(j->rec, &rec, NULL) != 0)
 		fatalx("json_object_deep_copy");
 	job_rec_finish(rec, JOB_CANCELLED, "cancelled");
@@ -242,6 +244,7 @@ jobs_cancel_queued(struct jobs *J, struct job *j, struct rpc_error *err)
 	    (rc = job_commit(J)) != 0) {
 		store_abort(J->st);
 		json_object_put(rec);
+fail:
 		rpc_fail(err, RPC_STORAGE_ERROR, "storage_error", "the cancel "
 		    "could not be stored, so the job stays queued: %s",
 		    store_strerror(rc));
@@ -473,62 +476,7 @@ on_editor_grace(evutil_socket_t fd, short ev, void *arg)
 void
 jobs_schedule(struct jobs *J)
 {
-	struct sched_job	*sj;
-	struct sched_state	 s;
-	struct job		*j, **qj;
-	size_t			 i, n, *start;
-
-	if (J->scheduling) {
-		J->reschedule = 1;
-		return;
-	}
-	J->scheduling = 1;
-	do {
-		J->reschedule = 0;
-		/* Nothing new while a past run's worker is being stopped. */
-		if (J->stopping || J->W.norphans > 0 || J->nqueued == 0 ||
-		    J->store_blocked)
-			break;
-		memset(&s, 0, sizeof(s));
-		TAILQ_FOREACH(j, &J->running, entry) {
-			if (j->tier == TIER_HEAVY)
-				s.heavy_running = 1;
-			else if (j->tier == TIER_SMOOTH)
-				s.smooth_running++;
-		}
-		s.workers = J->W.nworkers;
-		s.max_workers = J->cfg.opt->max_workers;
-		/* The common wait: a heavy job runs and only heavier wait. */
-		if (s.workers >= s.max_workers ||
-		    (s.heavy_running && J->nqueued_beside_heavy == 0))
-			break;
-		job_busy(J, &s.busy);
-		sj = xcalloc(J->nqueued, sizeof(*sj));
-		qj = xcalloc(J->nqueued, sizeof(*qj));
-		start = xcalloc(J->nqueued, sizeof(*start));
-		n = 0;
-		TAILQ_FOREACH(j, &J->queued, entry) {
-			sj[n].tier = j->tier;
-			sj[n].reload = j->reload;
-			sj[n].busy = j->busy;
-			qj[n++] = j;
-		}
-		n = sched_decide(sj, n, &s, start);
-		for (i = 0; i < n; i++)
-			jobs_start(J, qj[start[i]]);
-		free(sj);
-		free(qj);
-		free(start);
-	} while (J->reschedule);
-	J->scheduling = 0;
-	waiter_queue_pass(J);
-	/* Submitters asked to hear when a held reload's holder changes. */
-	if (J->nqueued_watched == 0)
-		return;
-	TAILQ_FOREACH(j, &J->queued, entry)
-		if (job_watched(j) &&
-		    jobview_blocked_by(J, j) != j->last_blocked)
-			jobs_notify(J, j);
+	jobsched_pass(J, jobs_start, jobs_notify);
 }
 
 /* ---- start-up and shutdown ------------------------------------------ */
@@ -577,8 +525,11 @@ jobs_open(struct jobs **Jp, const struct jobs_config *cfg,
 	J->cfg = *cfg;
 	J->hooks = *hooks;
 	TAILQ_INIT(&J->queued);
+	TAILQ_INIT(&J->watched);
+	TAILQ_INIT(&J->watched_new);
 	TAILQ_INIT(&J->running);
 	TAILQ_INIT(&J->waiters);
+	TAILQ_INIT(&J->watchers);
 	TAILQ_INIT(&J->submits);
 	TAILQ_INIT(&J->turn);
 	TAILQ_INIT(&J->unstored);

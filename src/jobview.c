@@ -22,14 +22,20 @@
 #define AHEAD_MAX	50	/* entries of "ahead" in a job object */
 
 const char *
-jobview_blocked_by(struct jobs *J, const struct job *j)
+jobview_blocked_by_queued(struct jobs *J)
 {
 	struct sched_busy	b;
 
-	if (!j->reload || j->status != JOB_QUEUED)
-		return NULL;
 	job_busy(J, &b);
 	return sched_guard(&b);
+}
+
+const char *
+jobview_blocked_by(struct jobs *J, const struct job *j)
+{
+	if (!j->reload || j->status != JOB_QUEUED)
+		return NULL;
+	return jobview_blocked_by_queued(J);
 }
 
 static json_object *
@@ -60,9 +66,12 @@ view_queue_place(struct jobs *J, struct job *j, json_object *o, int full)
 	TAILQ_FOREACH(k, &J->running, entry)
 		if (k->tier == TIER_HEAVY)
 			json_object_array_add(ahead, ahead_entry(k->rec));
+	/* The first AHEAD_MAX keep their records: they start next. */
 	TAILQ_FOREACH(k, &J->queued, entry) {
 		if (k == j || json_object_array_length(ahead) >= AHEAD_MAX)
 			break;
+		if (job_rec_load(J, k) != 0)
+			continue;	/* said in the log */
 		json_object_array_add(ahead, ahead_entry(k->rec));
 	}
 	json_object_object_add(o, "ahead", ahead);
@@ -122,7 +131,9 @@ jobview_record(struct jobs *J, uint64_t num, json_object *rec)
 {
 	struct job	*j = job_find(J, num);
 
-	return jobview_make(J, j != NULL ? j->rec : rec, j, 0);
+	/* A queued job's record is this stored one. */
+	return jobview_make(J, j != NULL && j->rec != NULL ? j->rec : rec, j,
+	    0);
 }
 
 json_object *
@@ -136,8 +147,15 @@ jobview_get(struct jobs *J, uint64_t num, int full, int *found,
 
 	*found = 0;
 	if ((j = job_find(J, num)) != NULL) {
+		if ((rec = job_rec_ref(J, j, &rc)) == NULL) {
+			rpc_fail(err, RPC_STORAGE_ERROR, "storage_error", "the "
+			    "store could not be read: %s", store_strerror(rc));
+			return NULL;
+		}
 		*found = 1;
-		return jobview_make(J, j->rec, j, full);
+		o = jobview_make(J, rec, j, full);
+		json_object_put(rec);
+		return o;
 	}
 	if ((rc = store_job_get(J->st, num, &status, &json)) ==
 	    STORE_ENOTFOUND)
@@ -164,9 +182,19 @@ jobview_get(struct jobs *J, uint64_t num, int full, int *found,
 json_object *
 jobview_note(struct jobs *J, struct job *j)
 {
-	json_object	*p = json_object_new_object(), *v;
+	json_object	*p = json_object_new_object(), *v, *rec;
+	int		 rc;
 
-	v = jobview_make(J, j->rec, j, 1);
+	if ((rec = job_rec_ref(J, j, &rc)) == NULL) {
+		/* Said in the log; the note still names the job. */
+		json_object_object_add(p, "ticket",
+		    json_object_new_string(j->ticket));
+		json_object_object_add(p, "status", json_object_new_string(
+		    job_status_name(j->status)));
+		return p;
+	}
+	v = jobview_make(J, rec, j, 1);
+	json_object_put(rec);
 	job_copy(p, v, "ticket");
 	job_copy(p, v, "status");
 	job_copy(p, v, "blocked_by");

@@ -160,6 +160,7 @@ load_job(void *arg, uint64_t num, char status, const char *json)
 	j->status = st;
 	if (st == JOB_QUEUED) {
 		job_enqueue(J, j);
+		job_rec_drop(j);	/* the store keeps it */
 		return 0;
 	}
 	/* It ran when the broker stopped: it is over, and failed. */

@@ -41,6 +41,7 @@ struct submission {
 
 struct waiter {
 	TAILQ_ENTRY(waiter)	 entry;
+	TAILQ_ENTRY(waiter)	 wentry;	/* J->watchers, with a watch */
 	struct jobs		*jobs;
 	uint64_t		 num;
 	struct event		*timer;		/* NULL: none */
@@ -266,11 +267,17 @@ submit_answer_turn(struct jobs *J)
 {
 	struct submission	*s;
 
+	struct job		*j;
+
 	while ((s = TAILQ_FIRST(&J->turn)) != NULL) {
 		TAILQ_REMOVE(&J->turn, s, entry);
 		if (s->done != NULL)
 			s->done(s->arg, s->num, s->dedup,
 			    s->err.code != 0 ? &s->err : NULL);
+		/* Answered: while queued, its record is the store's. */
+		if (s->err.code == 0 && !s->dedup &&
+		    (j = job_find(J, s->num)) != NULL)
+			job_rec_drop(j);
 		submission_free(s);
 	}
 }
@@ -280,8 +287,10 @@ submit_answer_turn(struct jobs *J)
 static void
 waiter_free(struct waiter *w)
 {
-	if (w->watch != NULL)
+	if (w->watch != NULL) {
 		w->jobs->nwatching--;
+		TAILQ_REMOVE(&w->jobs->watchers, w, wentry);
+	}
 	TAILQ_REMOVE(&w->jobs->waiters, w, entry);
 	if (w->timer != NULL)
 		event_free(w->timer);
@@ -356,8 +365,10 @@ waiter_job_answer(struct jobs *J, uint64_t num, size_t index,
 void
 waiter_set_watch(struct waiter *w, waiter_watch_fn watch, void *arg)
 {
-	if (w->watch == NULL)
+	if (w->watch == NULL) {
 		w->jobs->nwatching++;
+		TAILQ_INSERT_TAIL(&w->jobs->watchers, w, wentry);
+	}
 	w->watch = watch;
 	w->watch_arg = arg;
 }
@@ -367,11 +378,9 @@ waiter_job_note(struct jobs *J, uint64_t num, json_object *ev)
 {
 	struct waiter	*w, *next;
 
-	if (J->nwatching == 0)
-		return;
-	for (w = TAILQ_FIRST(&J->waiters); w != NULL; w = next) {
-		next = TAILQ_NEXT(w, entry);
-		if (w->num == num && w->watch != NULL)
+	for (w = TAILQ_FIRST(&J->watchers); w != NULL; w = next) {
+		next = TAILQ_NEXT(w, wentry);
+		if (w->num == num)
 			w->watch(w->watch_arg, ev);
 	}
 }
@@ -431,11 +440,10 @@ waiter_queue_pass(struct jobs *J)
 	struct job	*j;
 	json_object	*ev;
 
-	if (J->nwatching == 0)
-		return;
-	for (w = TAILQ_FIRST(&J->waiters); w != NULL; w = next) {
-		next = TAILQ_NEXT(w, entry);
-		if (w->watch == NULL || (j = job_find(J, w->num)) == NULL ||
+	/* Only the waiters with a watch: never the whole queue. */
+	for (w = TAILQ_FIRST(&J->watchers); w != NULL; w = next) {
+		next = TAILQ_NEXT(w, wentry);
+		if ((j = job_find(J, w->num)) == NULL ||
 		    j->status != JOB_QUEUED)
 			continue;
 		ev = waiter_state(J, w->num);
