@@ -32,6 +32,8 @@ struct tooltab;
 struct event;
 struct facejobs;
 struct edsubs;
+struct spare;
+struct turn;
 
 /* What the engine needs of the broker; all borrowed, outliving it. */
 struct jobs_config {
@@ -102,6 +104,7 @@ struct jobs {
 	struct joblist		 queued;
 	struct joblist		 running;
 	struct joblist		 unstored;	/* ended, end not yet stored */
+	struct joblist		 ending;	/* ended, in the turn's commit */
 	struct waiterlist	 waiters;
 	size_t			 nwatching;	/* waiters with a watch */
 	struct submissionlist	 submits;	/* for this turn's commit */
@@ -111,6 +114,8 @@ struct jobs {
 	size_t			 nqueued_watched;	/* notify and reload */
 	uint64_t		 count[JOB_NSTATUS];	/* in the store */
 	struct workers		 W;
+	struct spare		*spare;		/* spare.c */
+	struct turn		*trans;		/* turn.c: this turn's commit */
 	struct event		*expire_ev;
 	struct event		*sync_ev;
 	struct event		*group_ev;	/* commits this turn's submits */

@@ -90,7 +90,14 @@ static void
 worker_free(struct worker *w)
 {
 	TAILQ_REMOVE(&w->W->list, w, entry);
-	w->W->nworkers--;
+	if (w == w->W->spare)
+		w->W->spare = NULL;
+	else
+		w->W->nworkers--;
+	if (w->spec_fd != -1)
+		close(w->spec_fd);
+	if (w->events_fd != -1)
+		close(w->events_fd);
 	if (w->events != NULL)
 		bufferevent_free(w->events);
 	if (w->spec != NULL)
@@ -302,8 +309,8 @@ on_spec_error(struct bufferevent *bev, short what, void *arg)
 	w->spec = NULL;
 }
 
-int
-worker_spawn(struct workers *W, struct worker **wp)
+static int
+worker_launch(struct workers *W, struct worker **wp)
 {
 	struct worker	*w;
 	pid_t		 pid;
@@ -317,6 +324,50 @@ worker_spawn(struct workers *W, struct worker **wp)
 	w->events_fd = efd;
 	*wp = w;
 	return 0;
+}
+
+int
+worker_spawn(struct workers *W, struct worker **wp)
+{
+	if (W->spare == NULL)
+		return worker_launch(W, wp);
+	*wp = W->spare;
+	W->spare = NULL;
+	W->nworkers++;
+	return 0;
+}
+
+int
+worker_spare_start(struct workers *W)
+{
+	struct worker	*w;
+	int		 rc;
+
+	if (W->spare != NULL)
+		return 0;
+	if ((rc = worker_launch(W, &w)) != 0)
+		return rc;
+	W->nworkers--;
+	W->spare = w;
+	log_debug("worker %d: the spare", (int)w->pid);
+	return 0;
+}
+
+void
+worker_spare_retire(struct workers *W)
+{
+	struct worker	*w = W->spare;
+
+	if (w == NULL)
+		return;
+	W->spare = NULL;
+	W->nworkers++;
+	log_debug("worker %d: the spare retires", (int)w->pid);
+	/* Signal first: at the end of its pipe it knows it was retired. */
+	kill(w->pid, SIGTERM);
+	close(w->spec_fd);
+	close(w->events_fd);
+	w->spec_fd = w->events_fd = -1;
 }
 
 void
