@@ -12,11 +12,13 @@
 /*
  * The transitions of running jobs in one loop turn (a tool's group, a
  * result, an end), stored in one commit with the next start, or at the
- * end of the turn,
- * as submits are (cmdgated(8), Durability).  Until that commit nothing
- * leaves: every connection's output is held (the hook job_synced), and
- * what a transition tells (notifications, waiters, a worker's spec) is
- * done by the engine's turn_done_fn once the commit is in.
+ * end of the turn, as submits are (cmdgated(8), The store); a tool's
+ * group alone, which nobody is told of, waits for the next commit
+ * (TURN_LATE_MS at most).  Until the commit of a change that is told,
+ * nothing leaves: every connection's output is held (the hook
+ * job_synced), and what it tells (notifications, waiters) is done by the
+ * engine's turn_done_fn once the commit is in.  A worker's spec goes
+ * only after its job's start is committed (turn_commit_with).
  */
 
 struct jobs;
@@ -59,7 +61,8 @@ int	 turn_commit_with(struct jobs *, const char *what,
 	    int (*put)(struct jobs *, void *), void *arg);
 /* Commit what is pending now (shutdown). */
 void	 turn_flush(struct jobs *);
-/* Transitions are pending, and the output held. */
+/* Transitions are pending; the output is held for some. */
 int	 turn_pending(const struct jobs *);
+int	 turn_held(const struct jobs *);
 
 #endif

@@ -63,7 +63,7 @@ jobs_sync(struct jobs *J)
 		fatalx("store: sync failed: %s; stopping before any answer "
 		    "claims it", store_strerror(rc));
 	J->sync_held = 0;
-	if (!turn_pending(J))	/* else the turn's commit releases */
+	if (!turn_held(J))	/* else the turn's commit releases */
 		J->hooks.job_synced(J->hooks.arg, 0);
 }
 

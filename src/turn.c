@@ -25,17 +25,21 @@
 #include "util.h"
 
 #define TURN_LOG_OPS	4	/* transitions named in the debug line */
+#define TURN_LATE_MS	10	/* a tool group's record waits at most */
 
 struct turn {
 	struct turn_oplist	 ops;
 	struct event		*ev;	/* the end of the turn */
+	struct event		*late;	/* tool groups alone: a bit later */
 	turn_done_fn		 done;
+	int			 active;	/* ev is active */
 	int			 held;	/* the output is held for it */
 };
 
 static const char *kind_names[] = { "tool started", "result", NULL };
 
 static void	 on_turn(evutil_socket_t, short, void *);
+static void	 on_late(evutil_socket_t, short, void *);
 static void	 turn_log(struct turn_oplist *, const char *);
 
 void
@@ -45,7 +49,8 @@ turn_init(struct jobs *J, turn_done_fn done)
 
 	TAILQ_INIT(&T->ops);
 	T->done = done;
-	if ((T->ev = event_new(J->cfg.base, -1, 0, on_turn, J)) == NULL)
+	if ((T->ev = event_new(J->cfg.base, -1, 0, on_turn, J)) == NULL ||
+	    (T->late = evtimer_new(J->cfg.base, on_late, J)) == NULL)
 		fatalx("event_new");
 	J->trans = T;
 }
@@ -62,6 +67,7 @@ turn_free(struct jobs *J)
 		free(op);
 	}
 	event_free(J->trans->ev);
+	event_free(J->trans->late);
 	free(J->trans);
 	J->trans = NULL;
 }
@@ -72,21 +78,51 @@ turn_pending(const struct jobs *J)
 	return J->trans != NULL && !TAILQ_EMPTY(&J->trans->ops);
 }
 
+int
+turn_held(const struct jobs *J)
+{
+	return J->trans != NULL && J->trans->held;
+}
+
+/* Something pending decides what is told: not only tool groups. */
+static int
+turn_telling(struct turn *T)
+{
+	struct turn_op	*op;
+
+	TAILQ_FOREACH(op, &T->ops, entry)
+		if (op->kind != TURN_STARTED)
+			return 1;
+	return 0;
+}
+
 void
 turn_add(struct jobs *J, enum turn_kind kind, struct job *j, pid_t del,
     size_t index, int ok)
 {
 	struct turn	*T = J->trans;
 	struct turn_op	*op = xcalloc(1, sizeof(*op));
+	struct timeval	 late = { 0, TURN_LATE_MS * 1000 };
 
 	op->kind = kind;
 	op->j = j;
 	op->del = del;
 	op->index = index;
 	op->ok = ok;
-	if (TAILQ_EMPTY(&T->ops))
-		event_active(T->ev, EV_TIMEOUT, 0);
 	TAILQ_INSERT_TAIL(&T->ops, op, entry);
+	if (kind == TURN_STARTED) {
+		/*
+		 * Nobody is told of a tool group: its record goes with the
+		 * next commit (its result's, often), TURN_LATE_MS at most.
+		 */
+		if (!evtimer_pending(T->late, NULL))
+			evtimer_add(T->late, &late);
+		return;
+	}
+	if (!T->active) {
+		T->active = 1;
+		event_active(T->ev, EV_TIMEOUT, 0);
+	}
 	/* Nothing anyone hears of may leave before the commit. */
 	if (!T->held) {
 		T->held = 1;
@@ -214,7 +250,9 @@ turn_flush(struct jobs *J)
 		free(op);
 	}
 	/* What the effects added is a turn of its own, pending. */
-	if (TAILQ_EMPTY(&T->ops) && T->held) {
+	if (TAILQ_EMPTY(&T->ops))
+		evtimer_del(T->late);
+	if (T->held && !turn_telling(T)) {
 		T->held = 0;
 		if (!J->sync_held)
 			J->hooks.job_synced(J->hooks.arg, 0);
@@ -223,6 +261,18 @@ turn_flush(struct jobs *J)
 
 static void
 on_turn(evutil_socket_t fd, short ev, void *arg)
+{
+	struct jobs	*J = arg;
+
+	(void)fd;
+	(void)ev;
+	J->trans->active = 0;
+	if (turn_pending(J))
+		turn_flush(J);
+}
+
+static void
+on_late(evutil_socket_t fd, short ev, void *arg)
 {
 	struct jobs	*J = arg;
 
