@@ -237,6 +237,15 @@ START_TEST(end_and_start_one_commit)
 }
 END_TEST
 
+/* SIGKILL the broker and start it again; c to the new one. */
+static void
+crash(void)
+{
+	client_close(c);
+	c = NULL;
+	crash_restart();
+}
+
 /*
  * Nothing is told before its commit: a job told running is running
  * after a kill -9 and restart (interrupted, not queued again), and a job
@@ -252,7 +261,7 @@ START_TEST(told_means_stored)
 	for (i = 0; i < 3; i++) {
 		submit(t, "[{\"tool\":\"hold\"}]", "\"notify\":true");
 		await_status(t, "running");
-		crash_restart();
+		crash();
 		r = poll_job(t);
 		ck_assert_str_eq(str(r, "result.status"), "failed");
 		ck_assert_ptr_nonnull(strstr(str(r, "result.error"),
@@ -264,7 +273,7 @@ START_TEST(told_means_stored)
 		ck_assert_str_eq(str(r, "result.status"), "done");
 		snprintf(t, sizeof(t), "%s", str(r, "result.ticket"));
 		json_object_put(r);
-		crash_restart();
+		crash();
 		r = poll_job(t);
 		ck_assert_str_eq(str(r, "result.status"), "done");
 		ck_assert_ptr_nonnull(jpath(r, "result.results.0.stdout"));
