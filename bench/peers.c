@@ -5,6 +5,7 @@
  */
 #include "config.h"
 
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -14,6 +15,7 @@
 #include <netinet/tcp.h>
 #include <arpa/inet.h>
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -30,8 +32,6 @@
 
 #include "broker.h"
 #include "jsonl.h"
-#include "store.h"
-#include "ticket.h"
 #include "peers.h"
 
 extern char	**environ;
@@ -46,39 +46,6 @@ now(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
-static int
-cmpd(const void *a, const void *b)
-{
-	double	x = *(const double *)a, y = *(const double *)b;
-
-	return x < y ? -1 : x > y;
-}
-
-struct stat3
-summarize(double *v, int n)
-{
-	struct stat3	s;
-
-	qsort(v, (size_t)n, sizeof(double), cmpd);
-	s.med = v[n / 2];
-	s.min = v[0];
-	s.max = v[n - 1];
-	return s;
-}
-
-void
-report(const char *what, const char *unit, struct stat3 s)
-{
-	printf("  %-44s %10.1f %s  [%.1f-%.1f]\n", what, s.med, unit, s.min,
-	    s.max);
-}
-
-void
-ratio(const char *what, double r, const char *target)
-{
-	printf("  %-44s %10.2fx  (target %s)\n", what, r, target);
 }
 
 void
@@ -196,35 +163,123 @@ rpc(int fd, const char *line)
 	return o;
 }
 
+const char *
+result_str(json_object *o, const char *name)
+{
+	json_object	*v = json_object_object_get(json_object_object_get(o,
+			    "result"), name);
+
+	return v != NULL ? json_object_get_string(v) : "";
+}
+
+/* clients processes, each n sequential requests; operations per second. */
+double
+concurrent(int port, const char *req, int lines, int clients, int n)
+{
+	int	go[2], i, k, st;
+	pid_t	pids[64];
+	char	c;
+	double	t0;
+
+	if (pipe(go) == -1)
+		die("pipe");
+	for (i = 0; i < clients; i++) {
+		if ((pids[i] = fork()) == 0) {
+			int fd = broker_dial(port);
+
+			prctl(PR_SET_PDEATHSIG, SIGKILL);
+			close(go[1]);
+			if (read(go[0], &c, 1) < 0 || fd == -1)
+				_exit(1);
+			for (k = 0; k < n; k++)
+				xfer(fd, req, strlen(req), lines);
+			_exit(0);
+		}
+	}
+	close(go[0]);
+	t0 = now();
+	close(go[1]);		/* everyone starts */
+	for (i = 0; i < clients; i++) {
+		waitpid(pids[i], &st, 0);
+		if (!WIFEXITED(st) || WEXITSTATUS(st) != 0)
+			die("a client failed");
+	}
+	return (double)clients * n / (now() - t0);
+}
+
 /* ---- the programs under test ----------------------------------------- */
 
-/* cmdgated with the bench's flags and state; ready when this returns. */
+/* Dial port until it answers, up to wait_s seconds or the broker's exit. */
+static void
+await_broker(struct broker *b, int port, int wait_s)
+{
+	struct pollfd	pfd = { b->pidfd, POLLIN, 0 };
+	double		end = now() + wait_s;
+	int		fd;
+
+	while ((fd = broker_dial(port)) == -1) {
+		if (now() > end || poll(&pfd, 1, 1) != 0)
+			die("cmdgated did not become ready in %d s", wait_s);
+	}
+	close(fd);
+	b->port = port;
+}
+
+/*
+ * cmdgated with the bench's flags and state; ready when this returns.
+ * wait_s 0: ready by its READY=1 (within BROKER_TIMEOUT_MS); else on a
+ * port of ours, answering within wait_s seconds (a long restart).
+ */
 void
-broker_start(struct broker *b, const char *tools, const char *sync,
-    const char *state)
+broker_launch(struct broker *b, const char *tools, const char *sync,
+    const char *state, const char *const *extra, int wait_s)
 {
 	struct broker_how	 how = { 1, state, 0, 0, 0 };
-	const char		*argv[16];
-	int			 n = 0;
+	const char		*argv[40];
+	char			 listen[32];
+	int			 n = 0, port = free_port();
 
+	if (wait_s > 0) {
+		/* No defaults: our port, so that no READY need be awaited. */
+		how.defaults = 0;
+		snprintf(listen, sizeof(listen), "127.0.0.1:%d", port);
+		argv[n++] = "--listen";
+		argv[n++] = listen;
+		argv[n++] = "--state-dir";
+		argv[n++] = state;
+		argv[n++] = "--no-auth";
+	}
 	argv[n++] = "--sync";
 	argv[n++] = sync;
 	argv[n++] = "--log-level";
 	argv[n++] = "error";
 	argv[n++] = "--max-queued";
-	argv[n++] = "1000000";
+	argv[n++] = "10000000";
 	argv[n++] = "--max-clients";
 	argv[n++] = "100000";
 	if (tools != NULL) {
 		argv[n++] = "--tools";
 		argv[n++] = tools;
 	}
+	while (extra != NULL && *extra != NULL && n < 39)
+		argv[n++] = *extra++;
 	argv[n] = NULL;
 	/* --no-auth comes with the defaults: a loopback bench. */
 	if (broker_mkdir(b) == -1)
 		die("broker temp dir: %s", strerror(errno));
-	if (broker_spawn(b, argv, &how) == -1 || broker_ready(b) == -1)
+	if (broker_spawn(b, argv, &how) == -1)
+		die("cannot start cmdgated");
+	if (wait_s > 0)
+		await_broker(b, port, wait_s);
+	else if (broker_ready(b) == -1)
 		die("cmdgated did not become ready");
+}
+
+void
+broker_start(struct broker *b, const char *tools, const char *sync,
+    const char *state, const char *const *extra)
+{
+	broker_launch(b, tools, sync, state, extra, 0);
 }
 
 void
@@ -264,37 +319,72 @@ write_text(const char *path, const char *text)
 	fclose(f);
 }
 
-/* A loopback line echo server: the floor of a request/response. */
-pid_t
-floor_start(int *port)
+/* One field of /proc/PID/schedstat of each of pid's threads, summed. */
+static double
+schedstat_s(pid_t pid)
 {
-	struct sockaddr_in	sin;
-	socklen_t		len = sizeof(sin);
-	int			lfd = socket(AF_INET, SOCK_STREAM, 0), fd, one = 1;
-	char			buf[65536];
-	ssize_t			r;
-	pid_t			pid;
+	char		 path[300];
+	DIR		*d;
+	struct dirent	*de;
+	FILE		*f;
+	unsigned long long ns, sum = 0;
+	int		 seen = 0;
 
-	memset(&sin, 0, sizeof(sin));
-	sin.sin_family = AF_INET;
-	sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	bind(lfd, (struct sockaddr *)&sin, sizeof(sin));
-	listen(lfd, 64);
-	getsockname(lfd, (struct sockaddr *)&sin, &len);
-	*port = ntohs(sin.sin_port);
-	if ((pid = fork()) != 0) {
-		close(lfd);
-		return pid;
+	snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
+	if ((d = opendir(path)) == NULL)
+		return -1;
+	while ((de = readdir(d)) != NULL) {
+		if (de->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "/proc/%d/task/%s/schedstat",
+		    (int)pid, de->d_name);
+		if ((f = fopen(path, "r")) == NULL)
+			continue;
+		if (fscanf(f, "%llu", &ns) == 1) {
+			sum += ns;
+			seen++;
+		}
+		fclose(f);
 	}
-	for (;;) {
-		if ((fd = accept(lfd, NULL, NULL)) == -1)
-			_exit(0);
-		setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-		while ((r = recv(fd, buf, sizeof(buf), 0)) > 0)
-			if (send(fd, buf, (size_t)r, MSG_NOSIGNAL) != r)
-				break;
-		close(fd);
-	}
+	closedir(d);
+	return seen ? sum / 1e9 : -1;
+}
+
+/* utime + stime of pid from /proc/PID/stat, in seconds, or -1. */
+static double
+stat_s(pid_t pid)
+{
+	char			 path[64], buf[1024], *p;
+	unsigned long long	 ut, st;
+	FILE			*f;
+	size_t			 n;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	if ((f = fopen(path, "r")) == NULL)
+		return -1;
+	n = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[n] = '\0';
+	/* Fields 14 and 15, counted after the command's closing ')'. */
+	if ((p = strrchr(buf, ')')) == NULL || sscanf(p + 2,
+	    "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu",
+	    &ut, &st) != 2)
+		return -1;
+	return (double)(ut + st) / sysconf(_SC_CLK_TCK);
+}
+
+/*
+ * CPU time pid has used so far, in seconds: the scheduler's nanosecond
+ * count when the kernel keeps it, else utime + stime (clock ticks).
+ */
+double
+cpu_s(pid_t pid)
+{
+	double	s = schedstat_s(pid);
+
+	if (s < 0 && (s = stat_s(pid)) < 0)
+		die("no CPU time for process %d", (int)pid);
+	return s;
 }
 
 pid_t
@@ -317,7 +407,14 @@ beanstalkd_start(int *port, const char *binlog)
 		argv[n++] = "-f0";
 	}
 	argv[n] = NULL;
-	pid = spawn(argv, NULL);
+	/* A server of ours: it dies with the bench, whatever ends it. */
+	if ((pid = fork()) == 0) {
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		execvp(argv[0], argv);
+		_exit(127);
+	}
+	if (pid == -1)
+		die("fork: %s", strerror(errno));
 	await_port(*port);
 	return pid;
 }

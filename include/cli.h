@@ -38,12 +38,26 @@ json_object	*cli_call(struct cli *, const char *method,
 json_object	*cli_call_wait(struct cli *, const char *method,
 		    json_object *params, int64_t wait_s, int *rc);
 /*
- * The broker went away under a command that waits on it: connect again,
- * with the backoff of client.h, until deadline_ms (util_monotonic_ms()).
- * One line on stderr for the outage.  0, or CX_UNAVAILABLE with the
- * error printed.
+ * What may end cli_reconnect's wait early: input on fd[0] or fd[1] (-1:
+ * none) calls quit(arg), which reads it and returns 1 to stop waiting.
  */
-int		 cli_reconnect(struct cli *, int64_t deadline_ms);
+struct cli_wake {
+	int		  fd[2];
+	int		(*quit)(void *arg);
+	void		 *arg;
+};
+
+/* cli_reconnect stopped by its wake. */
+#define CLI_QUIT	(-1)
+
+/*
+ * The broker went away under a command that waits on it: connect again,
+ * with the backoff of client.h, until deadline_ms (util_monotonic_ms()),
+ * the pauses cut short by w (NULL: nothing).  One line on stderr for the
+ * outage.  0, CX_UNAVAILABLE with the error printed, or CLI_QUIT.
+ */
+int		 cli_reconnect(struct cli *, int64_t deadline_ms,
+		    const struct cli_wake *w);
 /* The string member key of o, "" when absent (borrowed from o). */
 const char	*cli_str(json_object *o, const char *key);
 int64_t		 cli_int(json_object *o, const char *key);

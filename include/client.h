@@ -40,6 +40,7 @@ struct cg_client {
 	int64_t		 next_id;
 	int64_t		 timeout_ms;	/* for each answer; from the target */
 	char		 err[512];	/* why the last call failed */
+	int		 lost;		/* ... by the connection's end */
 };
 
 struct cg_target {

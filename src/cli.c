@@ -2,11 +2,11 @@
 /* What every cmdgate(1) command shares: calls, errors, safe output. */
 #include "config.h"
 
+#include <limits.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-#include <event2/event.h>
 
 #include <json-c/json.h>
 
@@ -163,32 +163,34 @@ cli_call(struct cli *cl, const char *method, json_object *params, int *rc)
 	return cli_call_wait(cl, method, params, 0, rc);
 }
 
-static void
-pause_done(evutil_socket_t fd, short what, void *arg)
+/*
+ * Let ms go by; input on w's fds ends it early when w->quit says so: 1
+ * then, else 0.  A poll(2), not an event loop: quit reads the fds.
+ */
+static int
+cli_pause(int64_t ms, const struct cli_wake *w)
 {
-	(void)fd;
-	(void)what;
-	(void)arg;
-}
+	struct pollfd	 p[2];
+	int64_t		 end = util_monotonic_ms() + ms, left;
+	nfds_t		 n = 0;
+	size_t		 i;
 
-/* Let ms go by: a timer of its own event loop. */
-static void
-cli_pause(int64_t ms)
-{
-	struct event_base	*base;
-	struct timeval		 tv;
-
-	if (ms <= 0 || (base = event_base_new()) == NULL)
-		return;
-	tv.tv_sec = ms / 1000;
-	tv.tv_usec = (ms % 1000) * 1000;
-	if (event_base_once(base, -1, EV_TIMEOUT, pause_done, NULL, &tv) == 0)
-		event_base_dispatch(base);
-	event_base_free(base);
+	for (i = 0; w != NULL && i < 2; i++)
+		if (w->fd[i] != -1) {
+			p[n].fd = w->fd[i];
+			p[n].events = POLLIN;
+			p[n++].revents = 0;
+		}
+	while ((left = end - util_monotonic_ms()) > 0) {
+		if (poll(p, n, left > INT_MAX ? INT_MAX : (int)left) > 0 &&
+		    w->quit(w->arg))
+			return 1;
+	}
+	return 0;
 }
 
 int
-cli_reconnect(struct cli *cl, int64_t deadline_ms)
+cli_reconnect(struct cli *cl, int64_t deadline_ms, const struct cli_wake *w)
 {
 	int64_t	lost = util_monotonic_ms(), delay = CG_RETRY_FIRST_MS, now;
 
@@ -198,8 +200,11 @@ cli_reconnect(struct cli *cl, int64_t deadline_ms)
 	for (;;) {
 		cg_close(&cl->c);
 		now = util_monotonic_ms();
-		cli_pause(delay < deadline_ms - now ? delay :
-		    deadline_ms - now);
+		if (cli_pause(delay < deadline_ms - now ? delay :
+		    deadline_ms - now, w)) {
+			fprintf(stderr, " stopped\n");
+			return CLI_QUIT;
+		}
 		if (cg_connect(&cl->c, &cl->t) == 0) {
 			fprintf(stderr, " reconnected after %lld s\n",
 			    (long long)(util_monotonic_ms() - lost + 500) /

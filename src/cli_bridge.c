@@ -4,9 +4,7 @@
 
 #include <sys/queue.h>
 #include <sys/random.h>
-#include <sys/socket.h>
 
-#include <errno.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -22,6 +20,9 @@
 
 #include "cli.h"
 #include "cli_bridge.h"
+#include "cli_bridgec.h"
+#include "cli_bridgeio.h"
+#include "cli_bridgeq.h"
 #include "client.h"
 #include "jsonl.h"
 #include "jstrict.h"
@@ -30,45 +31,35 @@
 /*
  * The bridge follows the client's requests until they are answered, so
  * that it can outlive the broker: when the connection is lost it
- * connects again, says again what the client said at the start (its
- * initialize, notifications/initialized, logging/setLevel) and sends
- * every unanswered request again.  A tools/call carries an idempotency
- * key (the bridge gives it one), so that sent again it runs once.
+ * connects again (without blocking: the client is served meanwhile),
+ * says again what the client said at the start (its initialize,
+ * notifications/initialized, logging/setLevel) and sends every
+ * unanswered request again.  A tools/call carries an idempotency key
+ * (the bridge gives it one), so that sent again it runs once.
  */
-#define BRIDGE_ID	"cmdgate-bridge:"	/* its own requests' ids */
-#define IDEM_META	"cmdgate/idempotency_key"
-#define IDEM_BYTES	16			/* random, sent as hex */
-#define JSON_FLAGS	(JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE)
-
-enum call_kind { CALL_OTHER, CALL_INIT, CALL_LEVEL, CALL_TOOLS };
-
-/* A request of the client's that the broker has not answered yet. */
-struct call {
-	TAILQ_ENTRY(call)	 entry;
-	char			*id;	/* its id, as JSON */
-	char			*line;	/* the request as sent, key and all */
-	enum call_kind		 kind;
-};
-TAILQ_HEAD(calls, call);
+#define BRIDGE_KILLS		2	/* quick losses a request may cause */
 
 struct bridge {
 	struct event_base	*base;
-	struct bufferevent	*in, *out, *sock;	/* sock: NULL when lost */
-	struct event		*retry;
+	struct bridgeio		 io;		/* the client's stdin, stdout */
+	struct bridgec		 c;		/* the broker */
 	struct cli		*cl;
-	struct calls		 calls;		/* unanswered, oldest first */
+	struct callq		 q;		/* unanswered requests */
 	char			*init;		/* the answered initialize */
 	char			*level;		/* the last logging/setLevel */
 	int			 initialized;	/* notifications/initialized */
 	uint64_t		 tools_seen;	/* hash of its last tools; 0 */
-	int64_t			 lost_at;	/* -1: connected */
-	int64_t			 delay;		/* before the next try */
-	int			 stdin_done;
+	char			 own[32];	/* the prefix of its own ids */
+	int64_t			 lost_at;	/* -1: not lost */
+	json_object		*too_large;	/* the broker's, before closing */
+	size_t			 refuse_at;	/* requests this long: 0, none */
+	size_t			 passed_max;	/* longest line not held, sent */
+	char			*refuse_why;
 };
 
-static void	bridge_sock(struct bufferevent *, void *);
-static void	bridge_sock_flushed(struct bufferevent *, void *);
-static void	bridge_sock_event(struct bufferevent *, short, void *);
+static void	bridge_client_line(void *, const char *, size_t);
+static void	bridge_client_eof(void *);
+static void	bridge_end_if_done(struct bridge *);
 
 /* 64-bit FNV-1a: enough to see that a tool list changed. */
 static uint64_t
@@ -81,143 +72,234 @@ bridge_hash(const char *s)
 	return h != 0 ? h : 1;
 }
 
-/* line (n bytes) and a newline to the broker; nothing while it is lost. */
+/* The hash of a tools/list result's tools (0: none to compare). */
+static uint64_t
+bridge_tools_hash(json_object *result)
+{
+	json_object	*t;
+
+	if (!json_object_object_get_ex(result, "tools", &t))
+		return 0;
+	return bridge_hash(json_object_to_json_string_ext(t, CALLQ_JSON));
+}
+
+/* What follows the bridge's prefix in id, one of its own; else NULL. */
+static const char *
+bridge_own_id(struct bridge *b, json_object *id)
+{
+	const char	*s;
+
+	if (!json_object_is_type(id, json_type_string))
+		return NULL;
+	s = json_object_get_string(id);
+	if (strncmp(s, b->own, strlen(b->own)) != 0)
+		return NULL;
+	return s + strlen(b->own);
+}
+
 static void
 bridge_send(struct bridge *b, const char *line, size_t n)
 {
-	if (b->sock == NULL)
-		return;
-	bufferevent_write(b->sock, line, n);
-	bufferevent_write(b->sock, "\n", 1);
-}
-
-static void
-bridge_to_client(struct bridge *b, const char *line, size_t n)
-{
-	bufferevent_write(b->out, line, n);
-	bufferevent_write(b->out, "\n", 1);
-}
-
-static struct call *
-call_find(struct bridge *b, json_object *id)
-{
-	const char	*s = json_object_to_json_string_ext(id, JSON_FLAGS);
-	struct call	*c;
-
-	TAILQ_FOREACH(c, &b->calls, entry)
-		if (strcmp(c->id, s) == 0)
-			return c;
-	return NULL;
-}
-
-static void
-call_free(struct bridge *b, struct call *c)
-{
-	TAILQ_REMOVE(&b->calls, c, entry);
-	free(c->id);
-	free(c->line);
-	free(c);
+	bridgec_send(&b->c, line, n);
 }
 
 /*
- * Give a tools/call a key of its own in params._meta, unless the client
- * gave one (the broker judges that).
+ * A line of the client's that is not held (a notification, an answer,
+ * not JSON) to the broker, when it is up; the longest is remembered, in
+ * case the broker refuses it by size.  One as long as a line it refused
+ * is not sent.
  */
 static void
-bridge_key(json_object *msg)
+bridge_pass(struct bridge *b, const char *line, size_t n)
 {
-	json_object	*params, *meta;
-	unsigned char	 raw[IDEM_BYTES];
-	char		 hex[2 * IDEM_BYTES + 1];
-	size_t		 i;
+	char	*e;
 
-	if (!json_object_object_get_ex(msg, "params", &params) ||
-	    !json_object_is_type(params, json_type_object))
-		return;
-	if (!json_object_object_get_ex(params, "_meta", &meta)) {
-		meta = json_object_new_object();
-		json_object_object_add(params, "_meta", meta);
-	}
-	if (!json_object_is_type(meta, json_type_object) ||
-	    json_object_object_get_ex(meta, IDEM_META, NULL))
-		return;
-	if (getrandom(raw, sizeof(raw), 0) != (ssize_t)sizeof(raw)) {
-		fprintf(stderr, "cmdgate mcp: getrandom: %s: a tools/call "
-		    "goes without its key\n", strerror(errno));
+	if (b->refuse_at != 0 && n >= b->refuse_at) {
+		e = callq_error(NULL, -32600, "Invalid Request",
+		    "message_too_large", b->refuse_why);
+		bridgeio_write(&b->io, e, strlen(e));
+		free(e);
 		return;
 	}
-	for (i = 0; i < sizeof(raw); i++)
-		snprintf(hex + 2 * i, 3, "%02x", raw[i]);
-	json_object_object_add(meta, IDEM_META, json_object_new_string(hex));
+	if (bridgec_is_up(&b->c) && n > b->passed_max)
+		b->passed_max = n;
+	bridge_send(b, line, n);
 }
 
-static enum call_kind
-call_kind(const char *method)
+/* c to the broker, when it is up; c stays held until it is answered. */
+static void
+bridge_put(struct bridge *b, struct call *c)
 {
-	if (strcmp(method, "initialize") == 0)
-		return CALL_INIT;
-	if (strcmp(method, "logging/setLevel") == 0)
-		return CALL_LEVEL;
-	if (strcmp(method, "tools/list") == 0)
-		return CALL_TOOLS;
-	return CALL_OTHER;
+	if (!bridgec_is_up(&b->c))
+		return;
+	bridge_send(b, c->line, c->len);
+	c->sent = 1;
+	c->sent_at = util_monotonic_ms();
 }
 
-/* Follow the client's request msg (its line), and send it. */
+/*
+ * Answer a request (id, JSON text) or a batch (ids: an error each, in
+ * one array) with an error of the bridge's own.
+ */
+static void
+bridge_refuse(struct bridge *b, const char *id, json_object *ids, int code,
+    const char *msg, const char *type, const char *reason)
+{
+	struct evbuffer	*buf;
+	char		*line;
+	size_t		 i, n;
+
+	if (ids == NULL) {
+		line = callq_error(id, code, msg, type, reason);
+		bridgeio_write(&b->io, line, strlen(line));
+		free(line);
+		return;
+	}
+	if ((buf = evbuffer_new()) == NULL)
+		return;
+	n = json_object_array_length(ids);
+	for (i = 0; i < n; i++) {
+		line = callq_error(json_object_get_string(
+		    json_object_array_get_idx(ids, i)), code, msg, type, reason);
+		evbuffer_add_printf(buf, "%s%s%s", i == 0 ? "[" : ",", line,
+		    i + 1 == n ? "]\n" : "");
+		free(line);
+	}
+	bridgeio_write_buffer(&b->io, buf);
+	evbuffer_free(buf);
+}
+
+/*
+ * Refuse a request (or batch) of n bytes that the broker is known to
+ * refuse, or that the bridge has no room to hold: 1 when refused.
+ */
+static int
+bridge_refused(struct bridge *b, const char *id, json_object *ids, size_t n)
+{
+	char	why[256];
+
+	if (b->refuse_at != 0 && n >= b->refuse_at) {
+		bridge_refuse(b, id, ids, -32600, "Invalid Request",
+		    "message_too_large", b->refuse_why);
+		return 1;
+	}
+	if (callq_room(&b->q, n))
+		return 0;
+	snprintf(why, sizeof(why), "cmdgate mcp holds at most %d unanswered "
+	    "requests (%d MiB) until the broker answers; wait for answers "
+	    "and send it again", CALLQ_MAX, CALLQ_BYTES / (1024 * 1024));
+	bridge_refuse(b, id, ids, -32003, "Server error", "bridge_full", why);
+	return 1;
+}
+
+/* Follow the client's request msg (line, n bytes), and send it. */
 static void
 bridge_request(struct bridge *b, json_object *msg, const char *method,
-    json_object *id, const char *line)
+    json_object *id, const char *line, size_t n)
 {
-	struct call	*c = xcalloc(1, sizeof(*c));
+	const char	*ids = json_object_to_json_string_ext(id, CALLQ_JSON);
+	json_object	*p;
+	struct call	*c;
+	enum call_kind	 kind = callq_kind(method);
 
 	if (strcmp(method, "tools/call") == 0) {
-		bridge_key(msg);
-		line = json_object_to_json_string_ext(msg, JSON_FLAGS);
+		callq_key(msg);
+		line = json_object_to_json_string_length(msg, CALLQ_JSON, &n);
 	}
-	c->id = xstrdup(json_object_to_json_string_ext(id, JSON_FLAGS));
-	c->line = xstrdup(line);
-	c->kind = call_kind(method);
-	TAILQ_INSERT_TAIL(&b->calls, c, entry);
-	bridge_send(b, c->line, strlen(c->line));
+	/* A later page is not the list the bridge fetches to compare. */
+	if (kind == CALL_TOOLS && json_object_object_get_ex(msg, "params",
+	    &p) && json_object_object_get_ex(p, "cursor", NULL))
+		kind = CALL_OTHER;
+	if (bridge_refused(b, ids, NULL, n))
+		return;
+	c = callq_add(&b->q, ids, NULL, line, n, kind);
+	bridge_put(b, c);
 }
 
-/* A notification of the client's: what a reconnection needs of it. */
+/*
+ * A batch (msg): its requests' tools/calls get keys, and it is followed
+ * as one request, answered by one array.  Refused whole, an error each.
+ */
 static void
-bridge_notice(struct bridge *b, json_object *msg, const char *method)
+bridge_batch(struct bridge *b, json_object *msg, const char *line, size_t n)
+{
+	json_object	*ids = json_object_new_array(), *e, *m, *id;
+	size_t		 i;
+
+	for (i = 0; i < json_object_array_length(msg); i++) {
+		e = json_object_array_get_idx(msg, i);
+		if (!json_object_object_get_ex(e, "method", &m) ||
+		    !json_object_is_type(m, json_type_string) ||
+		    !json_object_object_get_ex(e, "id", &id))
+			continue;
+		json_object_array_add(ids, json_object_new_string(
+		    json_object_to_json_string_ext(id, CALLQ_JSON)));
+		if (strcmp(json_object_get_string(m), "tools/call") == 0)
+			callq_key(e);
+	}
+	if (json_object_array_length(ids) == 0) {
+		json_object_put(ids);
+		bridge_pass(b, line, n);	/* notifications only */
+		return;
+	}
+	line = json_object_to_json_string_length(msg, CALLQ_JSON, &n);
+	if (bridge_refused(b, NULL, ids, n)) {
+		json_object_put(ids);
+		return;
+	}
+	bridge_put(b, callq_add(&b->q, NULL, ids, line, n, CALL_BATCH));
+}
+
+/*
+ * A notification of the client's: what a reconnection needs of it.  A
+ * cancelled request not sent yet goes with its cancellation, so that the
+ * job it made before the broker went away is cancelled too.
+ */
+static void
+bridge_notice(struct bridge *b, json_object *msg, const char *method,
+    const char *line, size_t n)
 {
 	json_object	*params, *rid;
-	struct call	*c;
+	struct call	*c = NULL;
+	const char	*rs = NULL;
 
 	if (strcmp(method, "notifications/initialized") == 0)
 		b->initialized = 1;
 	else if (strcmp(method, "notifications/cancelled") == 0 &&
 	    json_object_object_get_ex(msg, "params", &params) &&
-	    json_object_object_get_ex(params, "requestId", &rid) &&
-	    (c = call_find(b, rid)) != NULL)
-		call_free(b, c);	/* the broker will not answer it */
+	    json_object_object_get_ex(params, "requestId", &rid))
+		c = callq_find(&b->q, rs = json_object_to_json_string_ext(rid,
+		    CALLQ_JSON));
+	if (c != NULL && !c->sent) {
+		callq_cancel(c, rs);
+		return;
+	}
+	if (c != NULL && c->kind != CALL_BATCH)
+		callq_free(&b->q, c);	/* the broker will not answer it */
+	bridge_pass(b, line, n);
 }
 
 /*
- * A line from the client: a request is followed; anything else goes as
- * it is (and is lost while the broker is).
+ * A line from the client: a request (or a batch of them) is followed;
+ * anything else goes as it is (and is lost while the broker is).
  */
 static void
-bridge_client_line(struct bridge *b, const char *line, size_t n)
+bridge_client_line(void *arg, const char *line, size_t n)
 {
+	struct bridge	*b = arg;
 	json_object	*msg = NULL, *m, *id;
-	const char	*method = NULL;
 
-	if (jstrict_parse(line, n, &msg) == 0 &&
-	    json_object_object_get_ex(msg, "method", &m) &&
-	    json_object_is_type(m, json_type_string))
-		method = json_object_get_string(m);
-	if (method != NULL && json_object_object_get_ex(msg, "id", &id))
-		bridge_request(b, msg, method, id, line);
-	else {
-		if (method != NULL)
-			bridge_notice(b, msg, method);
-		bridge_send(b, line, n);
-	}
+	if (jstrict_parse(line, n, &msg) != 0)
+		bridge_pass(b, line, n);	/* the broker says why */
+	else if (json_object_is_type(msg, json_type_array))
+		bridge_batch(b, msg, line, n);
+	else if (!json_object_object_get_ex(msg, "method", &m) ||
+	    !json_object_is_type(m, json_type_string))
+		bridge_pass(b, line, n);
+	else if (json_object_object_get_ex(msg, "id", &id))
+		bridge_request(b, msg, json_object_get_string(m), id, line, n);
+	else
+		bridge_notice(b, msg, json_object_get_string(m), line, n);
 	json_object_put(msg);
 }
 
@@ -231,31 +313,30 @@ bridge_answered(struct bridge *b, struct call *c, json_object *msg)
 		switch (c->kind) {
 		case CALL_INIT:
 			free(b->init);
-			b->init = c->line;
-			c->line = NULL;
+			b->init = xstrdup(c->line);
 			break;
 		case CALL_LEVEL:
 			free(b->level);
-			b->level = c->line;
-			c->line = NULL;
+			b->level = xstrdup(c->line);
 			break;
 		case CALL_TOOLS:
-			b->tools_seen = bridge_hash(
-			    json_object_to_json_string_ext(r, JSON_FLAGS));
+			b->tools_seen = bridge_tools_hash(r);
 			break;
 		default:
 			break;
 		}
 	}
-	call_free(b, c);
+	callq_free(&b->q, c);
+	bridgeio_room(&b->io);
 }
 
 /*
- * The answer to a request of the bridge's own: not the client's.  The
- * tool list fetched on reconnecting tells whether it changed.
+ * The answer to a request of the bridge's own (what: its name): not the
+ * client's.  The tool list fetched on reconnecting tells whether it
+ * changed.
  */
 static void
-bridge_own_answer(struct bridge *b, json_object *msg, const char *id)
+bridge_own_answer(struct bridge *b, json_object *msg, const char *what)
 {
 	static const char	 changed[] = "{\"jsonrpc\":\"2.0\",\"method\":"
 				    "\"notifications/tools/list_changed\"}";
@@ -264,54 +345,85 @@ bridge_own_answer(struct bridge *b, json_object *msg, const char *id)
 
 	if (json_object_object_get_ex(msg, "error", &r)) {
 		fprintf(stderr, "cmdgate mcp: the broker refused the %s the "
-		    "bridge sent again: %s\n", id + strlen(BRIDGE_ID),
-		    json_object_to_json_string_ext(r, JSON_FLAGS));
+		    "bridge sent again: %s\n", what,
+		    json_object_to_json_string_ext(r, CALLQ_JSON));
 		return;
 	}
-	if (strcmp(id, BRIDGE_ID "tools") != 0 ||
+	if (strcmp(what, "tools") != 0 ||
 	    !json_object_object_get_ex(msg, "result", &r))
 		return;
-	h = bridge_hash(json_object_to_json_string_ext(r, JSON_FLAGS));
+	h = bridge_tools_hash(r);
 	if (b->tools_seen != 0 && h != b->tools_seen)
-		bridge_to_client(b, changed, sizeof(changed) - 1);
+		bridgeio_write(&b->io, changed, sizeof(changed) - 1);
 	b->tools_seen = h;
 }
 
-/* A line from the broker: to the client, unless the bridge asked. */
+/* Whether msg is the broker's message_too_large, before it closes. */
+static int
+bridge_too_large(json_object *msg)
+{
+	json_object	*id, *e, *d, *t;
+
+	return json_object_object_get_ex(msg, "id", &id) && id == NULL &&
+	    json_object_object_get_ex(msg, "error", &e) &&
+	    json_object_object_get_ex(e, "data", &d) &&
+	    json_object_object_get_ex(d, "type", &t) &&
+	    json_object_is_type(t, json_type_string) &&
+	    strcmp(json_object_get_string(t), "message_too_large") == 0;
+}
+
+/*
+ * A line from the broker: to the client, unless the bridge asked, or it
+ * is the broker's message_too_large (the request it names is answered
+ * when the connection closes).  The client's ids are looked up first.
+ */
 static void
 bridge_broker_line(struct bridge *b, const char *line, size_t n)
 {
 	json_object	*msg = NULL, *id;
-	struct call	*c;
+	struct call	*c = NULL;
+	const char	*own;
 
 	if (jstrict_parse(line, n, &msg) == 0 &&
-	    !json_object_object_get_ex(msg, "method", NULL) &&
-	    json_object_object_get_ex(msg, "id", &id)) {
-		if (json_object_is_type(id, json_type_string) &&
-		    strncmp(json_object_get_string(id), BRIDGE_ID,
-		    strlen(BRIDGE_ID)) == 0) {
-			bridge_own_answer(b, msg, json_object_get_string(id));
+	    json_object_is_type(msg, json_type_array) &&
+	    json_object_array_length(msg) > 0 && json_object_object_get_ex(
+	    json_object_array_get_idx(msg, 0), "id", &id))
+		c = callq_find(&b->q, json_object_to_json_string_ext(id,
+		    CALLQ_JSON));
+	else if (msg != NULL && !json_object_object_get_ex(msg, "method",
+	    NULL) && json_object_object_get_ex(msg, "id", &id)) {
+		c = callq_find(&b->q, json_object_to_json_string_ext(id,
+		    CALLQ_JSON));
+		if (c == NULL && (own = bridge_own_id(b, id)) != NULL) {
+			bridge_own_answer(b, msg, own);
 			json_object_put(msg);
 			return;
 		}
-		if ((c = call_find(b, id)) != NULL)
-			bridge_answered(b, c, msg);
+		if (c == NULL && bridge_too_large(msg)) {
+			json_object_put(b->too_large);
+			b->too_large = msg;
+			return;
+		}
 	}
+	if (c != NULL)
+		bridge_answered(b, c, msg);
 	json_object_put(msg);
-	bridge_to_client(b, line, n);
+	bridgeio_write(&b->io, line, n);
 }
 
-/* Send request line again, under the bridge's own id. */
+/* Send request line again, under the bridge's own id for what. */
 static void
-bridge_resend(struct bridge *b, const char *line, const char *id)
+bridge_resend(struct bridge *b, const char *line, const char *what)
 {
 	json_object	*msg;
 	const char	*s;
+	char		 id[64];
 
 	if (jstrict_parse_str(line, &msg) != 0)
 		return;
+	snprintf(id, sizeof(id), "%s%s", b->own, what);
 	json_object_object_add(msg, "id", json_object_new_string(id));
-	s = json_object_to_json_string_ext(msg, JSON_FLAGS);
+	s = json_object_to_json_string_ext(msg, CALLQ_JSON);
 	bridge_send(b, s, strlen(s));
 	json_object_put(msg);
 }
@@ -319,243 +431,260 @@ bridge_resend(struct bridge *b, const char *line, const char *id)
 /*
  * To a new connection: what the client said at the start, a tools/list
  * of the bridge's own when the client saw one, then every request still
- * unanswered (a tools/call with its key: the broker finds its job).
+ * unanswered (a tools/call with its key: the broker finds its job), and
+ * after one cancelled meanwhile its cancellation, which it never answers.
  */
 static void
 bridge_replay(struct bridge *b)
 {
 	static const char	 inited[] = "{\"jsonrpc\":\"2.0\",\"method\":"
 				    "\"notifications/initialized\"}";
-	static const char	 tools[] = "{\"jsonrpc\":\"2.0\",\"id\":\""
-				    BRIDGE_ID "tools\",\"method\":"
-				    "\"tools/list\",\"params\":{}}";
-	struct call		*c;
+	struct call		*c, *next;
+	char			*tools;
 
 	if (b->init != NULL)
-		bridge_resend(b, b->init, BRIDGE_ID "initialize");
+		bridge_resend(b, b->init, "initialize");
 	if (b->initialized)
 		bridge_send(b, inited, sizeof(inited) - 1);
 	if (b->level != NULL)
-		bridge_resend(b, b->level, BRIDGE_ID "logging/setLevel");
-	if (b->tools_seen != 0)
-		bridge_send(b, tools, sizeof(tools) - 1);
-	TAILQ_FOREACH(c, &b->calls, entry)
-		bridge_send(b, c->line, strlen(c->line));
+		bridge_resend(b, b->level, "logging/setLevel");
+	if (b->tools_seen != 0) {
+		tools = xasprintf("{\"jsonrpc\":\"2.0\",\"id\":\"%stools\","
+		    "\"method\":\"tools/list\",\"params\":{}}", b->own);
+		bridge_send(b, tools, strlen(tools));
+		free(tools);
+	}
+	for (c = TAILQ_FIRST(&b->q.calls); c != NULL; c = next) {
+		next = TAILQ_NEXT(c, entry);
+		bridge_put(b, c);
+		if (c->cancel == NULL)
+			continue;
+		bridge_send(b, c->cancel, strlen(c->cancel));
+		if (c->kind != CALL_BATCH)
+			callq_free(&b->q, c);
+	}
+	bridgeio_room(&b->io);
 }
 
-/*
- * Take the connection cl->c made, and what it read past the
- * authentication: 0, or -1.
- */
-static int
-bridge_attach(struct bridge *b)
-{
-	struct cg_client	*c = &b->cl->c;
-	const char		*rest;
-	size_t			 n = 0;
-
-	evutil_make_socket_nonblocking(c->fd);
-	if ((b->sock = bufferevent_socket_new(b->base, c->fd,
-	    BEV_OPT_CLOSE_ON_FREE)) == NULL)
-		return -1;
-	c->fd = -1;	/* the bridge owns it now */
-	if ((rest = jsonl_rest(&c->jl, &n)) != NULL && n > 0)
-		evbuffer_add(bufferevent_get_input(b->sock), rest, n);
-	bufferevent_setcb(b->sock, bridge_sock, bridge_sock_flushed,
-	    bridge_sock_event, b);
-	bufferevent_enable(b->sock, EV_READ | EV_WRITE);
-	if (n > 0)
-		bridge_sock(b->sock, b);
-	return 0;
-}
-
+/* The connection is up (again): the replay goes first. */
 static void
-bridge_arm(struct bridge *b)
-{
-	struct timeval	tv;
-
-	tv.tv_sec = b->delay / 1000;
-	tv.tv_usec = (b->delay % 1000) * 1000;
-	evtimer_add(b->retry, &tv);
-}
-
-/* One try to get back to the broker; the next one later. */
-static void
-bridge_retry(evutil_socket_t fd, short what, void *arg)
+bridge_up(void *arg)
 {
 	struct bridge	*b = arg;
 
-	(void)fd;
-	(void)what;
-	cg_close(&b->cl->c);
-	if (cg_connect(&b->cl->c, &b->cl->t) != 0 || bridge_attach(b) == -1) {
-		b->delay = b->delay * 2 > CG_RETRY_MAX_MS ? CG_RETRY_MAX_MS :
-		    b->delay * 2;
-		bridge_arm(b);
-		return;
-	}
-	fprintf(stderr, " reconnected after %lld s\n",
-	    (long long)(util_monotonic_ms() - b->lost_at + 500) / 1000);
+	if (b->lost_at != -1)
+		fprintf(stderr, " reconnected after %lld s\n",
+		    (long long)(util_monotonic_ms() - b->lost_at + 500) / 1000);
 	b->lost_at = -1;
+	b->passed_max = 0;
 	bridge_replay(b);
 }
 
-/* The broker went away: one line for the outage, its end completes it. */
+/*
+ * The broker refused a line by size: the longest sent on the connection
+ * (its limit is below it).  A request gets the broker's error with its
+ * id; a line not held, the error as the broker sent it.  Lines as long
+ * are refused from now on.
+ */
 static void
-bridge_lost(struct bridge *b, short what)
+bridge_blame_size(struct bridge *b)
 {
+	struct call	*c = callq_largest(&b->q);
+	const char	*s;
+
+	if (c == NULL || b->passed_max > c->len) {
+		if (b->passed_max == 0)
+			return;
+		s = json_object_to_json_string_ext(b->too_large, CALLQ_JSON);
+		bridgeio_write(&b->io, s, strlen(s));
+		b->refuse_at = b->passed_max;
+		return;
+	}
+	b->refuse_at = c->len;
+	bridge_refuse(b, c->id, c->ids, -32600, "Invalid Request",
+	    "message_too_large", b->refuse_why);
+	callq_free(&b->q, c);
+}
+
+/*
+ * Who the lost connection's end is for: the request the broker refused
+ * by size (the largest sent: the limit is below it) is answered with the
+ * broker's error and longer ones are refused from now on; a request sent
+ * just before two quick losses is answered and not sent again.
+ */
+static void
+bridge_blame(struct bridge *b, int64_t now)
+{
+	json_object	*e;
+	struct call	*c, *next;
+
+	if (b->too_large != NULL) {
+		e = json_object_object_get(json_object_object_get(
+		    b->too_large, "error"), "data");
+		free(b->refuse_why);
+		b->refuse_why = xstrdup(json_object_get_string(
+		    json_object_object_get(e, "reason")) != NULL ?
+		    json_object_get_string(json_object_object_get(e,
+		    "reason")) : "the broker refused a message this long");
+		bridge_blame_size(b);
+	}
+	json_object_put(b->too_large);
+	b->too_large = NULL;
+	for (c = TAILQ_FIRST(&b->q.calls); c != NULL; c = next) {
+		next = TAILQ_NEXT(c, entry);
+		if (c->sent && now - c->sent_at < BRIDGEC_STABLE_MS &&
+		    ++c->kills >= BRIDGE_KILLS) {
+			bridge_refuse(b, c->id, c->ids, -32603, "Internal error",
+			    "connection_lost", "the broker closed the "
+			    "connection just after this request, twice; "
+			    "cmdgate mcp does not send it again");
+			callq_free(&b->q, c);
+			continue;
+		}
+		c->sent = 0;
+	}
+	bridgeio_room(&b->io);
+}
+
+/*
+ * The broker went away: one line for the outage, its end completes it.
+ * When the client is done, what the broker sent last is passed on.
+ */
+static int
+bridge_lost(void *arg, short what, struct evbuffer *rest)
+{
+	struct bridge	*b = arg;
+
+	if (b->io.eof) {
+		bridgeio_write_buffer(&b->io, rest);
+		bridge_end_if_done(b);
+		return 0;
+	}
 	fprintf(stderr, "cmdgate mcp: broker lost (%s), reconnecting...",
 	    what & BEV_EVENT_ERROR ? evutil_socket_error_to_string(
 	    EVUTIL_SOCKET_ERROR()) : "it closed the connection");
-	bufferevent_free(b->sock);
-	b->sock = NULL;
 	b->lost_at = util_monotonic_ms();
-	b->delay = CG_RETRY_FIRST_MS;
-	bridge_arm(b);
+	bridge_blame(b, b->lost_at);
+	return 1;
 }
 
 static void
-bridge_stdin(struct bufferevent *bev, void *arg)
+bridge_broker_line_cb(void *arg, const char *line, size_t n)
 {
-	struct bridge	*b = arg;
-	char		*line;
-	size_t		 n;
-
-	while ((line = evbuffer_readln(bufferevent_get_input(bev), &n,
-	    EVBUFFER_EOL_LF)) != NULL) {
-		bridge_client_line(b, line, n);
-		free(line);
-	}
+	bridge_broker_line(arg, line, n);
 }
 
 static void
-bridge_sock(struct bufferevent *bev, void *arg)
+bridge_end_if_done(struct bridge *b)
 {
-	struct bridge	*b = arg;
-	char		*line;
-	size_t		 n;
-
-	while ((line = evbuffer_readln(bufferevent_get_input(bev), &n,
-	    EVBUFFER_EOL_LF)) != NULL) {
-		bridge_broker_line(b, line, n);
-		free(line);
-	}
-}
-
-static void
-bridge_sock_flushed(struct bufferevent *bev, void *arg)
-{
-	struct bridge	*b = arg;
-
-	/* The client is done and all it said has gone: half-close. */
-	if (b->stdin_done)
-		shutdown(bufferevent_getfd(bev), SHUT_WR);
-}
-
-static void
-bridge_out_flushed(struct bufferevent *bev, void *arg)
-{
-	struct bridge	*b = arg;
-
-	(void)bev;
-	if (b->sock == NULL && b->stdin_done)
+	if (b->io.eof && !bridgec_open(&b->c) && bridgeio_flushed(&b->io))
 		event_base_loopexit(b->base, NULL);
 }
 
 /* The client closed stdin: the bridge ends once the broker has answered. */
 static void
-bridge_stdin_event(struct bufferevent *bev, short what, void *arg)
+bridge_client_eof(void *arg)
 {
 	struct bridge	*b = arg;
-	struct evbuffer	*in = bufferevent_get_input(bev);
-	char		*last;
-	size_t		 n;
 
-	(void)what;
-	bufferevent_disable(bev, EV_READ);
-	b->stdin_done = 1;
-	if ((n = evbuffer_get_length(in)) > 0) {	/* without its newline */
-		last = xmalloc(n + 1);
-		evbuffer_remove(in, last, n);
-		last[n] = '\0';
-		bridge_client_line(b, last, n);
-		free(last);
-	}
-	if (b->sock != NULL) {
-		if (evbuffer_get_length(bufferevent_get_output(b->sock)) == 0)
-			shutdown(bufferevent_getfd(b->sock), SHUT_WR);
+	if (bridgec_finish(&b->c))
 		return;
-	}
 	fprintf(stderr, " gave up: the client closed stdin\n");
-	evtimer_del(b->retry);
-	if (evbuffer_get_length(bufferevent_get_output(b->out)) == 0)
-		event_base_loopexit(b->base, NULL);
+	bridge_end_if_done(b);
 }
 
+/* The client's output is flushed: the end, once everything is. */
 static void
-bridge_sock_event(struct bufferevent *bev, short what, void *arg)
+bridge_flushed(void *arg)
+{
+	bridge_end_if_done(arg);
+}
+
+/* The client reads too little: read the broker no further meanwhile. */
+static void
+bridge_full(void *arg, int full)
+{
+	struct bridge	*b = arg;
+	static int	 said;
+
+	if (full && !said++)
+		fprintf(stderr, "cmdgate mcp: the client leaves %d MiB of "
+		    "answers unread; the bridge reads nothing more until it "
+		    "reads them (said once)\n", BRIDGEIO_OUT_MAX / (1024 * 1024));
+	bridgec_pause(&b->c, full);
+}
+
+/* The broker reads too little: read the client no further meanwhile. */
+static void
+bridge_broker_full(void *arg, int full)
 {
 	struct bridge	*b = arg;
 
-	if (!b->stdin_done) {
-		bridge_lost(b, what);
-		return;
-	}
-	bufferevent_write_buffer(b->out, bufferevent_get_input(bev));
-	bufferevent_free(bev);
-	b->sock = NULL;
-	if (evbuffer_get_length(bufferevent_get_output(b->out)) == 0)
-		event_base_loopexit(b->base, NULL);
+	bridgeio_hold(&b->io, full);
+}
+
+/* Whether one more request may be read (a file is read no further). */
+static int
+bridge_has_room(void *arg)
+{
+	struct bridge	*b = arg;
+
+	return callq_room(&b->q, 0);
 }
 
 static void
 bridge_free(struct bridge *b)
 {
-	while (!TAILQ_EMPTY(&b->calls))
-		call_free(b, TAILQ_FIRST(&b->calls));
+	callq_clear(&b->q);
 	free(b->init);
 	free(b->level);
-	if (b->retry != NULL)
-		event_free(b->retry);
-	if (b->in != NULL)
-		bufferevent_free(b->in);
-	if (b->out != NULL)
-		bufferevent_free(b->out);
-	if (b->sock != NULL)
-		bufferevent_free(b->sock);
+	free(b->refuse_why);
+	json_object_put(b->too_large);
+	bridgec_free(&b->c);
+	bridgeio_free(&b->io);
 	event_base_free(b->base);
+}
+
+/* The prefix of the bridge's own ids: random, so no client's is one. */
+static void
+bridge_own_prefix(struct bridge *b)
+{
+	uint32_t	r;
+
+	if (getrandom(&r, sizeof(r), 0) != (ssize_t)sizeof(r))
+		r = (uint32_t)getpid() ^ (uint32_t)util_monotonic_ms();
+	snprintf(b->own, sizeof(b->own), "cmdgate-bridge-%08x:", r);
 }
 
 int
 cmd_mcp(struct cli *cl, int argc, char **argv)
 {
-	struct bridge	 b;
-	int		 rc = 0;
+	static const struct bridgeio_cb	 cb = { bridge_client_line,
+					    bridge_client_eof, bridge_flushed,
+					    bridge_has_room, bridge_full };
+	static const struct bridgec_cb	 ccb = { bridge_up,
+					    bridge_broker_line_cb, bridge_lost,
+					    bridge_broker_full };
+	struct bridge			 b;
+	int				 rc = 0;
 
 	(void)argv;
 	if (argc != 1)
 		return cli_usage_error("mcp takes no arguments%s", "");
 	memset(&b, 0, sizeof(b));
-	TAILQ_INIT(&b.calls);
+	callq_init(&b.q);
 	b.cl = cl;
 	b.lost_at = -1;
+	bridge_own_prefix(&b);
 	signal(SIGPIPE, SIG_IGN);
 	if ((b.base = event_base_new()) == NULL)
 		return CX_UNAVAILABLE;
-	b.in = bufferevent_socket_new(b.base, 0, 0);
-	b.out = bufferevent_socket_new(b.base, 1, 0);
-	b.retry = evtimer_new(b.base, bridge_retry, &b);
-	if (b.in != NULL && b.out != NULL && b.retry != NULL) {
-		bufferevent_setcb(b.in, bridge_stdin, NULL, bridge_stdin_event,
-		    &b);
-		bufferevent_setcb(b.out, NULL, bridge_out_flushed, NULL, &b);
-	}
-	if (b.in == NULL || b.out == NULL || b.retry == NULL ||
-	    bridge_attach(&b) == -1)
+	if (bridgec_init(&b.c, b.base, &cl->t, b.own, &ccb, &b) == -1 ||
+	    bridgeio_open(&b.io, b.base, &cb, &b) == -1 ||
+	    bridgec_attach(&b.c, &cl->c) == -1)
 		rc = CX_UNAVAILABLE;
 	else {
-		bufferevent_enable(b.in, EV_READ);
-		bufferevent_enable(b.out, EV_WRITE);
+		bridgeio_start(&b.io);
 		event_base_dispatch(b.base);
 	}
 	bridge_free(&b);

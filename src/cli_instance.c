@@ -27,6 +27,7 @@
 #include "util.h"
 
 static char	*instance_path(const struct cli *, const char *);
+static int	 answers(json_object *);
 
 static const char *
 member(json_object *o, const char *key)
@@ -201,6 +202,9 @@ cli_instance_use(struct cli *cl, const char *name)
 		return CX_USAGE;
 	}
 	free(path);
+	/* Named as it was found (mcp-config), whatever the file says. */
+	json_object_object_add(cl->inst, "instance",
+	    json_object_new_string(name));
 	if (target_of(cl->inst, &cl->t, host, sizeof(host)) == -1) {
 		fprintf(stderr, "cmdgate: instance %s: its file names no "
 		    "endpoint\n", name);
@@ -277,24 +281,41 @@ has_name(json_object *a, const char *name, size_t len)
 	return 0;
 }
 
+/*
+ * NAME of the file "NAME.json" into name, when --instance takes it: 1,
+ * else 0 (no broker's file: its name may hold anything, controls too).
+ */
+static int
+json_name(const char *file, char name[RUNFILE_NAME_MAX + 1])
+{
+	size_t	n = strlen(file);
+
+	if (n <= 5 || n - 5 > RUNFILE_NAME_MAX ||
+	    strcmp(file + n - 5, ".json") != 0)
+		return 0;
+	memcpy(name, file, n - 5);
+	name[n - 5] = '\0';
+	return runfile_name_ok(name);
+}
+
 /* Add the names of the instance files in dir to a. */
 static void
 dir_names(json_object *a, const char *dir)
 {
 	struct dirent	*de;
 	DIR		*d;
-	char		*p;
+	char		*p, name[RUNFILE_NAME_MAX + 1];
 	size_t		 n;
 
 	if ((d = opendir(dir)) == NULL)
 		return;
 	while ((de = readdir(d)) != NULL) {
 		n = strlen(de->d_name);
-		if (n > 5 && strcmp(de->d_name + n - 5, ".json") == 0 &&
-		    !has_name(a, de->d_name, n - 5))
-			json_object_array_add(a, json_object_new_string_len(
-			    de->d_name, (int)n - 5));
-		else if (de->d_name[0] != '.' && runfile_name_ok(de->d_name) &&
+		if (json_name(de->d_name, name)) {
+			if (!has_name(a, name, strlen(name)))
+				json_object_array_add(a,
+				    json_object_new_string(name));
+		} else if (de->d_name[0] != '.' && runfile_name_ok(de->d_name) &&
 		    !has_name(a, de->d_name, n)) {
 			p = xasprintf("%s/%s/%s.json", dir, de->d_name,
 			    de->d_name);
@@ -329,8 +350,7 @@ cli_instance_default(struct cli *cl)
 {
 	json_object	*names, *o;
 	const char	*name, *found = NULL;
-	char		*path, host[256];
-	struct cg_target t;
+	char		*path;
 	size_t		 i, live = 0;
 
 	names = instance_names(cl);
@@ -340,9 +360,9 @@ cli_instance_default(struct cli *cl)
 		path = instance_path(cl, name);
 		o = instance_read(path);
 		free(path);
-		memset(&t, 0, sizeof(t));
-		if (o != NULL && pid_alive(o) &&
-		    target_of(o, &t, host, sizeof(host)) == 0 && live++ == 0)
+		/* A pid may be another process's by now (pid 1 after a
+		 * reboot): only a broker that answers counts. */
+		if (o != NULL && pid_alive(o) && answers(o) && live++ == 0)
 			found = name;
 		json_object_put(o);
 	}
@@ -407,20 +427,20 @@ instance_row(const struct cli *cl, const char *name, int prune)
 	return row;
 }
 
+/* One row of the table; the file's strings shown safely (cli_vis()). */
 static void
 instance_print(json_object *row)
 {
 	json_object	*pid = json_object_object_get(row, "pid");
-	const char	*sock = member(row, "socket");
-	json_object	*l = json_object_object_get(row, "listen");
+	const char	*ep = member(row, "socket");
 	const char	*at = member(row, "started_at");
 
+	if (ep == NULL)
+		ep = json_object_get_string(json_object_array_get_idx(
+		    json_object_object_get(row, "listen"), 0));
 	printf("%-16s %-8s %-7lld %-24s %s\n", member(row, "instance"),
 	    member(row, "state"), (long long)json_object_get_int64(pid),
-	    sock != NULL ? sock : json_object_get_string(
-	    json_object_array_get_idx(l, 0)) != NULL ?
-	    json_object_get_string(json_object_array_get_idx(l, 0)) : "-",
-	    at != NULL ? at : "-");
+	    ep != NULL ? cli_vis(ep) : "-", at != NULL ? cli_vis(at) : "-");
 }
 
 int

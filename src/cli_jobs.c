@@ -2,6 +2,9 @@
 /* cmdgate(1)'s job commands: submit, poll, wait, cancel, jobs. */
 #include "config.h"
 
+#include <sys/random.h>
+
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,6 +19,7 @@
 
 #define WAIT_STEP_S	1	/* how often a wait shows a change */
 #define SUBMIT_TIMEOUT	300
+#define SUBMIT_KEY_BYTES	16	/* a submit's own idempotency key */
 
 static int
 job_status_exit(json_object *job)
@@ -204,7 +208,7 @@ wait_step(struct cli *cl, const char *ticket, int64_t step, int64_t deadline,
 			json_object_put(e);
 			return NULL;
 		}
-		if ((*rc = cli_reconnect(cl, deadline)) != 0)
+		if ((*rc = cli_reconnect(cl, deadline, NULL)) != 0)
 			return NULL;
 	}
 }
@@ -358,12 +362,68 @@ submit_stdin(int *rc)
 	return NULL;
 }
 
+/*
+ * Give the batch an idempotency key of its own unless it has one: 1, or
+ * 0 when it has none (no random bytes).
+ */
+static int
+submit_key(json_object *params)
+{
+	unsigned char	 raw[SUBMIT_KEY_BYTES];
+	char		 hex[2 * SUBMIT_KEY_BYTES + 1];
+	size_t		 i;
+
+	if (json_object_object_get_ex(params, "idempotency_key", NULL))
+		return 1;
+	if (getrandom(raw, sizeof(raw), 0) != (ssize_t)sizeof(raw)) {
+		fprintf(stderr, "cmdgate: getrandom: %s: the submit is not "
+		    "sent again if the broker goes away\n", strerror(errno));
+		return 0;
+	}
+	for (i = 0; i < sizeof(raw); i++)
+		snprintf(hex + 2 * i, 3, "%02x", raw[i]);
+	json_object_object_add(params, "idempotency_key",
+	    json_object_new_string(hex));
+	return 1;
+}
+
+/*
+ * batch_execute params (taken); the answer (caller puts), or NULL with
+ * the error printed and *rc set.  When the connection is lost before the
+ * answer (a restart) it is sent again, with the same key, so that the
+ * job is stored once, until deadline; a broker that does not answer
+ * within --reply-timeout is not waited for again.
+ */
+static json_object *
+submit_send(struct cli *cl, json_object *params, int64_t deadline, int *rc)
+{
+	json_object	*r, *e;
+	int		 again = submit_key(params);
+
+	for (;;) {
+		if ((r = cg_call(&cl->c, "batch_execute",
+		    json_object_get(params), &e)) != NULL)
+			break;
+		if (e != NULL || !cl->c.lost || !again ||
+		    util_monotonic_ms() >= deadline) {
+			*rc = cli_error(cl, e);
+			json_object_put(e);
+			break;
+		}
+		if ((*rc = cli_reconnect(cl, deadline, NULL)) != 0)
+			break;
+	}
+	json_object_put(params);
+	return r;
+}
+
 int
 cmd_submit(struct cli *cl, int argc, char **argv)
 {
 	struct submit_opts	 o = { NULL, NULL, 0, 0, 0, SUBMIT_TIMEOUT };
 	json_object		*params, *r, *job;
 	char			 ticket[64];
+	int64_t			 deadline, left;
 	int			 rc = 0, i;
 
 	if (argc >= 2 && strcmp(argv[1], "-") == 0) {
@@ -395,7 +455,8 @@ cmd_submit(struct cli *cl, int argc, char **argv)
 	if (o.fail_fast)
 		json_object_object_add(params, "fail_fast",
 		    json_object_new_boolean(1));
-	if ((r = cli_call(cl, "batch_execute", params, &rc)) == NULL)
+	deadline = util_monotonic_ms() + o.timeout * 1000;
+	if ((r = submit_send(cl, params, deadline, &rc)) == NULL)
 		return rc;
 	snprintf(ticket, sizeof(ticket), "%s", cli_str(r, "ticket"));
 	if (o.async) {
@@ -410,7 +471,8 @@ cmd_submit(struct cli *cl, int argc, char **argv)
 		return 0;
 	}
 	json_object_put(r);
-	if ((job = wait_job(cl, ticket, o.timeout, &rc)) == NULL)
+	left = (deadline - util_monotonic_ms()) / 1000;
+	if ((job = wait_job(cl, ticket, left > 0 ? left : 0, &rc)) == NULL)
 		return rc;
 	return show_job(cl, job);
 }

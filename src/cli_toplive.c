@@ -212,20 +212,33 @@ top_wait_news(struct cli *cl, int64_t due_ms, int *dirty)
 	}
 }
 
-/* The broker went away: connect again (however long it takes: Ctrl-C
- * quits), name ourselves and subscribe again.  0, or an exit status. */
+/* cli_reconnect's wake: a key or a signal came in (arg: the dirty flag). */
 static int
-top_again(struct cli *cl)
+top_quit(void *arg)
 {
+	return top_input(arg);
+}
+
+/*
+ * The broker went away: connect again (however long it takes: q or a
+ * signal quits meanwhile), name ourselves and subscribe again.  0, 1 to
+ * quit, or an exit status.
+ */
+static int
+top_again(struct cli *cl, int *dirty)
+{
+	struct cli_wake	 w = { { STDIN_FILENO, top_pipe[0] }, top_quit, dirty };
 	json_object	*r;
 	int		 rc;
 
-	if ((rc = cli_reconnect(cl, INT64_MAX)) != 0 ||
-	    (rc = top_name(cl)) != 0)
+	if ((rc = cli_reconnect(cl, INT64_MAX, &w)) == CLI_QUIT)
+		return 1;
+	if (rc != 0 || (rc = top_name(cl)) != 0)
 		return rc;
 	if ((r = cli_call(cl, "subscribe_status", NULL, &rc)) == NULL)
 		return rc;
 	json_object_put(r);
+	*dirty = 1;
 	return 0;
 }
 
@@ -238,21 +251,19 @@ top_loop(struct cli *cl)
 	for (;;) {
 		if (dirty || util_monotonic_ms() >= last + TOP_TICK_MS) {
 			if (util_monotonic_ms() >= last + TOP_REDRAW_MS) {
-				if ((rc = top_redraw(cl)) == CX_UNAVAILABLE)
-					rc = top_again(cl);
-				if (rc != 0)
-					return rc;
-				last = util_monotonic_ms();
-				dirty = 0;
+				if ((rc = top_redraw(cl)) == 0) {
+					last = util_monotonic_ms();
+					dirty = 0;
+				} else if (rc != CX_UNAVAILABLE ||
+				    (rc = top_again(cl, &dirty)) != 0)
+					return rc == 1 ? 0 : rc;
 			}
 		}
 		due = last + (dirty ? TOP_REDRAW_MS : TOP_TICK_MS);
-		if ((rc = top_wait_news(cl, due, &dirty)) == 1)
-			return 0;
-		if (rc == CX_UNAVAILABLE && (rc = top_again(cl)) == 0)
-			dirty = 1;
+		if ((rc = top_wait_news(cl, due, &dirty)) == CX_UNAVAILABLE)
+			rc = top_again(cl, &dirty);
 		if (rc != 0)
-			return rc;
+			return rc == 1 ? 0 : rc;
 	}
 }
 

@@ -179,6 +179,8 @@ cg_close(struct cg_client *c)
 static void
 cg_read_failed(struct cg_client *c, enum jsonl_status st)
 {
+	c->lost = st != JSONL_TIMEOUT && st != JSONL_TOO_LONG &&
+	    st != JSONL_BAD_JSON;
 	switch (st) {
 	case JSONL_TIMEOUT:
 		snprintf(c->err, sizeof(c->err), "the broker did not answer "
@@ -243,6 +245,7 @@ cg_call_wait(struct cg_client *c, const char *method, json_object *params,
 	int64_t		 id = c->next_id++;
 
 	*error = NULL;
+	c->lost = 0;
 	json_object_object_add(req, "jsonrpc", json_object_new_string("2.0"));
 	json_object_object_add(req, "id", json_object_new_int64(id));
 	json_object_object_add(req, "method", json_object_new_string(method));
@@ -252,6 +255,7 @@ cg_call_wait(struct cg_client *c, const char *method, json_object *params,
 	    JSON_C_TO_STRING_NOSLASHESCAPE, &n);
 	if (jsonl_send(c->fd, s, n) == -1 || jsonl_send(c->fd, "\n", 1) == -1) {
 		snprintf(c->err, sizeof(c->err), "send: %s", strerror(errno));
+		c->lost = 1;
 		json_object_put(req);
 		return NULL;
 	}

@@ -282,6 +282,82 @@ START_TEST(mcp_config_instance)
 }
 END_TEST
 
+/*
+ * Review item 7: a stale file whose pid another process has now (pid 1,
+ * as after a reboot) and whose endpoint is gone does not hide the one
+ * live broker from the default: only a broker that answers counts.
+ */
+START_TEST(stale_pid_reused)
+{
+	const char	*aa[] = { "--instance", "a", NULL };
+	char		 path[256], json[512];
+
+	ck_assert_int_eq(broker_start(&a, aa, 0), 0);
+	snprintf(path, sizeof(path), "%s/old.json", rundir);
+	snprintf(json, sizeof(json), "{\"instance\":\"old\",\"pid\":1,"
+	    "\"listen\":[],\"socket\":\"%s\",\"token_file\":null}",
+	    broker_path(&a, "gone.sock"));
+	write_file(path, json, 0644);
+	ck_assert_int_eq(reached(NULL, NULL, NULL), a.pid);
+}
+END_TEST
+
+/*
+ * Review item 9: cmdgate instances shows a file's strings with their
+ * controls escaped, and lists no file whose name --instance would
+ * refuse (a name may hold controls too).
+ */
+START_TEST(instances_sanitised)
+{
+	const char	*aa[] = { "--instance", "a", NULL };
+	char		 path[256];
+	json_object	*o;
+
+	ck_assert_int_eq(broker_start(&a, aa, 0), 0);
+	snprintf(path, sizeof(path), "%s/evil\033[2J.json", rundir);
+	write_file(path, "{\"instance\":\"evil\",\"pid\":1,\"listen\":[]}",
+	    0644);
+	snprintf(path, sizeof(path), "%s/odd.json", rundir);
+	write_file(path, "{\"instance\":\"odd\",\"pid\":1,\"listen\":[],"
+	    "\"socket\":\"/nowhere/\\u001b[31mred\",\"started_at\":"
+	    "\"\\u001b]0;title\\u0007\\u009bx\"}", 0644);
+	ck_assert_int_eq(cli(NULL, "instances", NULL), 0);
+	ck_assert_msg(strchr(out, '\033') == NULL && strchr(out, '\007') ==
+	    NULL && strstr(out, "\302\233") == NULL, "%s", out);
+	ck_assert_msg(strstr(out, "/nowhere/\\x1b[31mred") != NULL &&
+	    strstr(out, "\\x1b]0;title\\x07\\u009bx") != NULL, "%s", out);
+	ck_assert_ptr_null(strstr(out, "evil"));
+	o = instances(NULL);
+	ck_assert_uint_eq(json_object_array_length(jpath(o, "instances")), 2);
+	assert_row(o, 0, "a", "live");
+	assert_row(o, 1, "odd", "stale");
+	json_object_put(o);
+}
+END_TEST
+
+/* Review item 9: a file without "instance" gets mcp-config's
+ * --instance as it was found, not null. */
+START_TEST(mcp_config_unnamed)
+{
+	const char	*aa[] = { "--instance", "a", NULL };
+	char		 path[256];
+	json_object	*o;
+
+	ck_assert_int_eq(broker_start(&a, aa, 0), 0);
+	snprintf(path, sizeof(path), "%s/a.json", rundir);
+	ck_assert_ptr_nonnull(o = json_object_from_file(path));
+	json_object_object_del(o, "instance");
+	snprintf(path, sizeof(path), "%s/plain.json", rundir);
+	write_file(path, json_object_to_json_string(o), 0644);
+	json_object_put(o);
+	ck_assert_int_eq(cli("plain", "mcp-config", "--client", "generic",
+	    NULL), 0);
+	ck_assert_msg(strstr(out, "\"--instance\"") != NULL &&
+	    strstr(out, "\"plain\"") != NULL && strstr(out, "null") == NULL,
+	    "%s", out);
+}
+END_TEST
+
 int
 main(void)
 {
@@ -296,6 +372,9 @@ main(void)
 	tcase_add_test(tc, bad_names);
 	tcase_add_test(tc, same_name);
 	tcase_add_test(tc, mcp_config_instance);
+	tcase_add_test(tc, stale_pid_reused);
+	tcase_add_test(tc, instances_sanitised);
+	tcase_add_test(tc, mcp_config_unnamed);
 	suite_add_tcase(s, tc);
 	return ck_run(s);
 }

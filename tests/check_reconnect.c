@@ -5,9 +5,13 @@
  */
 #include "config.h"
 
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 
 #include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -212,6 +216,222 @@ START_TEST(mcp_bridge_survives_restart)
 }
 END_TEST
 
+/* ---- submit --wait across a restart under its batch_execute ------- */
+
+#define RELAY_SEEN	65536	/* what a relay keeps of a client's bytes */
+
+/* Write all of buf to fd: 0, or -1. */
+static int
+relay_write(int fd, const char *buf, ssize_t n)
+{
+	ssize_t	w;
+
+	for (; n > 0; buf += w, n -= w)
+		if ((w = write(fd, buf, (size_t)n)) <= 0)
+			return -1;
+	return 0;
+}
+
+/*
+ * Relay between client c and broker s until either ends.  Once the
+ * client has sent a batch_execute (the first the relay saw, *held 0),
+ * the broker's answer is kept from it: 'H' on ev once the whole line is
+ * in, then a byte from go, then the connection is dropped unanswered.
+ */
+static void
+relay(int c, int s, int *held, int ev, int go)
+{
+	struct pollfd	 p[2] = { { c, POLLIN, 0 }, { s, POLLIN, 0 } };
+	static char	 seen[RELAY_SEEN + 1];
+	char		 buf[65536];
+	size_t		 nseen = 0;
+	ssize_t		 n;
+	int		 armed = 0;
+
+	for (;;) {
+		if (poll(p, 2, -1) == -1)
+			return;
+		if (p[0].revents != 0) {
+			if ((n = read(c, buf, sizeof(buf))) <= 0 ||
+			    relay_write(s, buf, n) == -1)
+				return;
+			if (nseen + (size_t)n <= RELAY_SEEN) {
+				memcpy(seen + nseen, buf, (size_t)n);
+				seen[nseen += (size_t)n] = '\0';
+			}
+			armed = !*held && strstr(seen, "\"batch_execute\"");
+		}
+		if (p[1].revents != 0) {
+			if ((n = read(s, buf, sizeof(buf))) <= 0)
+				return;
+			if (armed && memchr(buf, '\n', (size_t)n) != NULL) {
+				*held = 1;
+				(void)write(ev, "H", 1);
+				(void)read(go, buf, 1);
+				return;
+			}
+			if (!armed && relay_write(c, buf, n) == -1)
+				return;
+		}
+	}
+}
+
+/* The relay process: accept on lfd, one connection at a time. */
+static void
+relay_main(int lfd, int ev, int go)
+{
+	struct sockaddr_un	 sun;
+	int			 c, s, held = 0;
+
+	memset(&sun, 0, sizeof(sun));
+	sun.sun_family = AF_UNIX;
+	snprintf(sun.sun_path, sizeof(sun.sun_path), "%s", b.sock);
+	for (;;) {
+		if ((c = accept(lfd, NULL, NULL)) == -1)
+			_exit(1);
+		if ((s = socket(AF_UNIX, SOCK_STREAM, 0)) != -1 &&
+		    connect(s, (struct sockaddr *)&sun, sizeof(sun)) == 0)
+			relay(c, s, &held, ev, go);
+		close(s);
+		close(c);
+	}
+}
+
+/*
+ * A relay from the Unix socket path to the broker's (each connection
+ * dialled anew, so it follows a restart), in a child that dies with
+ * this process: its pid; *ev reads its 'H', *go releases it.
+ */
+static pid_t
+relay_start(const char *path, int *ev, int *go)
+{
+	struct sockaddr_un	 sun;
+	int			 lfd, e[2], g[2];
+	pid_t			 pid;
+
+	memset(&sun, 0, sizeof(sun));
+	sun.sun_family = AF_UNIX;
+	snprintf(sun.sun_path, sizeof(sun.sun_path), "%s", path);
+	ck_assert_int_ge(lfd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0),
+	    0);
+	ck_assert_int_eq(bind(lfd, (struct sockaddr *)&sun, sizeof(sun)), 0);
+	ck_assert_int_eq(listen(lfd, 4), 0);
+	ck_assert_int_eq(pipe2(e, O_CLOEXEC), 0);
+	ck_assert_int_eq(pipe2(g, O_CLOEXEC), 0);
+	if ((pid = fork()) == 0) {
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		close(e[0]);
+		close(g[1]);
+		relay_main(lfd, e[1], g[0]);
+	}
+	ck_assert_int_gt(pid, 0);
+	close(lfd);
+	close(e[1]);
+	close(g[0]);
+	*ev = e[0];
+	*go = g[1];
+	return pid;
+}
+
+/* cmdgate --socket path args... (NULL-ended) in the background: its
+ * stdout and stderr piped. */
+static pid_t
+spawn_at(const char *path, const char **args, int *outfd, int *errfd)
+{
+	const char	*argv[32] = { getenv("CMDGATE"), "--socket", path };
+	int		 n = 3, o[2], e[2];
+	pid_t		 pid;
+
+	while (*args != NULL && n < 31)
+		argv[n++] = *args++;
+	argv[n] = NULL;
+	ck_assert_int_eq(pipe2(o, O_CLOEXEC), 0);
+	ck_assert_int_eq(pipe2(e, O_CLOEXEC), 0);
+	if ((pid = fork()) == 0) {
+		dup2(o[1], 1);
+		dup2(e[1], 2);
+		execv(argv[0], (char **)argv);
+		_exit(127);
+	}
+	ck_assert_int_gt(pid, 0);
+	close(o[1]);
+	close(e[1]);
+	*outfd = o[0];
+	*errfd = e[0];
+	return pid;
+}
+
+/*
+ * Review item 8: the broker killed (SIGKILL) and started again after it
+ * stored a submit's job and before the answer reached cmdgate submit
+ * --wait (a relay holds the answer, then drops the connection): the
+ * submit reconnects and sends the batch again with its own idempotency
+ * key, finds the job the first one stored, and waits for it: exit 0,
+ * one job, and its tool ran once.
+ */
+START_TEST(submit_survives_restart)
+{
+	const char	*args[] = { "--tools", tools, NULL };
+	const char	*hold_args[] = { "editor-state", "--tests-running",
+			    "--", "sh", "-c", NULL, NULL };
+	const char	*sub[] = { "submit", "mark", "--timeout", "60", NULL };
+	char		 json[1024], cmd[512], mark[256], proxy[256], c;
+	struct pollfd	 pfd;
+	json_object	*r;
+	pid_t		 relay_pid, hold, submit;
+	int		 ev, go, hfd, wfd, ofd, efd, status;
+
+	snprintf(mark, sizeof(mark), "%s", broker_path(&b, "mark"));
+	snprintf(proxy, sizeof(proxy), "%s", broker_path(&b, "relay.sock"));
+	snprintf(json, sizeof(json), "{\"tools\":[{\"name\":\"mark\","
+	    "\"tier\":\"heavy\",\"reload\":true,\"exec\":[\"sh\",\"-c\","
+	    "\"echo ran >> %s\"]}]}", mark);
+	write_file(tools, json, 0600);
+	ck_assert_int_eq(broker_start(&b, args, 0), 0);
+	/* Before the FIFO is open: the relay must not hold its end. */
+	relay_pid = relay_start(proxy, &ev, &go);
+	snprintf(cmd, sizeof(cmd), "cat %s >/dev/null", fifo);
+	hold_args[5] = cmd;
+	await_err(-1, NULL);
+	hold = spawn_cli(&hfd, hold_args);
+	ck_assert_int_ge(wfd = open(fifo, O_WRONLY | O_CLOEXEC), 0);
+	submit = spawn_at(proxy, sub, &ofd, &efd);
+	/* The job is stored (held: it does not run); its answer held. */
+	pfd.fd = ev;
+	pfd.events = POLLIN;
+	ck_assert_int_eq(poll(&pfd, 1, TN_TIMEOUT_MS), 1);
+	ck_assert_int_eq(read(ev, &c, 1), 1);
+	assert_held("t-000000");
+	ck_assert_int_eq(broker_signal_wait(&b, SIGKILL), -1);
+	ck_assert_int_eq(broker_start(&b, args, 0), 0);
+	ck_assert_int_eq(write(go, "C", 1), 1);
+	ck_assert_msg(await_err(efd, "reconnected after"), "stderr: %s",
+	    cli_err);
+	close(wfd);	/* the hold ends: the job runs */
+	ck_assert_int_eq(waitpid(hold, &status, 0), hold);
+	cli_out[0] = '\0';
+	ck_assert_msg(await_out(ofd, "t-000000 done"), "stdout: %s", cli_out);
+	ck_assert_int_eq(waitpid(submit, &status, 0), submit);
+	ck_assert(WIFEXITED(status));
+	ck_assert_int_eq(WEXITSTATUS(status), 0);
+	ck_assert_int_eq(count_of(cli_err, "broker lost"), 1);
+	/* One job, run once. */
+	r = broker_call("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":"
+	    "\"list_jobs\",\"params\":{}}");
+	ck_assert_uint_eq(json_object_array_length(jpath(r, "jobs")), 1);
+	json_object_put(r);
+	fd_slurp(open(mark, O_RDONLY | O_CLOEXEC), json, sizeof(json));
+	ck_assert_str_eq(json, "ran\n");
+	kill(relay_pid, SIGKILL);
+	ck_assert_int_eq(waitpid(relay_pid, &status, 0), relay_pid);
+	close(ev);
+	close(go);
+	close(ofd);
+	close(efd);
+	close(hfd);
+}
+END_TEST
+
 int
 main(void)
 {
@@ -222,6 +442,7 @@ main(void)
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, wait_survives_restart);
 	tcase_add_test(tc, mcp_bridge_survives_restart);
+	tcase_add_test(tc, submit_survives_restart);
 	suite_add_tcase(s, tc);
 	return ck_run(s);
 }

@@ -103,7 +103,34 @@ END_TEST
 
 /* ---- the live screen, under tmux ----------------------------------- */
 
-static char	tmux_sock[256];
+/*
+ * The tests' tmux server has its socket in a dir of its own, made and
+ * removed by the parent (tmux_open, tmux_reap: an unchecked fixture, run
+ * even when a test failed or timed out, which skips the checked
+ * teardown); pids in it holds the server's and top's pids, killed by pid
+ * when kill-server could not end them.
+ */
+static char	tmux_dir[64], tmux_sock[128];
+
+/* DIR/name.  Borrowed until 8 more calls. */
+static const char *
+tmux_path(const char *name)
+{
+	static char	path[8][256];
+	static size_t	next;
+	char		*p = path[next++ % 8];
+
+	snprintf(p, sizeof(path[0]), "%s/%s", tmux_dir, name);
+	return p;
+}
+
+static void
+tmux_open(void)
+{
+	snprintf(tmux_dir, sizeof(tmux_dir), "/tmp/cmdgate-top.XXXXXX");
+	ck_assert_ptr_nonnull(mkdtemp(tmux_dir));
+	snprintf(tmux_sock, sizeof(tmux_sock), "%s", tmux_path("tmux.sock"));
+}
 
 /* Run a tmux command line on the test's own server: its exit status. */
 static int
@@ -114,6 +141,70 @@ tmux(const char *fmt, const char *arg)
 	snprintf(line, sizeof(line), fmt, arg);
 	snprintf(cmd, sizeof(cmd), "tmux -S %s %s", tmux_sock, line);
 	return system(cmd);
+}
+
+/*
+ * SIGKILL pid if /proc/PID/what (cmdline, environ) names the tests' dir:
+ * it is still ours, not a process that took the pid since.
+ */
+static void
+kill_if(long pid, const char *what)
+{
+	char	 path[64], buf[65536];
+	size_t	 n, i;
+	FILE	*f;
+
+	snprintf(path, sizeof(path), "/proc/%ld/%s", pid, what);
+	if (pid <= 1 || (f = fopen(path, "r")) == NULL)
+		return;
+	n = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	for (i = 0; i < n; i++)
+		if (buf[i] == '\0')
+			buf[i] = ' ';
+	buf[n] = '\0';
+	if (strstr(buf, tmux_dir) != NULL)
+		kill((pid_t)pid, SIGKILL);
+}
+
+/* The tests' tmux server and the tops it ran go, whatever happened. */
+static void
+tmux_clean(void)
+{
+	long	 pid;
+	FILE	*f;
+
+	if (*tmux_dir == '\0')
+		return;
+	tmux("kill-server 2>/dev/null%s", "");
+	if ((f = fopen(tmux_path("top.pid"), "r")) != NULL) {
+		while (fscanf(f, "%ld", &pid) == 1)
+			kill_if(pid, "environ");
+		fclose(f);
+	}
+	if ((f = fopen(tmux_path("server.pid"), "r")) != NULL) {
+		while (fscanf(f, "%ld", &pid) == 1)
+			kill_if(pid, "cmdline");
+		fclose(f);
+	}
+}
+
+/* After the tests (in the parent: also when one failed), the dir too. */
+static void
+tmux_reap(void)
+{
+	const char	*names[] = { "top.sh", "top.pid", "top.last",
+			    "server.pid", "top.status", "top.stty",
+			    "tmux.sock" };
+	size_t		 i;
+
+	if (*tmux_dir == '\0')
+		return;
+	tmux_clean();
+	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		unlink(tmux_path(names[i]));
+	rmdir(tmux_dir);
+	*tmux_dir = '\0';
 }
 
 /* The pane's text (cli_out) holds want within TN_TIMEOUT_MS. */
@@ -141,19 +232,19 @@ pane_has(const char *want)
 	return 0;
 }
 
-/* The file path holds want (top's exit status, written at its end). */
+/* The file path holds want (top's exit status, written at its end):
+ * its text in buf, 1; 0 after TN_TIMEOUT_MS. */
 static int
-await_file(const char *path, const char *want)
+await_file(const char *path, const char *want, char *buf, size_t len)
 {
 	struct timespec	 ts = { 0, 50 * 1000 * 1000 };
-	char		 buf[64];
 	FILE		*f;
 	size_t		 n;
 	int		 i;
 
 	for (i = 0; i < TN_TIMEOUT_MS / 50; i++) {
 		if ((f = fopen(path, "r")) != NULL) {
-			n = fread(buf, 1, sizeof(buf) - 1, f);
+			n = fread(buf, 1, len - 1, f);
 			buf[n] = '\0';
 			fclose(f);
 			if (strstr(buf, want) != NULL)
@@ -164,21 +255,66 @@ await_file(const char *path, const char *want)
 	return 0;
 }
 
-/* Whatever happened, the test's tmux server goes. */
-static void
-tmux_teardown(void)
+/*
+ * cmdgate top in a tmux session "top" of 100x40 (on the broker's socket,
+ * which a restart keeps), its pid and the server's recorded; after it,
+ * the pane writes its exit status and the terminal's mode, and stays.
+ * top's pid, once it runs.
+ */
+static long
+top_start(void)
 {
-	if (*tmux_sock != '\0')
-		tmux("kill-server 2>/dev/null%s", "");
-	*tmux_sock = '\0';
+	char	script[2048], buf[64];
+
+	unlink(tmux_path("top.last"));
+	unlink(tmux_path("top.status"));
+	unlink(tmux_path("top.stty"));
+	/* CMDGATE_TEST_DIR marks top's environment for tmux_clean. */
+	snprintf(script, sizeof(script), "export CMDGATE_TEST_DIR=%s\n"
+	    "sh -c 'echo $$ >> \"$1\"; "
+	    "echo $$ > \"$2\"; shift 2; exec \"$@\"' sh %s %s %s --socket %s "
+	    "top\necho exit=$? > %s\nstty -a > %s\nexec cat\n", tmux_dir,
+	    tmux_path("top.pid"), tmux_path("top.last"), getenv("CMDGATE"),
+	    b.sock, tmux_path("top.status"), tmux_path("top.stty"));
+	write_file(tmux_path("top.sh"), script, 0600);
+	ck_assert_int_eq(tmux("-f /dev/null new-session -d -s top -x 100 "
+	    "-y 40 'sh %s'", tmux_path("top.sh")), 0);
+	ck_assert_int_eq(tmux("display -p -t top '#{pid}' >> %s",
+	    tmux_path("server.pid")), 0);
+	ck_assert_int_eq(await_file(tmux_path("top.last"), "\n", buf,
+	    sizeof(buf)), 1);
+	return atol(buf);
+}
+
+/* top exited 0 and left the terminal as it found it: echo and line
+ * editing on, the main screen, the cursor shown. */
+static void
+assert_top_restored(void)
+{
+	char	buf[4096];
+	FILE	*f;
+	size_t	n;
+
+	ck_assert_msg(await_file(tmux_path("top.status"), "exit=", buf,
+	    sizeof(buf)), "top did not exit");
+	ck_assert_str_eq(buf, "exit=0\n");
+	ck_assert_int_eq(await_file(tmux_path("top.stty"), "icanon", buf,
+	    sizeof(buf)), 1);
+	ck_assert_msg(strstr(buf, "-icanon") == NULL &&
+	    strstr(buf, " echo ") != NULL, "stty: %s", buf);
+	snprintf(buf, sizeof(buf), "tmux -S %s display -p -t top "
+	    "'#{alternate_on} #{cursor_flag}'", tmux_sock);
+	ck_assert_ptr_nonnull(f = popen(buf, "r"));
+	n = fread(buf, 1, sizeof(buf) - 1, f);
+	buf[n] = '\0';
+	pclose(f);
+	ck_assert_str_eq(buf, "0 1\n");
 }
 
 START_TEST(top_live_tmux)
 {
 	const char	*args[] = { "--tools", tools, NULL };
-	char		 cmd[1024], done[256];
 	struct client	*late, *again;
-	int		 i, gone = 0;
 
 	if (system("tmux -V >/dev/null 2>&1") != 0) {
 		fprintf(stderr, "SKIP: top_live_tmux: tmux is not installed "
@@ -186,14 +322,7 @@ START_TEST(top_live_tmux)
 		return;
 	}
 	scenario();
-	snprintf(tmux_sock, sizeof(tmux_sock), "%s",
-	    broker_path(&b, "tmux.sock"));
-	snprintf(done, sizeof(done), "%s", broker_path(&b, "top.status"));
-	/* By the socket, which a restart keeps (not the TCP port). */
-	snprintf(cmd, sizeof(cmd), "new-session -d -s top -x 100 -y 40 "
-	    "'%s --socket %s top; echo exit=$? > %s'", getenv("CMDGATE"),
-	    b.sock, done);
-	ck_assert_int_eq(tmux("-f /dev/null %s", cmd), 0);
+	top_start();
 	ck_assert_msg(pane_has("agent-two"), "pane: %s", cli_out);
 	ck_assert_ptr_nonnull(strstr(cli_out, "editor-one"));
 	ck_assert_ptr_nonnull(strstr(cli_out, "t-000001"));
@@ -217,21 +346,41 @@ START_TEST(top_live_tmux)
 	json_object_put(client_call(again, CALL("set_client_name",
 	    "{\"name\":\"after-kill\"}")));
 	ck_assert_msg(pane_has("after-kill"), "pane: %s", cli_out);
-	ck_assert_int_ne(access(done, F_OK), 0);
+	ck_assert_int_ne(access(tmux_path("top.status"), F_OK), 0);
 	client_close(again);
 	ck_assert_int_eq(tmux("send-keys -t top %s", "q"), 0);
-	for (i = 0; i < TN_TIMEOUT_MS / 50 && !gone; i++) {
-		struct timespec	ts = { 0, 50 * 1000 * 1000 };
-
-		gone = access(done, F_OK) == 0;
-		if (!gone)
-			nanosleep(&ts, NULL);
-	}
-	ck_assert_msg(gone, "top did not quit on q");
-	ck_assert_int_eq(await_file(done, "exit=0"), 1);
+	assert_top_restored();
 	client_close(late);
 	client_close(ed);
 	client_close(ag);
+}
+END_TEST
+
+/*
+ * While top waits for a broker that is gone, q (loop 0) or SIGTERM
+ * (loop 1) ends it at once: exit 0, the terminal restored.
+ */
+START_TEST(top_quits_while_reconnecting)
+{
+	long	pid;
+
+	if (system("tmux -V >/dev/null 2>&1") != 0) {
+		fprintf(stderr, "SKIP: top_quits_while_reconnecting: tmux is "
+		    "not installed (apt-get install tmux)\n");
+		return;
+	}
+	scenario();
+	pid = top_start();
+	ck_assert_msg(pane_has("agent-two"), "pane: %s", cli_out);
+	client_close(ed);
+	client_close(ag);
+	ck_assert_int_eq(broker_signal_wait(&b, SIGKILL), -1);
+	ck_assert_msg(pane_has("reconnecting..."), "pane: %s", cli_out);
+	if (_i == 0)
+		ck_assert_int_eq(tmux("send-keys -t top %s", "q"), 0);
+	else
+		ck_assert_int_eq(kill((pid_t)pid, SIGTERM), 0);
+	assert_top_restored();
 }
 END_TEST
 
@@ -241,11 +390,13 @@ main(void)
 	Suite	*s = suite_create("top");
 	TCase	*tc = tcase_create("top");
 
+	tcase_add_unchecked_fixture(tc, tmux_open, tmux_reap);
 	tcase_add_checked_fixture(tc, setup, teardown);
-	tcase_add_checked_fixture(tc, NULL, tmux_teardown);
+	tcase_add_checked_fixture(tc, tmux_clean, tmux_clean);
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, top_once);
 	tcase_add_test(tc, top_live_tmux);
+	tcase_add_loop_test(tc, top_quits_while_reconnecting, 0, 2);
 	suite_add_tcase(s, tc);
 	return ck_run(s);
 }

@@ -1,0 +1,78 @@
+/* SPDX-License-Identifier: ISC */
+#ifndef CMDGATE_CLI_BRIDGEQ_H
+#define CMDGATE_CLI_BRIDGEQ_H
+
+#include <sys/queue.h>
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <json-c/json.h>
+
+/*
+ * The requests of cmdgate mcp's client that the broker has not answered
+ * yet (cli_bridge.c), bounded, so that they can be sent again on a new
+ * connection.
+ */
+
+/* The most requests held unanswered, and their bytes in all. */
+#define CALLQ_MAX	1024
+#define CALLQ_BYTES	(64 * 1024 * 1024)
+
+#define CALLQ_JSON	(JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE)
+
+enum call_kind { CALL_OTHER, CALL_INIT, CALL_LEVEL, CALL_TOOLS, CALL_BATCH };
+
+struct call {
+	TAILQ_ENTRY(call)	 entry;
+	char			*id;	/* its id, as JSON; NULL for a batch */
+	json_object		*ids;	/* a batch's ids, as JSON strings */
+	char			*line;	/* the request as sent, key and all */
+	size_t			 len;
+	enum call_kind		 kind;
+	int			 sent;	/* written on the connection now up */
+	int64_t			 sent_at;
+	int			 kills;	/* connections lost just after it */
+	char			*cancel; /* notifications/cancelled lines */
+};
+TAILQ_HEAD(calls, call);
+
+struct callq {
+	struct calls	 calls;		/* oldest first */
+	size_t		 n, bytes;
+};
+
+void		 callq_init(struct callq *);
+/* The request (or batch) whose id is id (JSON text), or NULL. */
+struct call	*callq_find(struct callq *, const char *id);
+/*
+ * Hold line (len bytes, copied) of kind under id (JSON text, copied; NULL
+ * for a batch, whose ids are taken).  NULL when the bounds forbid it.
+ */
+struct call	*callq_add(struct callq *, const char *id, json_object *ids,
+		    const char *line, size_t len, enum call_kind);
+/* Whether one more request of len bytes stays within the bounds. */
+int		 callq_room(const struct callq *, size_t len);
+void		 callq_free(struct callq *, struct call *);
+void		 callq_clear(struct callq *);
+/* The largest request written on the connection now up, or NULL. */
+struct call	*callq_largest(struct callq *);
+enum call_kind	 callq_kind(const char *method);
+/*
+ * Keep a cancellation of c's request id (JSON text) to send after c, once
+ * for each id (a batch has several).
+ */
+void		 callq_cancel(struct call *c, const char *id);
+/*
+ * Give a tools/call (msg) a random idempotency key in params._meta,
+ * unless the client gave one.
+ */
+void		 callq_key(json_object *msg);
+/*
+ * A JSON-RPC error line answering id (JSON text; NULL: null) with code,
+ * message, data.type and reason.  Caller frees.
+ */
+char		*callq_error(const char *id, int code, const char *message,
+		    const char *type, const char *reason);
+
+#endif

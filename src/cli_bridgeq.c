@@ -1,0 +1,199 @@
+/* SPDX-License-Identifier: ISC */
+/* cmdgate mcp: the client's requests held until the broker answers. */
+#include "config.h"
+
+#include <sys/queue.h>
+#include <sys/random.h>
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <json-c/json.h>
+
+#include "cli_bridgeq.h"
+#include "jstrict.h"
+#include "util.h"
+
+#define IDEM_META	"cmdgate/idempotency_key"
+#define IDEM_BYTES	16			/* random, sent as hex */
+
+void
+callq_init(struct callq *q)
+{
+	TAILQ_INIT(&q->calls);
+	q->n = 0;
+	q->bytes = 0;
+}
+
+static int
+call_has(const struct call *c, const char *id)
+{
+	size_t	i;
+
+	if (c->id != NULL)
+		return strcmp(c->id, id) == 0;
+	for (i = 0; i < json_object_array_length(c->ids); i++)
+		if (strcmp(json_object_get_string(json_object_array_get_idx(
+		    c->ids, i)), id) == 0)
+			return 1;
+	return 0;
+}
+
+struct call *
+callq_find(struct callq *q, const char *id)
+{
+	struct call	*c;
+
+	TAILQ_FOREACH(c, &q->calls, entry)
+		if (call_has(c, id))
+			return c;
+	return NULL;
+}
+
+int
+callq_room(const struct callq *q, size_t len)
+{
+	if (q->n == 0)
+		return 1;	/* one is always taken, however large */
+	return q->n < CALLQ_MAX && q->bytes + len <= CALLQ_BYTES;
+}
+
+struct call *
+callq_add(struct callq *q, const char *id, json_object *ids,
+    const char *line, size_t len, enum call_kind kind)
+{
+	struct call	*c;
+
+	if (!callq_room(q, len)) {
+		json_object_put(ids);
+		return NULL;
+	}
+	c = xcalloc(1, sizeof(*c));
+	c->id = id != NULL ? xstrdup(id) : NULL;
+	c->ids = ids;
+	c->line = xmalloc(len + 1);
+	memcpy(c->line, line, len);
+	c->line[len] = '\0';
+	c->len = len;
+	c->kind = kind;
+	TAILQ_INSERT_TAIL(&q->calls, c, entry);
+	q->n++;
+	q->bytes += len;
+	return c;
+}
+
+void
+callq_free(struct callq *q, struct call *c)
+{
+	TAILQ_REMOVE(&q->calls, c, entry);
+	q->n--;
+	q->bytes -= c->len;
+	free(c->id);
+	json_object_put(c->ids);
+	free(c->line);
+	free(c->cancel);
+	free(c);
+}
+
+void
+callq_clear(struct callq *q)
+{
+	while (!TAILQ_EMPTY(&q->calls))
+		callq_free(q, TAILQ_FIRST(&q->calls));
+}
+
+struct call *
+callq_largest(struct callq *q)
+{
+	struct call	*c, *big = NULL;
+
+	TAILQ_FOREACH(c, &q->calls, entry)
+		if (c->sent && (big == NULL || c->len > big->len))
+			big = c;
+	return big;
+}
+
+enum call_kind
+callq_kind(const char *method)
+{
+	if (strcmp(method, "initialize") == 0)
+		return CALL_INIT;
+	if (strcmp(method, "logging/setLevel") == 0)
+		return CALL_LEVEL;
+	if (strcmp(method, "tools/list") == 0)
+		return CALL_TOOLS;
+	return CALL_OTHER;
+}
+
+void
+callq_cancel(struct call *c, const char *id)
+{
+	char	*line, *s;
+
+	line = xasprintf("{\"jsonrpc\":\"2.0\",\"method\":"
+	    "\"notifications/cancelled\",\"params\":{\"requestId\":%s}}", id);
+	if (c->cancel != NULL && strstr(c->cancel, line) != NULL) {
+		free(line);
+		return;
+	}
+	s = xasprintf("%s%s%s", c->cancel != NULL ? c->cancel : "",
+	    c->cancel != NULL ? "\n" : "", line);
+	free(line);
+	free(c->cancel);
+	c->cancel = s;
+}
+
+void
+callq_key(json_object *msg)
+{
+	json_object	*params, *meta;
+	unsigned char	 raw[IDEM_BYTES];
+	char		 hex[2 * IDEM_BYTES + 1];
+	size_t		 i;
+
+	if (!json_object_object_get_ex(msg, "params", &params) ||
+	    !json_object_is_type(params, json_type_object))
+		return;
+	if (!json_object_object_get_ex(params, "_meta", &meta)) {
+		meta = json_object_new_object();
+		json_object_object_add(params, "_meta", meta);
+	}
+	if (!json_object_is_type(meta, json_type_object) ||
+	    json_object_object_get_ex(meta, IDEM_META, NULL))
+		return;
+	if (getrandom(raw, sizeof(raw), 0) != (ssize_t)sizeof(raw)) {
+		fprintf(stderr, "cmdgate mcp: getrandom: %s: a tools/call "
+		    "goes without its key\n", strerror(errno));
+		return;
+	}
+	for (i = 0; i < sizeof(raw); i++)
+		snprintf(hex + 2 * i, 3, "%02x", raw[i]);
+	json_object_object_add(meta, IDEM_META, json_object_new_string(hex));
+}
+
+char *
+callq_error(const char *id, int code, const char *message, const char *type,
+    const char *reason)
+{
+	json_object	*e = json_object_new_object(), *d, *idv = NULL;
+	char		*s;
+
+	if (id != NULL && jstrict_parse_str(id, &idv) != 0)
+		idv = NULL;
+	d = json_object_new_object();
+	json_object_object_add(d, "type", json_object_new_string(type));
+	json_object_object_add(d, "command", NULL);
+	json_object_object_add(d, "reason", json_object_new_string(reason));
+	json_object_object_add(e, "code", json_object_new_int(code));
+	json_object_object_add(e, "message", json_object_new_string(message));
+	json_object_object_add(e, "data", d);
+	d = json_object_new_object();
+	json_object_object_add(d, "jsonrpc", json_object_new_string("2.0"));
+	json_object_object_add(d, "id", idv);
+	json_object_object_add(d, "error", e);
+	s = xstrdup(json_object_to_json_string_ext(d, CALLQ_JSON));
+	json_object_put(d);
+	return s;
+}
