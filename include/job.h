@@ -33,6 +33,8 @@ struct tooltab;
 struct event;
 struct facejobs;
 struct edsubs;
+struct spare;
+struct turn;
 
 /* What the engine needs of the broker; all borrowed, outliving it. */
 struct jobs_config {
@@ -111,6 +113,7 @@ struct jobs {
 	const char		*watched_bb;	/* blocked_by at the pass */
 	struct joblist		 running;
 	struct joblist		 unstored;	/* ended, end not yet stored */
+	struct joblist		 ending;	/* ended, in the turn's commit */
 	struct waiterlist	 waiters;
 	struct waiterlist	 watchers;	/* the waiters with a watch */
 	size_t			 nwatching;	/* waiters with a watch */
@@ -121,6 +124,8 @@ struct jobs {
 	size_t			 nqueued_watched;	/* notify and reload */
 	uint64_t		 count[JOB_NSTATUS];	/* in the store */
 	struct workers		 W;
+	struct spare		*spare;		/* spare.c */
+	struct turn		*trans;		/* turn.c: this turn's commit */
 	struct event		*expire_ev;
 	struct event		*sync_ev;
 	struct event		*group_ev;	/* commits this turn's submits */

@@ -39,6 +39,7 @@ struct worker {
 	int			 pidfd;
 	char			*garbled;	/* why it was killed */
 	long long		 starttime;	/* from /proc, clock ticks */
+	int			 recorded;	/* its record was put */
 };
 TAILQ_HEAD(workerlist, worker);
 
@@ -68,6 +69,7 @@ struct worker_hooks {
 struct workers {
 	struct workerlist	 list;
 	size_t			 nworkers;	/* exiting ones too */
+	struct worker		*spare;		/* not in nworkers; NULL: none */
 	size_t			 norphans;	/* left by a past run */
 	struct event_base	*base;
 	const char		*path;		/* of cmdgate-worker */
@@ -87,9 +89,18 @@ void		 workers_kill_all(struct workers *, int sig);
 /* The BUSY_BIT()s of every live worker's tools. */
 unsigned	 workers_busy_bits(const struct workers *);
 
-/* Start a worker, waiting for worker_run() or worker_abort(): 0, or an
- * errno. */
+/* A worker waiting for worker_run() or worker_abort(): the spare if
+ * there is one, else one started now.  0, or an errno. */
 int		 worker_spawn(struct workers *, struct worker **);
+/*
+ * The spare: a worker started ahead of need, waiting for its spec (no
+ * record, not in nworkers until worker_spawn() takes it; never given a
+ * second job).  Start one if there is none: 0, or an errno.  Retire it:
+ * SIGTERM and the end of its spec pipe; it exits 0 and is reaped as a
+ * job-less worker (in nworkers until then).
+ */
+int		 worker_spare_start(struct workers *);
+void		 worker_spare_retire(struct workers *);
 /* Its job could not start: SIGKILL; SIGCHLD reaps it as job-less. */
 void		 worker_abort(struct worker *);
 /* Feed w its spec (borrowed) and read its events. */

@@ -332,6 +332,9 @@ job_pending(struct jobs *J, uint64_t num)
 	TAILQ_FOREACH(j, &J->unstored, entry)
 		if (j->num == num)
 			return 1;
+	TAILQ_FOREACH(j, &J->ending, entry)
+		if (j->num == num)
+			return 1;
 	return 0;
 }
 
@@ -427,6 +430,7 @@ job_put_worker(struct jobs *J, struct worker *w)
 	rc = store_worker_put(J->st, w->pid, json_object_to_json_string_ext(
 	    rec, JSON_C_TO_STRING_PLAIN));
 	json_object_put(rec);
+	w->recorded = 1;
 	return rc;
 }
 

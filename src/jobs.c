@@ -19,6 +19,7 @@
 #include "editor.h"
 #include "expiry.h"
 #include "job.h"
+#include "jobend.h"
 #include "jobrun.h"
 #include "jobs.h"
 #include "jobsched.h"
@@ -27,20 +28,19 @@
 #include "recover.h"
 #include "options.h"
 #include "rpc.h"
+#include "scheduler.h"
+#include "spare.h"
 #include "store.h"
 #include "submit.h"
 #include "ticket.h"
+#include "turn.h"
 #include "tools.h"
 #include "util.h"
 #include "worker.h"
 
 #define EVENT_SLACK	(1024 * 1024)
 
-static void	 jobs_changed(struct jobs *, struct job *);
-static void	 jobs_finish(struct jobs *, struct job *, enum job_status,
-		    const char *);
 static void	 jobs_start(struct jobs *, struct job *);
-static void	 jobs_store_blocked(struct jobs *, const char *, int);
 static void	 on_store_retry(evutil_socket_t, short, void *);
 static void	 on_sync(evutil_socket_t, short, void *);
 static void	 on_group(evutil_socket_t, short, void *);
@@ -64,7 +64,8 @@ jobs_sync(struct jobs *J)
 		fatalx("store: sync failed: %s; stopping before any answer "
 		    "claims it", store_strerror(rc));
 	J->sync_held = 0;
-	J->hooks.job_synced(J->hooks.arg, 0);
+	if (!turn_held(J))	/* else the turn's commit releases */
+		J->hooks.job_synced(J->hooks.arg, 0);
 }
 
 static void
@@ -84,20 +85,7 @@ on_sync(evutil_socket_t fd, short ev, void *arg)
 static void
 jobs_notify(struct jobs *J, struct job *j)
 {
-	json_object	*note;
-
-	if (j->notify_conn == 0)
-		return;
-	j->last_blocked = jobview_blocked_by(J, j);
-	note = jobview_note(J, j);
-	J->hooks.job_changed(J->hooks.arg, j->notify_conn, note);
-	json_object_put(note);
-}
-
-static void
-jobs_changed(struct jobs *J, struct job *j)
-{
-	jobs_notify(J, j);
+	jobend_notify(J, j);
 }
 
 /* ---- submit, cancel, finish ----------------------------------------- */
@@ -119,87 +107,6 @@ on_group(evutil_socket_t fd, short ev, void *arg)
 	submit_answer_turn(J);
 }
 
-/* j is over and stored: tell whoever waits, forget it here. */
-static void
-jobs_forget(struct jobs *J, struct job *j)
-{
-	const char	*error = json_object_get_string(job_rec_get(j->rec,
-	    "error"));
-
-	log_info("%s %s%s%s", j->ticket, job_status_name(j->status),
-	    error != NULL ? ": " : "", error != NULL ? error : "");
-	jobs_changed(J, j);
-	waiter_job_done(J, j->num);
-	expiry_arm(J);
-	if (j->worker != NULL)
-		j->worker->job = NULL;
-	job_free(j);
-}
-
-/*
- * The job ends: record it (a finished job carries its expiry, and its
- * reaped worker's record goes), then jobs_forget().
- */
-static void
-jobs_finish(struct jobs *J, struct job *j, enum job_status s,
-    const char *error)
-{
-	pid_t	del = j->worker != NULL ? j->worker->pid : 0;
-	int	rc;
-
-	job_unlist(J, j);
-	job_set_status(J, j, s);
-	job_rec_finish(j->rec, s, error);
-	if ((rc = job_save(J, j, 0, del)) != 0) {
-		job_shrink(J, j, rc);
-		if ((rc = job_save(J, j, 0, del)) != 0) {
-			/* Nobody hears of an end that is not stored. */
-			if (rc == STORE_EFAILED)
-				job_fatal_store(j->ticket, rc);
-			if (j->worker != NULL)
-				j->worker->job = NULL;
-			j->worker = NULL;
-			TAILQ_INSERT_TAIL(&J->unstored, j, entry);
-			jobs_store_blocked(J, j->ticket, rc);
-			return;
-		}
-	}
-	jobs_forget(J, j);
-}
-
-/*
- * The store refused a change (it is full): start nothing new, and try
- * again in a while to record the ends that wait in J->unstored.
- */
-static void
-jobs_store_blocked(struct jobs *J, const char *what, int rc)
-{
-	struct timeval	tv = { 0, 0 };
-
-	if (rc == STORE_EFAILED)
-		job_fatal_store(what, rc);
-	J->store_blocked = 1;
-	if (store_map_full(rc) && job_store_grow(J, what) == 0)
-		goto arm;	/* at once: the map is larger now */
-	J->retry_s = J->retry_s == 0 ? STORE_RETRY_S :
-	    J->retry_s * 2 > STORE_RETRY_MAX_S ? STORE_RETRY_MAX_S :
-	    J->retry_s * 2;
-	tv.tv_sec = J->retry_s;
-	/* Once per episode: a full store must not flood the log. */
-	if (!J->retry_logged)
-		log_warnx("%s: the store refused the change (%s); retrying "
-		    "after %ds, then less and less often (at most every "
-		    "%ds), quietly until it takes", what, store_strerror(rc),
-		    J->retry_s, STORE_RETRY_MAX_S);
-	else
-		log_debug("%s: the store still refuses (%s); retrying in "
-		    "%ds", what, store_strerror(rc), J->retry_s);
-	J->retry_logged = 1;
-arm:
-	if (!evtimer_pending(J->retry_ev, NULL))
-		evtimer_add(J->retry_ev, &tv);
-}
-
 static void
 on_store_retry(evutil_socket_t fd, short ev, void *arg)
 {
@@ -211,11 +118,11 @@ on_store_retry(evutil_socket_t fd, short ev, void *arg)
 	(void)ev;
 	while ((j = TAILQ_FIRST(&J->unstored)) != NULL) {
 		if ((rc = job_save(J, j, 0, 0)) != 0) {
-			jobs_store_blocked(J, j->ticket, rc);
+			jobend_store_blocked(J, j->ticket, rc);
 			return;
 		}
 		TAILQ_REMOVE(&J->unstored, j, entry);
-		jobs_forget(J, j);
+		jobend_forget(J, j);
 		stored = 1;
 	}
 	if (stored)
@@ -254,7 +161,7 @@ fail:
 	job_set_status(J, j, JOB_CANCELLED);
 	json_object_put(j->rec);
 	j->rec = rec;
-	jobs_forget(J, j);
+	jobend_forget(J, j);
 	return 0;
 }
 
@@ -317,31 +224,45 @@ worker_store_failed(struct worker *w, int rc)
 static void
 jobs_worker_started(void *arg, struct worker *w)
 {
-	int	rc;
-
-	if ((rc = job_save(arg, w->job, 1, 0)) != 0)
-		worker_store_failed(w, rc);
+	turn_add(arg, TURN_STARTED, w->job, 0, 0, 0);
 }
 
-/* Hook: w's job finished a command with res (borrowed). */
+/* Hook: w's job finished a command with res (borrowed); told once
+ * stored with the turn. */
 static int
 jobs_worker_result(void *arg, struct worker *w, json_object *res)
 {
-	struct jobs	*J = arg;
 	struct job	*j = w->job;
-	int		 rc;
 
 	json_object_array_add(job_rec_get(j->rec, "results"),
 	    json_object_get(res));
 	j->completed++;
-	if ((rc = job_save(J, j, 0, 0)) != 0) {
-		worker_store_failed(w, rc);
-		return -1;
-	}
-	jobs_changed(J, j);
-	waiter_job_result(J, j->num, j->completed - 1,
+	turn_add(arg, TURN_RESULT, j, 0, j->completed - 1,
 	    json_object_get_boolean(json_object_object_get(res, "ok")));
 	return 0;
+}
+
+/* The turn's transition op is stored (rc 0) or could not be (rc). */
+static void
+jobs_turn_done(struct jobs *J, struct turn_op *op, int rc)
+{
+	struct job	*j = op->j;
+
+	if (op->kind == TURN_FINISH) {
+		TAILQ_REMOVE(&J->ending, j, entry);
+		if (rc == 0)
+			jobend_forget(J, j);
+		else
+			jobend_finish_alone(J, j, op->del, rc);
+	} else if (rc != 0) {
+		if (j->worker != NULL)
+			worker_store_failed(j->worker, rc);
+	} else if (op->kind == TURN_RESULT) {
+		/* An end in the same turn says it all. */
+		if (j->status == JOB_RUNNING)
+			jobend_notify(J, j);
+		waiter_job_result(J, j->num, op->index, op->ok);
+	}
 }
 
 /* Hook: w's awaited command had its first answer: to the job's watchers. */
@@ -351,25 +272,49 @@ jobs_worker_answer(void *arg, struct worker *w, json_object *res)
 	waiter_job_answer(arg, w->job->num, w->next_index, res);
 }
 
-/* Start j's worker; the job is running once that is committed. */
+struct jobs_run {
+	struct job	*j;
+	struct worker	*w;
+	json_object	*run;
+};
+
+/* Put the start of jobs_run arg in the open transaction. */
+static int
+jobs_put_start(struct jobs *J, void *arg)
+{
+	struct jobs_run	*r = arg;
+	int		 rc;
+
+	if ((rc = store_job_put(J->st, r->j->num, job_status_char(JOB_RUNNING),
+	    0, json_object_to_json_string_ext(r->run,
+	    JSON_C_TO_STRING_PLAIN))) != 0)
+		return rc;
+	return job_put_worker(J, r->w);
+}
+
+/*
+ * Start j's worker (the spare, if there is one); the job is running once
+ * that is committed, with the turn's transitions so far.
+ */
 static void
 jobs_start(struct jobs *J, struct job *j)
 {
 	struct worker	*w;
+	struct jobs_run	 r;
 	json_object	*spec, *run = NULL;
 	char		 ts[UTIL_TIMESTAMP_LEN], why[256];
 	int		 rc;
 
 	if (jobrun_tools_ok(J, j, why, sizeof(why)) == -1) {
 		log_warnx("%s: %s", j->ticket, why);
-		jobs_finish(J, j, JOB_FAILED, why);
+		jobend_finish(J, j, JOB_FAILED, why);
 		return;
 	}
 	if ((rc = worker_spawn(&J->W, &w)) != 0) {
 		snprintf(why, sizeof(why), "cannot start a worker: %s",
 		    strerror(rc));
 		log_warnx("%s: %s", j->ticket, why);
-		jobs_finish(J, j, JOB_FAILED, why);
+		jobend_finish(J, j, JOB_FAILED, why);
 		return;
 	}
 	w->job = j;
@@ -379,14 +324,14 @@ jobs_start(struct jobs *J, struct job *j)
 	job_rec_set(run, "status", job_status_name(JOB_RUNNING));
 	now_stamp(ts);
 	job_rec_set(run, "started_at", ts);
-	if ((rc = store_begin(J->st)) != 0 ||
-	    (rc = store_job_put(J->st, j->num, job_status_char(JOB_RUNNING), 0,
-	    json_object_to_json_string_ext(run, JSON_C_TO_STRING_PLAIN))) != 0 ||
-	    (rc = job_put_worker(J, w)) != 0 || (rc = job_commit(J)) != 0) {
-		store_abort(J->st);
+	r.j = j;
+	r.w = w;
+	r.run = run;
+	snprintf(why, sizeof(why), "%s running", j->ticket);
+	if ((rc = turn_commit_with(J, why, jobs_put_start, &r)) != 0) {
 		json_object_put(run);
 		worker_abort(w);
-		jobs_store_blocked(J, j->ticket, rc);
+		jobend_store_blocked(J, j->ticket, rc);
 		return;
 	}
 	json_object_put(j->rec);
@@ -401,8 +346,9 @@ jobs_start(struct jobs *J, struct job *j)
 	spec = jobrun_spec(J, j);
 	worker_run(w, spec);
 	json_object_put(spec);
+	spare_refill(J);
 	log_info("%s running: worker %d", j->ticket, (int)w->pid);
-	jobs_changed(J, j);
+	jobend_notify(J, j);
 	waiter_job_result(J, j->num, 0, -1);
 }
 
@@ -418,7 +364,9 @@ jobs_worker_exited(void *arg, struct worker *w, int status)
 
 	if (j != NULL) {
 		s = jobrun_outcome(j, w, status, why, sizeof(why));
-		jobs_finish(J, j, s, why[0] != '\0' ? why : NULL);
+		jobend_finish(J, j, s, why[0] != '\0' ? why : NULL);
+	} else if (!w->recorded) {
+		/* A retired spare: nothing of it was stored. */
 	} else if ((rc = store_begin(J->st)) != 0 ||
 	    (rc = store_worker_del(J->st, w->pid)) != 0 ||
 	    (rc = job_commit(J)) != 0) {
@@ -533,6 +481,7 @@ jobs_open(struct jobs **Jp, const struct jobs_config *cfg,
 	TAILQ_INIT(&J->submits);
 	TAILQ_INIT(&J->turn);
 	TAILQ_INIT(&J->unstored);
+	TAILQ_INIT(&J->ending);
 	if ((rc = jobs_open_store(J, J->cfg.opt)) != 0) {
 		free(J);
 		return rc;
@@ -542,6 +491,8 @@ jobs_open(struct jobs **Jp, const struct jobs_config *cfg,
 	    J->cfg.opt->kill_grace, 12 * J->cfg.opt->output_cap + EVENT_SLACK,
 	    &wh) == -1)
 		fatalx("evsignal_add");
+	spare_init(J);
+	turn_init(J, jobs_turn_done);
 	expiry_init(J);
 	J->retry_ev = evtimer_new(J->cfg.base, on_store_retry, J);
 	J->sync_ev = event_new(J->cfg.base, -1, 0, on_sync, J);
@@ -572,6 +523,8 @@ jobs_shutdown(struct jobs *J)
 	int		 rc;
 
 	J->stopping = 1;
+	if (turn_pending(J))
+		turn_flush(J);
 	if (J->nrunning > 0) {
 		if ((rc = store_begin(J->st)) != 0)
 			job_fatal_store("the shutdown", rc);
@@ -588,7 +541,7 @@ jobs_shutdown(struct jobs *J)
 		while ((j = TAILQ_FIRST(&J->running)) != NULL) {
 			TAILQ_REMOVE(&J->running, j, entry);
 			J->nrunning--;
-			jobs_changed(J, j);
+			jobend_notify(J, j);
 			waiter_job_done(J, j->num);
 			j->worker->job = NULL;
 			job_free(j);
@@ -600,13 +553,14 @@ jobs_shutdown(struct jobs *J)
 	 */
 	if (J->sync_held)
 		jobs_sync(J);
+	spare_retire(J);
 	workers_kill_all(&J->W, SIGTERM);
 }
 
 int
 jobs_idle(const struct jobs *J)
 {
-	return jobs_nworkers(J) == 0;
+	return jobs_nworkers(J) == 0 && (J == NULL || J->W.spare == NULL);
 }
 
 size_t
@@ -637,6 +591,12 @@ jobs_free(struct jobs *J)
 		TAILQ_REMOVE(&J->unstored, j, entry);
 		job_free(j);
 	}
+	turn_free(J);
+	while ((j = TAILQ_FIRST(&J->ending)) != NULL) {
+		TAILQ_REMOVE(&J->ending, j, entry);
+		job_free(j);
+	}
+	spare_free(J);
 	workers_free(&J->W);
 	event_free(J->expire_ev);
 	event_free(J->retry_ev);

@@ -9,8 +9,10 @@
 
 #include <sys/pidfd.h>
 #include <sys/types.h>
+#include <sys/uio.h>
 #include <sys/wait.h>
 
+#include <errno.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -90,7 +92,14 @@ static void
 worker_free(struct worker *w)
 {
 	TAILQ_REMOVE(&w->W->list, w, entry);
-	w->W->nworkers--;
+	if (w == w->W->spare)
+		w->W->spare = NULL;
+	else
+		w->W->nworkers--;
+	if (w->spec_fd != -1)
+		close(w->spec_fd);
+	if (w->events_fd != -1)
+		close(w->events_fd);
 	if (w->events != NULL)
 		bufferevent_free(w->events);
 	if (w->spec != NULL)
@@ -302,8 +311,8 @@ on_spec_error(struct bufferevent *bev, short what, void *arg)
 	w->spec = NULL;
 }
 
-int
-worker_spawn(struct workers *W, struct worker **wp)
+static int
+worker_launch(struct workers *W, struct worker **wp)
 {
 	struct worker	*w;
 	pid_t		 pid;
@@ -319,6 +328,50 @@ worker_spawn(struct workers *W, struct worker **wp)
 	return 0;
 }
 
+int
+worker_spawn(struct workers *W, struct worker **wp)
+{
+	if (W->spare == NULL)
+		return worker_launch(W, wp);
+	*wp = W->spare;
+	W->spare = NULL;
+	W->nworkers++;
+	return 0;
+}
+
+int
+worker_spare_start(struct workers *W)
+{
+	struct worker	*w;
+	int		 rc;
+
+	if (W->spare != NULL)
+		return 0;
+	if ((rc = worker_launch(W, &w)) != 0)
+		return rc;
+	W->nworkers--;
+	W->spare = w;
+	log_debug("worker %d: the spare", (int)w->pid);
+	return 0;
+}
+
+void
+worker_spare_retire(struct workers *W)
+{
+	struct worker	*w = W->spare;
+
+	if (w == NULL)
+		return;
+	W->spare = NULL;
+	W->nworkers++;
+	log_debug("worker %d: the spare retires", (int)w->pid);
+	/* Signal first: at the end of its pipe it knows it was retired. */
+	kill(w->pid, SIGTERM);
+	close(w->spec_fd);
+	close(w->events_fd);
+	w->spec_fd = w->events_fd = -1;
+}
+
 void
 worker_abort(struct worker *w)
 {
@@ -330,24 +383,55 @@ worker_abort(struct worker *w)
 	w->spec_fd = w->events_fd = -1;
 }
 
+/*
+ * Write what of the spec s the pipe takes now (most specs: all of it,
+ * and its end, so that a ready worker starts at once): how much, or -1
+ * when the worker cannot take it.
+ */
+static ssize_t
+worker_spec_now(struct worker *w, const char *s, size_t len)
+{
+	struct iovec	iov = { (void *)s, len };
+	ssize_t		n;
+
+	while ((n = writev(w->spec_fd, &iov, 1)) == -1 && errno == EINTR)
+		;
+	if (n == -1 && errno != EAGAIN) {
+		/* The worker is gone before reading it; SIGCHLD says why. */
+		log_warnx("worker %d: its job spec could not be written",
+		    (int)w->pid);
+		return -1;
+	}
+	return n == -1 ? 0 : n;
+}
+
 void
 worker_run(struct worker *w, json_object *spec)
 {
 	const char	*s;
 	size_t		 len;
+	ssize_t		 n;
 
 	w->events = bufferevent_socket_new(w->W->base, w->events_fd,
 	    BEV_OPT_CLOSE_ON_FREE);
-	w->spec = bufferevent_socket_new(w->W->base, w->spec_fd,
-	    BEV_OPT_CLOSE_ON_FREE);
-	if (w->events == NULL || w->spec == NULL)
+	if (w->events == NULL)
 		fatalx("bufferevent_socket_new");
-	w->spec_fd = w->events_fd = -1;
+	w->events_fd = -1;
 	bufferevent_setcb(w->events, on_events, NULL, on_events_error, w);
 	bufferevent_enable(w->events, EV_READ);
 	s = json_object_to_json_string_length(spec, JSON_C_TO_STRING_PLAIN,
 	    &len);
-	bufferevent_write(w->spec, s, len);
+	if ((n = worker_spec_now(w, s, len)) == -1 || (size_t)n == len) {
+		close(w->spec_fd);	/* the end of the spec */
+		w->spec_fd = -1;
+		return;
+	}
+	w->spec = bufferevent_socket_new(w->W->base, w->spec_fd,
+	    BEV_OPT_CLOSE_ON_FREE);
+	if (w->spec == NULL)
+		fatalx("bufferevent_socket_new");
+	w->spec_fd = -1;
+	bufferevent_write(w->spec, s + n, len - (size_t)n);
 	bufferevent_setcb(w->spec, NULL, on_spec_written, on_spec_error, w);
 	bufferevent_enable(w->spec, EV_WRITE);
 }

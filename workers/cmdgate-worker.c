@@ -161,6 +161,16 @@ worker_wait(int fd, short events, int64_t deadline, const sigset_t *waitmask)
 	}
 }
 
+/* SIGTERM came (it is blocked while the spec is read). */
+static int
+term_pending(void)
+{
+	sigset_t	set;
+
+	return got_term || (sigpending(&set) == 0 &&
+	    sigismember(&set, SIGTERM));
+}
+
 /* The spec, all of it until end of file, strictly parsed; NULL if not. */
 static json_object *
 read_spec(void)
@@ -181,6 +191,9 @@ read_spec(void)
 		    errno == EINTR)
 			continue;
 		if (n <= 0) {
+			/* A spare the broker retired (or left): no job. */
+			if (n == 0 && len == 0 && term_pending())
+				exit(0);
 			if (n == 0)
 				jstrict_parse(buf, len, &spec);
 			break;

@@ -1,0 +1,129 @@
+/* SPDX-License-Identifier: ISC */
+/*
+ * A job's end: recorded with the turn's commit (turn.c), then told and
+ * forgotten; an end the store refused waits in J->unstored, retried with
+ * a backoff (jobs.c on_store_retry).
+ */
+#include "config.h"
+
+#include <sys/types.h>
+
+#include <stdio.h>
+
+#include <event2/event.h>
+
+#include <json-c/json.h>
+
+#include "expiry.h"
+#include "job.h"
+#include "jobend.h"
+#include "jobview.h"
+#include "log.h"
+#include "store.h"
+#include "submit.h"
+#include "turn.h"
+#include "worker.h"
+
+/* Tell the submitter (notify: true) that j changed. */
+void
+jobend_notify(struct jobs *J, struct job *j)
+{
+	json_object	*note;
+
+	if (j->notify_conn == 0)
+		return;
+	j->last_blocked = jobview_blocked_by(J, j);
+	note = jobview_note(J, j);
+	J->hooks.job_changed(J->hooks.arg, j->notify_conn, note);
+	json_object_put(note);
+}
+
+
+
+/* j is over and stored: tell whoever waits, forget it here. */
+void
+jobend_forget(struct jobs *J, struct job *j)
+{
+	const char	*error = json_object_get_string(job_rec_get(j->rec,
+	    "error"));
+
+	log_info("%s %s%s%s", j->ticket, job_status_name(j->status),
+	    error != NULL ? ": " : "", error != NULL ? error : "");
+	jobend_notify(J, j);
+	waiter_job_done(J, j->num);
+	expiry_arm(J);
+	if (j->worker != NULL)
+		j->worker->job = NULL;
+	job_free(j);
+}
+
+/*
+ * The job ends: recorded with the turn's commit (a finished job carries
+ * its expiry, and its reaped worker's record goes), then jobend_forget().
+ */
+void
+jobend_finish(struct jobs *J, struct job *j, enum job_status s,
+    const char *error)
+{
+	pid_t	del = 0;
+
+	job_unlist(J, j);
+	job_set_status(J, j, s);
+	job_rec_finish(j->rec, s, error);
+	if (j->worker != NULL) {
+		del = j->worker->pid;
+		j->worker->job = NULL;
+		j->worker = NULL;
+	}
+	TAILQ_INSERT_TAIL(&J->ending, j, entry);
+	turn_add(J, TURN_FINISH, j, del, 0, 0);
+}
+
+/* The end could not be stored with the turn (rc): smaller, or later. */
+void
+jobend_finish_alone(struct jobs *J, struct job *j, pid_t del, int rc)
+{
+	job_shrink(J, j, rc);
+	if ((rc = job_save(J, j, 0, del)) == 0) {
+		jobend_forget(J, j);
+		return;
+	}
+	/* Nobody hears of an end that is not stored. */
+	if (rc == STORE_EFAILED)
+		job_fatal_store(j->ticket, rc);
+	TAILQ_INSERT_TAIL(&J->unstored, j, entry);
+	jobend_store_blocked(J, j->ticket, rc);
+}
+
+/*
+ * The store refused a change (it is full): start nothing new, and try
+ * again in a while to record the ends that wait in J->unstored.
+ */
+void
+jobend_store_blocked(struct jobs *J, const char *what, int rc)
+{
+	struct timeval	tv = { 0, 0 };
+
+	if (rc == STORE_EFAILED)
+		job_fatal_store(what, rc);
+	J->store_blocked = 1;
+	if (store_map_full(rc) && job_store_grow(J, what) == 0)
+		goto arm;	/* at once: the map is larger now */
+	J->retry_s = J->retry_s == 0 ? STORE_RETRY_S :
+	    J->retry_s * 2 > STORE_RETRY_MAX_S ? STORE_RETRY_MAX_S :
+	    J->retry_s * 2;
+	tv.tv_sec = J->retry_s;
+	/* Once per episode: a full store must not flood the log. */
+	if (!J->retry_logged)
+		log_warnx("%s: the store refused the change (%s); retrying "
+		    "after %ds, then less and less often (at most every "
+		    "%ds), quietly until it takes", what, store_strerror(rc),
+		    J->retry_s, STORE_RETRY_MAX_S);
+	else
+		log_debug("%s: the store still refuses (%s); retrying in "
+		    "%ds", what, store_strerror(rc), J->retry_s);
+	J->retry_logged = 1;
+arm:
+	if (!evtimer_pending(J->retry_ev, NULL))
+		evtimer_add(J->retry_ev, &tv);
+}

@@ -1,0 +1,307 @@
+/* SPDX-License-Identifier: ISC */
+/*
+ * Engine speed (issue 15): the spare worker (counted by --max-workers,
+ * never reused, retired when idle, gone with a killed broker) and the
+ * turn's commit (a job's end and the next start in one commit, nothing
+ * told before its commit).  Helpers in jobsutil.c.
+ */
+#include "config.h"
+
+#include <sys/pidfd.h>
+#include <sys/types.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <check.h>
+#include <json-c/json.h>
+
+#include "testnet.h"
+#include "jobsutil.h"
+#include "ckrun.h"
+
+#define MAX_CHILDREN	8
+
+/* hold: heavy, until the FIFO is opened; ppid: its worker's pid. */
+static void
+engine_tools(void)
+{
+	char	json[1024];
+
+	snprintf(json, sizeof(json), "{\"tools\":["
+	    "{\"name\":\"hold\",\"tier\":\"heavy\",\"exec\":[\"sh\",\"-c\","
+	    "\"cat %s >/dev/null\"]},"
+	    "{\"name\":\"ppid\",\"tier\":\"instant\",\"exec\":[\"sh\",\"-c\","
+	    "\"echo $PPID\"]}]}", fifo);
+	write_file(tools, json, 0600);
+}
+
+static void
+engine_start(const char *max_workers)
+{
+	const char	*extra[] = { "--log-level", "debug", "--max-workers",
+			    max_workers, NULL };
+
+	engine_tools();
+	start_tools(extra);
+}
+
+/* The broker's children now: how many, their pids in pids. */
+static int
+children(pid_t pids[MAX_CHILDREN])
+{
+	char	 path[64];
+	FILE	*f;
+	int	 n = 0, pid;
+
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/children", b.pid,
+	    b.pid);
+	ck_assert_ptr_nonnull(f = fopen(path, "r"));
+	while (n < MAX_CHILDREN && fscanf(f, "%d", &pid) == 1)
+		pids[n++] = pid;
+	fclose(f);
+	return n;
+}
+
+static void
+ping(void)
+{
+	json_object	*r = callf("{\"jsonrpc\":\"2.0\",\"id\":9,"
+	    "\"method\":\"ping\"}");
+
+	ck_assert_ptr_nonnull(jpath(r, "result"));
+	json_object_put(r);
+}
+
+/* Run the ppid tool: the pid of the worker that ran it. */
+static pid_t
+run_ppid(void)
+{
+	json_object	*r;
+	char		 t[32];
+	pid_t		 pid;
+
+	submit(t, "[{\"tool\":\"ppid\"}]", NULL);
+	r = wait_done(t);
+	ck_assert_str_eq(str(r, "status"), "done");
+	pid = atoi(str(r, "results.0.stdout"));
+	json_object_put(r);
+	ck_assert_int_gt(pid, 0);
+	return pid;
+}
+
+/* Whether pid ends within ms (a pidfd: no polling of /proc). */
+static int
+gone_within(pid_t pid, int ms)
+{
+	struct pollfd	pfd;
+	int		fd = pidfd_open(pid, 0), rc;
+
+	if (fd == -1)
+		return errno == ESRCH;
+	pfd.fd = fd;
+	pfd.events = POLLIN;
+	rc = poll(&pfd, 1, ms) == 1;
+	close(fd);
+	if (!rc)
+		kill(pid, SIGKILL);	/* leave nothing behind */
+	return rc;
+}
+
+/* With --max-workers 1 a running job leaves no room for a spare. */
+START_TEST(spare_counted_one)
+{
+	pid_t	pids[MAX_CHILDREN];
+	char	t[32];
+
+	engine_start("1");
+	submit(t, "[{\"tool\":\"hold\"}]", "\"notify\":true");
+	await_status(t, "running");
+	ping();		/* the spare's zero timer had its turn */
+	ping();
+	ck_assert_int_eq(children(pids), 1);
+	ck_assert_int_eq(broker_log_count(&b, ": the spare"), 0);
+	release();
+	json_object_put(wait_done(t));
+}
+END_TEST
+
+/*
+ * With --max-workers 2: a running job and the spare; the next job takes
+ * the spare (one more process is not started for it), and each job has a
+ * worker of its own.
+ */
+START_TEST(spare_counted_taken_never_reused)
+{
+	pid_t	pids[MAX_CHILDREN], spare, w1, w2, w3;
+	char	t[32];
+	int	n;
+
+	engine_start("2");
+	submit(t, "[{\"tool\":\"hold\"}]", "\"notify\":true");
+	await_status(t, "running");
+	ck_assert_int_ge(broker_await_log(&b, ": the spare"), 1);
+	ck_assert_int_eq(n = children(pids), 2);
+	spare = pids[1];
+	w1 = run_ppid();
+	ck_assert_int_eq(w1, spare);
+	/* Both places are taken: no spare beside the two jobs. */
+	ck_assert_int_le(children(pids), 2);
+	release();
+	json_object_put(wait_done(t));
+	w2 = run_ppid();
+	w3 = run_ppid();
+	ck_assert_int_ne(w2, w1);
+	ck_assert_int_ne(w3, w2);
+	ck_assert_int_ne(w3, w1);
+}
+END_TEST
+
+/* No job for a while: the spare goes, quietly. */
+START_TEST(spare_retired_when_idle)
+{
+	pid_t	pids[MAX_CHILDREN], spare;
+
+	engine_start("4");
+	(void)run_ppid();
+	ck_assert_int_ge(broker_await_log(&b, ": the spare"), 1);
+	ck_assert_int_eq(children(pids), 1);
+	spare = pids[0];
+	ck_assert_int_ge(broker_await_log(&b, "the spare retires"), 1);
+	ck_assert_msg(gone_within(spare, 5000), "the spare stayed");
+	ping();
+	ck_assert_int_eq(children(pids), 0);
+	ck_assert_int_eq(broker_log_count(&b, "no job spec"), 0);
+	ck_assert_int_eq(broker_log_count(&b, "reaped unknown"), 0);
+	/* The next job starts a worker of its own, as the first did. */
+	ck_assert_int_ne(run_ppid(), spare);
+}
+END_TEST
+
+/* kill -9 of the broker: its spare sees the end of its spec pipe. */
+START_TEST(spare_gone_with_broker)
+{
+	pid_t	pids[MAX_CHILDREN], spare;
+
+	engine_start("4");
+	(void)run_ppid();
+	ck_assert_int_ge(broker_await_log(&b, ": the spare"), 1);
+	ck_assert_int_eq(children(pids), 1);
+	spare = pids[0];
+	client_close(c);
+	c = NULL;
+	broker_kill(&b, SIGKILL);
+	ck_assert_msg(gone_within(spare, 3000), "the spare outlived its "
+	    "broker");
+}
+END_TEST
+
+/* Whether one line of the log holds both a and b. */
+static int
+log_line_with(const char *a, const char *bb)
+{
+	FILE	*f = fopen(b.log, "r");
+	char	 line[4096];
+	int	 found = 0;
+
+	ck_assert_ptr_nonnull(f);
+	while (!found && fgets(line, sizeof(line), f) != NULL)
+		found = strstr(line, a) != NULL && strstr(line, bb) != NULL;
+	fclose(f);
+	return found;
+}
+
+/* Heavy jobs in a row: one's end and the next one's start, one commit. */
+START_TEST(end_and_start_one_commit)
+{
+	char	t1[32], t2[32];
+
+	engine_start("4");
+	submit(t1, "[{\"tool\":\"hold\"}]", "\"notify\":true");
+	submit(t2, "[{\"tool\":\"ppid\"},{\"tool\":\"hold\"}]",
+	    "\"notify\":true");
+	await_status(t1, "running");
+	release();
+	await_status(t2, "running");
+	ck_assert_msg(log_line_with("one commit for t-000001 running and",
+	    "t-000000 done"), "t-000000's end and t-000001's start were "
+	    "committed apart");
+	release();
+	json_object_put(wait_done(t2));
+}
+END_TEST
+
+/* SIGKILL the broker and start it again; c to the new one. */
+static void
+crash(void)
+{
+	client_close(c);
+	c = NULL;
+	crash_restart();
+}
+
+/*
+ * Nothing is told before its commit: a job told running is running
+ * after a kill -9 and restart (interrupted, not queued again), and a job
+ * told done is done.
+ */
+START_TEST(told_means_stored)
+{
+	json_object	*r;
+	char		 t[32];
+	int		 i;
+
+	engine_start("4");
+	for (i = 0; i < 3; i++) {
+		submit(t, "[{\"tool\":\"hold\"}]", "\"notify\":true");
+		await_status(t, "running");
+		crash();
+		r = poll_job(t);
+		ck_assert_str_eq(str(r, "result.status"), "failed");
+		ck_assert_ptr_nonnull(strstr(str(r, "result.error"),
+		    "interrupted by broker restart"));
+		json_object_put(r);
+		r = callf("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":"
+		    "\"batch_execute\",\"params\":{\"commands\":"
+		    "[{\"tool\":\"ppid\"}]}}");
+		ck_assert_str_eq(str(r, "result.status"), "done");
+		snprintf(t, sizeof(t), "%s", str(r, "result.ticket"));
+		json_object_put(r);
+		crash();
+		r = poll_job(t);
+		ck_assert_str_eq(str(r, "result.status"), "done");
+		ck_assert_ptr_nonnull(jpath(r, "result.results.0.stdout"));
+		json_object_put(r);
+	}
+}
+END_TEST
+
+static Suite *
+engine_suite(void)
+{
+	Suite	*s = suite_create("engine");
+	TCase	*tc = tcase_create("engine");
+
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_set_timeout(tc, 60);
+	tcase_add_test(tc, spare_counted_one);
+	tcase_add_test(tc, spare_counted_taken_never_reused);
+	tcase_add_test(tc, spare_retired_when_idle);
+	tcase_add_test(tc, spare_gone_with_broker);
+	tcase_add_test(tc, end_and_start_one_commit);
+	tcase_add_test(tc, told_means_stored);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int
+main(void)
+{
+	return ck_run(engine_suite());
+}
