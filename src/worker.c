@@ -9,10 +9,8 @@
 
 #include <sys/pidfd.h>
 #include <sys/types.h>
-#include <sys/uio.h>
 #include <sys/wait.h>
 
-#include <errno.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -383,55 +381,27 @@ worker_abort(struct worker *w)
 	w->spec_fd = w->events_fd = -1;
 }
 
-/*
- * Write what of the spec s the pipe takes now (most specs: all of it,
- * and its end, so that a ready worker starts at once): how much, or -1
- * when the worker cannot take it.
- */
-static ssize_t
-worker_spec_now(struct worker *w, const char *s, size_t len)
-{
-	struct iovec	iov = { (void *)s, len };
-	ssize_t		n;
-
-	while ((n = writev(w->spec_fd, &iov, 1)) == -1 && errno == EINTR)
-		;
-	if (n == -1 && errno != EAGAIN) {
-		/* The worker is gone before reading it; SIGCHLD says why. */
-		log_warnx("worker %d: its job spec could not be written",
-		    (int)w->pid);
-		return -1;
-	}
-	return n == -1 ? 0 : n;
-}
-
 void
 worker_run(struct worker *w, json_object *spec)
 {
 	const char	*s;
 	size_t		 len;
-	ssize_t		 n;
 
 	w->events = bufferevent_socket_new(w->W->base, w->events_fd,
 	    BEV_OPT_CLOSE_ON_FREE);
-	if (w->events == NULL)
+	w->spec = bufferevent_socket_new(w->W->base, w->spec_fd,
+	    BEV_OPT_CLOSE_ON_FREE);
+	if (w->events == NULL || w->spec == NULL)
 		fatalx("bufferevent_socket_new");
-	w->events_fd = -1;
+	w->spec_fd = w->events_fd = -1;
 	bufferevent_setcb(w->events, on_events, NULL, on_events_error, w);
 	bufferevent_enable(w->events, EV_READ);
 	s = json_object_to_json_string_length(spec, JSON_C_TO_STRING_PLAIN,
 	    &len);
-	if ((n = worker_spec_now(w, s, len)) == -1 || (size_t)n == len) {
-		close(w->spec_fd);	/* the end of the spec */
-		w->spec_fd = -1;
-		return;
-	}
-	w->spec = bufferevent_socket_new(w->W->base, w->spec_fd,
-	    BEV_OPT_CLOSE_ON_FREE);
-	if (w->spec == NULL)
-		fatalx("bufferevent_socket_new");
-	w->spec_fd = -1;
-	bufferevent_write(w->spec, s + n, len - (size_t)n);
+	/* Sent from the next loop turn, not at once: what the job's start
+	 * changed (the editor's reloading, for the faces' status) is told
+	 * first, before the worker can reach the editor. */
+	bufferevent_write(w->spec, s, len);
 	bufferevent_setcb(w->spec, NULL, on_spec_written, on_spec_error, w);
 	bufferevent_enable(w->spec, EV_WRITE);
 }
