@@ -31,6 +31,7 @@ struct call {
 	size_t			 len;
 	enum call_kind		 kind;
 	int			 sent;	/* written on the connection now up */
+	int			 ever_sent; /* written on some connection */
 	int64_t			 sent_at;
 	int			 kills;	/* connections lost just after it */
 	char			*cancel; /* notifications/cancelled lines */
@@ -45,6 +46,11 @@ struct callq {
 void		 callq_init(struct callq *);
 /* The request (or batch) whose id is id (JSON text), or NULL. */
 struct call	*callq_find(struct callq *, const char *id);
+/* An id a request can be followed by: a string or an integer (the
+ * broker answers any other with id null, which names no request). */
+int		 callq_id_ok(json_object *id);
+/* The held batch an answer array (msg) is for, by any id in it. */
+struct call	*callq_find_batch(struct callq *, json_object *msg);
 /*
  * Hold line (len bytes, copied) of kind under id (JSON text, copied; NULL
  * for a batch, whose ids are taken).  NULL when the bounds forbid it.

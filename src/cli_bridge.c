@@ -133,7 +133,7 @@ bridge_put(struct bridge *b, struct call *c)
 	if (!bridgec_is_up(&b->c))
 		return;
 	bridge_send(b, c->line, c->len);
-	c->sent = 1;
+	c->sent = c->ever_sent = 1;
 	c->sent_at = util_monotonic_ms();
 }
 
@@ -230,7 +230,8 @@ bridge_batch(struct bridge *b, json_object *msg, const char *line, size_t n)
 		e = json_object_array_get_idx(msg, i);
 		if (!json_object_object_get_ex(e, "method", &m) ||
 		    !json_object_is_type(m, json_type_string) ||
-		    !json_object_object_get_ex(e, "id", &id))
+		    !json_object_object_get_ex(e, "id", &id) ||
+		    !callq_id_ok(id))
 			continue;
 		json_object_array_add(ids, json_object_new_string(
 		    json_object_to_json_string_ext(id, CALLQ_JSON)));
@@ -252,8 +253,9 @@ bridge_batch(struct bridge *b, json_object *msg, const char *line, size_t n)
 
 /*
  * A notification of the client's: what a reconnection needs of it.  A
- * cancelled request not sent yet goes with its cancellation, so that the
- * job it made before the broker went away is cancelled too.
+ * cancelled request that no broker has seen is dropped here (it made no
+ * job); one sent before the broker went away goes again with its
+ * cancellation, so that the job it made is cancelled too.
  */
 static void
 bridge_notice(struct bridge *b, json_object *msg, const char *method,
@@ -270,6 +272,10 @@ bridge_notice(struct bridge *b, json_object *msg, const char *method,
 	    json_object_object_get_ex(params, "requestId", &rid))
 		c = callq_find(&b->q, rs = json_object_to_json_string_ext(rid,
 		    CALLQ_JSON));
+	if (c != NULL && !c->ever_sent && c->kind != CALL_BATCH) {
+		callq_free(&b->q, c);
+		return;
+	}
 	if (c != NULL && !c->sent) {
 		callq_cancel(c, rs);
 		return;
@@ -287,7 +293,7 @@ static void
 bridge_client_line(void *arg, const char *line, size_t n)
 {
 	struct bridge	*b = arg;
-	json_object	*msg = NULL, *m, *id;
+	json_object	*msg = NULL, *m, *id = NULL;
 
 	if (jstrict_parse(line, n, &msg) != 0)
 		bridge_pass(b, line, n);	/* the broker says why */
@@ -296,8 +302,10 @@ bridge_client_line(void *arg, const char *line, size_t n)
 	else if (!json_object_object_get_ex(msg, "method", &m) ||
 	    !json_object_is_type(m, json_type_string))
 		bridge_pass(b, line, n);
-	else if (json_object_object_get_ex(msg, "id", &id))
+	else if (json_object_object_get_ex(msg, "id", &id) && callq_id_ok(id))
 		bridge_request(b, msg, json_object_get_string(m), id, line, n);
+	else if (id != NULL)
+		bridge_pass(b, line, n);	/* the broker says why */
 	else
 		bridge_notice(b, msg, json_object_get_string(m), line, n);
 	json_object_put(msg);
@@ -385,11 +393,8 @@ bridge_broker_line(struct bridge *b, const char *line, size_t n)
 	const char	*own;
 
 	if (jstrict_parse(line, n, &msg) == 0 &&
-	    json_object_is_type(msg, json_type_array) &&
-	    json_object_array_length(msg) > 0 && json_object_object_get_ex(
-	    json_object_array_get_idx(msg, 0), "id", &id))
-		c = callq_find(&b->q, json_object_to_json_string_ext(id,
-		    CALLQ_JSON));
+	    json_object_is_type(msg, json_type_array))
+		c = callq_find_batch(&b->q, msg);
 	else if (msg != NULL && !json_object_object_get_ex(msg, "method",
 	    NULL) && json_object_object_get_ex(msg, "id", &id)) {
 		c = callq_find(&b->q, json_object_to_json_string_ext(id,

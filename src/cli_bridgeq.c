@@ -53,6 +53,28 @@ callq_find(struct callq *q, const char *id)
 }
 
 int
+callq_id_ok(json_object *id)
+{
+	return json_object_is_type(id, json_type_string) ||
+	    json_object_is_type(id, json_type_int);
+}
+
+struct call *
+callq_find_batch(struct callq *q, json_object *msg)
+{
+	json_object	*id;
+	struct call	*c = NULL;
+	size_t		 i;
+
+	for (i = 0; c == NULL && i < json_object_array_length(msg); i++)
+		if (json_object_object_get_ex(json_object_array_get_idx(msg,
+		    i), "id", &id) && callq_id_ok(id))
+			c = callq_find(q, json_object_to_json_string_ext(id,
+			    CALLQ_JSON));
+	return c;
+}
+
+int
 callq_room(const struct callq *q, size_t len)
 {
 	if (q->n == 0)

@@ -437,6 +437,51 @@ START_TEST(mcp_cancel_while_down)
 END_TEST
 
 /*
+ * A call the client makes and cancels while the broker is away reached
+ * no broker: the bridge drops it, and it makes no job after the
+ * restart.  Before, it was sent with its cancellation and its job
+ * started (and was killed) after the restart.
+ */
+START_TEST(mcp_cancel_never_sent)
+{
+	const char	*args[] = { "--tools", tools, NULL };
+	pid_t		 pid;
+	int		 in = -1, out = -1, err;
+	char		*st;
+
+	mcp_tools_reload();
+	ck_assert_int_eq(broker_start(&b, args, 0), 0);
+	cli_out[0] = '\0';
+	await_err(-1, NULL);
+	pid = spawn_mcp(NULL, &in, &out, &err);
+	send_line(in, INIT "{\"jsonrpc\":\"2.0\",\"id\":8,"
+	    "\"method\":\"ping\"}\n");
+	ck_assert_msg(await_out(out, "\"id\":8"), "stdout: %s", cli_out);
+	ck_assert_int_eq(broker_signal_wait(&b, SIGKILL), -1);
+	ck_assert_msg(await_err(err, "reconnecting"), "stderr: %s", cli_err);
+	send_line(in, "{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":"
+	    "\"tools/call\",\"params\":{\"name\":\"rebuild\"}}\n"
+	    "{\"jsonrpc\":\"2.0\",\"method\":"
+	    "\"notifications/cancelled\",\"params\":{\"requestId\":7}}\n");
+	ck_assert_int_eq(broker_start(&b, args, 0), 0);
+	ck_assert_msg(await_err(err, "reconnected after"), "stderr: %s",
+	    cli_err);
+	send_line(in, "{\"jsonrpc\":\"2.0\",\"id\":9,\"method\":"
+	    "\"tools/call\",\"params\":{\"name\":\"rebuild\"}}\n");
+	ck_assert_msg(await_out(out, "\"id\":9"), "stdout: %s", cli_out);
+	/* The first job is the second call's: the cancelled one made none. */
+	st = mcp_job_end("t-000000");
+	ck_assert_str_eq(st, "done");
+	free(st);
+	ck_assert_ptr_null(strstr(cli_out, "\"id\":7"));
+	close(in);
+	ck_assert_int_eq(reap(pid, err), 0);
+	close(out);
+	close(err);
+}
+END_TEST
+
+/*
  * Review item 6: a client's id that looks like the bridge's own
  * ("cmdgate-bridge:...", what they were) is the client's: answered.
  */
@@ -475,6 +520,7 @@ main(void)
 	tcase_add_test(tc, mcp_bounded_bytes);
 	tcase_add_test(tc, mcp_reconnect_nonblocking);
 	tcase_add_test(tc, mcp_cancel_while_down);
+	tcase_add_test(tc, mcp_cancel_never_sent);
 	tcase_add_test(tc, mcp_client_ids);
 	suite_add_tcase(s, tc);
 	return ck_run(s);

@@ -321,6 +321,57 @@ START_TEST(mcp_long_line)
 }
 END_TEST
 
+/*
+ * Ids the bridge cannot follow (true, 1.5, an object) are not held: the
+ * broker answers them with id null.  A batch whose answer starts with
+ * such an error is found by its other ids: answered once, not sent
+ * again after a restart.  Before, both were held for ever (1,024 of
+ * them refused every request with bridge_full) and the batch was
+ * answered again after each restart.
+ */
+START_TEST(mcp_odd_ids)
+{
+	const char	*args[] = { "--tools", tools, NULL };
+	static char	 many[1100 * 48];
+	pid_t		 pid;
+	int		 in = -1, out = -1, err, i;
+	size_t		 n = 0;
+
+	mcp_tools_reload();
+	ck_assert_int_eq(broker_start(&b, args, 0), 0);
+	cli_out[0] = '\0';
+	await_err(-1, NULL);
+	pid = spawn_mcp(NULL, &in, &out, &err);
+	send_line(in, INIT "{\"jsonrpc\":\"2.0\",\"id\":1.5,\"method\":"
+	    "\"ping\"}\n{\"jsonrpc\":\"2.0\",\"id\":{\"a\":1},"
+	    "\"method\":\"ping\"}\n");
+	for (i = 0; i < 1100; i++)
+		n += (size_t)snprintf(many + n, sizeof(many) - n,
+		    "{\"jsonrpc\":\"2.0\",\"id\":true,\"method\":\"ping\"}\n");
+	send_line(in, many);
+	send_line(in, "[{\"jsonrpc\":\"2.0\",\"id\":false,\"method\":"
+	    "\"ping\"},{\"jsonrpc\":\"2.0\",\"id\":77,\"method\":"
+	    "\"ping\"}]\n{\"jsonrpc\":\"2.0\",\"id\":78,\"method\":"
+	    "\"ping\"}\n");
+	ck_assert_msg(await_out(out, "\"id\":78"), "stdout: %s", cli_out);
+	ck_assert_ptr_null(strstr(cli_out, "bridge_full"));
+	ck_assert_int_eq(count_of(cli_out, "\"id\":77"), 1);
+	ck_assert_int_eq(broker_signal_wait(&b, SIGKILL), -1);
+	ck_assert_msg(await_err(err, "reconnecting"), "stderr: %s", cli_err);
+	ck_assert_int_eq(broker_start(&b, args, 0), 0);
+	ck_assert_msg(await_err(err, "reconnected after"), "stderr: %s",
+	    cli_err);
+	send_line(in, "{\"jsonrpc\":\"2.0\",\"id\":79,\"method\":"
+	    "\"ping\"}\n");
+	ck_assert_msg(await_out(out, "\"id\":79"), "stdout: %s", cli_out);
+	ck_assert_int_eq(count_of(cli_out, "\"id\":77"), 1);
+	close(in);
+	ck_assert_int_eq(reap(pid, err), 0);
+	close(out);
+	close(err);
+}
+END_TEST
+
 int
 main(void)
 {
@@ -335,6 +386,7 @@ main(void)
 	tcase_add_test(tc, mcp_stdout_unread);
 	tcase_add_test(tc, mcp_broker_stopped);
 	tcase_add_test(tc, mcp_long_line);
+	tcase_add_test(tc, mcp_odd_ids);
 	suite_add_tcase(s, tc);
 	return ck_run(s);
 }
