@@ -5,6 +5,7 @@
 #include <sys/socket.h>
 #include <sys/un.h>
 
+#include <errno.h>
 #include <netdb.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -28,6 +29,7 @@
 static void	bridgec_read(struct bufferevent *, void *);
 static void	bridgec_written(struct bufferevent *, void *);
 static void	bridgec_event(struct bufferevent *, short, void *);
+static void	bridgec_lost(struct bridgec *, short);
 
 static struct bufferevent *
 bridgec_unix(struct event_base *base, const char *path, char *err,
@@ -288,6 +290,17 @@ bridgec_read(struct bufferevent *bev, void *arg)
 			c->cb->line(c->arg, line, n);
 		free(line);
 	}
+	/* A line longer than any the client may send: not a broker. */
+	if (c->sock != bev || evbuffer_get_length(bufferevent_get_input(bev)) <=
+	    BRIDGEIO_LINE_MAX)
+		return;
+	evbuffer_drain(bufferevent_get_input(bev), (size_t)-1);
+	c->scanned = 0;
+	errno = EMSGSIZE;
+	if (c->state == BRIDGEC_UP)
+		bridgec_lost(c, BEV_EVENT_READING | BEV_EVENT_ERROR);
+	else
+		bridgec_failed(c);
 }
 
 static void

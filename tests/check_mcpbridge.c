@@ -231,6 +231,50 @@ START_TEST(mcp_killer_request)
 END_TEST
 
 /*
+ * A "broker" that sends a line longer than 64 MiB (the bound on the
+ * client's lines) is dropped, with a line on stderr, and the bridge
+ * connects again.  Before, the bridge kept reading it into memory.
+ */
+START_TEST(mcp_broker_line_bound)
+{
+	struct sockaddr_un	 sun;
+	const char		*args[] = { "--socket", NULL, NULL };
+	static char		 chunk[1024 * 1024];
+	int			 lfd, c, c2, in = -1, out = -1, err, i;
+	pid_t			 pid;
+
+	memset(&sun, 0, sizeof(sun));
+	sun.sun_family = AF_UNIX;
+	snprintf(sun.sun_path, sizeof(sun.sun_path), "%s",
+	    broker_path(&b, "fake.sock"));
+	args[1] = broker_path(&b, "fake.sock");
+	ck_assert_int_ge(lfd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0),
+	    0);
+	ck_assert_int_eq(bind(lfd, (struct sockaddr *)&sun, sizeof(sun)), 0);
+	ck_assert_int_eq(listen(lfd, 4), 0);
+	cli_err[0] = '\0';
+	await_err(-1, NULL);
+	pid = spawn_mcp(args, &in, &out, &err);
+	ck_assert_int_ge(c = fake_accept(lfd), 0);
+	memset(chunk, 'x', sizeof(chunk));
+	/* 80 MiB at most: the bridge closes the connection past 64. */
+	for (i = 0; i < 80; i++)
+		if (send(c, chunk, sizeof(chunk), MSG_NOSIGNAL) == -1)
+			break;
+	ck_assert_int_lt(i, 80);
+	ck_assert_int_ge(c2 = fake_accept(lfd), 0);	/* connects again */
+	ck_assert_msg(await_err(err, "broker lost"), "stderr: %s", cli_err);
+	close(in);
+	close(c);
+	close(c2);
+	ck_assert_int_eq(reap(pid, err), 0);
+	close(lfd);
+	close(out);
+	close(err);
+}
+END_TEST
+
+/*
  * Review item 2: while the broker is away the bridge holds at most 1024
  * requests; the next is answered bridge_full at once, and the ones held
  * are answered once the broker is back.
@@ -521,6 +565,7 @@ main(void)
 	tcase_add_test(tc, mcp_reconnect_nonblocking);
 	tcase_add_test(tc, mcp_cancel_while_down);
 	tcase_add_test(tc, mcp_cancel_never_sent);
+	tcase_add_test(tc, mcp_broker_line_bound);
 	tcase_add_test(tc, mcp_client_ids);
 	suite_add_tcase(s, tc);
 	return ck_run(s);
