@@ -136,6 +136,23 @@ START_TEST(mcp_too_large_notice)
 }
 END_TEST
 
+/* A fake broker's socket at path, listening. */
+static int
+fake_listen(const char *path)
+{
+	struct sockaddr_un	sun;
+	int			lfd;
+
+	memset(&sun, 0, sizeof(sun));
+	sun.sun_family = AF_UNIX;
+	snprintf(sun.sun_path, sizeof(sun.sun_path), "%s", path);
+	ck_assert_int_ge(lfd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0),
+	    0);
+	ck_assert_int_eq(bind(lfd, (struct sockaddr *)&sun, sizeof(sun)), 0);
+	ck_assert_int_eq(listen(lfd, 4), 0);
+	return lfd;
+}
+
 /* A fake broker on a Unix socket: accept within TN_TIMEOUT_MS. */
 static int
 fake_accept(int lfd)
@@ -179,7 +196,6 @@ fake_line(int fd)
  */
 START_TEST(mcp_killer_request)
 {
-	struct sockaddr_un	 sun;
 	const char		*args[] = { "--socket", NULL, NULL };
 	char			*l;
 	json_object		*r;
@@ -187,15 +203,8 @@ START_TEST(mcp_killer_request)
 	int			 lfd, c, in = -1, out = -1, err;
 	pid_t			 pid;
 
-	memset(&sun, 0, sizeof(sun));
-	sun.sun_family = AF_UNIX;
-	snprintf(sun.sun_path, sizeof(sun.sun_path), "%s",
-	    broker_path(&b, "fake.sock"));
 	args[1] = broker_path(&b, "fake.sock");
-	ck_assert_int_ge(lfd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0),
-	    0);
-	ck_assert_int_eq(bind(lfd, (struct sockaddr *)&sun, sizeof(sun)), 0);
-	ck_assert_int_eq(listen(lfd, 4), 0);
+	lfd = fake_listen(args[1]);
 	cli_out[0] = '\0';
 	await_err(-1, NULL);
 	pid = spawn_mcp(args, &in, &out, &err);
@@ -237,21 +246,13 @@ END_TEST
  */
 START_TEST(mcp_broker_line_bound)
 {
-	struct sockaddr_un	 sun;
 	const char		*args[] = { "--socket", NULL, NULL };
 	static char		 chunk[1024 * 1024];
 	int			 lfd, c, c2, in = -1, out = -1, err, i;
 	pid_t			 pid;
 
-	memset(&sun, 0, sizeof(sun));
-	sun.sun_family = AF_UNIX;
-	snprintf(sun.sun_path, sizeof(sun.sun_path), "%s",
-	    broker_path(&b, "fake.sock"));
 	args[1] = broker_path(&b, "fake.sock");
-	ck_assert_int_ge(lfd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0),
-	    0);
-	ck_assert_int_eq(bind(lfd, (struct sockaddr *)&sun, sizeof(sun)), 0);
-	ck_assert_int_eq(listen(lfd, 4), 0);
+	lfd = fake_listen(args[1]);
 	cli_err[0] = '\0';
 	await_err(-1, NULL);
 	pid = spawn_mcp(args, &in, &out, &err);
