@@ -84,11 +84,16 @@ struct job {
 						   queued: job_rec_ref() */
 	size_t			 ncmds;
 	size_t			 completed;
+	size_t			 nstored;	/* results the store has */
 	uint64_t		 notify_conn;	/* 0: no notifications */
 	uint64_t		 owner_conn;	/* its submitter, 0: none known */
 	const char		*last_blocked;
 	struct worker		*worker;
 	int			 cancelling;
+	int			 uncounted;	/* its end is not stored yet: */
+	enum job_status		 counted;	/* J->count has it so */
+	pid_t			 del_worker;	/* its reaped worker's record,
+						   deleted with its end */
 };
 TAILQ_HEAD(joblist, job);
 

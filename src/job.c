@@ -389,8 +389,10 @@ job_set_status(struct jobs *J, struct job *j, enum job_status s)
 	if (j->reload && (s == JOB_RUNNING) != (j->status == JOB_RUNNING) &&
 	    J->reloads_changed != NULL)
 		J->reloads_changed(J->edsubs);
-	J->count[j->status]--;
-	J->count[s]++;
+	if (!j->uncounted) {
+		J->count[j->status]--;
+		J->count[s]++;
+	}
 	j->status = s;
 	job_rec_set(j->rec, "status", job_status_name(s));
 	if (J->hooks.changed != NULL)

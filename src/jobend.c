@@ -49,6 +49,11 @@ jobend_forget(struct jobs *J, struct job *j)
 
 	log_info("%s %s%s%s", j->ticket, job_status_name(j->status),
 	    error != NULL ? ": " : "", error != NULL ? error : "");
+	if (j->uncounted) {	/* counted as over once stored */
+		J->count[j->counted]--;
+		J->count[j->status]++;
+		j->uncounted = 0;
+	}
 	jobend_notify(J, j);
 	waiter_job_done(J, j->num);
 	expiry_arm(J);
@@ -68,6 +73,8 @@ jobend_finish(struct jobs *J, struct job *j, enum job_status s,
 	pid_t	del = 0;
 
 	job_unlist(J, j);
+	j->counted = j->status;
+	j->uncounted = 1;
 	job_set_status(J, j, s);
 	job_rec_finish(j->rec, s, error);
 	if (j->worker != NULL) {
@@ -91,6 +98,7 @@ jobend_finish_alone(struct jobs *J, struct job *j, pid_t del, int rc)
 	/* Nobody hears of an end that is not stored. */
 	if (rc == STORE_EFAILED)
 		job_fatal_store(j->ticket, rc);
+	j->del_worker = del;	/* its record goes with the end, later */
 	TAILQ_INSERT_TAIL(&J->unstored, j, entry);
 	jobend_store_blocked(J, j->ticket, rc);
 }

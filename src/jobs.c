@@ -117,7 +117,7 @@ on_store_retry(evutil_socket_t fd, short ev, void *arg)
 	(void)fd;
 	(void)ev;
 	while ((j = TAILQ_FIRST(&J->unstored)) != NULL) {
-		if ((rc = job_save(J, j, 0, 0)) != 0) {
+		if ((rc = job_save(J, j, 0, j->del_worker)) != 0) {
 			jobend_store_blocked(J, j->ticket, rc);
 			return;
 		}
@@ -258,6 +258,8 @@ jobs_turn_done(struct jobs *J, struct turn_op *op, int rc)
 		if (j->worker != NULL)
 			worker_store_failed(j->worker, rc);
 	} else if (op->kind == TURN_RESULT) {
+		if (j->nstored < op->index + 1)
+			j->nstored = op->index + 1;
 		/* An end in the same turn says it all. */
 		if (j->status == JOB_RUNNING)
 			jobend_notify(J, j);

@@ -77,6 +77,25 @@ view_queue_place(struct jobs *J, struct job *j, json_object *o, int full)
 	json_object_object_add(o, "ahead", ahead);
 }
 
+/*
+ * A running job's results as the store has them: one whose commit is
+ * still to come (or failed) is not shown (protocol section 4).
+ */
+static void
+view_stored_results(json_object *o, size_t nstored)
+{
+	json_object	*res = job_rec_get(o, "results"), *keep;
+	size_t		 i;
+
+	if (res == NULL || json_object_array_length(res) <= nstored)
+		return;
+	keep = json_object_new_array_ext((int)nstored);
+	for (i = 0; i < nstored; i++)
+		json_object_array_add(keep,
+		    json_object_get(json_object_array_get_idx(res, i)));
+	json_object_object_add(o, "results", keep);
+}
+
 json_object *
 jobview_make(struct jobs *J, json_object *rec, struct job *j, int full)
 {
@@ -100,6 +119,8 @@ jobview_make(struct jobs *J, json_object *rec, struct job *j, int full)
 		return o;
 	for (i = 0; more[i] != NULL; i++)
 		job_copy(o, rec, more[i]);
+	if (j != NULL && j->status == JOB_RUNNING)
+		view_stored_results(o, j->nstored);
 	cmds = job_rec_get(rec, "commands");
 	n = json_object_array_length(cmds);
 	list = json_object_new_array();
@@ -114,7 +135,7 @@ jobview_make(struct jobs *J, json_object *rec, struct job *j, int full)
 	json_object_object_add(o, "commands", list);
 	p = json_object_new_object();
 	json_object_object_add(p, "completed", json_object_new_int64((int64_t)
-	    json_object_array_length(job_rec_get(rec, "results"))));
+	    json_object_array_length(job_rec_get(o, "results"))));
 	json_object_object_add(p, "total", json_object_new_int64((int64_t)n));
 	json_object_object_add(o, "progress", p);
 	if (strcmp(status, "queued") == 0)

@@ -6,6 +6,9 @@
  */
 #include "config.h"
 
+#include <sys/stat.h>
+
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,24 +27,31 @@
 static struct broker	 b;
 static struct client	*c;
 
+/* The broker under the shim, with args; c to it. */
 static void
-setup(void)
+start_shimmed(const char **args)
 {
 	const char	*shim = getenv("CMDGATE_FAULT_SHIM");
 	const char	*asan = getenv("ASAN_OPTIONS");
 	char		 opts[512];
 
 	ck_assert_msg(shim != NULL, "CMDGATE_FAULT_SHIM is not set");
-	broker_prepare(&b);
 	/* The broker inherits these; the test itself is already loaded. */
 	setenv("LD_PRELOAD", shim, 1);
 	setenv("CMDGATE_FAULT_DIR", b.dir, 1);
 	snprintf(opts, sizeof(opts), "%s%sverify_asan_link_order=0",
 	    asan ? asan : "", asan ? ":" : "");
 	setenv("ASAN_OPTIONS", opts, 1);
-	ck_assert_int_eq(broker_start(&b, NULL, 0), 0);
+	ck_assert_int_eq(broker_start(&b, args, 0), 0);
 	unsetenv("LD_PRELOAD");
 	c = client_tcp(b.port);
+}
+
+static void
+setup(void)
+{
+	broker_prepare(&b);
+	start_shimmed(NULL);
 }
 
 static void
@@ -201,6 +211,14 @@ START_TEST(disk_full_while_running)
 	    "running");
 	json_object_put(r);
 	assert_serving();
+	/* Counted as it is stored: running, not yet over. */
+	r = client_call(c, "{\"jsonrpc\":\"2.0\",\"id\":9,"
+	    "\"method\":\"server_status\"}");
+	ck_assert_int_eq(json_object_get_int(jpath(r,
+	    "result.jobs_by_status.running")), 1);
+	ck_assert_int_eq(json_object_get_int(jpath(r,
+	    "result.jobs_by_status.done")), 0);
+	json_object_put(r);
 	arm("enospc", 0);
 	snprintf(line, sizeof(line), "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":"
 	    "\"wait_job\",\"params\":{\"ticket\":\"%s\",\"timeout_s\":20}}",
@@ -275,6 +293,85 @@ START_TEST(spec_pipe_fails)
 }
 END_TEST
 
+/* The next message on c: an answer (the test asks for no notes). */
+static json_object *
+next_answer(struct client *cl)
+{
+	char		*s = client_line(cl);
+	json_object	*r;
+
+	ck_assert_msg(s != NULL, "no answer");
+	r = json_tokener_parse(s);
+	ck_assert_msg(r != NULL, "not JSON: %.200s", s);
+	free(s);
+	return r;
+}
+
+/*
+ * A command's result whose commit fails is never shown: polls of the
+ * running job, answered all along, show only what the store has, though
+ * the record in memory had the result until the worker was stopped.
+ */
+START_TEST(unstored_result_not_shown)
+{
+	const char	*args[] = { "--tools", NULL, NULL };
+	char		 tools[1024], fifo[256], table[256], polls[100 * 128];
+	char		 line[128];
+	json_object	*r;
+	size_t		 len = 0;
+	int		 fd, i, round, seen = 0;
+
+	client_close(c);
+	broker_stop(&b);
+	broker_prepare(&b);
+	snprintf(fifo, sizeof(fifo), "%s", broker_path(&b, "release"));
+	ck_assert_int_eq(mkfifo(fifo, 0600), 0);
+	snprintf(tools, sizeof(tools), "{\"tools\":[{\"name\":\"hold\","
+	    "\"tier\":\"instant\",\"exec\":[\"sh\",\"-c\",\"cat %s "
+	    ">/dev/null; echo held\"]},{\"name\":\"nap\",\"tier\":"
+	    "\"instant\",\"exec\":[\"sleep\",\"30\"]}]}", fifo);
+	snprintf(table, sizeof(table), "%s", broker_path(&b, "tools.json"));
+	write_file(table, tools, 0600);
+	args[1] = table;
+	start_shimmed(args);
+	r = client_call(c, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":"
+	    "\"batch_execute\",\"params\":{\"async\":true,\"commands\":"
+	    "[{\"tool\":\"hold\"},{\"tool\":\"nap\"}]}}");
+	ck_assert_str_eq(json_object_get_string(jpath(r, "result.status")),
+	    "running");
+	snprintf(line, sizeof(line), "{\"jsonrpc\":\"2.0\",\"id\":2,"
+	    "\"method\":\"poll_job\",\"params\":{\"ticket\":\"%s\"}}\n",
+	    json_object_get_string(jpath(r, "result.ticket")));
+	json_object_put(r);
+	for (i = 0; i < 100; i++)
+		len += (size_t)snprintf(polls + len, sizeof(polls) - len, "%s",
+		    line);
+	arm("enospc", 1);
+	ck_assert_int_ne(fd = open(fifo, O_WRONLY), -1);
+	ck_assert_int_eq(write(fd, "x", 1), 1);
+	close(fd);
+	/* Polls all along, until the job's end could not be stored either. */
+	for (round = 0; round < 1000 && broker_log_count(&b,
+	    "the store refused the change") == 0; round++) {
+		polls[len] = '\0';
+		client_send(c, polls);
+		for (i = 0; i < 100; i++, seen++) {
+			r = next_answer(c);
+			ck_assert_msg(json_object_get_int(jpath(r,
+			    "result.progress.completed")) == 0 &&
+			    json_object_array_length(jpath(r,
+			    "result.results")) == 0, "poll %d shows a result "
+			    "that is not stored: %.300s", seen,
+			    json_object_to_json_string(r));
+			json_object_put(r);
+		}
+	}
+	ck_assert_int_ge(broker_log_count(&b, "its progress could not be "
+	    "recorded"), 1);
+	arm("enospc", 0);
+}
+END_TEST
+
 static Suite *
 faults_suite(void)
 {
@@ -287,6 +384,7 @@ faults_suite(void)
 	tcase_add_test(tc, disk_full_fails_the_group);
 	tcase_add_test(tc, sync_failure_is_fail_stop);
 	tcase_add_test(tc, disk_full_while_running);
+	tcase_add_test(tc, unstored_result_not_shown);
 	tcase_add_test(tc, spawn_fails);
 	tcase_add_test(tc, spec_pipe_fails);
 	suite_add_tcase(s, tc);

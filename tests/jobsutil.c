@@ -88,7 +88,7 @@ write_tools(const char *test_tier)
 	    "{\"name\":\"missing\",\"exec\":[\"/nonexistent/tool\"]},"
 	    "{\"name\":\"pipe\",\"exec\":[\"sh\",\"-c\",\"yes | head -n 1\"]},"
 	    "{\"name\":\"crash\",\"exec\":[\"sh\",\"-c\",\"kill -SEGV $$\"]},"
-	    "{\"name\":\"flood\",\"exec\":[\"head\",\"-c\",\"1073741824\","
+	    "{\"name\":\"flood\",\"exec\":[\"head\",\"-c\",\"67108864\","
 	    "\"/dev/zero\"]},"
 	    "{\"name\":\"slow\",\"timeout_s\":1,\"exec\":[\"sleep\",\"30\"]},"
 	    "{\"name\":\"env\",\"exec\":[\"env\"]},"

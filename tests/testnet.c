@@ -155,11 +155,12 @@ static struct client *
 client_new(int fd)
 {
 	struct client	*c = calloc(1, sizeof(*c));
-	struct timeval	 tv = { TN_TIMEOUT_MS / 1000, 0 };
+	struct timeval	 tv = { TN_READ_MS / 1000, 0 };
+	struct timeval	 stv = { TN_TIMEOUT_MS / 1000, 0 };
 	int		 one = 1;
 
 	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
-	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
+	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &stv, sizeof(stv));
 	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
 	c->fd = fd;
 	jsonl_init(&c->jl, fd, TN_BUF);

@@ -19,6 +19,13 @@
 
 #define TN_TIMEOUT_MS	BROKER_TIMEOUT_MS
 
+/*
+ * A client's wait for one read: longer than the longest wait the tests ask
+ * the broker for (wait_job timeout_s 20), so that a slow job under the
+ * sanitizers or valgrind is the broker's answer, never the client's guess.
+ */
+#define TN_READ_MS	30000
+
 #define TN_BUF	(8 * 1024 * 1024)
 
 struct client {
