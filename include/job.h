@@ -157,6 +157,11 @@ struct jobs {
 
 /* A queued job of the stored record rec (taken). */
 struct job	*job_new(json_object *rec, uint64_t num);
+/* A queued job from its packed status byte alone: no record yet. */
+struct job	*job_new_packed(uint64_t num, enum tier, int reload,
+		    unsigned busy);
+/* j->ncmds and j->completed from j->rec. */
+void		 job_rec_counts(struct job *);
 void		 job_free(struct job *);
 /* A held reload whose submitter hears when its holder changes. */
 int		 job_watched(const struct job *);
@@ -164,6 +169,11 @@ const char	*job_status_name(enum job_status);
 char		 job_status_char(enum job_status);
 /* The status of a store's status letter, or -1. */
 int		 job_status_from_char(char);
+/* The status byte j is stored with: a queued job's packs its class. */
+char		 job_store_status(const struct job *);
+/* A packed status byte's class: 0, or -1 when c packs none. */
+int		 job_unpack_status(char c, enum tier *, int *reload,
+		    unsigned *busy);
 /* Change j's status, its record and the counters. */
 void		 job_set_status(struct jobs *, struct job *, enum job_status);
 

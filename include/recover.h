@@ -13,4 +13,13 @@ struct jobs;
  * error. */
 int	recover_store(struct jobs *, size_t *interrupted, size_t *damaged);
 
+struct job;
+
+/*
+ * A queued job about to start, its record just read (NULL: it was not
+ * JSON): 0 when it can run; -1 when the record is damaged, and the job
+ * has failed saying so.
+ */
+int	recover_check_start(struct jobs *, struct job *);
+
 #endif

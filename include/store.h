@@ -20,7 +20,7 @@
  * worker's record, for restart recovery).
  */
 
-#define STORE_SCHEMA		1
+#define STORE_SCHEMA		2	/* 2: queued records pack their class */
 #define STORE_KEY_MAX		511	/* bytes of a key: LMDB's limit */
 #define STORE_ENEWER		(-1001)	/* written by a newer cmdgated */
 #define STORE_ENOTFOUND		(-1002)
@@ -111,6 +111,12 @@ typedef int	(*store_job_fn)(void *, uint64_t num, char status,
 		    const char *json);
 int		 store_jobs_each(struct store *, uint64_t after,
 		    store_job_fn, void *);
+/*
+ * Every job, as store_jobs_each(), but a record whose status byte has its
+ * high bit set (it says enough: job_store_status()) is not copied out:
+ * fn gets json NULL.
+ */
+int		 store_jobs_scan(struct store *, store_job_fn, void *);
 typedef int	(*store_worker_fn)(void *, int pid, const char *json);
 int		 store_workers_each(struct store *, store_worker_fn, void *);
 /* Earliest expiry time, or 0 when nothing expires. */

@@ -44,11 +44,51 @@ job_status_char(enum job_status s)
 	return status_chars[s];
 }
 
+/*
+ * The status byte of a stored record.  A queued job's carries its class
+ * too (STATUS_PACKED: tier, reload, busy bits), so that a restart queues
+ * it without reading the record; records of earlier versions say 'q'.
+ */
+#define STATUS_PACKED	0x80
+#define PACK_TIER	0x03
+#define PACK_RELOAD	0x04
+#define PACK_BUSY_SHIFT	2	/* BUSY_BIT(1), BUSY_BIT(2): 0x08, 0x10 */
+#define PACK_BUSY	(BUSY_BIT(BUSY_TESTS_RUNNING) | BUSY_BIT(BUSY_COMPILING))
+
+char
+job_store_status(const struct job *j)
+{
+	if (j->status != JOB_QUEUED)
+		return job_status_char(j->status);
+	return (char)(STATUS_PACKED | ((unsigned)j->tier & PACK_TIER) |
+	    (j->reload ? PACK_RELOAD : 0) |
+	    ((j->busy & PACK_BUSY) << PACK_BUSY_SHIFT));
+}
+
+int
+job_unpack_status(char c, enum tier *tier, int *reload, unsigned *busy)
+{
+	unsigned	u = (unsigned char)c;
+
+	if (!(u & STATUS_PACKED) || (u & PACK_TIER) > TIER_HEAVY ||
+	    (u & ~(STATUS_PACKED | PACK_TIER | PACK_RELOAD |
+	    (PACK_BUSY << PACK_BUSY_SHIFT))) != 0)
+		return -1;
+	*tier = (enum tier)(u & PACK_TIER);
+	*reload = (u & PACK_RELOAD) != 0;
+	*busy = (u >> PACK_BUSY_SHIFT) & PACK_BUSY;
+	return 0;
+}
+
 int
 job_status_from_char(char c)
 {
-	int	i;
+	enum tier	t;
+	unsigned	b;
+	int		i, r;
 
+	if (job_unpack_status(c, &t, &r, &b) == 0)
+		return JOB_QUEUED;
 	for (i = 0; i < JOB_NSTATUS; i++)
 		if (job_status_char(i) == c)
 			return i;
@@ -164,8 +204,8 @@ job_rec_load(struct jobs *J, struct job *j)
 {
 	int	rc = 0;
 
-	if (j->rec == NULL)
-		j->rec = job_rec_ref(J, j, &rc);
+	if (j->rec == NULL && (j->rec = job_rec_ref(J, j, &rc)) != NULL)
+		job_rec_counts(j);
 	return rc;
 }
 
@@ -210,8 +250,7 @@ job_put(struct jobs *J, struct job *j)
 	if (j->status >= JOB_DONE)
 		expire = util_now_ms() +
 		    (int64_t)J->cfg.opt->result_ttl * 1000;
-	return store_job_put(J->st, j->num, job_status_char(j->status), expire,
-	    json);
+	return store_job_put(J->st, j->num, job_store_status(j), expire, json);
 }
 
 /* A change was stored after the store refused some: the backoff ends. */
@@ -348,6 +387,34 @@ job_copy(json_object *to, json_object *rec, const char *key)
 }
 
 struct job *
+job_new_packed(uint64_t num, enum tier tier, int reload, unsigned busy)
+{
+	struct job	*j = xcalloc(1, sizeof(*j));
+
+	j->num = num;
+	ticket_format(j->ticket, sizeof(j->ticket), num);
+	j->status = JOB_QUEUED;
+	j->tier = tier;
+	j->reload = reload;
+	j->busy = busy;
+	return j;
+}
+
+/* What j's record says of its commands: how many, how many ran. */
+void
+job_rec_counts(struct job *j)
+{
+	json_object	*cmds = job_rec_get(j->rec, "commands");
+	json_object	*res = job_rec_get(j->rec, "results");
+
+	/* Not yet checked, maybe (recover_check_start()): no assumption. */
+	j->ncmds = json_object_is_type(cmds, json_type_array) ?
+	    json_object_array_length(cmds) : 0;
+	j->completed = json_object_is_type(res, json_type_array) ?
+	    json_object_array_length(res) : 0;
+}
+
+struct job *
 job_new(json_object *rec, uint64_t num)
 {
 	struct job	*j = xcalloc(1, sizeof(*j));
@@ -362,7 +429,7 @@ job_new(json_object *rec, uint64_t num)
 	    &j->tier) == -1)
 		j->tier = TIER_INSTANT;
 	j->reload = json_object_get_boolean(job_rec_get(rec, "causes_reload"));
-	j->ncmds = json_object_array_length(cmds);
+	job_rec_counts(j);
 	for (i = 0; i < j->ncmds; i++) {
 		c = json_object_array_get_idx(cmds, i);
 		if ((b = job_rec_get(c, "busy")) == NULL)
@@ -372,7 +439,6 @@ job_new(json_object *rec, uint64_t num)
 		else
 			j->busy |= BUSY_BIT(BUSY_COMPILING);
 	}
-	j->completed = json_object_array_length(job_rec_get(rec, "results"));
 	return j;
 }
 

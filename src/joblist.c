@@ -35,13 +35,11 @@ struct list_ctx {
 static int
 list_one(void *arg, uint64_t num, char status, const char *json)
 {
-	static const char	 chars[] = "qrdfc";
 	struct list_ctx		*lc = arg;
-	const char		*p = strchr(chars, status);
+	int			 st = job_status_from_char(status);
 	json_object		*rec, *v;
 
-	if (p == NULL || (lc->statuses != 0 &&
-	    !(lc->statuses & (1u << (p - chars)))))
+	if (st < 0 || (lc->statuses != 0 && !(lc->statuses & (1u << st))))
 		return 0;
 	if (jstrict_parse_str(json, &rec) != 0)
 		return 0;

@@ -17,6 +17,7 @@
 #include "options.h"
 #include "qtree.h"
 #include "scheduler.h"
+#include "recover.h"
 #include "store.h"
 #include "submit.h"
 #include "util.h"
@@ -56,13 +57,16 @@ jobsched_start(struct jobs *J, const struct sched_state *s, jobsched_fn start)
 		if ((qn = qtree_find(J->qroot, first[i])) == NULL)
 			continue;
 		/* A queued job's record is the store's (job_rec_drop()). */
-		if ((rc = job_rec_load(J, job_of_node(qn))) != 0) {
+		if ((rc = job_rec_load(J, job_of_node(qn))) != 0 &&
+		    rc != STORE_EBADRECORD) {
 			log_warnx("t-%06llu: not started: its record could "
 			    "not be read: %s", (unsigned long long)first[i],
 			    store_strerror(rc));
 			continue;
 		}
-		start(J, job_of_node(qn));
+		/* One a restart queued from its status byte is checked now. */
+		if (recover_check_start(J, job_of_node(qn)) == 0)
+			start(J, job_of_node(qn));
 	}
 	free(first);
 }

@@ -12,6 +12,7 @@
 #include <json-c/json.h>
 
 #include "job.h"
+#include "jobend.h"
 #include "jstrict.h"
 #include "log.h"
 #include "recover.h"
@@ -78,19 +79,15 @@ rec_malformed(json_object *rec)
 }
 
 /*
- * A record recovery cannot use: the job becomes failed, with what could
- * be kept of it (agent, label, created_at) and why, stored in its place.
- * One bad record never costs the rest of the queue.
+ * The record that replaces one nobody can use: failed, with what could be
+ * kept of old (agent, label, created_at; old may be NULL) and why.  One
+ * bad record never costs the rest of the queue.
  */
-static int
-load_damaged(struct load_ctx *lc, uint64_t num, json_object *old,
-    const char *why)
+static json_object *
+damaged_rec(uint64_t num, json_object *old, const char *why, const char *when)
 {
-	struct jobs	*J = lc->J;
-	struct job	*j;
 	json_object	*rec = json_object_new_object();
 	char		 ts[UTIL_TIMESTAMP_LEN], ticket[TICKET_LEN], err[512];
-	int		 rc;
 
 	util_timestamp(ts, util_now_ms());
 	ticket_format(ticket, sizeof(ticket), num);
@@ -109,17 +106,49 @@ load_damaged(struct load_ctx *lc, uint64_t num, json_object *old,
 	json_object_object_add(rec, "commands", json_object_new_array());
 	json_object_object_add(rec, "results", json_object_new_array());
 	snprintf(err, sizeof(err), "damaged record: the store's record of "
-	    "this job could not be read at start (%s); it was marked failed "
-	    "and the rest of the queue kept", why);
+	    "this job could not be read %s (%s); it was marked failed "
+	    "and the rest of the queue kept", when, why);
 	job_rec_set(rec, "error", err);
 	log_warnx("%s: %s", ticket, err);
-	j = job_new(rec, num);
+	return rec;
+}
+
+/* A record recovery cannot use: failed in its place (damaged_rec()). */
+static int
+load_damaged(struct load_ctx *lc, uint64_t num, json_object *old,
+    const char *why)
+{
+	struct jobs	*J = lc->J;
+	struct job	*j;
+	int		 rc;
+
+	j = job_new(damaged_rec(num, old, why, "at start"), num);
 	j->status = JOB_FAILED;
 	J->count[JOB_FAILED]++;
 	lc->damaged++;
 	rc = job_put(J, j);
 	job_free(j);
 	return rc;
+}
+
+int
+recover_check_start(struct jobs *J, struct job *j)
+{
+	const char	*bad = j->rec == NULL ? "not JSON" :
+			    rec_malformed(j->rec);
+	json_object	*rec;
+	char		 err[512];
+
+	if (bad == NULL)
+		return 0;
+	rec = damaged_rec(j->num, j->rec, bad, "when it was to start");
+	snprintf(err, sizeof(err), "%s", json_object_get_string(
+	    job_rec_get(rec, "error")));
+	json_object_put(j->rec);
+	j->rec = rec;
+	job_rec_counts(j);
+	jobend_finish(J, j, JOB_FAILED, err);
+	return -1;
 }
 
 static int
@@ -130,8 +159,10 @@ load_job(void *arg, uint64_t num, char status, const char *json)
 	struct job	*j;
 	json_object	*rec = NULL;
 	const char	*bad = NULL;
-	int		 st = job_status_from_char(status), rc;
+	int		 st = job_status_from_char(status), rc, reload;
 	char		 ts[UTIL_TIMESTAMP_LEN], why[128];
+	enum tier	 tier;
+	unsigned	 busy;
 
 	/*
 	 * A finished record is only counted: reading every one would make
@@ -142,6 +173,17 @@ load_job(void *arg, uint64_t num, char status, const char *json)
 		J->count[st]++;
 		return 0;
 	}
+	/*
+	 * A queued job's class is in its status byte: it is queued without
+	 * reading the record, which is read (and checked) when it starts.
+	 */
+	if (job_unpack_status(status, &tier, &reload, &busy) == 0) {
+		J->count[JOB_QUEUED]++;
+		job_enqueue(J, job_new_packed(num, tier, reload, busy));
+		return 0;
+	}
+	if (json == NULL)
+		json = "";
 	if ((rc = jstrict_parse_str(json, &rec)) != 0) {
 		snprintf(why, sizeof(why), "not JSON: %s",
 		    jstrict_strerror(rc));
@@ -197,7 +239,7 @@ recover_store(struct jobs *J, size_t *interrupted, size_t *damaged)
 	int		 rc;
 
 	if ((rc = store_begin(J->st)) != 0 ||
-	    (rc = store_jobs_each(J->st, 0, load_job, &lc)) != 0 ||
+	    (rc = store_jobs_scan(J->st, load_job, &lc)) != 0 ||
 	    (rc = store_workers_each(J->st, load_worker, &lc)) != 0 ||
 	    (rc = store_commit(J->st)) != 0)
 		return rc;

@@ -15,6 +15,7 @@
 #include "kv.h"
 #include "mapsize.h"
 #include "store.h"
+#include "storemeta.h"
 #include "util.h"
 
 #define STORE_MAXDBS	8
@@ -97,9 +98,6 @@ static int
 store_init(struct store *st)
 {
 	MDB_txn		*txn;
-	MDB_val		 k, v;
-	unsigned char	 buf[8];
-	uint64_t	 schema;
 	int		 rc;
 
 	if ((rc = mdb_txn_begin(st->env, NULL, 0, &txn)) != 0)
@@ -110,33 +108,10 @@ store_init(struct store *st)
 	    (rc = mdb_dbi_open(txn, "idem", MDB_CREATE, &st->idem)) != 0 ||
 	    (rc = mdb_dbi_open(txn, "workers", MDB_CREATE, &st->workers)) != 0)
 		goto fail;
-	k.mv_data = "schema";
-	k.mv_size = 6;
-	rc = mdb_get(txn, st->meta, &k, &v);
-	if (rc == MDB_NOTFOUND) {
-		kv_be64(buf, STORE_SCHEMA);
-		v.mv_data = buf;
-		v.mv_size = 8;
-		if ((rc = mdb_put(txn, st->meta, &k, &v, 0)) != 0)
-			goto fail;
-	} else if (rc != 0)
-		goto fail;
-	else if (v.mv_size != 8) {
-		rc = STORE_EBADRECORD;
-		goto fail;
-	} else if ((schema = kv_get_be64(v.mv_data)) > STORE_SCHEMA) {
-		rc = STORE_ENEWER;
-		goto fail;
-	}
-	k.mv_data = "next_ticket";
-	k.mv_size = 11;
-	rc = mdb_get(txn, st->meta, &k, &v);
-	if (rc == 0 && v.mv_size == 8)
-		st->next = kv_get_be64(v.mv_data);
-	else if (rc == MDB_NOTFOUND)
-		st->next = 0;
-	else {
-		rc = rc == 0 ? STORE_EBADRECORD : rc;
+	if ((rc = storemeta_read(txn, st->meta, STORE_SCHEMA,
+	    &st->next)) != 0) {
+		rc = rc == STOREMETA_EBAD ? STORE_EBADRECORD :
+		    rc == STOREMETA_ENEWER ? STORE_ENEWER : rc;
 		goto fail;
 	}
 	return mdb_txn_commit(txn);
@@ -524,6 +499,7 @@ store_walk(struct store *st, MDB_dbi dbi, MDB_val *start, kv_walk_fn fn,
 struct walk_jobs {
 	store_job_fn	 fn;
 	void		*arg;
+	int		 scan;		/* store_jobs_scan() */
 };
 
 static int
@@ -537,6 +513,9 @@ walk_job(void *arg, MDB_val *k, MDB_val *v)
 		return 0;	/* not a job's key: nothing to do with it */
 	if (v->mv_size < REC_HEADER)	/* the reader decides what to do */
 		return w->fn(w->arg, kv_get_be64(k->mv_data), '\0', "");
+	if (w->scan && (((unsigned char *)v->mv_data)[0] & 0x80))
+		return w->fn(w->arg, kv_get_be64(k->mv_data),
+		    ((char *)v->mv_data)[0], NULL);
 	json = kv_string(v, REC_HEADER);
 	rc = w->fn(w->arg, kv_get_be64(k->mv_data), ((char *)v->mv_data)[0],
 	    json);
@@ -547,11 +526,22 @@ walk_job(void *arg, MDB_val *k, MDB_val *v)
 int
 store_jobs_each(struct store *st, uint64_t after, store_job_fn fn, void *arg)
 {
-	struct walk_jobs	w = { fn, arg };
+	struct walk_jobs	w = { fn, arg, 0 };
 	unsigned char		kb[8];
 	MDB_val			k = { 8, kb };
 
 	kv_be64(kb, after);
+	return store_walk(st, st->jobs, &k, walk_job, &w);
+}
+
+int
+store_jobs_scan(struct store *st, store_job_fn fn, void *arg)
+{
+	struct walk_jobs	w = { fn, arg, 1 };
+	unsigned char		kb[8];
+	MDB_val			k = { 8, kb };
+
+	kv_be64(kb, 0);
 	return store_walk(st, st->jobs, &k, walk_job, &w);
 }
 

@@ -318,6 +318,26 @@ plant(MDB_txn *txn, MDB_dbi dbi, int num, char status, const char *text)
 	ck_assert_int_eq(mdb_put(txn, dbi, &k, &v, 0), 0);
 }
 
+/* Job num's record as it is, but with the status byte 'q'. */
+static void
+as_queued_q(MDB_txn *txn, MDB_dbi dbi, int num)
+{
+	unsigned char	 kb[8], *copy;
+	MDB_val		 k = { 8, kb }, v;
+	int		 i;
+
+	for (i = 0; i < 8; i++)
+		kb[i] = (unsigned char)((uint64_t)num >> (56 - 8 * i));
+	ck_assert_int_eq(mdb_get(txn, dbi, &k, &v), 0);
+	ck_assert_int_eq(((unsigned char *)v.mv_data)[0] & 0x80, 0x80);
+	ck_assert_ptr_nonnull(copy = malloc(v.mv_size));
+	memcpy(copy, v.mv_data, v.mv_size);
+	copy[0] = 'q';
+	v.mv_data = copy;
+	ck_assert_int_eq(mdb_put(txn, dbi, &k, &v, 0), 0);
+	free(copy);
+}
+
 /* Deep: {"d":[[[...]]]} nested to the request limit less a few. */
 static const char *
 deep_params(int levels)
@@ -350,6 +370,8 @@ START_TEST(bad_record_fails_alone)
 	ck_assert_int_eq(submit_num("later", "{}"), 3);
 	/* Nested deeper than json-c's default of 32: must read back. */
 	ck_assert_int_eq(submit_num("later", deep_params(56)), 4);
+	ck_assert_int_eq(submit_num("later", "{}"), 5);
+	ck_assert_int_eq(submit_num("later", "{}"), 6);
 	ck_assert_int_eq(broker_signal_wait(&b, SIGTERM), 0);
 	/* A tiny LMDB writer: two malformed records and a short one. */
 	snprintf(path, sizeof(path), "%s/store", state);
@@ -363,6 +385,12 @@ START_TEST(bad_record_fails_alone)
 	    "\"queued\",\"agent\":\"mallory\"}");
 	plant(txn, dbi, 7, 'z', "{}");
 	plant(txn, dbi, 8, 'd', "{not json");	/* read only when asked */
+	/* Queued from the status byte (heavy), read only to start. */
+	plant(txn, dbi, 5, (char)0x82, "{not json");
+	plant(txn, dbi, 6, (char)0x82, "{\"ticket\":\"t-000006\",\"status\":"
+	    "\"queued\",\"agent\":\"eve\"}");
+	/* As an earlier version stored a queued job: status 'q'. */
+	as_queued_q(txn, dbi, 1);
 	ck_assert_int_eq(mdb_txn_commit(txn), 0);
 	mdb_env_close(env);
 	/* It starts; the bad ones failed, the rest of the queue intact. */
@@ -391,6 +419,19 @@ START_TEST(bad_record_fails_alone)
 	ck_assert_msg(strcmp(str(r, "result.status"), "done") == 0, "%s",
 	    json_object_to_json_string(r));
 	json_object_put(r);
+	/* Those queued from the byte alone fail when they come to start. */
+	r = wait_num(5);
+	ck_assert_str_eq(str(r, "result.status"), "failed");
+	ck_assert_ptr_nonnull(strstr(str(r, "result.error"),
+	    "damaged record: the store's record of this job could not be "
+	    "read when it was to start (not JSON)"));
+	json_object_put(r);
+	r = wait_num(6);
+	ck_assert_str_eq(str(r, "result.status"), "failed");
+	ck_assert_str_eq(str(r, "result.agent"), "eve");
+	ck_assert_ptr_nonnull(strstr(str(r, "result.error"),
+	    "when it was to start"));
+	json_object_put(r);
 	/*
 	 * The deep one was recovered, queued, and went to its worker (whose
 	 * own reading of the spec is the worker's business, not recovery's).
@@ -403,7 +444,66 @@ START_TEST(bad_record_fails_alone)
 	r = call("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"list_jobs\","
 	    "\"params\":{}}");
 	ck_assert_int_eq(json_object_array_length(jpath(r, "result.jobs")),
-	    6);
+	    8);
+	json_object_put(r);
+}
+END_TEST
+
+/* The store's schema number: set it to set (> 0), and return it. */
+static uint64_t
+schema(uint64_t set)
+{
+	char		 path[300];
+	unsigned char	 buf[8];
+	MDB_env		*env;
+	MDB_txn		*txn;
+	MDB_dbi		 dbi;
+	MDB_val		 k = { 6, "schema" }, v = { 8, buf };
+	uint64_t	 n = 0;
+	int		 i;
+
+	snprintf(path, sizeof(path), "%s/store", state);
+	ck_assert_int_eq(mdb_env_create(&env), 0);
+	mdb_env_set_maxdbs(env, 8);
+	ck_assert_int_eq(mdb_env_open(env, path, 0, 0600), 0);
+	ck_assert_int_eq(mdb_txn_begin(env, NULL, 0, &txn), 0);
+	ck_assert_int_eq(mdb_dbi_open(txn, "meta", 0, &dbi), 0);
+	for (i = 0; set > 0 && i < 8; i++)
+		buf[i] = (unsigned char)(set >> (56 - 8 * i));
+	if (set > 0)
+		ck_assert_int_eq(mdb_put(txn, dbi, &k, &v, 0), 0);
+	ck_assert_int_eq(mdb_get(txn, dbi, &k, &v), 0);
+	ck_assert_int_eq(v.mv_size, 8);
+	for (i = 0; i < 8; i++)
+		n = n << 8 | ((unsigned char *)v.mv_data)[i];
+	ck_assert_int_eq(mdb_txn_commit(txn), 0);
+	mdb_env_close(env);
+	return n;
+}
+
+/*
+ * Schema 2 packs a queued job's class into its status byte.  A schema 1
+ * store (its queued records say 'q') is read and goes on as schema 2; a
+ * store of a newer schema is refused, its jobs untouched.
+ */
+START_TEST(schema_versions)
+{
+	json_object	*r;
+
+	start(NULL);
+	ck_assert_int_eq(submit_num("hold", "{}"), 0);
+	ck_assert_int_eq(submit_num("later", "{}"), 1);
+	ck_assert_int_eq(broker_signal_wait(&b, SIGTERM), 0);
+	ck_assert_int_eq(schema(0), 2);
+	ck_assert_int_eq(schema(3), 3);
+	ck_assert_int_eq(run(NULL), 78);
+	ck_assert_int_ge(broker_log_count(&b, "written by a newer cmdgated"),
+	    1);
+	ck_assert_int_eq(schema(1), 1);
+	start(NULL);
+	ck_assert_int_eq(schema(0), 2);
+	r = wait_num(1);
+	ck_assert_str_eq(str(r, "result.status"), "done");
 	json_object_put(r);
 }
 END_TEST
@@ -417,6 +517,7 @@ main(void)
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, truncated_refused_then_reset);
+	tcase_add_test(tc, schema_versions);
 	tcase_add_test(tc, store_full_keeps_room);
 	tcase_add_test(tc, long_keys_invalid_params);
 	tcase_add_test(tc, bad_record_fails_alone);
