@@ -90,7 +90,8 @@ struct job {
 	const char		*last_blocked;
 	struct worker		*worker;
 	int			 cancelling;
-	int			 uncounted;	/* its end is not stored yet: */
+	unsigned char		 damaged;	/* its record could not be read */
+	unsigned char		 uncounted;	/* its end is not stored yet: */
 	enum job_status		 counted;	/* J->count has it so */
 	pid_t			 del_worker;	/* its reaped worker's record,
 						   deleted with its end */
@@ -160,6 +161,11 @@ struct job	*job_new(json_object *rec, uint64_t num);
 /* A queued job from its packed status byte alone: no record yet. */
 struct job	*job_new_packed(uint64_t num, enum tier, int reload,
 		    unsigned busy);
+/* Whether rec is a string member key of rec (one of names, if given). */
+int		 job_rec_string(json_object *rec, const char *key,
+		    const char **names);
+/* What is wrong with rec's shape, that every reader relies on, or NULL. */
+const char	*job_rec_malformed(json_object *rec);
 /* j->ncmds and j->completed from j->rec. */
 void		 job_rec_counts(struct job *);
 void		 job_free(struct job *);

@@ -112,11 +112,12 @@ typedef int	(*store_job_fn)(void *, uint64_t num, char status,
 int		 store_jobs_each(struct store *, uint64_t after,
 		    store_job_fn, void *);
 /*
- * Every job, as store_jobs_each(), but a record whose status byte has its
- * high bit set (it says enough: job_store_status()) is not copied out:
- * fn gets json NULL.
+ * Every job, as store_jobs_each(), but a record whose status byte says
+ * enough (enough(status): job_store_status()) is not copied out: fn gets
+ * json NULL.
  */
-int		 store_jobs_scan(struct store *, store_job_fn, void *);
+int		 store_jobs_scan(struct store *, int (*enough)(char),
+		    store_job_fn, void *);
 typedef int	(*store_worker_fn)(void *, int pid, const char *json);
 int		 store_workers_each(struct store *, store_worker_fn, void *);
 /* Earliest expiry time, or 0 when nothing expires. */

@@ -175,10 +175,61 @@ job_rec_drop(struct job *j)
 	j->rec = NULL;
 }
 
+/* Whether v is a string member of rec (one of names, if given). */
+int
+job_rec_string(json_object *rec, const char *key, const char **names)
+{
+	json_object	*v = job_rec_get(rec, key);
+
+	if (!json_object_is_type(v, json_type_string))
+		return 0;
+	for (; names != NULL && *names != NULL; names++)
+		if (strcmp(*names, json_object_get_string(v)) == 0)
+			return 1;
+	return names == NULL;
+}
+
+/*
+ * Whether rec has the shape every reader of a job relies on; NULL, or
+ * what is wrong.
+ */
+const char *
+job_rec_malformed(json_object *rec)
+{
+	static const char *tiers[] = { "instant", "smooth", "heavy", NULL };
+	static const char *statuses[] = { "queued", "running", "done",
+	    "failed", "cancelled", NULL };
+	json_object	*cmds = job_rec_get(rec, "commands"), *c;
+	size_t		 i;
+
+	if (!json_object_is_type(rec, json_type_object))
+		return "not a JSON object";
+	if (!job_rec_string(rec, "status", statuses) ||
+	    !job_rec_string(rec, "tier", tiers) ||
+	    !job_rec_string(rec, "agent", NULL) ||
+	    !job_rec_string(rec, "created_at", NULL))
+		return "a status, tier, agent or created_at is missing";
+	if (!json_object_is_type(cmds, json_type_array) ||
+	    json_object_array_length(cmds) == 0)
+		return "no list of commands";
+	for (i = 0; i < json_object_array_length(cmds); i++) {
+		c = json_object_array_get_idx(cmds, i);
+		if (!job_rec_string(c, "tool", NULL) ||
+		    (job_rec_get(c, "busy") != NULL && !job_rec_string(c, "busy",
+		    NULL)))
+			return "a command without a tool name";
+	}
+	if (job_rec_get(rec, "results") != NULL &&
+	    !json_object_is_type(job_rec_get(rec, "results"), json_type_array))
+		return "its results are not a list";
+	return NULL;
+}
+
 json_object *
 job_rec_ref(struct jobs *J, struct job *j, int *rcp)
 {
 	json_object	*rec;
+	const char	*bad = NULL;
 	char		*json, status;
 	int		 rc;
 
@@ -190,9 +241,14 @@ job_rec_ref(struct jobs *J, struct job *j, int *rcp)
 	}
 	rc = jstrict_parse_str(json, &rec);
 	free(json);
-	if (rc != 0) {
-		log_warnx("%s: its stored record cannot be read: %s",
-		    j->ticket, jstrict_strerror(rc));
+	/* A restart queued it from its status byte: checked here, once read. */
+	if (rc != 0 || (bad = job_rec_malformed(rec)) != NULL) {
+		if (!j->damaged)
+			log_warnx("%s: its stored record cannot be read: %s; "
+			    "the job fails when it comes to start", j->ticket,
+			    rc != 0 ? jstrict_strerror(rc) : bad);
+		j->damaged = 1;
+		json_object_put(rc != 0 ? NULL : rec);
 		*rcp = STORE_EBADRECORD;
 		return NULL;
 	}

@@ -44,8 +44,8 @@ list_one(void *arg, uint64_t num, char status, const char *json)
 	if (jstrict_parse_str(json, &rec) != 0)
 		return 0;
 	v = json_object_object_get(rec, "agent");
-	if (lc->agent != NULL && strcmp(json_object_get_string(v),
-	    lc->agent) != 0) {
+	if (lc->agent != NULL && (!json_object_is_type(v, json_type_string) ||
+	    strcmp(json_object_get_string(v), lc->agent) != 0)) {
 		json_object_put(rec);
 		return 0;
 	}

@@ -139,9 +139,12 @@ jobs_cancel_queued(struct jobs *J, struct job *j, struct rpc_error *err)
 	json_object	*rec = NULL;
 	int		 rc;
 
-	if ((rc = job_rec_load(J, j)) != 0)
-		goto fail;	/* a queued job's record is the store's */
-	if (json_object_deep_copy(j->rec, &rec, NULL) != 0)
+	/* A queued job's record is the store's; a damaged one, replaced. */
+	if ((rc = job_rec_load(J, j)) == STORE_EBADRECORD)
+		rec = recover_damaged(J, j, "when it was cancelled");
+	else if (rc != 0)
+		goto fail;
+	else if (json_object_deep_copy(j->rec, &rec, NULL) != 0)
 		fatalx("json_object_deep_copy");
 	job_rec_finish(rec, JOB_CANCELLED, "cancelled");
 	if ((rc = store_begin(J->st)) != 0 ||
@@ -158,9 +161,9 @@ fail:
 		return -1;
 	}
 	job_unlist(J, j);
-	job_set_status(J, j, JOB_CANCELLED);
 	json_object_put(j->rec);
 	j->rec = rec;
+	job_set_status(J, j, JOB_CANCELLED);
 	jobend_forget(J, j);
 	return 0;
 }
@@ -310,6 +313,7 @@ jobs_start(struct jobs *J, struct job *j)
 	if (jobrun_tools_ok(J, j, why, sizeof(why)) == -1) {
 		log_warnx("%s: %s", j->ticket, why);
 		jobend_finish(J, j, JOB_FAILED, why);
+		J->reschedule = 1;	/* no worker ends to say so */
 		return;
 	}
 	if ((rc = worker_spawn(&J->W, &w)) != 0) {
@@ -324,6 +328,8 @@ jobs_start(struct jobs *J, struct job *j)
 	if (json_object_deep_copy(j->rec, &run, NULL) != 0)
 		fatalx("json_object_deep_copy");
 	job_rec_set(run, "status", job_status_name(JOB_RUNNING));
+	if (!json_object_is_type(job_rec_get(run, "results"), json_type_array))
+		json_object_object_add(run, "results", json_object_new_array());
 	now_stamp(ts);
 	job_rec_set(run, "started_at", ts);
 	r.j = j;

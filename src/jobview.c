@@ -87,7 +87,8 @@ view_stored_results(json_object *o, size_t nstored)
 	json_object	*res = job_rec_get(o, "results"), *keep;
 	size_t		 i;
 
-	if (res == NULL || json_object_array_length(res) <= nstored)
+	if (!json_object_is_type(res, json_type_array) ||
+	    json_object_array_length(res) <= nstored)
 		return;
 	keep = json_object_new_array_ext((int)nstored);
 	for (i = 0; i < nstored; i++)
@@ -106,6 +107,7 @@ jobview_make(struct jobs *J, json_object *rec, struct job *j, int full)
 	json_object	*o = json_object_new_object(), *cmds, *c, *list, *p;
 	const char	*status = json_object_get_string(job_rec_get(rec,
 	    "status"));
+	json_object	*res;
 	const char	*bb = j != NULL ? jobview_blocked_by(J, j) : NULL;
 	size_t		 i, n;
 
@@ -121,8 +123,11 @@ jobview_make(struct jobs *J, json_object *rec, struct job *j, int full)
 		job_copy(o, rec, more[i]);
 	if (j != NULL && j->status == JOB_RUNNING)
 		view_stored_results(o, j->nstored);
+	/* Any stored shape is shown as it is, never trusted (a finished
+	 * record is not checked at start). */
 	cmds = job_rec_get(rec, "commands");
-	n = json_object_array_length(cmds);
+	n = json_object_is_type(cmds, json_type_array) ?
+	    json_object_array_length(cmds) : 0;
 	list = json_object_new_array();
 	for (i = 0; i < n; i++) {
 		c = json_object_new_object();
@@ -134,14 +139,16 @@ jobview_make(struct jobs *J, json_object *rec, struct job *j, int full)
 	}
 	json_object_object_add(o, "commands", list);
 	p = json_object_new_object();
+	res = job_rec_get(o, "results");
 	json_object_object_add(p, "completed", json_object_new_int64((int64_t)
-	    json_object_array_length(job_rec_get(o, "results"))));
+	    (json_object_is_type(res, json_type_array) ?
+	    json_object_array_length(res) : 0)));
 	json_object_object_add(p, "total", json_object_new_int64((int64_t)n));
 	json_object_object_add(o, "progress", p);
-	if (strcmp(status, "queued") == 0)
+	if (status != NULL && strcmp(status, "queued") == 0)
 		json_object_object_add(o, "poll_interval_s",
 		    json_object_new_int(2));
-	else if (strcmp(status, "running") == 0)
+	else if (status != NULL && strcmp(status, "running") == 0)
 		json_object_object_add(o, "poll_interval_s",
 		    json_object_new_int(1));
 	return o;

@@ -7,6 +7,7 @@
 #include "config.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <json-c/json.h>
@@ -28,56 +29,6 @@ struct load_ctx {
 	size_t		 damaged;	/* records replaced: load_damaged() */
 };
 
-/* Whether v is a string member of rec (one of names, if given). */
-static int
-rec_string(json_object *rec, const char *key, const char **names)
-{
-	json_object	*v = job_rec_get(rec, key);
-
-	if (!json_object_is_type(v, json_type_string))
-		return 0;
-	for (; names != NULL && *names != NULL; names++)
-		if (strcmp(*names, json_object_get_string(v)) == 0)
-			return 1;
-	return names == NULL;
-}
-
-/*
- * Whether rec has the shape every reader of a job relies on; NULL, or
- * what is wrong.
- */
-static const char *
-rec_malformed(json_object *rec)
-{
-	static const char *tiers[] = { "instant", "smooth", "heavy", NULL };
-	static const char *statuses[] = { "queued", "running", "done",
-	    "failed", "cancelled", NULL };
-	json_object	*cmds = job_rec_get(rec, "commands"), *c;
-	size_t		 i;
-
-	if (!json_object_is_type(rec, json_type_object))
-		return "not a JSON object";
-	if (!rec_string(rec, "status", statuses) ||
-	    !rec_string(rec, "tier", tiers) ||
-	    !rec_string(rec, "agent", NULL) ||
-	    !rec_string(rec, "created_at", NULL))
-		return "a status, tier, agent or created_at is missing";
-	if (!json_object_is_type(cmds, json_type_array) ||
-	    json_object_array_length(cmds) == 0)
-		return "no list of commands";
-	for (i = 0; i < json_object_array_length(cmds); i++) {
-		c = json_object_array_get_idx(cmds, i);
-		if (!rec_string(c, "tool", NULL) ||
-		    (job_rec_get(c, "busy") != NULL && !rec_string(c, "busy",
-		    NULL)))
-			return "a command without a tool name";
-	}
-	if (job_rec_get(rec, "results") != NULL &&
-	    !json_object_is_type(job_rec_get(rec, "results"), json_type_array))
-		return "its results are not a list";
-	return NULL;
-}
-
 /*
  * The record that replaces one nobody can use: failed, with what could be
  * kept of old (agent, label, created_at; old may be NULL) and why.  One
@@ -96,11 +47,11 @@ damaged_rec(uint64_t num, json_object *old, const char *why, const char *when)
 	job_rec_set(rec, "tier", "instant");
 	json_object_object_add(rec, "causes_reload",
 	    json_object_new_boolean(0));
-	job_rec_set(rec, "agent", rec_string(old, "agent", NULL) ?
+	job_rec_set(rec, "agent", job_rec_string(old, "agent", NULL) ?
 	    json_object_get_string(job_rec_get(old, "agent")) : "unknown");
-	job_rec_set(rec, "label", rec_string(old, "label", NULL) ?
+	job_rec_set(rec, "label", job_rec_string(old, "label", NULL) ?
 	    json_object_get_string(job_rec_get(old, "label")) : "");
-	job_rec_set(rec, "created_at", rec_string(old, "created_at", NULL) ?
+	job_rec_set(rec, "created_at", job_rec_string(old, "created_at", NULL) ?
 	    json_object_get_string(job_rec_get(old, "created_at")) : ts);
 	job_rec_set(rec, "finished_at", ts);
 	json_object_object_add(rec, "commands", json_object_new_array());
@@ -131,24 +82,60 @@ load_damaged(struct load_ctx *lc, uint64_t num, json_object *old,
 	return rc;
 }
 
+json_object *
+recover_damaged(struct jobs *J, struct job *j, const char *when)
+{
+	json_object	*old = NULL, *rec;
+	const char	*bad = NULL;
+	char		*json, status, why[128];
+	int		 rc;
+
+	if ((rc = store_job_get(J->st, j->num, &status, &json)) != 0) {
+		snprintf(why, sizeof(why), "%s", store_strerror(rc));
+		bad = why;
+	} else {
+		if ((rc = jstrict_parse_str(json, &old)) != 0) {
+			snprintf(why, sizeof(why), "not JSON: %s",
+			    jstrict_strerror(rc));
+			bad = why;
+			old = NULL;
+		} else
+			bad = job_rec_malformed(old);
+		free(json);
+	}
+	rec = damaged_rec(j->num, old, bad != NULL ? bad : "unreadable", when);
+	json_object_put(old);
+	return rec;
+}
+
 int
 recover_check_start(struct jobs *J, struct job *j)
 {
-	const char	*bad = j->rec == NULL ? "not JSON" :
-			    rec_malformed(j->rec);
 	json_object	*rec;
 	char		 err[512];
 
-	if (bad == NULL)
-		return 0;
-	rec = damaged_rec(j->num, j->rec, bad, "when it was to start");
+	if (j->rec != NULL)
+		return 0;	/* read and checked (job_rec_ref()) */
+	rec = recover_damaged(J, j, "when it was to start");
 	snprintf(err, sizeof(err), "%s", json_object_get_string(
 	    job_rec_get(rec, "error")));
-	json_object_put(j->rec);
 	j->rec = rec;
 	job_rec_counts(j);
 	jobend_finish(J, j, JOB_FAILED, err);
+	/* The queue changed, and no worker will end to say so. */
+	J->reschedule = 1;
 	return -1;
+}
+
+/* Whether status packs a queued job's class: its record is not read. */
+static int
+packed(char status)
+{
+	enum tier	t;
+	unsigned	b;
+	int		r;
+
+	return job_unpack_status(status, &t, &r, &b) == 0;
 }
 
 static int
@@ -182,8 +169,6 @@ load_job(void *arg, uint64_t num, char status, const char *json)
 		job_enqueue(J, job_new_packed(num, tier, reload, busy));
 		return 0;
 	}
-	if (json == NULL)
-		json = "";
 	if ((rc = jstrict_parse_str(json, &rec)) != 0) {
 		snprintf(why, sizeof(why), "not JSON: %s",
 		    jstrict_strerror(rc));
@@ -191,7 +176,7 @@ load_job(void *arg, uint64_t num, char status, const char *json)
 	} else if (st < 0)
 		bad = "an unknown status";
 	else
-		bad = rec_malformed(rec);
+		bad = job_rec_malformed(rec);
 	if (bad != NULL) {
 		rc = load_damaged(lc, num, rec, bad);
 		json_object_put(rec);
@@ -239,7 +224,7 @@ recover_store(struct jobs *J, size_t *interrupted, size_t *damaged)
 	int		 rc;
 
 	if ((rc = store_begin(J->st)) != 0 ||
-	    (rc = store_jobs_scan(J->st, load_job, &lc)) != 0 ||
+	    (rc = store_jobs_scan(J->st, packed, load_job, &lc)) != 0 ||
 	    (rc = store_workers_each(J->st, load_worker, &lc)) != 0 ||
 	    (rc = store_commit(J->st)) != 0)
 		return rc;

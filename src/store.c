@@ -499,7 +499,7 @@ store_walk(struct store *st, MDB_dbi dbi, MDB_val *start, kv_walk_fn fn,
 struct walk_jobs {
 	store_job_fn	 fn;
 	void		*arg;
-	int		 scan;		/* store_jobs_scan() */
+	int		(*enough)(char);	/* store_jobs_scan() */
 };
 
 static int
@@ -513,7 +513,7 @@ walk_job(void *arg, MDB_val *k, MDB_val *v)
 		return 0;	/* not a job's key: nothing to do with it */
 	if (v->mv_size < REC_HEADER)	/* the reader decides what to do */
 		return w->fn(w->arg, kv_get_be64(k->mv_data), '\0', "");
-	if (w->scan && (((unsigned char *)v->mv_data)[0] & 0x80))
+	if (w->enough != NULL && w->enough(((char *)v->mv_data)[0]))
 		return w->fn(w->arg, kv_get_be64(k->mv_data),
 		    ((char *)v->mv_data)[0], NULL);
 	json = kv_string(v, REC_HEADER);
@@ -526,7 +526,7 @@ walk_job(void *arg, MDB_val *k, MDB_val *v)
 int
 store_jobs_each(struct store *st, uint64_t after, store_job_fn fn, void *arg)
 {
-	struct walk_jobs	w = { fn, arg, 0 };
+	struct walk_jobs	w = { fn, arg, NULL };
 	unsigned char		kb[8];
 	MDB_val			k = { 8, kb };
 
@@ -535,9 +535,10 @@ store_jobs_each(struct store *st, uint64_t after, store_job_fn fn, void *arg)
 }
 
 int
-store_jobs_scan(struct store *st, store_job_fn fn, void *arg)
+store_jobs_scan(struct store *st, int (*enough)(char), store_job_fn fn,
+    void *arg)
 {
-	struct walk_jobs	w = { fn, arg, 1 };
+	struct walk_jobs	w = { fn, arg, enough };
 	unsigned char		kb[8];
 	MDB_val			k = { 8, kb };
 
