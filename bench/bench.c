@@ -292,6 +292,7 @@ static void
 bench_jobs(void)
 {
 	double	hn[MAXR], fl[MAXR], hf[MAXR], t1[MAXR], s2[MAXR], t2[MAXR];
+	double	hg[MAXR];
 	int	r;
 
 	for (r = 0; r < rounds; r++) {
@@ -299,6 +300,7 @@ bench_jobs(void)
 		fl[r] = spawn_floor(jobs);
 		hf[r] = cmdgate_true("heavy", "full", NULL);
 		t1[r] = tsp_true("1");
+		hg[r] = cmdgate_true("heavy", "group", NULL);
 		s2[r] = cmdgate_true("smooth", "full", "2");
 		t2[r] = tsp_true("2");
 	}
@@ -306,6 +308,8 @@ bench_jobs(void)
 	    "posix_spawn+wait", fl, rounds, GOAL_RATIO_GE, 0.8, ">= 0.8x");
 	table_row("heavy serial /bin/true, --sync full", "jobs/s", hf,
 	    "task-spooler 1 slot", t1, rounds, GOAL_RATIO_GE, 1.3, ">= 1.3x");
+	table_row("heavy serial /bin/true, --sync group", "jobs/s", hg,
+	    "task-spooler 1 slot", t1, rounds, GOAL_NONE, 0, NULL);
 	table_row("smooth /bin/true, --max-workers 2, --sync full", "jobs/s",
 	    s2, "task-spooler 2 slots", t2, rounds, GOAL_RATIO_GE, 1.5,
 	    ">= 1.5x");
@@ -621,6 +625,7 @@ main(int argc, char **argv)
 		bench_rtt();
 	if (want(argc, argv, 2)) {
 		bench_submits("full", 1);
+		bench_submits("group", 1);	/* as durable, one sync a turn */
 		bench_submits("none", 0);
 	}
 	if (want(argc, argv, 3))
