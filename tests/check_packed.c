@@ -9,6 +9,7 @@
 #include "config.h"
 
 #include <signal.h>
+#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,6 +25,22 @@
 
 #define HEAVY_PACKED	((char)0x82)	/* queued, heavy, no reload/busy */
 
+/* The tools named submitted in order (tickets from 0), then a clean stop. */
+static void
+stopped_with(const char *first, ...)
+{
+	const char	*tool;
+	va_list		 ap;
+	int		 n = 0;
+
+	start(NULL);
+	va_start(ap, first);
+	for (tool = first; tool != NULL; tool = va_arg(ap, const char *))
+		ck_assert_int_eq(submit_num(tool, "{}"), n++);
+	va_end(ap);
+	ck_assert_int_eq(broker_signal_wait(&b, SIGTERM), 0);
+}
+
 /*
  * Schema 2 packs a queued job's class into its status byte.  A schema 1
  * store (its queued records say 'q') is read and goes on as schema 2; a
@@ -33,10 +50,7 @@ START_TEST(schema_versions)
 {
 	json_object	*r;
 
-	start(NULL);
-	ck_assert_int_eq(submit_num("hold", "{}"), 0);
-	ck_assert_int_eq(submit_num("later", "{}"), 1);
-	ck_assert_int_eq(broker_signal_wait(&b, SIGTERM), 0);
+	stopped_with("hold", "later", NULL);
 	ck_assert_int_eq(schema(0), 2);
 	ck_assert_int_eq(schema(3), 3);
 	ck_assert_int_eq(run(NULL), 78);
@@ -60,12 +74,7 @@ START_TEST(damaged_while_queued)
 {
 	json_object	*r;
 
-	start(NULL);
-	ck_assert_int_eq(submit_num("hold", "{}"), 0);
-	ck_assert_int_eq(submit_num("hold", "{}"), 1);
-	ck_assert_int_eq(submit_num("later", "{}"), 2);
-	ck_assert_int_eq(submit_num("later", "{}"), 3);
-	ck_assert_int_eq(broker_signal_wait(&b, SIGTERM), 0);
+	stopped_with("hold", "hold", "later", "later", NULL);
 	plant_one(2, HEAVY_PACKED, "{\"ticket\":\"t-000002\",\"status\":"
 	    "\"queued\",\"agent\":\"eve\",\"label\":\"mine\"}");
 	plant_one(3, 'q', "{\"ticket\":\"t-000003\",\"status\":\"queued\","
@@ -117,11 +126,7 @@ START_TEST(damaged_at_start_queue_goes_on)
 {
 	json_object	*r;
 
-	start(NULL);
-	ck_assert_int_eq(submit_num("hold", "{}"), 0);
-	ck_assert_int_eq(submit_num("later", "{}"), 1);
-	ck_assert_int_eq(submit_num("later", "{}"), 2);
-	ck_assert_int_eq(broker_signal_wait(&b, SIGTERM), 0);
+	stopped_with("hold", "later", "later", NULL);
 	plant_one(1, HEAVY_PACKED, "{not json");
 	start(NULL);
 	r = wait_num(1);
@@ -141,10 +146,7 @@ START_TEST(bad_byte_keeps_record)
 {
 	json_object	*r;
 
-	start(NULL);
-	ck_assert_int_eq(submit_num("hold", "{}"), 0);
-	ck_assert_int_eq(submit_num("later", "{}"), 1);
-	ck_assert_int_eq(broker_signal_wait(&b, SIGTERM), 0);
+	stopped_with("hold", "later", NULL);
 	plant_one(1, (char)0x83, "{\"ticket\":\"t-000001\",\"status\":"
 	    "\"queued\",\"tier\":\"heavy\",\"agent\":\"eve\",\"label\":"
 	    "\"mine\",\"created_at\":\"2026-01-01T00:00:00.000Z\","

@@ -178,7 +178,6 @@ deep_params(int levels)
 
 START_TEST(bad_record_fails_alone)
 {
-	char		 path[300];
 	MDB_env		*env;
 	MDB_txn		*txn;
 	MDB_dbi		 dbi;
@@ -195,12 +194,7 @@ START_TEST(bad_record_fails_alone)
 	ck_assert_int_eq(submit_num("later", "{}"), 6);
 	ck_assert_int_eq(broker_signal_wait(&b, SIGTERM), 0);
 	/* A tiny LMDB writer: two malformed records and a short one. */
-	snprintf(path, sizeof(path), "%s/store", state);
-	ck_assert_int_eq(mdb_env_create(&env), 0);
-	mdb_env_set_maxdbs(env, 8);
-	ck_assert_int_eq(mdb_env_open(env, path, 0, 0600), 0);
-	ck_assert_int_eq(mdb_txn_begin(env, NULL, 0, &txn), 0);
-	ck_assert_int_eq(mdb_dbi_open(txn, "jobs", 0, &dbi), 0);
+	env = store_txn(&txn, "jobs", &dbi);
 	plant(txn, dbi, 2, 'q', "{not json");
 	plant(txn, dbi, 3, 'q', "{\"ticket\":\"t-000003\",\"status\":"
 	    "\"queued\",\"agent\":\"mallory\"}");

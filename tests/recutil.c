@@ -202,11 +202,25 @@ as_queued_q(MDB_txn *txn, MDB_dbi dbi, int num)
 	free(copy);
 }
 
+MDB_env *
+store_txn(MDB_txn **txn, const char *db, MDB_dbi *dbi)
+{
+	char	 path[300];
+	MDB_env	*env;
+
+	snprintf(path, sizeof(path), "%s/store", state);
+	ck_assert_int_eq(mdb_env_create(&env), 0);
+	mdb_env_set_maxdbs(env, 8);
+	ck_assert_int_eq(mdb_env_open(env, path, 0, 0600), 0);
+	ck_assert_int_eq(mdb_txn_begin(env, NULL, 0, txn), 0);
+	ck_assert_int_eq(mdb_dbi_open(*txn, db, 0, dbi), 0);
+	return env;
+}
+
 /* The store's schema number: set it to set (> 0), and return it. */
 uint64_t
 schema(uint64_t set)
 {
-	char		 path[300];
 	unsigned char	 buf[8];
 	MDB_env		*env;
 	MDB_txn		*txn;
@@ -215,12 +229,7 @@ schema(uint64_t set)
 	uint64_t	 n = 0;
 	int		 i;
 
-	snprintf(path, sizeof(path), "%s/store", state);
-	ck_assert_int_eq(mdb_env_create(&env), 0);
-	mdb_env_set_maxdbs(env, 8);
-	ck_assert_int_eq(mdb_env_open(env, path, 0, 0600), 0);
-	ck_assert_int_eq(mdb_txn_begin(env, NULL, 0, &txn), 0);
-	ck_assert_int_eq(mdb_dbi_open(txn, "meta", 0, &dbi), 0);
+	env = store_txn(&txn, "meta", &dbi);
 	for (i = 0; set > 0 && i < 8; i++)
 		buf[i] = (unsigned char)(set >> (56 - 8 * i));
 	if (set > 0)
@@ -238,17 +247,11 @@ schema(uint64_t set)
 void
 plant_one(int num, char status, const char *text)
 {
-	char	 path[300];
 	MDB_env	*env;
 	MDB_txn	*txn;
 	MDB_dbi	 dbi;
 
-	snprintf(path, sizeof(path), "%s/store", state);
-	ck_assert_int_eq(mdb_env_create(&env), 0);
-	mdb_env_set_maxdbs(env, 8);
-	ck_assert_int_eq(mdb_env_open(env, path, 0, 0600), 0);
-	ck_assert_int_eq(mdb_txn_begin(env, NULL, 0, &txn), 0);
-	ck_assert_int_eq(mdb_dbi_open(txn, "jobs", 0, &dbi), 0);
+	env = store_txn(&txn, "jobs", &dbi);
 	plant(txn, dbi, num, status, text);
 	ck_assert_int_eq(mdb_txn_commit(txn), 0);
 	mdb_env_close(env);

@@ -30,6 +30,9 @@ json_object	*wait_num(int);
 void		 release(void);
 /* Four jobs: hold runs, three wait; then a clean stop. */
 void		 store_with_queue(void);
+/* A write transaction on the test's store (stopped), database db open
+ * as *dbi: the env, to close after the commit. */
+MDB_env		*store_txn(MDB_txn **, const char *db, MDB_dbi *);
 /* Raw bytes as job num's record: status byte, no expiry, text. */
 void		 plant(MDB_txn *, MDB_dbi, int num, char status,
 		    const char *text);
