@@ -57,8 +57,8 @@ damaged_rec(uint64_t num, json_object *old, const char *why, const char *when)
 	json_object_object_add(rec, "commands", json_object_new_array());
 	json_object_object_add(rec, "results", json_object_new_array());
 	snprintf(err, sizeof(err), "damaged record: the store's record of "
-	    "this job could not be read %s (%s); it was marked failed "
-	    "and the rest of the queue kept", when, why);
+	    "this job could not be read %s (%s); the job ends, the rest "
+	    "of the queue is kept", when, why);
 	job_rec_set(rec, "error", err);
 	log_warnx("%s: %s", ticket, err);
 	return rec;
