@@ -4,7 +4,8 @@
  * record of such a job is read only when it is shown, cancelled or
  * started, so a damaged one is found then.  It never stops the broker or
  * the queue: views say it cannot be read, a cancel takes it, and at its
- * start it fails saying why, and the queue goes on.
+ * start it fails saying why, and the queue goes on; as it does after a
+ * job whose tool left the table.
  */
 #include "config.h"
 
@@ -14,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <check.h>
 #include <json-c/json.h>
@@ -162,6 +164,44 @@ START_TEST(bad_byte_keeps_record)
 }
 END_TEST
 
+/*
+ * A queued job whose tool left the table (SIGHUP) fails when it comes to
+ * start; that failure, not a worker's end, starts the job behind it.
+ */
+START_TEST(tool_gone_queue_goes_on)
+{
+	char		 json[1024];
+	json_object	*r;
+
+	snprintf(json, sizeof(json), "{\"tools\":[{\"name\":\"hold\","
+	    "\"tier\":\"heavy\",\"exec\":[\"sh\",\"-c\",\"cat %s "
+	    ">/dev/null\"]},{\"name\":\"later\",\"tier\":\"heavy\","
+	    "\"exec\":[\"true\"]},{\"name\":\"other\",\"tier\":\"heavy\","
+	    "\"exec\":[\"true\"]}]}", fifo);
+	write_file(tools, json, 0600);
+	start(NULL);
+	ck_assert_int_eq(submit_num("hold", "{}"), 0);
+	ck_assert_int_eq(submit_num("later", "{}"), 1);
+	ck_assert_int_eq(submit_num("other", "{}"), 2);
+	snprintf(json, sizeof(json), "{\"tools\":[{\"name\":\"hold\","
+	    "\"tier\":\"heavy\",\"exec\":[\"sh\",\"-c\",\"cat %s "
+	    ">/dev/null\"]},{\"name\":\"other\",\"tier\":\"heavy\","
+	    "\"exec\":[\"true\"]}]}", fifo);
+	write_file(tools, json, 0600);
+	kill(b.pid, SIGHUP);
+	ck_assert_int_ge(broker_await_log(&b, "(2 tools)"), 1);
+	release();
+	r = wait_num(1);
+	ck_assert_str_eq(str(r, "result.status"), "failed");
+	ck_assert_ptr_nonnull(strstr(str(r, "result.error"),
+	    "tool 'later' is no longer in the tool table"));
+	json_object_put(r);
+	r = wait_num(2);
+	ck_assert_str_eq(str(r, "result.status"), "done");
+	json_object_put(r);
+}
+END_TEST
+
 int
 main(void)
 {
@@ -174,6 +214,7 @@ main(void)
 	tcase_add_test(tc, damaged_while_queued);
 	tcase_add_test(tc, damaged_at_start_queue_goes_on);
 	tcase_add_test(tc, bad_byte_keeps_record);
+	tcase_add_test(tc, tool_gone_queue_goes_on);
 	suite_add_tcase(s, tc);
 	return ck_run(s);
 }
