@@ -170,24 +170,17 @@ END_TEST
  */
 START_TEST(tool_gone_queue_goes_on)
 {
-	char		 json[1024];
 	json_object	*r;
 
-	snprintf(json, sizeof(json), "{\"tools\":[{\"name\":\"hold\","
-	    "\"tier\":\"heavy\",\"exec\":[\"sh\",\"-c\",\"cat %s "
-	    ">/dev/null\"]},{\"name\":\"later\",\"tier\":\"heavy\","
-	    "\"exec\":[\"true\"]},{\"name\":\"other\",\"tier\":\"heavy\","
-	    "\"exec\":[\"true\"]}]}", fifo);
-	write_file(tools, json, 0600);
+	write_table("{\"name\":\"later\",\"tier\":\"heavy\",\"exec\":"
+	    "[\"true\"]},{\"name\":\"other\",\"tier\":\"heavy\","
+	    "\"exec\":[\"true\"]}");
 	start(NULL);
 	ck_assert_int_eq(submit_num("hold", "{}"), 0);
 	ck_assert_int_eq(submit_num("later", "{}"), 1);
 	ck_assert_int_eq(submit_num("other", "{}"), 2);
-	snprintf(json, sizeof(json), "{\"tools\":[{\"name\":\"hold\","
-	    "\"tier\":\"heavy\",\"exec\":[\"sh\",\"-c\",\"cat %s "
-	    ">/dev/null\"]},{\"name\":\"other\",\"tier\":\"heavy\","
-	    "\"exec\":[\"true\"]}]}", fifo);
-	write_file(tools, json, 0600);
+	write_table("{\"name\":\"other\",\"tier\":\"heavy\",\"exec\":"
+	    "[\"true\"]}");
 	kill(b.pid, SIGHUP);
 	ck_assert_int_ge(broker_await_log(&b, "(2 tools)"), 1);
 	release();

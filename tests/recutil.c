@@ -33,17 +33,20 @@ setup(void)
 	snprintf(fifo, sizeof(fifo), "%s", broker_path(&b, "release"));
 	snprintf(state, sizeof(state), "%s", broker_path(&b, "state"));
 	ck_assert_int_eq(mkfifo(fifo, 0600), 0);
-	/* hold: heavy, until the FIFO is written; the rest wait behind. */
-	{
-		char json[1024];
+	write_table("{\"name\":\"later\",\"tier\":\"heavy\",\"exec\":"
+	    "[\"true\"],\"params\":{\"type\":\"object\"}}");
+}
 
-		snprintf(json, sizeof(json), "{\"tools\":["
-		    "{\"name\":\"hold\",\"tier\":\"heavy\",\"exec\":[\"sh\","
-		    "\"-c\",\"cat %s >/dev/null\"]},"
-		    "{\"name\":\"later\",\"tier\":\"heavy\",\"exec\":[\"true\"],"
-		    "\"params\":{\"type\":\"object\"}}]}", fifo);
-		write_file(tools, json, 0600);
-	}
+/* The tool table: hold (heavy, until the FIFO is written), then rest. */
+void
+write_table(const char *rest)
+{
+	char	json[2048];
+
+	snprintf(json, sizeof(json), "{\"tools\":[{\"name\":\"hold\","
+	    "\"tier\":\"heavy\",\"exec\":[\"sh\",\"-c\",\"cat %s "
+	    ">/dev/null\"]},%s]}", fifo, rest);
+	write_file(tools, json, 0600);
 }
 
 void

@@ -14,6 +14,9 @@ extern char		 tools[256], fifo[256], state[256];
 
 void		 setup(void);
 void		 teardown(void);
+/* The tool table: hold (heavy, until the FIFO is written), then rest
+ * (more tools' JSON, comma-separated). */
+void		 write_table(const char *rest);
 /* The broker on the test's table, with more args (NULL-ended). */
 void		 start(const char *first, ...);
 /* A broker with args on the test's state dir, to its exit status. */
