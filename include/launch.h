@@ -31,6 +31,15 @@ void	  launch_env_free(char **);
  */
 int	  launch_worker(const char *path, char **env, pid_t *pid, int *spec,
 	      int *events);
+/* A worker's two pipes, close-on-exec; the broker's ends (sp[1], ev[0])
+ * non-blocking.  0, or an errno value. */
+int	  launch_pipes(int sp[2], int ev[2]);
+/*
+ * Start the fork server, "path --forker", as a worker is started but with
+ * no pipes: descriptor 3 is a SOCK_SEQPACKET socket whose other end is
+ * *sock (close-on-exec, blocking).  0, or an errno value.
+ */
+int	  launch_forker(const char *path, char **env, pid_t *pid, int *sock);
 /*
  * Remember RLIMIT_NOFILE's soft limit before the broker raises its own
  * (call it first); launch_nofile() gives it back, -1 when unknown.

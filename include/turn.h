@@ -13,7 +13,8 @@
  * The transitions of running jobs in one loop turn (a tool's group, a
  * result, an end), stored in one commit with the next start, or at the
  * end of the turn, as submits are (cmdgated(8), The store); a tool's
- * group alone, which nobody is told of, waits for the next commit
+ * group alone, which nobody is told of, and a job's last result, which
+ * its end (its worker's exit) follows, wait for the next commit
  * (TURN_LATE_MS at most).  Until the commit of a change that is told,
  * nothing leaves: every connection's output is held (the hook
  * job_synced), and what it tells (notifications, waiters) is done by the
@@ -28,6 +29,7 @@ enum turn_kind {
 	TURN_STARTED,	/* j's tool started: its worker's record */
 	TURN_RESULT,	/* j finished command index */
 	TURN_FINISH,	/* j ended: its record, del's record deleted */
+	TURN_LAST,	/* j finished its last command: told with its end */
 };
 
 struct turn_op {
@@ -35,8 +37,8 @@ struct turn_op {
 	enum turn_kind		 kind;
 	struct job		*j;
 	pid_t			 del;	/* FINISH: the worker's pid, or 0 */
-	size_t			 index;	/* RESULT */
-	int			 ok;	/* RESULT */
+	size_t			 index;	/* RESULT, LAST */
+	int			 ok;	/* RESULT, LAST */
 	int			 stored;	/* committed with a start */
 };
 TAILQ_HEAD(turn_oplist, turn_op);

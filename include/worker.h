@@ -10,6 +10,8 @@
 
 #include <json-c/json.h>
 
+#include "forksrv.h"
+
 /*
  * Worker processes (cmdgate-worker, one per running job): started,
  * fed their spec, read, signalled and reaped here, and adopted after a
@@ -78,6 +80,7 @@ struct workers {
 	size_t			 event_max;	/* bytes of one event line */
 	struct event		*sigchld_ev;
 	struct worker_hooks	 hooks;
+	struct forksrv		 fs;		/* forks workers */
 };
 
 /* 0, or -1 when SIGCHLD cannot be watched. */

@@ -228,6 +228,7 @@ static void
 jobs_worker_started(void *arg, struct worker *w)
 {
 	turn_add(arg, TURN_STARTED, w->job, 0, 0, 0);
+	spare_refill(arg);
 }
 
 /* Hook: w's job finished a command with res (borrowed); told once
@@ -237,11 +238,16 @@ jobs_worker_result(void *arg, struct worker *w, json_object *res)
 {
 	struct job	*j = w->job;
 
+	int		 ok = json_object_get_boolean(json_object_object_get(res,
+			    "ok"));
+
 	json_object_array_add(job_rec_get(j->rec, "results"),
 	    json_object_get(res));
 	j->completed++;
-	turn_add(arg, TURN_RESULT, j, 0, j->completed - 1,
-	    json_object_get_boolean(json_object_object_get(res, "ok")));
+	/* The last one the worker sends: its exit and the end follow. */
+	turn_add(arg, j->completed >= j->ncmds || (!ok &&
+	    json_object_get_boolean(job_rec_get(j->rec, "fail_fast"))) ?
+	    TURN_LAST : TURN_RESULT, j, 0, j->completed - 1, ok);
 	return 0;
 }
 
@@ -260,7 +266,7 @@ jobs_turn_done(struct jobs *J, struct turn_op *op, int rc)
 	} else if (rc != 0) {
 		if (j->worker != NULL)
 			worker_store_failed(j->worker, rc);
-	} else if (op->kind == TURN_RESULT) {
+	} else if (op->kind == TURN_RESULT || op->kind == TURN_LAST) {
 		if (j->nstored < op->index + 1)
 			j->nstored = op->index + 1;
 		/* An end in the same turn says it all. */
@@ -354,7 +360,6 @@ jobs_start(struct jobs *J, struct job *j)
 	spec = jobrun_spec(J, j);
 	worker_run(w, spec);
 	json_object_put(spec);
-	spare_refill(J);
 	log_info("%s running: worker %d", j->ticket, (int)w->pid);
 	jobend_notify(J, j);
 	waiter_job_result(J, j->num, 0, -1);

@@ -2,6 +2,7 @@
 #include "config.h"
 
 #include <sys/resource.h>
+#include <sys/socket.h>
 
 #include <errno.h>
 #include <fcntl.h>
@@ -91,19 +92,10 @@ launch_env_free(char **env)
 	free(env);
 }
 
-/*
- * posix_spawn, not fork: glibc starts the child with CLONE_VM|CLONE_VFORK,
- * so the cost does not grow with the broker's heap.
- */
 int
-launch_worker(const char *path, char **env, pid_t *pid, int *spec,
-    int *events)
+launch_pipes(int sp[2], int ev[2])
 {
-	posix_spawn_file_actions_t	 fa;
-	posix_spawnattr_t		 attr;
-	sigset_t			 all, none;
-	char				*argv[] = { (char *)path, NULL };
-	int				 sp[2], ev[2], rc;
+	int	rc;
 
 	if (pipe2(sp, O_CLOEXEC) == -1)
 		return errno;
@@ -113,10 +105,33 @@ launch_worker(const char *path, char **env, pid_t *pid, int *spec,
 		close(sp[1]);
 		return rc;
 	}
+	/* The broker's ends. */
+	fcntl(sp[1], F_SETFL, O_NONBLOCK);
+	fcntl(ev[0], F_SETFL, O_NONBLOCK);
+	return 0;
+}
+
+/*
+ * posix_spawn, not fork: glibc starts the child with CLONE_VM|CLONE_VFORK,
+ * so the cost does not grow with the broker's heap.  out (-1: none)
+ * becomes the child's stdout, fd3 its descriptor 3.
+ */
+static int
+launch(const char *path, const char *arg, char **env, int out, int fd3,
+    pid_t *pid)
+{
+	posix_spawn_file_actions_t	 fa;
+	posix_spawnattr_t		 attr;
+	sigset_t			 all, none;
+	char				*argv[] = { (char *)path, (char *)arg,
+					    NULL };
+	int				 rc;
+
 	posix_spawn_file_actions_init(&fa);
 	posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
-	posix_spawn_file_actions_adddup2(&fa, ev[1], 1);
-	posix_spawn_file_actions_adddup2(&fa, sp[0], 3);
+	if (out != -1)
+		posix_spawn_file_actions_adddup2(&fa, out, 1);
+	posix_spawn_file_actions_adddup2(&fa, fd3, 3);
 	posix_spawnattr_init(&attr);
 	sigfillset(&all);
 	sigemptyset(&none);
@@ -128,6 +143,18 @@ launch_worker(const char *path, char **env, pid_t *pid, int *spec,
 	rc = posix_spawn(pid, path, &fa, &attr, argv, env);
 	posix_spawn_file_actions_destroy(&fa);
 	posix_spawnattr_destroy(&attr);
+	return rc;
+}
+
+int
+launch_worker(const char *path, char **env, pid_t *pid, int *spec,
+    int *events)
+{
+	int	sp[2], ev[2], rc;
+
+	if ((rc = launch_pipes(sp, ev)) != 0)
+		return rc;
+	rc = launch(path, NULL, env, ev[1], sp[0], pid);
 	close(sp[0]);
 	close(ev[1]);
 	if (rc != 0) {
@@ -135,10 +162,25 @@ launch_worker(const char *path, char **env, pid_t *pid, int *spec,
 		close(ev[0]);
 		return rc;
 	}
-	fcntl(sp[1], F_SETFL, O_NONBLOCK);
-	fcntl(ev[0], F_SETFL, O_NONBLOCK);
 	*spec = sp[1];
 	*events = ev[0];
+	return 0;
+}
+
+int
+launch_forker(const char *path, char **env, pid_t *pid, int *sock)
+{
+	int	sv[2], rc;
+
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) == -1)
+		return errno;
+	rc = launch(path, "--forker", env, -1, sv[1], pid);
+	close(sv[1]);
+	if (rc != 0) {
+		close(sv[0]);
+		return rc;
+	}
+	*sock = sv[0];
 	return 0;
 }
 

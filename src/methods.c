@@ -13,6 +13,7 @@
 #include "conn.h"
 #include "face_uloop.h"
 #include "face_unity.h"
+#include "forksrv.h"
 #include "holds.h"
 #include "jobmethods.h"
 #include "joblist.h"
@@ -210,6 +211,8 @@ method_server_status(struct rpc_req *req, json_object *params,
 	    srv->tools->source));
 	json_object_object_add(r, "worker", srv->worker_path != NULL ?
 	    json_object_new_string(srv->worker_path) : NULL);
+	json_object_object_add(r, "fork_server", srv->jobs != NULL ?
+	    forksrv_json(&srv->jobs->W.fs) : NULL);
 	json_object_object_add(r, "editor", probe_json(srv->probe));
 	json_object_object_add(r, "unity_status_dir", unity_status_dir(srv));
 	*result = r;

@@ -36,7 +36,8 @@ struct turn {
 	int			 held;	/* the output is held for it */
 };
 
-static const char *kind_names[] = { "tool started", "result", NULL };
+static const char *kind_names[] = { "tool started", "result", NULL,
+    "result" };
 
 static void	 on_turn(evutil_socket_t, short, void *);
 static void	 on_late(evutil_socket_t, short, void *);
@@ -91,7 +92,7 @@ turn_telling(struct turn *T)
 	struct turn_op	*op;
 
 	TAILQ_FOREACH(op, &T->ops, entry)
-		if (op->kind != TURN_STARTED)
+		if (op->kind != TURN_STARTED && op->kind != TURN_LAST)
 			return 1;
 	return 0;
 }
@@ -110,10 +111,13 @@ turn_add(struct jobs *J, enum turn_kind kind, struct job *j, pid_t del,
 	op->index = index;
 	op->ok = ok;
 	TAILQ_INSERT_TAIL(&T->ops, op, entry);
-	if (kind == TURN_STARTED) {
+	if (kind == TURN_STARTED || kind == TURN_LAST) {
 		/*
 		 * Nobody is told of a tool group: its record goes with the
 		 * next commit (its result's, often), TURN_LATE_MS at most.
+		 * Nor of a last result before the job's end, which comes
+		 * with its worker's exit: one commit for both (and for the
+		 * next job's start).  Polls show stored results only.
 		 */
 		if (!evtimer_pending(T->late, NULL))
 			evtimer_add(T->late, &late);

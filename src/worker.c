@@ -22,6 +22,7 @@
 
 #include <json-c/json.h>
 
+#include "forksrv.h"
 #include "jstrict.h"
 #include "launch.h"
 #include "log.h"
@@ -48,6 +49,7 @@ workers_init(struct workers *W, struct event_base *base, const char *path,
 	W->sigchld_ev = evsignal_new(base, SIGCHLD, on_sigchld, W);
 	if (W->sigchld_ev == NULL || evsignal_add(W->sigchld_ev, NULL) == -1)
 		return -1;
+	forksrv_init(&W->fs, base, path, W->env);
 	return 0;
 }
 
@@ -120,6 +122,7 @@ workers_free(struct workers *W)
 		worker_free(w);
 	if (W->sigchld_ev != NULL)
 		event_free(W->sigchld_ev);
+	forksrv_free(&W->fs);
 	launch_env_free(W->env);
 	W->env = NULL;
 }
@@ -316,7 +319,8 @@ worker_launch(struct workers *W, struct worker **wp)
 	pid_t		 pid;
 	int		 sfd, efd, rc;
 
-	if ((rc = launch_worker(W->path, W->env, &pid, &sfd, &efd)) != 0)
+	if (forksrv_fork(&W->fs, &pid, &sfd, &efd) == -1 &&
+	    (rc = launch_worker(W->path, W->env, &pid, &sfd, &efd)) != 0)
 		return rc;
 	w = worker_new(W, pid);
 	w->starttime = launch_starttime(pid);
@@ -451,9 +455,13 @@ on_sigchld(evutil_socket_t fd, short ev, void *arg)
 			if (w->pid == pid && w->exit_ev == NULL)
 				break;
 		if (w == NULL) {
-			if (W->hooks.other == NULL ||
-			    !W->hooks.other(W->hooks.arg, pid, status))
-				log_warnx("reaped unknown child %d", (int)pid);
+			/* The broker is a subreaper: a dead worker's tools
+			 * that outlived it come here. */
+			if (!forksrv_reaped(&W->fs, pid, status) &&
+			    (W->hooks.other == NULL ||
+			    !W->hooks.other(W->hooks.arg, pid, status)))
+				log_debug("reaped %d, no worker of ours",
+				    (int)pid);
 			continue;
 		}
 		if (WIFSIGNALED(status))

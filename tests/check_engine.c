@@ -52,21 +52,11 @@ engine_start(const char *max_workers)
 	start_tools(extra);
 }
 
-/* The broker's children now: how many, their pids in pids. */
+/* The broker's workers now: how many, their pids in pids. */
 static int
 children(pid_t pids[MAX_CHILDREN])
 {
-	char	 path[64];
-	FILE	*f;
-	int	 n = 0, pid;
-
-	snprintf(path, sizeof(path), "/proc/%d/task/%d/children", b.pid,
-	    b.pid);
-	ck_assert_ptr_nonnull(f = fopen(path, "r"));
-	while (n < MAX_CHILDREN && fscanf(f, "%d", &pid) == 1)
-		pids[n++] = pid;
-	fclose(f);
-	return n;
+	return broker_workers(pids, MAX_CHILDREN, NULL);
 }
 
 static void
@@ -184,21 +174,115 @@ START_TEST(spare_retired_when_idle)
 }
 END_TEST
 
-/* kill -9 of the broker: its spare sees the end of its spec pipe. */
+/*
+ * kill -9 of the broker: its spare sees the end of its spec pipe, its
+ * fork server the end of its socket.
+ */
 START_TEST(spare_gone_with_broker)
 {
-	pid_t	pids[MAX_CHILDREN], spare;
+	pid_t	pids[MAX_CHILDREN], spare, fk;
 
 	engine_start("4");
 	(void)run_ppid();
 	ck_assert_int_ge(broker_await_log(&b, ": the spare"), 1);
-	ck_assert_int_eq(children(pids), 1);
+	ck_assert_int_eq(broker_workers(pids, MAX_CHILDREN, &fk), 1);
+	ck_assert_int_gt(fk, 0);
 	spare = pids[0];
 	client_close(c);
 	c = NULL;
 	broker_kill(&b, SIGKILL);
 	ck_assert_msg(gone_within(spare, 3000), "the spare outlived its "
 	    "broker");
+	ck_assert_msg(gone_within(fk, 3000), "the fork server outlived its "
+	    "broker");
+}
+END_TEST
+
+/* server_status: the fork server's pid and how many workers it forked. */
+static int64_t
+forked(pid_t *pid)
+{
+	json_object	*r = callf("{\"jsonrpc\":\"2.0\",\"id\":8,"
+	    "\"method\":\"server_status\"}"), *fs;
+	int64_t		 n;
+
+	ck_assert_ptr_nonnull(fs = jpath(r, "result.fork_server"));
+	*pid = json_object_get_int(json_object_object_get(fs, "pid"));
+	n = json_object_get_int64(json_object_object_get(fs,
+	    "workers_forked"));
+	json_object_put(r);
+	return n;
+}
+
+/* The fork server's pid, once it says it is ready (the nth time). */
+static pid_t
+fork_server_ready(int nth)
+{
+	pid_t	pid, fk;
+
+	/* "is back" follows the second "is ready". */
+	ck_assert_int_ge(broker_await_log(&b, nth == 1 ? "is ready" :
+	    "the fork server is back"), 1);
+	ck_assert_int_ge(broker_log_count(&b, "is ready"), nth);
+	(void)forked(&pid);
+	(void)broker_workers(NULL, 0, &fk);
+	ck_assert_int_gt(pid, 0);
+	ck_assert_int_eq(pid, fk);
+	return pid;
+}
+
+/*
+ * Workers come from the fork server: each a fresh process, a child of
+ * the broker (which reaps it), in a process group of its own, named
+ * cmdgate-worker.
+ */
+START_TEST(workers_forked)
+{
+	pid_t	pids[MAX_CHILDREN], fk, pid, w1, w2;
+	int64_t	n0;
+
+	engine_start("4");
+	fk = fork_server_ready(1);
+	n0 = forked(&pid);
+	w1 = run_ppid();
+	w2 = run_ppid();
+	ck_assert_int_ne(w1, w2);
+	ck_assert_int_ge(forked(&pid) - n0, 2);
+	ck_assert_int_eq(pid, fk);
+	/* The spare the second job left: the broker's, as forked. */
+	ck_assert_int_ge(broker_await_log(&b, ": the spare"), 2);
+	ck_assert_int_eq(children(pids), 1);
+	pid = pids[0];
+	ck_assert_int_eq(getpgid(pid), pid);
+	ck_assert_msg(proc_comm_is(pid, "cmdgate-worker"), "the spare's "
+	    "name");
+	ck_assert_int_eq(broker_log_count(&b, "no worker of ours"), 0);
+}
+END_TEST
+
+/*
+ * The fork server dies: workers are spawned meanwhile, the jobs run, and
+ * it is started again (FORKSRV_RETRY_S later).
+ */
+START_TEST(fork_server_lost)
+{
+	pid_t	fk, fk2, pid;
+	int64_t	n;
+
+	engine_start("4");
+	fk = fork_server_ready(1);
+	kill(fk, SIGKILL);
+	ck_assert_int_ge(broker_await_log(&b, "the fork server exited"), 1);
+	n = forked(&pid);
+	ck_assert_int_eq(pid, 0);	/* null: not ready */
+	(void)run_ppid();
+	(void)run_ppid();
+	ck_assert_int_eq(forked(&pid), n);
+	fk2 = fork_server_ready(2);
+	ck_assert_int_ne(fk2, fk);
+	(void)run_ppid();
+	ck_assert_int_gt(forked(&pid), n);
+	ck_assert_int_eq(broker_log_count(&b, "the fork server exited"), 1);
 }
 END_TEST
 
@@ -294,6 +378,8 @@ engine_suite(void)
 	tcase_add_test(tc, spare_counted_taken_never_reused);
 	tcase_add_test(tc, spare_retired_when_idle);
 	tcase_add_test(tc, spare_gone_with_broker);
+	tcase_add_test(tc, workers_forked);
+	tcase_add_test(tc, fork_server_lost);
 	tcase_add_test(tc, end_and_start_one_commit);
 	tcase_add_test(tc, told_means_stored);
 	suite_add_tcase(s, tc);

@@ -251,11 +251,22 @@ submit_wait(void)
 	return client_call(c, line);
 }
 
-/* No process can be started: the job fails saying so; later ones run. */
+/*
+ * No process can be started: the job fails saying so; later ones run.
+ * (A broker that cannot be a child subreaper has no fork server: it
+ * spawns each worker, which the shim can make fail.)
+ */
 START_TEST(spawn_fails)
 {
 	json_object	*r;
 
+	client_close(c);
+	broker_stop(&b);
+	broker_prepare(&b);
+	arm("nosubreaper", 1);
+	start_shimmed(NULL);
+	ck_assert_int_ge(broker_await_log(&b, "no fork server: prctl "
+	    "PR_SET_CHILD_SUBREAPER"), 1);
 	arm("eagain", 1);
 	r = submit_wait();
 	ck_assert_str_eq(json_object_get_string(jpath(r, "result.status")),

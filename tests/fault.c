@@ -6,6 +6,9 @@
  *	enospc	pwrite and writev fail with ENOSPC (the disk is full)
  *	eio	fdatasync and fsync fail with EIO (the disk lost the write)
  *	eagain	posix_spawn fails with EAGAIN (no more processes)
+ *	nosubreaper
+ *		prctl(PR_SET_CHILD_SUBREAPER) fails with EINVAL (so that the
+ *		broker has no fork server and spawns every worker)
  *	epipe	writev to a pipe (the job spec going to a worker) fails
  *		with EPIPE; plain write is left alone, since libevent's
  *		signal pipe uses it
@@ -108,6 +111,25 @@ posix_spawn(pid_t *pid, const char *path,
 	if (armed("eagain"))
 		return EAGAIN;
 	return real(pid, path, fa, attr, argv, envp);
+}
+
+#define SUBREAPER	36	/* PR_SET_CHILD_SUBREAPER, <sys/prctl.h> */
+
+int
+prctl(int op, unsigned long a2, unsigned long a3, unsigned long a4,
+    unsigned long a5)
+{
+	static int (*real)(int, unsigned long, unsigned long, unsigned long,
+	    unsigned long);
+
+	if (real == NULL)
+		real = (int (*)(int, unsigned long, unsigned long,
+		    unsigned long, unsigned long))dlsym(RTLD_NEXT, "prctl");
+	if (op == SUBREAPER && armed("nosubreaper")) {
+		errno = EINVAL;
+		return -1;
+	}
+	return real(op, a2, a3, a4, a5);
 }
 
 int

@@ -242,22 +242,50 @@ assert_error(json_object *r, int code, const char *type)
 	json_object_put(r);
 }
 
-/* The broker's one child process: the worker of the running job. */
+int
+proc_comm_is(pid_t pid, const char *name)
+{
+	char	path[64], buf[64] = "";
+	FILE	*f;
+
+	snprintf(path, sizeof(path), "/proc/%d/comm", (int)pid);
+	if ((f = fopen(path, "r")) == NULL)
+		return 0;
+	if (fgets(buf, sizeof(buf), f) != NULL)
+		buf[strcspn(buf, "\n")] = '\0';
+	fclose(f);
+	return strcmp(buf, name) == 0;
+}
+
+int
+broker_workers(pid_t *pids, int max, pid_t *forker)
+{
+	char	path[64];
+	FILE	*f;
+	int	n = 0, pid;
+
+	if (forker != NULL)
+		*forker = -1;
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/children", b.pid,
+	    b.pid);
+	if ((f = fopen(path, "r")) == NULL)
+		return 0;
+	while (fscanf(f, "%d", &pid) == 1)
+		if (proc_comm_is(pid, "cmdgate-forker")) {
+			if (forker != NULL)
+				*forker = pid;
+		} else if (n < max)
+			pids[n++] = pid;
+	fclose(f);
+	return n;
+}
+
 pid_t
 worker_pid(void)
 {
-	char	path[64], buf[64];
-	FILE	*f;
-	int	pid = -1;
+	pid_t	pid;
 
-	snprintf(path, sizeof(path), "/proc/%d/task/%d/children", b.pid,
-	    b.pid);
-	if ((f = fopen(path, "r")) != NULL) {
-		if (fgets(buf, sizeof(buf), f) != NULL)
-			pid = atoi(buf);
-		fclose(f);
-	}
-	return pid;
+	return broker_workers(&pid, 1, NULL) == 1 ? pid : -1;
 }
 
 /* ---- tools and workers (h3) ------------------------------------------ */

@@ -32,6 +32,7 @@
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/types.h>
+#include <sys/uio.h>
 
 #include <errno.h>
 #include <fcntl.h>
@@ -48,6 +49,7 @@
 #include "forward.h"
 #include "jstrict.h"
 #include "edwatch.h"
+#include "forker.h"
 #include "run.h"
 #include "worker.h"
 
@@ -81,14 +83,20 @@ now_ms(void)
 void
 emit(json_object *ev)
 {
+	struct iovec	 iov[2];
 	const char	*s;
 	size_t		 len, off = 0;
 	ssize_t		 w;
 
 	s = json_object_to_json_string_length(ev, JSON_C_TO_STRING_PLAIN |
 	    JSON_C_TO_STRING_NOSLASHESCAPE, &len);
-	while (off < len) {
-		if ((w = write(1, s + off, len - off)) == -1) {
+	/* The line and its newline in one write: one wakeup of the broker. */
+	while (off < len + 1) {
+		iov[0].iov_base = (char *)s + (off < len ? off : len);
+		iov[0].iov_len = off < len ? len - off : 0;
+		iov[1].iov_base = (char *)"\n";
+		iov[1].iov_len = 1;
+		if ((w = writev(1, iov, 2)) == -1) {
 			if (errno == EINTR)
 				continue;
 			/*
@@ -101,8 +109,6 @@ emit(json_object *ev)
 		}
 		off += (size_t)w;
 	}
-	while (off == len && write(1, "\n", 1) == -1 && errno == EINTR)
-		;
 	json_object_put(ev);
 }
 
@@ -228,8 +234,9 @@ spec_process(json_object *spec)
 	}
 }
 
-int
-main(int argc, char **argv)
+/* One job: the spec on SPEC_FD, the events on EVENTS_FD. */
+static int
+worker_main(void)
 {
 	json_object		*spec, *cmds, *cmd, *v, *r;
 	struct sigaction	 sa;
@@ -238,15 +245,6 @@ main(int argc, char **argv)
 	size_t			 i, n, cap;
 	int			 fail_fast, ok;
 
-	if (argc == 2 && strcmp(argv[1], "--version") == 0) {
-		printf("cmdgate-worker %s\n", PACKAGE_VERSION);
-		return 0;
-	}
-	if (argc != 1 || fcntl(SPEC_FD, F_GETFD) == -1) {
-		fprintf(stderr, "cmdgate-worker: started by cmdgated, not by "
-		    "hand (see cmdgated(8))\n");
-		return EXIT_USAGE;
-	}
 	close_range(SPEC_FD + 1, ~0U, 0);
 	/* The broker's death ends our tools (SIGTERM, then the grace). */
 	prctl(PR_SET_PDEATHSIG, SIGTERM);
@@ -299,4 +297,22 @@ main(int argc, char **argv)
 	}
 	json_object_put(spec);
 	return 0;
+}
+
+int
+main(int argc, char **argv)
+{
+	if (argc == 2 && strcmp(argv[1], "--version") == 0) {
+		printf("cmdgate-worker %s\n", PACKAGE_VERSION);
+		return 0;
+	}
+	if (argc > 2 || (argc == 2 && strcmp(argv[1], "--forker") != 0) ||
+	    fcntl(SPEC_FD, F_GETFD) == -1) {
+		fprintf(stderr, "cmdgate-worker: started by cmdgated, not by "
+		    "hand (see cmdgated(8))\n");
+		return EXIT_USAGE;
+	}
+	if (argc == 2)
+		return forker_run(argv[1], worker_main);
+	return worker_main();
 }

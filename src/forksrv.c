@@ -1,0 +1,253 @@
+/* SPDX-License-Identifier: ISC */
+/*
+ * The fork server, broker side: started with the workers, asked for each
+ * worker over its socket (forkmsg.h), started again when it is gone.  Its
+ * answer is awaited at once (a fork of a small process, well under the
+ * FORKSRV_REPLY_MS bound): the worker's pid must be known before the loop
+ * can reap it.  See cmdgated(8), Workers.
+ */
+#include "config.h"
+
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+
+#include <errno.h>
+#include <poll.h>
+#include <signal.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <event2/event.h>
+
+#include <json-c/json.h>
+
+#include "forksrv.h"
+#include "launch.h"
+#include "log.h"
+
+static void	forksrv_start(struct forksrv *);
+
+/* It is gone or useless (why): stop it, spawn workers, try again later. */
+static void
+forksrv_lost(struct forksrv *F, const char *why)
+{
+	struct timeval	tv = { FORKSRV_RETRY_S, 0 };
+
+	if (!F->failing)
+		log_warnx("the fork server %s; workers are spawned one by "
+		    "one until it is back", why);
+	F->failing = 1;
+	F->ready = 0;
+	if (F->ev != NULL) {
+		event_free(F->ev);
+		F->ev = NULL;
+	}
+	if (F->fd != -1) {
+		close(F->fd);
+		F->fd = -1;
+	}
+	if (F->pid > 0)
+		kill(F->pid, SIGKILL);	/* SIGCHLD reaps it */
+	if (!evtimer_pending(F->retry_ev, NULL))
+		evtimer_add(F->retry_ev, &tv);
+}
+
+/* Its socket is readable while it is idle: its hello, else its end. */
+static void
+on_socket(evutil_socket_t fd, short ev, void *arg)
+{
+	struct forksrv	*F = arg;
+	char		 b;
+	ssize_t		 n;
+
+	(void)ev;
+	n = recv(fd, &b, 1, MSG_DONTWAIT);
+	if (n == -1 && (errno == EAGAIN || errno == EINTR))
+		return;
+	if (n == 1 && b == FORKER_HELLO && !F->ready) {
+		F->ready = 1;
+		log_debug("the fork server %d is ready", (int)F->pid);
+		if (F->failing)
+			log_info("the fork server is back");
+		F->failing = 0;
+		return;
+	}
+	forksrv_lost(F, n == 0 ? "exited" : "said something unexpected");
+}
+
+static void
+on_retry(evutil_socket_t fd, short ev, void *arg)
+{
+	(void)fd;
+	(void)ev;
+	forksrv_start(arg);
+}
+
+static void
+forksrv_start(struct forksrv *F)
+{
+	int	rc;
+
+	if (F->fd != -1 || F->pid > 0)
+		return;		/* the last one is not reaped yet */
+	if ((rc = launch_forker(F->path, F->env, &F->pid, &F->fd)) != 0) {
+		F->pid = 0;
+		forksrv_lost(F, strerror(rc));
+		return;
+	}
+	F->ev = event_new(F->base, F->fd, EV_READ | EV_PERSIST, on_socket, F);
+	if (F->ev == NULL || event_add(F->ev, NULL) == -1)
+		fatalx("event_add");
+}
+
+void
+forksrv_init(struct forksrv *F, struct event_base *base, const char *path,
+    char **env)
+{
+	memset(F, 0, sizeof(*F));
+	F->base = base;
+	F->path = path;
+	F->env = env;
+	F->fd = -1;
+	/*
+	 * The forked workers' parent, since the fork server's child that
+	 * forks each exits at once.  Without that the broker could not reap
+	 * them: it spawns every worker itself then.
+	 */
+	if (prctl(PR_SET_CHILD_SUBREAPER, 1) == -1) {
+		log_warn("no fork server: prctl PR_SET_CHILD_SUBREAPER");
+		return;
+	}
+	if ((F->retry_ev = evtimer_new(base, on_retry, F)) == NULL)
+		fatalx("evtimer_new");
+	forksrv_start(F);
+}
+
+void
+forksrv_free(struct forksrv *F)
+{
+	if (F->base == NULL)
+		return;		/* never started */
+	if (F->ev != NULL)
+		event_free(F->ev);
+	if (F->fd != -1)
+		close(F->fd);	/* its end of file: it exits */
+	if (F->retry_ev != NULL)
+		event_free(F->retry_ev);
+	memset(F, 0, sizeof(*F));
+	F->fd = -1;
+}
+
+/* Send the request with the child's ends of the pipes. */
+static int
+forksrv_ask(struct forksrv *F, int spec, int events)
+{
+	union {
+		struct cmsghdr	 h;
+		char		 buf[CMSG_SPACE(2 * sizeof(int))];
+	}			 cm;
+	struct cmsghdr		*c;
+	struct msghdr		 msg;
+	struct iovec		 iov;
+	char			 byte = FORKER_REQUEST;
+	int			 fds[2] = { spec, events };
+
+	memset(&msg, 0, sizeof(msg));
+	memset(&cm, 0, sizeof(cm));
+	iov.iov_base = &byte;
+	iov.iov_len = 1;
+	msg.msg_iov = &iov;
+	msg.msg_iovlen = 1;
+	msg.msg_control = cm.buf;
+	msg.msg_controllen = sizeof(cm.buf);
+	c = CMSG_FIRSTHDR(&msg);
+	c->cmsg_level = SOL_SOCKET;
+	c->cmsg_type = SCM_RIGHTS;
+	c->cmsg_len = CMSG_LEN(sizeof(fds));
+	memcpy(CMSG_DATA(c), fds, sizeof(fds));
+	return sendmsg(F->fd, &msg, MSG_NOSIGNAL | MSG_DONTWAIT) == 1 ? 0 : -1;
+}
+
+/* Its answer: 1 with *reply, 0 when it did not come in time, -1 gone. */
+static int
+forksrv_answer(struct forksrv *F, struct forker_reply *reply)
+{
+	struct pollfd	pfd = { F->fd, POLLIN, 0 };
+	ssize_t		n;
+	int		rc;
+
+	while ((rc = poll(&pfd, 1, FORKSRV_REPLY_MS)) == -1 && errno == EINTR)
+		;
+	if (rc == 0)
+		return 0;
+	while ((n = recv(F->fd, reply, sizeof(*reply), 0)) == -1 &&
+	    errno == EINTR)
+		;
+	return n == (ssize_t)sizeof(*reply) ? 1 : -1;
+}
+
+int
+forksrv_fork(struct forksrv *F, pid_t *pid, int *spec, int *events)
+{
+	struct forker_reply	reply;
+	int			sp[2], ev[2], rc;
+
+	if (!F->ready)
+		return -1;
+	if (launch_pipes(sp, ev) != 0)
+		return -1;	/* the spawn says why */
+	rc = forksrv_ask(F, sp[0], ev[1]) == 0 ? forksrv_answer(F, &reply) :
+	    -1;
+	close(sp[0]);
+	close(ev[1]);
+	if (rc != 1)
+		forksrv_lost(F, rc == 0 ? "did not answer in time" :
+		    "is gone");
+	if (rc != 1 || reply.pid <= 0) {
+		if (rc == 1)
+			log_warnx("the fork server could not fork: %s",
+			    strerror(-reply.pid));
+		close(sp[1]);
+		close(ev[0]);
+		return -1;
+	}
+	/* As the worker does itself: one of them is first. */
+	setpgid(reply.pid, reply.pid);
+	F->forked++;
+	*pid = reply.pid;
+	*spec = sp[1];
+	*events = ev[0];
+	return 0;
+}
+
+int
+forksrv_reaped(struct forksrv *F, pid_t pid, int status)
+{
+	if (F->pid <= 0 || pid != F->pid)
+		return 0;
+	F->pid = 0;
+	if (F->fd != -1) {
+		log_debug("the fork server ended with status %d", status);
+		forksrv_lost(F, "exited");
+	} else if (F->retry_ev != NULL &&
+	    !evtimer_pending(F->retry_ev, NULL))
+		forksrv_start(F);	/* lost, and the retry came first */
+	return 1;
+}
+
+json_object *
+forksrv_json(const struct forksrv *F)
+{
+	json_object	*o;
+
+	if (F->retry_ev == NULL)
+		return NULL;	/* none: not a child subreaper */
+	o = json_object_new_object();
+	json_object_object_add(o, "pid", F->ready ?
+	    json_object_new_int(F->pid) : NULL);
+	json_object_object_add(o, "workers_forked",
+	    json_object_new_uint64(F->forked));
+	return o;
+}

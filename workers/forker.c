@@ -1,0 +1,189 @@
+/* SPDX-License-Identifier: ISC */
+/*
+ * cmdgate-worker --forker: the broker's fork server.  It is exec'd once,
+ * touches no job, and for each request on descriptor 3 (a SOCK_SEQPACKET
+ * socket) forks a fresh worker, so that a worker costs a fork of this
+ * small, clean process instead of an exec of the program.
+ *
+ * A request is one byte with two descriptors (SCM_RIGHTS): the read end
+ * of the new worker's spec pipe and the write end of its event pipe.  The
+ * worker is forked twice over (here, then by a child that exits at once),
+ * so that the broker, a child subreaper, becomes its parent: the broker
+ * reaps it and reads its status as for a worker it spawned itself.  The
+ * worker waits for that before it runs, so that its death signal (the
+ * broker's death) is set for the right parent.  (It needs pidfds, Linux
+ * 5.3: without them the fork server exits at once.)  The
+ * answer is one struct forker_reply: the worker's pid, or an errno.  At
+ * the end of the socket (the broker is gone, or stops) it exits 0; a
+ * request it cannot read makes it exit 1, and the broker spawns workers
+ * itself from then on.  See cmdgated(8), Workers.
+ */
+#include "config.h"
+
+#include <sys/pidfd.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <stdint.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "forker.h"
+
+/* The new worker: its pipes in place, nothing else of ours open. */
+static char	*forker_arg;	/* "--forker" in our argv */
+static pid_t	 broker;	/* our parent */
+
+/*
+ * Wait until the child that forked us is gone and we are the broker's:
+ * the kernel makes a process's pidfd readable only once its children
+ * have a new parent.  (A pidfd opened while it is still our parent is
+ * its own: the pid cannot be reused before it is reaped.)
+ */
+static void
+wait_orphaned(void)
+{
+	struct pollfd	pfd;
+	pid_t		pp = getppid();
+
+	if (pp == broker || (pfd.fd = pidfd_open(pp, 0)) == -1)
+		return;
+	pfd.events = POLLIN;
+	if (getppid() == pp)
+		while (poll(&pfd, 1, -1) == -1 && errno == EINTR)
+			;
+	close(pfd.fd);
+}
+
+/*
+ * The new worker: the broker's child (a worker's death signal is sent at
+ * a change of parent, so it is set only then, in the worker), its pipes
+ * in place, nothing else of ours open.
+ */
+static void
+child_fds(int spec, int events)
+{
+	wait_orphaned();
+	if (getppid() != broker)
+		_exit(0);	/* the broker is gone already */
+	dup2(events, 1);
+	dup2(spec, FORKER_FD);		/* the worker's spec descriptor */
+	close_range(FORKER_FD + 1, ~0U, 0);
+	setpgid(0, 0);			/* and the broker's setpgid */
+	/* ps(1) shows the worker's command line, not the fork server's. */
+	memset(forker_arg, 0, strlen(forker_arg));
+}
+
+/*
+ * Fork one worker (run by job()) and say its pid on p (a pipe): in the
+ * child that exits at once, so that the worker is orphaned to the broker.
+ */
+static void
+middle(int spec, int events, int p, int (*job)(void))
+{
+	int32_t	pid;
+
+	if ((pid = fork()) == 0) {
+		/* Never the broker's child under the fork server's name. */
+		prctl(PR_SET_NAME, "cmdgate-worker");
+		close(p);
+		child_fds(spec, events);
+		exit(job());
+	}
+	if (pid == -1)
+		pid = -errno;
+	(void)write(p, &pid, sizeof(pid));
+	_exit(0);
+}
+
+/* One worker for one request: its pid, or -errno. */
+static int32_t
+fork_one(int spec, int events, int (*job)(void))
+{
+	int32_t	pid = -EIO;
+	pid_t	mid;
+	int	p[2], status;
+
+	if (pipe2(p, O_CLOEXEC) == -1)
+		return -errno;
+	if ((mid = fork()) == 0) {
+		close(p[0]);
+		middle(spec, events, p[1], job);
+	}
+	close(p[1]);
+	if (mid == -1) {
+		pid = -errno;
+		close(p[0]);
+		return pid;
+	}
+	while (read(p[0], &pid, sizeof(pid)) == -1 && errno == EINTR)
+		;
+	close(p[0]);
+	while (waitpid(mid, &status, 0) == -1 && errno == EINTR)
+		;
+	return pid;
+}
+
+int
+forker_run(char *arg, int (*job)(void))
+{
+	struct forker_reply	 reply;
+	union {
+		struct cmsghdr	 h;
+		char		 buf[CMSG_SPACE(2 * sizeof(int))];
+	}			 cm;
+	struct cmsghdr		*c;
+	struct msghdr		 msg;
+	struct iovec		 iov;
+	char			 byte;
+	ssize_t			 n;
+	int			 fds[2];
+
+	forker_arg = arg;
+	broker = getppid();
+	/* Without pidfds (Linux < 5.3) a worker could not wait to be the
+	 * broker's: the broker spawns its workers then. */
+	if ((n = pidfd_open(getpid(), 0)) == -1)
+		return 1;
+	close((int)n);
+	prctl(PR_SET_NAME, "cmdgate-forker");
+	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	close_range(FORKER_FD + 1, ~0U, 0);
+	byte = FORKER_HELLO;
+	if (send(FORKER_FD, &byte, 1, MSG_NOSIGNAL) != 1)
+		return 1;
+	for (;;) {
+		memset(&msg, 0, sizeof(msg));
+		iov.iov_base = &byte;
+		iov.iov_len = 1;
+		msg.msg_iov = &iov;
+		msg.msg_iovlen = 1;
+		msg.msg_control = cm.buf;
+		msg.msg_controllen = sizeof(cm.buf);
+		if ((n = recvmsg(FORKER_FD, &msg, MSG_CMSG_CLOEXEC)) == -1 &&
+		    errno == EINTR)
+			continue;
+		if (n <= 0)
+			return 0;	/* the broker is gone or stops */
+		c = CMSG_FIRSTHDR(&msg);
+		if (n != 1 || byte != FORKER_REQUEST || c == NULL ||
+		    (msg.msg_flags & MSG_CTRUNC) ||
+		    c->cmsg_level != SOL_SOCKET ||
+		    c->cmsg_type != SCM_RIGHTS ||
+		    c->cmsg_len != CMSG_LEN(2 * sizeof(int)))
+			return 1;	/* descriptors left are closed at exit */
+		memcpy(fds, CMSG_DATA(c), sizeof(fds));
+		memset(&reply, 0, sizeof(reply));
+		reply.pid = fork_one(fds[0], fds[1], job);
+		close(fds[0]);
+		close(fds[1]);
+		if (send(FORKER_FD, &reply, sizeof(reply), MSG_NOSIGNAL) !=
+		    (ssize_t)sizeof(reply))
+			return 0;
+	}
+}
