@@ -228,7 +228,8 @@ static void
 jobs_worker_started(void *arg, struct worker *w)
 {
 	turn_add(arg, TURN_STARTED, w->job, 0, 0, 0);
-	spare_refill(arg);
+	if (w->next_index == 0)
+		spare_refill(arg);	/* its first tool */
 }
 
 /* Hook: w's job finished a command with res (borrowed); told once
@@ -359,6 +360,13 @@ jobs_start(struct jobs *J, struct job *j)
 	job_set_status(J, j, JOB_RUNNING);
 	spec = jobrun_spec(J, j);
 	worker_run(w, spec);
+	/*
+	 * The next spare: once the tool runs (jobs_worker_started), when
+	 * this worker waits and a CPU is free; now if no tool is spawned.
+	 */
+	if (!json_object_object_get_ex(json_object_array_get_idx(
+	    json_object_object_get(spec, "commands"), 0), "exec", NULL))
+		spare_refill(J);
 	json_object_put(spec);
 	log_info("%s running: worker %d", j->ticket, (int)w->pid);
 	jobend_notify(J, j);
