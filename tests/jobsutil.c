@@ -257,6 +257,28 @@ proc_comm_is(pid_t pid, const char *name)
 	return strcmp(buf, name) == 0;
 }
 
+/*
+ * Whether pid is a fork server: its command line, fixed from its exec
+ * on, is "cmdgate-worker --forker" (its comm is renamed only once it
+ * runs, and the workers it forks blank the argument).
+ */
+static int
+is_fork_server(pid_t pid)
+{
+	char	path[64], buf[4096];
+	FILE	*f;
+	size_t	n;
+
+	snprintf(path, sizeof(path), "/proc/%d/cmdline", (int)pid);
+	if ((f = fopen(path, "r")) == NULL)
+		return 0;
+	n = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[n] = '\0';
+	return strlen(buf) + 1 < n && strcmp(buf + strlen(buf) + 1,
+	    "--forker") == 0;
+}
+
 int
 broker_workers(pid_t *pids, int max, pid_t *forker)
 {
@@ -271,7 +293,7 @@ broker_workers(pid_t *pids, int max, pid_t *forker)
 	if ((f = fopen(path, "r")) == NULL)
 		return 0;
 	while (fscanf(f, "%d", &pid) == 1)
-		if (proc_comm_is(pid, "cmdgate-forker")) {
+		if (is_fork_server(pid)) {
 			if (forker != NULL)
 				*forker = pid;
 		} else if (n < max)

@@ -32,8 +32,9 @@ void	 assert_error(json_object *r, int code, const char *type);
 /* Whether pid's command name (/proc/PID/comm) is name. */
 int	 proc_comm_is(pid_t pid, const char *name);
 /*
- * The broker's child processes but its fork server (cmdgate-forker,
- * whose pid goes in *forker, -1: none): how many, up to max in pids.
+ * The broker's child processes but its fork server (cmdgate-worker
+ * --forker, whose pid goes in *forker, -1: none): how many, up to max in
+ * pids.
  */
 int	 broker_workers(pid_t *pids, int max, pid_t *forker);
 /* The broker's one worker (that of the running job), or -1. */
