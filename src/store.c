@@ -431,7 +431,18 @@ store_job_put(struct store *st, uint64_t num, char status, int64_t expire_ms,
 	} else if (rc != MDB_NOTFOUND)
 		return rc;
 	v.mv_size = REC_HEADER + len;
-	if ((rc = mdb_put(st->txn, st->jobs, &k, &v, MDB_RESERVE)) != 0)
+	/*
+	 * A new job has the highest ticket: appended, the full page stays
+	 * full (no split in halves), and a turn's submits dirty half as
+	 * many pages.  Out of order (never, but not for us to assume), the
+	 * plain put.
+	 */
+	if (rc == MDB_NOTFOUND && (rc = mdb_put(st->txn, st->jobs, &k, &v,
+	    MDB_RESERVE | MDB_APPEND)) != MDB_KEYEXIST) {
+		if (rc != 0)
+			return rc;
+	} else if ((rc = mdb_put(st->txn, st->jobs, &k, &v, MDB_RESERVE)) !=
+	    0)
 		return rc;
 	((unsigned char *)v.mv_data)[0] = (unsigned char)status;
 	kv_be64((unsigned char *)v.mv_data + 1, (uint64_t)expire_ms);

@@ -125,6 +125,49 @@ START_TEST(round_trip_and_counter)
 }
 END_TEST
 
+/*
+ * A new job is appended (it has the highest ticket); one put out of that
+ * order is stored as well, and the jobs are walked in ticket order.
+ */
+static int
+order_fn(void *arg, uint64_t num, char status, const char *json)
+{
+	uint64_t	*want = arg;
+
+	(void)status;
+	(void)json;
+	ck_assert_uint_eq(num, *want);
+	*want += 10;
+	return 0;
+}
+
+START_TEST(put_out_of_order)
+{
+	struct store	*st = open_store(1 << 20);
+	char		 status, *json;
+	uint64_t	 n, want = 10;
+
+	ck_assert_int_eq(store_begin(st), 0);
+	for (n = 20; n <= 500; n += 10)
+		ck_assert_int_eq(store_job_put(st, n, 'q', 0,
+		    "{\"pad\":\"..........................................."
+		    "................................................\"}"), 0);
+	ck_assert_int_eq(store_job_put(st, 10, 'd', 0, "{\"x\":10}"), 0);
+	ck_assert_int_eq(store_job_put(st, 500, 'd', 0, "{\"x\":500}"), 0);
+	ck_assert_int_eq(store_commit(st), 0);
+	ck_assert_int_eq(store_job_get(st, 10, &status, &json), 0);
+	ck_assert_int_eq(status, 'd');
+	ck_assert_str_eq(json, "{\"x\":10}");
+	free(json);
+	ck_assert_int_eq(store_job_get(st, 500, &status, &json), 0);
+	ck_assert_str_eq(json, "{\"x\":500}");
+	free(json);
+	ck_assert_int_eq(store_jobs_each(st, 0, order_fn, &want), 0);
+	ck_assert_uint_eq(want, 510);
+	store_close(st);
+}
+END_TEST
+
 static int
 count_fn(void *arg, uint64_t num, char status, const char *json)
 {
@@ -516,6 +559,7 @@ main(void)
 
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, round_trip_and_counter);
+	tcase_add_test(tc, put_out_of_order);
 	tcase_add_test(tc, expiry_index);
 	tcase_add_test(tc, idempotency_and_workers);
 	tcase_add_test(tc, map_full);
