@@ -25,6 +25,7 @@ struct event_base;
 /* What the two sides say on the fork server's descriptor FORKER_FD. */
 #define FORKER_FD	3
 #define FORKER_HELLO	'h'	/* the fork server, once, when ready */
+#define FORKER_NOPIDFD	'p'	/* instead: no pidfds, it cannot serve */
 #define FORKER_REQUEST	'w'	/* the broker: a worker, with 2 fds */
 
 struct forker_reply {
@@ -40,6 +41,7 @@ struct forksrv {
 	int			 fd;		/* its socket; -1: none */
 	int			 ready;		/* it said hello */
 	int			 failing;	/* said so once */
+	int			 never;		/* no pidfds: none for good */
 	uint64_t		 forked;	/* workers it forked */
 	struct event		*ev;		/* its socket: hello or end */
 	struct event		*retry_ev;

@@ -26,6 +26,7 @@
 #include "forksrv.h"
 #include "launch.h"
 #include "log.h"
+#include "util.h"
 
 static void	forksrv_start(struct forksrv *);
 
@@ -66,6 +67,16 @@ on_socket(evutil_socket_t fd, short ev, void *arg)
 	n = recv(fd, &b, 1, MSG_DONTWAIT);
 	if (n == -1 && (errno == EAGAIN || errno == EINTR))
 		return;
+	if (n == 1 && b == FORKER_NOPIDFD && !F->ready) {
+		log_warnx("no fork server: the kernel has no pidfds (Linux "
+		    "5.3); every worker is spawned");
+		F->never = 1;
+		event_free(F->ev);
+		F->ev = NULL;
+		close(F->fd);
+		F->fd = -1;	/* it exits; SIGCHLD reaps it */
+		return;
+	}
 	if (n == 1 && b == FORKER_HELLO && !F->ready) {
 		F->ready = 1;
 		log_debug("the fork server %d is ready", (int)F->pid);
@@ -90,7 +101,7 @@ forksrv_start(struct forksrv *F)
 {
 	int	rc;
 
-	if (F->fd != -1 || F->pid > 0)
+	if (F->fd != -1 || F->pid > 0 || F->never)
 		return;		/* the last one is not reaped yet */
 	if ((rc = launch_forker(F->path, F->env, &F->pid, &F->fd)) != 0) {
 		F->pid = 0;
@@ -170,17 +181,23 @@ forksrv_ask(struct forksrv *F, int spec, int events)
 	return sendmsg(F->fd, &msg, MSG_NOSIGNAL | MSG_DONTWAIT) == 1 ? 0 : -1;
 }
 
-/* Its answer: 1 with *reply, 0 when it did not come in time, -1 gone. */
+/*
+ * Its answer: 1 with *reply, 0 when it did not come in time, -1 gone.
+ * The bound holds whatever signals interrupt the wait.
+ */
 static int
 forksrv_answer(struct forksrv *F, struct forker_reply *reply)
 {
 	struct pollfd	pfd = { F->fd, POLLIN, 0 };
+	int64_t		end = util_monotonic_ms() + FORKSRV_REPLY_MS, left;
 	ssize_t		n;
 	int		rc;
 
-	while ((rc = poll(&pfd, 1, FORKSRV_REPLY_MS)) == -1 && errno == EINTR)
-		;
-	if (rc == 0)
+	do {
+		if ((left = end - util_monotonic_ms()) < 0)
+			left = 0;
+	} while ((rc = poll(&pfd, 1, (int)left)) == -1 && errno == EINTR);
+	if (rc <= 0)
 		return 0;
 	while ((n = recv(F->fd, reply, sizeof(*reply), 0)) == -1 &&
 	    errno == EINTR)
@@ -242,8 +259,8 @@ forksrv_json(const struct forksrv *F)
 {
 	json_object	*o;
 
-	if (F->retry_ev == NULL)
-		return NULL;	/* none: not a child subreaper */
+	if (F->retry_ev == NULL || F->never)
+		return NULL;	/* none: not a subreaper, or no pidfds */
 	o = json_object_new_object();
 	json_object_object_add(o, "pid", F->ready ?
 	    json_object_new_int(F->pid) : NULL);

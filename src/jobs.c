@@ -245,10 +245,17 @@ jobs_worker_result(void *arg, struct worker *w, json_object *res)
 	json_object_array_add(job_rec_get(j->rec, "results"),
 	    json_object_get(res));
 	j->completed++;
-	/* The last one the worker sends: its exit and the end follow. */
+	/*
+	 * The last one the worker sends (it stops at a failure under
+	 * fail_fast or atomic, jobrun_spec): its exit and the end follow.
+	 */
 	turn_add(arg, j->completed >= j->ncmds || (!ok &&
-	    json_object_get_boolean(job_rec_get(j->rec, "fail_fast"))) ?
+	    (json_object_get_boolean(job_rec_get(j->rec, "fail_fast")) ||
+	    json_object_get_boolean(job_rec_get(j->rec, "atomic")))) ?
 	    TURN_LAST : TURN_RESULT, j, 0, j->completed - 1, ok);
+	/* Its first tool could not start: no start event refilled the spare. */
+	if (j->completed == 1 && w->tool_pgid == 0)
+		spare_refill(arg);
 	return 0;
 }
 

@@ -38,7 +38,10 @@ engine_tools(void)
 	    "{\"name\":\"hold\",\"tier\":\"heavy\",\"exec\":[\"sh\",\"-c\","
 	    "\"cat %s >/dev/null\"]},"
 	    "{\"name\":\"ppid\",\"tier\":\"instant\",\"exec\":[\"sh\",\"-c\","
-	    "\"echo $PPID\"]}]}", fifo);
+	    "\"echo $PPID\"]},"
+	    "{\"name\":\"fail\",\"tier\":\"heavy\",\"exec\":[\"false\"]},"
+	    "{\"name\":\"nx\",\"tier\":\"heavy\",\"exec\":"
+	    "[\"/nonexistent/cmdgate-test\"]}]}", fifo);
 	write_file(tools, json, 0600);
 }
 
@@ -321,6 +324,35 @@ START_TEST(end_and_start_one_commit)
 }
 END_TEST
 
+/*
+ * The last result a worker sends (here a failure that stops an atomic
+ * job) is stored with the job's end, in one commit.
+ */
+START_TEST(last_result_with_end)
+{
+	char	t[32];
+
+	engine_start("4");
+	submit(t, "[{\"tool\":\"fail\"},{\"tool\":\"ppid\"}]",
+	    "\"atomic\":true");
+	wait_end(t, "failed");
+	ck_assert_msg(log_line_with("t-000000 result", "t-000000 failed"),
+	    "the last result and the end were committed apart");
+}
+END_TEST
+
+/* A job whose first tool cannot be run still leaves a spare behind. */
+START_TEST(spare_after_unstartable_tool)
+{
+	char	t[32];
+
+	engine_start("4");
+	submit(t, "[{\"tool\":\"nx\"}]", NULL);
+	wait_end(t, "failed");
+	ck_assert_int_ge(broker_await_log(&b, ": the spare"), 1);
+}
+END_TEST
+
 /* SIGKILL the broker and start it again; c to the new one. */
 static void
 crash(void)
@@ -381,6 +413,8 @@ engine_suite(void)
 	tcase_add_test(tc, workers_forked);
 	tcase_add_test(tc, fork_server_lost);
 	tcase_add_test(tc, end_and_start_one_commit);
+	tcase_add_test(tc, last_result_with_end);
+	tcase_add_test(tc, spare_after_unstartable_tool);
 	tcase_add_test(tc, told_means_stored);
 	suite_add_tcase(s, tc);
 	return s;

@@ -177,9 +177,12 @@ term_pending(void)
 	    sigismember(&set, SIGTERM));
 }
 
-/* The spec, all of it until end of file, strictly parsed; NULL if not. */
+/*
+ * The spec, all of it until end of file, strictly parsed; NULL if not.
+ * parent is the broker that started us (gone: no spec, quietly).
+ */
 static json_object *
-read_spec(void)
+read_spec(pid_t parent)
 {
 	json_object	*spec = NULL;
 	char		*buf = NULL, *nb;
@@ -198,7 +201,8 @@ read_spec(void)
 			continue;
 		if (n <= 0) {
 			/* A spare the broker retired (or left): no job. */
-			if (n == 0 && len == 0 && term_pending())
+			if (n == 0 && len == 0 && (term_pending() ||
+			    getppid() != parent))
 				exit(0);
 			if (n == 0)
 				jstrict_parse(buf, len, &spec);
@@ -260,7 +264,7 @@ worker_main(void)
 	sigprocmask(SIG_BLOCK, &block, &waitmask);
 	sigdelset(&waitmask, SIGTERM);
 	sigdelset(&waitmask, SIGCHLD);
-	if ((spec = read_spec()) == NULL ||
+	if ((spec = read_spec(getppid())) == NULL ||
 	    (!json_object_object_get_ex(spec, "commands", &cmds) &&
 	    !json_object_object_get_ex(spec, "probe", &v))) {
 		fprintf(stderr, "cmdgate-worker: no job spec on fd 3\n");

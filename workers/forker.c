@@ -40,21 +40,21 @@ static char	*forker_arg;	/* "--forker" in our argv */
 static pid_t	 broker;	/* our parent */
 
 /*
- * Wait until the child that forked us is gone and we are the broker's:
- * the kernel makes a process's pidfd readable only once its children
- * have a new parent.  (A pidfd opened while it is still our parent is
- * its own: the pid cannot be reused before it is reaped.)
+ * Wait until mid, the child that forked us, is gone and we have a new
+ * parent: the kernel makes a process's pidfd readable only once its
+ * children have one.  Only while mid is still our parent is the pidfd
+ * its own (its pid cannot be reused before it is reaped), and only then
+ * is it waited for.
  */
 static void
-wait_orphaned(void)
+wait_orphaned(pid_t mid)
 {
 	struct pollfd	pfd;
-	pid_t		pp = getppid();
 
-	if (pp == broker || (pfd.fd = pidfd_open(pp, 0)) == -1)
+	if ((pfd.fd = pidfd_open(mid, 0)) == -1)
 		return;
 	pfd.events = POLLIN;
-	if (getppid() == pp)
+	if (getppid() == mid)
 		while (poll(&pfd, 1, -1) == -1 && errno == EINTR)
 			;
 	close(pfd.fd);
@@ -66,9 +66,9 @@ wait_orphaned(void)
  * in place, nothing else of ours open.
  */
 static void
-child_fds(int spec, int events)
+child_fds(int spec, int events, pid_t mid)
 {
-	wait_orphaned();
+	wait_orphaned(mid);
 	if (getppid() != broker)
 		_exit(0);	/* the broker is gone already */
 	dup2(events, 1);
@@ -87,12 +87,13 @@ static void
 middle(int spec, int events, int p, int (*job)(void))
 {
 	int32_t	pid;
+	pid_t	mid = getpid();
 
 	if ((pid = fork()) == 0) {
 		/* Never the broker's child under the fork server's name. */
 		prctl(PR_SET_NAME, "cmdgate-worker");
 		close(p);
-		child_fds(spec, events);
+		child_fds(spec, events, mid);
 		exit(job());
 	}
 	if (pid == -1)
@@ -146,16 +147,26 @@ forker_run(char *arg, int (*job)(void))
 
 	forker_arg = arg;
 	broker = getppid();
-	/* Without pidfds (Linux < 5.3) a worker could not wait to be the
-	 * broker's: the broker spawns its workers then. */
-	if ((n = pidfd_open(getpid(), 0)) == -1)
-		return 1;
-	close((int)n);
 	prctl(PR_SET_NAME, "cmdgate-forker");
 	prctl(PR_SET_PDEATHSIG, SIGKILL);
 	close_range(FORKER_FD + 1, ~0U, 0);
+	/*
+	 * Descriptors 0 to 2 open (the broker's stdout or stderr may be
+	 * closed), so that those received land above FORKER_FD.
+	 */
+	for (n = 0; n < FORKER_FD; n++)
+		if (fcntl((int)n, F_GETFD) == -1 &&
+		    open("/dev/null", O_RDWR) != n)
+			return 1;
+	/* Without pidfds (Linux < 5.3) a worker could not wait to be the
+	 * broker's: say so, and the broker spawns its workers. */
 	byte = FORKER_HELLO;
-	if (send(FORKER_FD, &byte, 1, MSG_NOSIGNAL) != 1)
+	if ((n = pidfd_open(getpid(), 0)) == -1)
+		byte = FORKER_NOPIDFD;
+	else
+		close((int)n);
+	if (send(FORKER_FD, &byte, 1, MSG_NOSIGNAL) != 1 ||
+	    byte == FORKER_NOPIDFD)
 		return 1;
 	for (;;) {
 		memset(&msg, 0, sizeof(msg));

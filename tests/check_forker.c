@@ -1,0 +1,282 @@
+/* SPDX-License-Identifier: ISC */
+/*
+ * The fork server (cmdgate-worker --forker, workers/forker.c) driven
+ * directly: this test is the broker (a child subreaper that spawns it
+ * with its socket on descriptor 3 and asks it for workers), or forks a
+ * stand-in broker that it kills in the middle of a fork.
+ */
+#include "config.h"
+
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <check.h>
+
+#include "forksrv.h"
+#include "ckrun.h"
+
+#define WAIT_MS	10000	/* any one wait of these tests, at most */
+
+static const char *
+worker_path(void)
+{
+	const char	*w = getenv("CMDGATE_WORKER");
+
+	return w != NULL && *w != '\0' ? w : "workers/cmdgate-worker";
+}
+
+/*
+ * Start the fork server, in a process group of its own, with its socket
+ * (returned) on descriptor 3; closed: its descriptors 1 and 2 are
+ * closed, as a broker's may be.
+ */
+static int
+start_forker(pid_t *pid, int closed)
+{
+	posix_spawn_file_actions_t	fa;
+	posix_spawnattr_t		at;
+	char	*argv[] = { (char *)worker_path(), (char *)"--forker", NULL };
+	char	*env[] = { (char *)"PATH=/usr/bin:/bin", NULL };
+	int	 sv[2];
+
+	ck_assert_int_eq(socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0,
+	    sv), 0);
+	posix_spawn_file_actions_init(&fa);
+	posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+	posix_spawn_file_actions_adddup2(&fa, sv[1], 3);
+	if (closed) {
+		posix_spawn_file_actions_addclose(&fa, 1);
+		posix_spawn_file_actions_addclose(&fa, 2);
+	}
+	posix_spawnattr_init(&at);
+	posix_spawnattr_setflags(&at, POSIX_SPAWN_SETPGROUP);
+	posix_spawnattr_setpgroup(&at, 0);
+	ck_assert_int_eq(posix_spawn(pid, argv[0], &fa, &at, argv, env), 0);
+	posix_spawn_file_actions_destroy(&fa);
+	posix_spawnattr_destroy(&at);
+	close(sv[1]);
+	return sv[0];
+}
+
+/* Read one byte or message from fd within WAIT_MS: its length. */
+static ssize_t
+read_within(int fd, void *buf, size_t len)
+{
+	struct pollfd	pfd = { fd, POLLIN, 0 };
+
+	ck_assert_msg(poll(&pfd, 1, WAIT_MS) == 1, "nothing in %d ms",
+	    WAIT_MS);
+	return read(fd, buf, len);
+}
+
+/* Ask for a worker; its spec pipe's write end in *spec, events' read
+ * end in *events. */
+static void
+ask_send(int sock, int *spec, int *events)
+{
+	union {
+		struct cmsghdr	h;
+		char		buf[CMSG_SPACE(2 * sizeof(int))];
+	}			cm;
+	struct msghdr		msg;
+	struct iovec		iov;
+	struct cmsghdr		*c;
+	char			byte = FORKER_REQUEST;
+	int			sp[2], ev[2], fds[2];
+
+	ck_assert_int_eq(pipe2(sp, O_CLOEXEC), 0);
+	ck_assert_int_eq(pipe2(ev, O_CLOEXEC), 0);
+	fds[0] = sp[0];
+	fds[1] = ev[1];
+	memset(&msg, 0, sizeof(msg));
+	memset(&cm, 0, sizeof(cm));
+	iov.iov_base = &byte;
+	iov.iov_len = 1;
+	msg.msg_iov = &iov;
+	msg.msg_iovlen = 1;
+	msg.msg_control = cm.buf;
+	msg.msg_controllen = sizeof(cm.buf);
+	c = CMSG_FIRSTHDR(&msg);
+	c->cmsg_level = SOL_SOCKET;
+	c->cmsg_type = SCM_RIGHTS;
+	c->cmsg_len = CMSG_LEN(sizeof(fds));
+	memcpy(CMSG_DATA(c), fds, sizeof(fds));
+	ck_assert_int_eq(sendmsg(sock, &msg, MSG_NOSIGNAL), 1);
+	close(sp[0]);
+	close(ev[1]);
+	*spec = sp[1];
+	*events = ev[0];
+}
+
+/* The same, and the reply: the worker's pid, or -errno. */
+static int32_t
+ask(int sock, int *spec, int *events)
+{
+	struct forker_reply	reply;
+
+	ask_send(sock, spec, events);
+	ck_assert_int_eq(read_within(sock, &reply, sizeof(reply)),
+	    sizeof(reply));
+	return reply.pid;
+}
+
+/*
+ * Reap every child and orphan of ours (this process is a subreaper)
+ * until none is left: 1, or 0 when some are still alive after WAIT_MS
+ * (then process group pgrp, where a worker waits before it is set up,
+ * is killed).
+ */
+static int
+reap_all(pid_t pgrp)
+{
+	struct timespec	ts = { WAIT_MS / 1000, 0 };
+	sigset_t	set;
+	pid_t		pid;
+	int		status;
+
+	sigemptyset(&set);
+	sigaddset(&set, SIGCHLD);
+	for (;;) {
+		while ((pid = waitpid(-1, &status, WNOHANG)) > 0)
+			;
+		if (pid == -1 && errno == ECHILD)
+			return 1;
+		if (sigtimedwait(&set, NULL, &ts) == -1 && errno == EAGAIN)
+			break;
+	}
+	kill(-pgrp, SIGKILL);	/* not reached when the test passes */
+	while (waitpid(-1, &status, 0) > 0)
+		;
+	return 0;
+}
+
+static void
+setup(void)
+{
+	sigset_t	set;
+
+	/* The forked workers are orphaned to us, as to the broker. */
+	ck_assert_int_eq(prctl(PR_SET_CHILD_SUBREAPER, 1), 0);
+	sigemptyset(&set);
+	sigaddset(&set, SIGCHLD);
+	sigprocmask(SIG_BLOCK, &set, NULL);
+}
+
+/*
+ * The broker's stdout and stderr closed: the worker still gets its spec
+ * on 3 and its events pipe on 1, runs its command and reports it.
+ */
+START_TEST(std_fds_closed)
+{
+	char		 hello, spec[256], buf[4096];
+	int		 sock, sfd, efd;
+	ssize_t		 n, len = 0;
+	pid_t		 fk, w;
+
+	sock = start_forker(&fk, 1);
+	ck_assert_int_eq(read_within(sock, &hello, 1), 1);
+	ck_assert_int_eq(hello, FORKER_HELLO);
+	ck_assert_int_gt(w = ask(sock, &sfd, &efd), 0);
+	ck_assert_int_ne(w, fk);
+	snprintf(spec, sizeof(spec), "{\"ticket\":\"t-000001\",\"broker\":%d,"
+	    "\"output_cap\":1024,\"commands\":[{\"tool\":\"t\",\"timeout_s\":10,\"exec\":"
+	    "[\"true\"]}]}", (int)getpid());
+	ck_assert_int_eq(write(sfd, spec, strlen(spec)), (ssize_t)strlen(spec));
+	close(sfd);
+	while (len < (ssize_t)sizeof(buf) - 1 &&
+	    (n = read_within(efd, buf + len, sizeof(buf) - 1 - len)) > 0)
+		len += n;
+	buf[len] = '\0';
+	ck_assert_msg(strstr(buf, "\"event\":\"result\"") != NULL &&
+	    strstr(buf, "\"ok\":true") != NULL, "events: %s", buf);
+	close(efd);
+	close(sock);		/* the fork server's end of file */
+	ck_assert(reap_all(fk));
+}
+END_TEST
+
+/*
+ * A broker killed with SIGKILL at any point of a fork: the fork server,
+ * the child it forked and the worker all end; none waits forever.
+ */
+START_TEST(broker_killed_while_forking)
+{
+	struct timespec	ts;
+	char		hello;
+	int		sync[2], round, sock, sfd, efd;
+	pid_t		fb, fk;
+
+	for (round = 0; round < 100; round++) {
+		ck_assert_int_eq(pipe(sync), 0);
+		if ((fb = fork()) == 0) {
+			/* The stand-in broker: a subreaper that asks. */
+			close(sync[0]);
+			prctl(PR_SET_CHILD_SUBREAPER, 1);
+			sock = start_forker(&fk, 0);
+			if (read_within(sock, &hello, 1) != 1)
+				_exit(1);
+			ask_send(sock, &sfd, &efd);
+			(void)!write(sync[1], &fk, sizeof(fk));
+			pause();
+			_exit(0);
+		}
+		close(sync[1]);
+		ck_assert_int_eq(read_within(sync[0], &fk, sizeof(fk)),
+		    sizeof(fk));
+		close(sync[0]);
+		/* 0 to 0.99 ms into the fork. */
+		ts.tv_sec = 0;
+		ts.tv_nsec = (round % 100) * 10 * 1000;
+		nanosleep(&ts, NULL);
+		kill(fb, SIGKILL);
+		ck_assert_msg(reap_all(fk), "round %d: a process outlived the "
+		    "broker", round);
+	}
+}
+END_TEST
+
+/* A request it cannot read (no descriptors): it exits, status 1. */
+START_TEST(bad_request_ends_it)
+{
+	char	hello, b = FORKER_REQUEST;
+	int	sock, status;
+	pid_t	fk;
+
+	sock = start_forker(&fk, 0);
+	ck_assert_int_eq(read_within(sock, &hello, 1), 1);
+	ck_assert_int_eq(send(sock, &b, 1, MSG_NOSIGNAL), 1);
+	ck_assert_int_eq(read_within(sock, &hello, 1), 0);	/* its end */
+	ck_assert_int_eq(waitpid(fk, &status, 0), fk);
+	ck_assert(WIFEXITED(status) && WEXITSTATUS(status) == 1);
+	close(sock);
+	ck_assert(reap_all(fk));
+}
+END_TEST
+
+int
+main(void)
+{
+	Suite	*s = suite_create("forker");
+	TCase	*tc = tcase_create("forker");
+
+	tcase_add_checked_fixture(tc, setup, NULL);
+	tcase_set_timeout(tc, 120);
+	tcase_add_test(tc, std_fds_closed);
+	tcase_add_test(tc, broker_killed_while_forking);
+	tcase_add_test(tc, bad_request_ends_it);
+	suite_add_tcase(s, tc);
+	return ck_run(s);
+}
