@@ -17,9 +17,11 @@ struct event_base;
  * The broker is a child subreaper, so the worker is the broker's child
  * as a spawned one is.  While there is no fork server (not ready yet,
  * gone, or silent), launch_worker() spawns workers as before; a fork
- * server that is gone is started again after FORKSRV_RETRY_S seconds.
+ * server that is gone is started again after FORKSRV_RETRY_S seconds,
+ * unless FORKSRV_TRIES in a row ended before they were ready.
  */
 #define FORKSRV_RETRY_S		5
+#define FORKSRV_TRIES		3	/* starts in a row that never got ready */
 #define FORKSRV_REPLY_MS	2000	/* a fork's answer, at most */
 
 /* What the two sides say on the fork server's descriptor FORKER_FD. */
@@ -41,7 +43,8 @@ struct forksrv {
 	int			 fd;		/* its socket; -1: none */
 	int			 ready;		/* it said hello */
 	int			 failing;	/* said so once */
-	int			 never;		/* no pidfds: none for good */
+	int			 never;		/* none for good */
+	int			 unready;	/* starts since the last ready */
 	uint64_t		 forked;	/* workers it forked */
 	struct event		*ev;		/* its socket: hello or end */
 	struct event		*retry_ev;

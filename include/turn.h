@@ -13,9 +13,9 @@
  * The transitions of running jobs in one loop turn (a tool's group, a
  * result, an end), stored in one commit with the next start, or at the
  * end of the turn, as submits are (cmdgated(8), The store); a tool's
- * group alone, which nobody is told of, and a job's last result, which
- * its end (its worker's exit) follows, wait for the next commit
- * (TURN_LATE_MS at most).  Until the commit of a change that is told,
+ * group alone, which nobody is told of, waits for the next commit
+ * (TURN_LATE_MS at most), and a job's last result for its end, which
+ * its worker's exit brings (TURN_LAST_MS at most).  Until the commit of a change that is told,
  * nothing leaves: every connection's output is held (the hook
  * job_synced), and what it tells (notifications, waiters) is done by the
  * engine's turn_done_fn once the commit is in.  A worker's spec goes

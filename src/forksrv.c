@@ -79,6 +79,7 @@ on_socket(evutil_socket_t fd, short ev, void *arg)
 	}
 	if (n == 1 && b == FORKER_HELLO && !F->ready) {
 		F->ready = 1;
+		F->unready = 0;
 		log_debug("the fork server %d is ready", (int)F->pid);
 		if (F->failing)
 			log_info("the fork server is back");
@@ -103,6 +104,13 @@ forksrv_start(struct forksrv *F)
 
 	if (F->fd != -1 || F->pid > 0 || F->never)
 		return;		/* the last one is not reaped yet */
+	if (F->unready >= FORKSRV_TRIES) {
+		log_warnx("no fork server: it ended %d times before it was "
+		    "ready; every worker is spawned", F->unready);
+		F->never = 1;
+		return;
+	}
+	F->unready++;
 	if ((rc = launch_forker(F->path, F->env, &F->pid, &F->fd)) != 0) {
 		F->pid = 0;
 		forksrv_lost(F, strerror(rc));

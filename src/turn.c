@@ -26,6 +26,7 @@
 
 #define TURN_LOG_OPS	4	/* transitions named in the debug line */
 #define TURN_LATE_MS	10	/* a tool group's record waits at most */
+#define TURN_LAST_MS	1000	/* a last result waits for its end */
 
 struct turn {
 	struct turn_oplist	 ops;
@@ -104,6 +105,8 @@ turn_add(struct jobs *J, enum turn_kind kind, struct job *j, pid_t del,
 	struct turn	*T = J->trans;
 	struct turn_op	*op = xcalloc(1, sizeof(*op));
 	struct timeval	 late = { 0, TURN_LATE_MS * 1000 };
+	struct timeval	 last = { TURN_LAST_MS / 1000,
+			    (TURN_LAST_MS % 1000) * 1000 };
 
 	op->kind = kind;
 	op->j = j;
@@ -117,10 +120,12 @@ turn_add(struct jobs *J, enum turn_kind kind, struct job *j, pid_t del,
 		 * next commit (its result's, often), TURN_LATE_MS at most.
 		 * Nor of a last result before the job's end, which comes
 		 * with its worker's exit: one commit for both (and for the
-		 * next job's start).  Polls show stored results only.
+		 * next job's start), TURN_LAST_MS at most (an exit can be
+		 * slow under sanitizers).  Polls show stored results only.
 		 */
 		if (!evtimer_pending(T->late, NULL))
-			evtimer_add(T->late, &late);
+			evtimer_add(T->late, kind == TURN_LAST ? &last :
+			    &late);
 		return;
 	}
 	if (!T->active) {

@@ -177,6 +177,15 @@ term_pending(void)
 	    sigismember(&set, SIGTERM));
 }
 
+/* Whether the broker's end of the event pipe is closed. */
+static int
+events_hung_up(void)
+{
+	struct pollfd	pfd = { EVENTS_FD, 0, 0 };
+
+	return poll(&pfd, 1, 0) == 1 && (pfd.revents & (POLLERR | POLLHUP));
+}
+
 /*
  * The spec, all of it until end of file, strictly parsed; NULL if not.
  * parent is the broker that started us (gone: no spec, quietly).
@@ -200,9 +209,10 @@ read_spec(pid_t parent)
 		    errno == EINTR)
 			continue;
 		if (n <= 0) {
-			/* A spare the broker retired (or left): no job. */
+			/* A spare the broker retired (or left, even while
+			 * it is still dying): no job. */
 			if (n == 0 && len == 0 && (term_pending() ||
-			    getppid() != parent))
+			    getppid() != parent || events_hung_up()))
 				exit(0);
 			if (n == 0)
 				jstrict_parse(buf, len, &spec);

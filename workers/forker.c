@@ -69,14 +69,15 @@ static void
 child_fds(int spec, int events, pid_t mid)
 {
 	wait_orphaned(mid);
+	/* The broker's death from now on sends SIGTERM (the worker's
+	 * own), and a broker already gone is seen here. */
+	prctl(PR_SET_PDEATHSIG, SIGTERM);
 	if (getppid() != broker)
-		_exit(0);	/* the broker is gone already */
+		_exit(0);
 	dup2(events, 1);
 	dup2(spec, FORKER_FD);		/* the worker's spec descriptor */
 	close_range(FORKER_FD + 1, ~0U, 0);
 	setpgid(0, 0);			/* and the broker's setpgid */
-	/* ps(1) shows the worker's command line, not the fork server's. */
-	memset(forker_arg, 0, strlen(forker_arg));
 }
 
 /*
@@ -89,9 +90,13 @@ middle(int spec, int events, int p, int (*job)(void))
 	int32_t	pid;
 	pid_t	mid = getpid();
 
+	/*
+	 * Never the broker's child with the fork server's name or command
+	 * line: ps(1) (and the tests) show the worker's.
+	 */
+	prctl(PR_SET_NAME, "cmdgate-worker");
+	memset(forker_arg, 0, strlen(forker_arg));
 	if ((pid = fork()) == 0) {
-		/* Never the broker's child under the fork server's name. */
-		prctl(PR_SET_NAME, "cmdgate-worker");
 		close(p);
 		child_fds(spec, events, mid);
 		exit(job());
