@@ -23,6 +23,7 @@
 
 #include <json-c/json.h>
 
+#include "fdpass.h"
 #include "forksrv.h"
 #include "launch.h"
 #include "log.h"
@@ -159,36 +160,6 @@ forksrv_free(struct forksrv *F)
 	F->fd = -1;
 }
 
-/* Send the request with the child's ends of the pipes. */
-static int
-forksrv_ask(struct forksrv *F, int spec, int events)
-{
-	union {
-		struct cmsghdr	 h;
-		char		 buf[CMSG_SPACE(2 * sizeof(int))];
-	}			 cm;
-	struct cmsghdr		*c;
-	struct msghdr		 msg;
-	struct iovec		 iov;
-	char			 byte = FORKER_REQUEST;
-	int			 fds[2] = { spec, events };
-
-	memset(&msg, 0, sizeof(msg));
-	memset(&cm, 0, sizeof(cm));
-	iov.iov_base = &byte;
-	iov.iov_len = 1;
-	msg.msg_iov = &iov;
-	msg.msg_iovlen = 1;
-	msg.msg_control = cm.buf;
-	msg.msg_controllen = sizeof(cm.buf);
-	c = CMSG_FIRSTHDR(&msg);
-	c->cmsg_level = SOL_SOCKET;
-	c->cmsg_type = SCM_RIGHTS;
-	c->cmsg_len = CMSG_LEN(sizeof(fds));
-	memcpy(CMSG_DATA(c), fds, sizeof(fds));
-	return sendmsg(F->fd, &msg, MSG_NOSIGNAL | MSG_DONTWAIT) == 1 ? 0 : -1;
-}
-
 /*
  * Its answer: 1 with *reply, 0 when it did not come in time, -1 gone.
  * The bound holds whatever signals interrupt the wait.
@@ -217,14 +188,16 @@ int
 forksrv_fork(struct forksrv *F, pid_t *pid, int *spec, int *events)
 {
 	struct forker_reply	reply;
-	int			sp[2], ev[2], rc;
+	int			sp[2], ev[2], fds[2], rc;
 
 	if (!F->ready)
 		return -1;
 	if (launch_pipes(sp, ev) != 0)
 		return -1;	/* the spawn says why */
-	rc = forksrv_ask(F, sp[0], ev[1]) == 0 ? forksrv_answer(F, &reply) :
-	    -1;
+	fds[0] = sp[0];		/* the child's ends */
+	fds[1] = ev[1];
+	rc = fdpass_send(F->fd, FORKER_REQUEST, fds, MSG_NOSIGNAL |
+	    MSG_DONTWAIT) == 0 ? forksrv_answer(F, &reply) : -1;
 	close(sp[0]);
 	close(ev[1]);
 	if (rc != 1)

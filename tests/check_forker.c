@@ -25,6 +25,7 @@
 
 #include <check.h>
 
+#include "fdpass.h"
 #include "forksrv.h"
 #include "ckrun.h"
 
@@ -87,34 +88,14 @@ read_within(int fd, void *buf, size_t len)
 static void
 ask_send(int sock, int *spec, int *events)
 {
-	union {
-		struct cmsghdr	h;
-		char		buf[CMSG_SPACE(2 * sizeof(int))];
-	}			cm;
-	struct msghdr		msg;
-	struct iovec		iov;
-	struct cmsghdr		*c;
-	char			byte = FORKER_REQUEST;
-	int			sp[2], ev[2], fds[2];
+	int	sp[2], ev[2], fds[2];
 
 	ck_assert_int_eq(pipe2(sp, O_CLOEXEC), 0);
 	ck_assert_int_eq(pipe2(ev, O_CLOEXEC), 0);
 	fds[0] = sp[0];
 	fds[1] = ev[1];
-	memset(&msg, 0, sizeof(msg));
-	memset(&cm, 0, sizeof(cm));
-	iov.iov_base = &byte;
-	iov.iov_len = 1;
-	msg.msg_iov = &iov;
-	msg.msg_iovlen = 1;
-	msg.msg_control = cm.buf;
-	msg.msg_controllen = sizeof(cm.buf);
-	c = CMSG_FIRSTHDR(&msg);
-	c->cmsg_level = SOL_SOCKET;
-	c->cmsg_type = SCM_RIGHTS;
-	c->cmsg_len = CMSG_LEN(sizeof(fds));
-	memcpy(CMSG_DATA(c), fds, sizeof(fds));
-	ck_assert_int_eq(sendmsg(sock, &msg, MSG_NOSIGNAL), 1);
+	ck_assert_int_eq(fdpass_send(sock, FORKER_REQUEST, fds,
+	    MSG_NOSIGNAL), 0);
 	close(sp[0]);
 	close(ev[1]);
 	*spec = sp[1];

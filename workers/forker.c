@@ -33,6 +33,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "fdpass.h"
 #include "forker.h"
 
 /* The new worker: its pipes in place, nothing else of ours open. */
@@ -139,13 +140,6 @@ int
 forker_run(char *arg, int (*job)(void))
 {
 	struct forker_reply	 reply;
-	union {
-		struct cmsghdr	 h;
-		char		 buf[CMSG_SPACE(2 * sizeof(int))];
-	}			 cm;
-	struct cmsghdr		*c;
-	struct msghdr		 msg;
-	struct iovec		 iov;
 	char			 byte;
 	ssize_t			 n;
 	int			 fds[2];
@@ -174,26 +168,10 @@ forker_run(char *arg, int (*job)(void))
 	    byte == FORKER_NOPIDFD)
 		return 1;
 	for (;;) {
-		memset(&msg, 0, sizeof(msg));
-		iov.iov_base = &byte;
-		iov.iov_len = 1;
-		msg.msg_iov = &iov;
-		msg.msg_iovlen = 1;
-		msg.msg_control = cm.buf;
-		msg.msg_controllen = sizeof(cm.buf);
-		if ((n = recvmsg(FORKER_FD, &msg, MSG_CMSG_CLOEXEC)) == -1 &&
-		    errno == EINTR)
-			continue;
-		if (n <= 0)
+		if ((n = fdpass_recv(FORKER_FD, &byte, fds)) == 0)
 			return 0;	/* the broker is gone or stops */
-		c = CMSG_FIRSTHDR(&msg);
-		if (n != 1 || byte != FORKER_REQUEST || c == NULL ||
-		    (msg.msg_flags & MSG_CTRUNC) ||
-		    c->cmsg_level != SOL_SOCKET ||
-		    c->cmsg_type != SCM_RIGHTS ||
-		    c->cmsg_len != CMSG_LEN(2 * sizeof(int)))
+		if (n == -1 || byte != FORKER_REQUEST)
 			return 1;	/* descriptors left are closed at exit */
-		memcpy(fds, CMSG_DATA(c), sizeof(fds));
 		memset(&reply, 0, sizeof(reply));
 		reply.pid = fork_one(fds[0], fds[1], job);
 		close(fds[0]);
