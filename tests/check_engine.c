@@ -12,6 +12,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
@@ -265,6 +266,49 @@ START_TEST(workers_forked)
 END_TEST
 
 /*
+ * A worker program that cannot be a fork server (an older one, say):
+ * after 3 starts that never got ready the broker stops trying, has no
+ * fork server, and spawns every worker; jobs run throughout.
+ */
+START_TEST(fork_server_never_ready)
+{
+	json_object	*r;
+	const char	*w = getenv("CMDGATE_WORKER");
+	char		 real[PATH_MAX], text[PATH_MAX + 128];
+	char		*script = strdup(broker_path(&b, "oldworker"));
+	int		 i;
+
+	ck_assert_ptr_nonnull(realpath(w != NULL && *w != '\0' ? w :
+	    "workers/cmdgate-worker", real));
+	snprintf(text, sizeof(text), "#!/bin/sh\n[ \"$1\" = --forker ] && "
+	    "exit 64\nexec '%s' \"$@\"\n", real);
+	write_file(script, text, 0700);
+	setenv("CMDGATE_WORKER", script, 1);
+	engine_start("4");
+	if (w != NULL)
+		setenv("CMDGATE_WORKER", w, 1);
+	else
+		unsetenv("CMDGATE_WORKER");
+	(void)run_ppid();
+	/* Its starts are FORKSRV_RETRY_S apart; each reap is logged. */
+	for (i = 0; i < 4 && broker_await_log(&b, "ended 3 times before it "
+	    "was ready") == 0; i++)
+		;
+	ck_assert_int_eq(broker_log_count(&b, "ended 3 times before it was "
+	    "ready"), 1);
+	ck_assert_int_eq(broker_log_count(&b, "the fork server exited"), 1);
+	r = callf("{\"jsonrpc\":\"2.0\",\"id\":8,\"method\":"
+	    "\"server_status\"}");
+	ck_assert(json_object_object_get_ex(jpath(r, "result"), "fork_server",
+	    NULL));
+	ck_assert_ptr_null(jpath(r, "result.fork_server"));
+	json_object_put(r);
+	(void)run_ppid();
+	free(script);
+}
+END_TEST
+
+/*
  * The fork server dies: workers are spawned meanwhile, the jobs run, and
  * it is started again (FORKSRV_RETRY_S later).
  */
@@ -416,6 +460,7 @@ engine_suite(void)
 	tcase_add_test(tc, spare_gone_with_broker);
 	tcase_add_test(tc, workers_forked);
 	tcase_add_test(tc, fork_server_lost);
+	tcase_add_test(tc, fork_server_never_ready);
 	tcase_add_test(tc, end_and_start_one_commit);
 	tcase_add_test(tc, last_result_with_end);
 	tcase_add_test(tc, spare_after_unstartable_tool);
