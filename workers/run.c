@@ -100,9 +100,10 @@ params_file(const char *json, size_t len)
 }
 
 /*
- * The environment of a tool: ours plus CMDGATE_*, CMDGATE_PARAMS only
- * when the params are small enough for one environment string (execve
- * refuses one over 128 KiB).  Caller frees.
+ * The environment of a tool: ours without any CMDGATE_* (those are the
+ * job's alone, and the caller frees them) plus CMDGATE_*, CMDGATE_PARAMS
+ * only when the params are small enough for one environment string
+ * (execve refuses one over 128 KiB).  Caller frees.
  */
 static char **
 tool_env(const char *ticket, const char *tool, const char *params,
@@ -116,8 +117,9 @@ tool_env(const char *ticket, const char *tool, const char *params,
 	env = calloc(n + 6, sizeof(char *));
 	if (env == NULL)
 		abort();
-	for (i = 0; i < n; i++)
-		env[i] = environ[i];
+	for (i = n = 0; environ[i] != NULL; i++)
+		if (strncmp(environ[i], "CMDGATE_", 8) != 0)
+			env[n++] = environ[i];
 	if (asprintf(&env[n], "CMDGATE_TICKET=%s", ticket) == -1 ||
 	    asprintf(&env[n + 1], "CMDGATE_TOOL=%s", tool) == -1 ||
 	    asprintf(&env[n + 2], "CMDGATE_PARAMS_FILE=/dev/fd/%d",
