@@ -186,8 +186,12 @@ worker_garbled(struct worker *w, const char *why)
 		return;
 	log_warnx("worker %d: %s; killed", (int)w->pid, why);
 	w->garbled = xstrdup(why);
-	worker_kill(w, SIGKILL);
-	bufferevent_disable(w->events, EV_READ);
+	/*
+	 * SIGTERM, SIGKILL after the grace: what it says is not heard any
+	 * more, but it still ends its tool, whose group it may not have
+	 * told yet (a tool that writes into the pipe races its start event).
+	 */
+	worker_kill(w, SIGTERM);
 }
 
 /* Whether ev is a well-formed progress or log event (cmdgated(8)). */
@@ -232,9 +236,17 @@ worker_event(struct worker *w, const char *line, size_t len)
 		return;
 	}
 	if (strcmp(kind, "start") == 0) {
+		pid_t	pgid = json_object_get_int(json_object_object_get(ev,
+			    "pgid"));
+
+		/* 0: no process (a forward); 1 would make kill() hit all. */
+		if (pgid < 0 || pgid == 1) {
+			json_object_put(ev);
+			worker_garbled(w, "garbled start from the worker");
+			return;
+		}
 		/* Known even when the job is gone (shutdown): kills reach it. */
-		w->tool_pgid = json_object_get_int(json_object_object_get(ev,
-		    "pgid"));
+		w->tool_pgid = pgid;
 		if (w->job != NULL && w->tool_pgid > 0)
 			h->started(h->arg, w);
 	} else if (w->job == NULL) {
@@ -271,6 +283,9 @@ worker_read(struct worker *w, struct evbuffer *in)
 	}
 	if (w->garbled == NULL && evbuffer_get_length(in) > w->W->event_max)
 		worker_garbled(w, "a message from the worker is too long");
+	/* Read on, unheard, so that its writes never block its end. */
+	if (w->garbled != NULL)
+		evbuffer_drain(in, evbuffer_get_length(in));
 }
 
 static void

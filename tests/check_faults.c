@@ -6,9 +6,13 @@
  */
 #include "config.h"
 
+#include <sys/pidfd.h>
 #include <sys/stat.h>
 
 #include <fcntl.h>
+#include <limits.h>
+#include <poll.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -383,6 +387,98 @@ START_TEST(unstored_result_not_shown)
 }
 END_TEST
 
+/*
+ * Workers under the shim too: their environment is cleared, so a script
+ * in the test's dir (CMDGATE_WORKER) sets it up and runs the real one.
+ */
+static void
+shim_workers(int on)
+{
+	static char	 saved[PATH_MAX];
+	static int	 had;
+	const char	*w = getenv("CMDGATE_WORKER");
+	const char	*asan = getenv("ASAN_OPTIONS");
+	char		 real[PATH_MAX], text[3 * PATH_MAX], *script;
+
+	if (!on) {
+		if (had)
+			setenv("CMDGATE_WORKER", saved, 1);
+		else
+			unsetenv("CMDGATE_WORKER");
+		return;
+	}
+	if ((had = w != NULL))
+		snprintf(saved, sizeof(saved), "%s", w);
+	ck_assert_ptr_nonnull(realpath(w != NULL && *w != '\0' ? w :
+	    "workers/cmdgate-worker", real));
+	snprintf(text, sizeof(text), "#!/bin/sh\nLD_PRELOAD='%s' "
+	    "CMDGATE_FAULT_DIR='%s' ASAN_OPTIONS='%s%sverify_asan_link_order=0'"
+	    " exec '%s' \"$@\"\n", getenv("CMDGATE_FAULT_SHIM"), b.dir,
+	    asan ? asan : "", asan ? ":" : "", real);
+	script = strdup(broker_path(&b, "shimmed-worker"));
+	write_file(script, text, 0700);
+	setenv("CMDGATE_WORKER", script, 1);
+	free(script);
+}
+
+/*
+ * A tool that garbles its worker's pipe before the worker has told its
+ * group (the shim holds the start event): the broker, which cannot kill
+ * a group it does not know, has the worker end it.
+ */
+START_TEST(garbled_before_start)
+{
+	const char	*args[] = { "--tools", NULL, NULL };
+	char		 tools[1024], table[256], pidfile[256], line[256];
+	json_object	*r;
+	struct pollfd	 pfd = { -1, POLLIN, 0 };
+	FILE		*f;
+	int		 pid = -1;
+
+	client_close(c);
+	broker_stop(&b);
+	broker_prepare(&b);
+	shim_workers(1);
+	snprintf(pidfile, sizeof(pidfile), "%s", broker_path(&b, "tool.pid"));
+	snprintf(tools, sizeof(tools), "{\"tools\":[{\"name\":\"garble\","
+	    "\"exec\":[\"sh\",\"-c\",\"echo $$ >%s; echo '{not json' "
+	    ">/proc/$PPID/fd/1; exec sleep 30\"]}]}", pidfile);
+	snprintf(table, sizeof(table), "%s", broker_path(&b, "tools.json"));
+	write_file(table, tools, 0600);
+	args[1] = table;
+	arm("startlate", 1);
+	start_shimmed(args);
+	shim_workers(0);
+	r = client_call(c, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":"
+	    "\"batch_execute\",\"params\":{\"async\":true,\"commands\":"
+	    "[{\"tool\":\"garble\"}]}}");
+	snprintf(line, sizeof(line), "{\"jsonrpc\":\"2.0\",\"id\":3,"
+	    "\"method\":\"wait_job\",\"params\":{\"ticket\":\"%s\","
+	    "\"timeout_s\":20}}", json_object_get_string(jpath(r,
+	    "result.ticket")));
+	json_object_put(r);
+	r = client_call(c, line);
+	ck_assert_str_eq(json_object_get_string(jpath(r, "result.status")),
+	    "failed");
+	ck_assert_msg(strstr(json_object_get_string(jpath(r, "result.error")),
+	    "garbled message from the worker") != NULL, "error: %s",
+	    json_object_get_string(jpath(r, "result.error")));
+	json_object_put(r);
+	ck_assert_int_eq(wait_for_file(pidfile), 0);
+	ck_assert_ptr_nonnull(f = fopen(pidfile, "r"));
+	ck_assert_int_eq(fscanf(f, "%d", &pid), 1);
+	fclose(f);
+	/* Its group goes with the worker (the grace is 5 s by default). */
+	if ((pfd.fd = pidfd_open(pid, 0)) != -1) {
+		ck_assert_msg(poll(&pfd, 1, 10000) == 1,
+		    "the tool (%d) outlived its garbled worker", pid);
+		close(pfd.fd);
+	}
+	ck_assert_int_eq(kill(-pid, 0), -1);
+	arm("startlate", 0);
+}
+END_TEST
+
 static Suite *
 faults_suite(void)
 {
@@ -398,6 +494,7 @@ faults_suite(void)
 	tcase_add_test(tc, unstored_result_not_shown);
 	tcase_add_test(tc, spawn_fails);
 	tcase_add_test(tc, spec_pipe_fails);
+	tcase_add_test(tc, garbled_before_start);
 	suite_add_tcase(s, tc);
 	return s;
 }

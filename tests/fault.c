@@ -12,6 +12,9 @@
  *	epipe	writev to a pipe (the job spec going to a worker) fails
  *		with EPIPE; plain write is left alone, since libevent's
  *		signal pipe uses it
+ *	startlate
+ *		a worker's "start" event waits for a signal to the worker
+ *		(its tool runs meanwhile, its group not yet told)
  */
 #define _GNU_SOURCE
 #include <sys/types.h>
@@ -20,6 +23,7 @@
 #include <sys/stat.h>
 
 #include <dlfcn.h>
+#include <signal.h>
 #include <errno.h>
 #include <spawn.h>
 #include <stdio.h>
@@ -90,6 +94,14 @@ writev(int fd, const struct iovec *iov, int n)
 	if (is_pipe(fd) && armed("epipe")) {
 		errno = EPIPE;
 		return -1;
+	}
+	if (n > 0 && iov[0].iov_len >= 16 && memcmp(iov[0].iov_base,
+	    "{\"event\":\"start\"", 16) == 0 && is_pipe(fd) &&
+	    armed("startlate")) {
+		sigset_t	none;
+
+		sigemptyset(&none);
+		sigsuspend(&none);
 	}
 	return real(fd, iov, n);
 }
