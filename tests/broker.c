@@ -15,6 +15,8 @@
 #include <netinet/tcp.h>
 #include <arpa/inet.h>
 
+#include <ctype.h>
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <ftw.h>
@@ -334,4 +336,91 @@ rss_kib(pid_t pid)
 			break;
 	fclose(f);
 	return kib;
+}
+
+/* /proc/pid/name of pid into buf, NULs made spaces: its length, or -1. */
+static ssize_t
+proc_text(pid_t pid, const char *name, char *buf, size_t size)
+{
+	char	path[64];
+	ssize_t	n, i;
+	int	fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/%s", (int)pid, name);
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) == -1)
+		return -1;
+	n = read(fd, buf, size - 1);
+	close(fd);
+	if (n < 0)
+		return -1;
+	for (i = 0; i < n; i++)
+		if (buf[i] == '\0')
+			buf[i] = ' ';
+	buf[n] = '\0';
+	return n;
+}
+
+/* Whether pid (not ours to manage) names dir in its argv or environment. */
+static int
+proc_names(pid_t pid, const char *dir)
+{
+	static char	buf[65536];
+	char		stat[512], *paren;
+
+	/* The test's own children are its business, and zombies hold nothing. */
+	if (proc_text(pid, "stat", stat, sizeof(stat)) <= 0 ||
+	    (paren = strrchr(stat, ')')) == NULL)
+		return 0;
+	if (paren[1] == ' ' && (paren[2] == 'Z' || paren[2] == 'X'))
+		return 0;
+	if (atoi(paren + 4) == (int)getpid())
+		return 0;
+	return (proc_text(pid, "cmdline", buf, sizeof(buf)) > 0 &&
+	    strstr(buf, dir) != NULL) ||
+	    (proc_text(pid, "environ", buf, sizeof(buf)) > 0 &&
+	    strstr(buf, dir) != NULL);
+}
+
+int
+broker_strays(struct broker *b, char *what, size_t size)
+{
+	struct pollfd	 pfd = { -1, POLLIN, 0 };
+	struct dirent	*de;
+	DIR		*d;
+	char		 cmd[256];
+	size_t		 len = 0;
+	pid_t		 pid;
+	int		 n = 0, left = BROKER_TIMEOUT_MS;
+
+	if (size > 0)
+		what[0] = '\0';
+	if ((d = opendir("/proc")) == NULL)
+		return 0;
+	while ((de = readdir(d)) != NULL) {
+		if (!isdigit((unsigned char)de->d_name[0]) ||
+		    (pid = (pid_t)atoi(de->d_name)) == getpid() ||
+		    !proc_names(pid, b->dir))
+			continue;
+		/* One on its way out (a worker ending its tool) may finish. */
+		if ((pfd.fd = pidfd_open(pid, 0)) == -1)
+			continue;
+		if (left > 0 && poll(&pfd, 1, left) == 1) {
+			close(pfd.fd);
+			continue;
+		}
+		left = 0;
+		if (proc_names(pid, b->dir)) {
+			if (proc_text(pid, "cmdline", cmd, sizeof(cmd)) < 0)
+				cmd[0] = '\0';
+			if (len < size)
+				len += (size_t)snprintf(what + len, size - len,
+				    "%s[%d] %s", n > 0 ? "; " : "", (int)pid,
+				    cmd);
+			pidfd_send_signal(pfd.fd, SIGKILL, NULL, 0);
+			n++;
+		}
+		close(pfd.fd);
+	}
+	closedir(d);
+	return n;
 }

@@ -69,6 +69,13 @@ int		 broker_await_log(struct broker *, const char *needle);
 int		 wait_for_file(const char *path);
 /* A TCP connection to 127.0.0.1:port (TCP_NODELAY), or -1 (errno set). */
 int		 broker_dial(int port);
+/*
+ * Processes other than this one and its children that still name b->dir
+ * in their argv or environment (a tool, a worker, a fork server), once
+ * each had BROKER_TIMEOUT_MS in all to end: each is killed, and listed in
+ * what ("[pid] argv; ...").  How many.
+ */
+int		 broker_strays(struct broker *, char *what, size_t size);
 /* The resident set of pid in KiB, or -1. */
 long		 rss_kib(pid_t pid);
 

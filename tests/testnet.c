@@ -113,18 +113,24 @@ broker_signal_wait(struct broker *b, int sig)
 
 /*
  * A clean stop exits 0: under the sanitizers, an error or a leak found at
- * exit changes the status and fails the test.
+ * exit changes the status and fails the test.  And it leaves no process
+ * behind.
  */
 void
 broker_stop(struct broker *b)
 {
-	int	rc = 0;
+	char	strays[1024];
+	int	rc = 0, n;
 
 	if (b->pid > 0 && (rc = broker_reap(b, 0)) == -2)
 		rc = broker_kill(b, SIGTERM);
 	ck_assert_msg(rc == 0, "cmdgated exited with %d; its log is %s", rc,
 	    b->log);
+	/* Nothing it started may outlive it: no tool, worker or fork server. */
+	n = broker_strays(b, strays, sizeof(strays));
 	broker_rmdir(b);
+	ck_assert_msg(n == 0, "%d process(es) outlived cmdgated: %s", n,
+	    strays);
 }
 
 /*

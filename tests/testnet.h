@@ -47,7 +47,10 @@ int		 broker_start(struct broker *, const char **args, int nofile);
 int		 broker_run(struct broker *, const char **args);
 /* Send sig and wait for the exit; the exit status (-1 if signalled). */
 int		 broker_signal_wait(struct broker *, int sig);
-/* Stop (SIGTERM) if running, remove the temp dir. */
+/*
+ * Stop (SIGTERM) if running, remove the temp dir; the test fails unless
+ * it exited 0 and left no process behind (broker_strays()).
+ */
 void		 broker_stop(struct broker *);
 void		 write_file(const char *path, const char *text, int mode);
 /* Read fd into buf (size bytes with its NUL) until EOF, then close it. */
