@@ -12,6 +12,9 @@ import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
 const [cmdgated, cmdgate, dir, tools, ranFile] = process.argv.slice(2);
 const STEP_MS = 20000;	// bound of every wait below
 const fail = (msg) => { console.error("FAIL: " + msg); process.exit(1); };
+// Whatever ends this test (a failure, a timeout) ends its broker too.
+let broker = null;
+process.on("exit", () => { broker?.kill("SIGKILL"); });
 const bounded = (p, what) => Promise.race([p, new Promise((_, no) =>
   setTimeout(() => no(new Error("timed out: " + what)), STEP_MS).unref())]);
 
@@ -55,7 +58,7 @@ function toolStarted() {
 }
 
 const port = await freePort();
-let broker = await startBroker(port);
+broker = await startBroker(port);
 const transport = new StdioClientTransport({
   command: cmdgate,
   args: ["--port", String(port), "--state-dir", dir + "/state", "mcp"],
