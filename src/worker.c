@@ -26,6 +26,7 @@
 #include "jstrict.h"
 #include "launch.h"
 #include "log.h"
+#include "proclist.h"
 #include "util.h"
 #include "worker.h"
 
@@ -127,15 +128,39 @@ workers_free(struct workers *W)
 	W->env = NULL;
 }
 
+/*
+ * SIGKILL for w, its tool's group, and any tool it started that we were
+ * not told of (its start event unwritten or unread), which would outlive
+ * it: the broker inherits it, and nobody would end it.  SIGSTOP first, so
+ * that it starts nothing more while its children are looked up: a fork
+ * already under way leaves a child in its group, which the group's
+ * SIGKILL reaches.
+ */
+static void
+worker_kill_hard(struct worker *w)
+{
+	pid_t	*list;
+	size_t	 i, n;
+
+	kill(w->pid, SIGSTOP);
+	list = proc_children(w->pid, &n);
+	for (i = 0; i < n; i++) {
+		kill(-list[i], SIGKILL);	/* a tool leads its group */
+		kill(list[i], SIGKILL);
+	}
+	free(list);
+	kill(-w->pid, SIGKILL);
+	if (w->tool_pgid > 0)
+		kill(-w->tool_pgid, SIGKILL);
+}
+
 void
 worker_kill(struct worker *w, int sig)
 {
 	struct timeval	tv = { (time_t)w->W->kill_grace, 0 };
 
 	if (sig == SIGKILL) {
-		kill(-w->pid, SIGKILL);
-		if (w->tool_pgid > 0)
-			kill(-w->tool_pgid, SIGKILL);
+		worker_kill_hard(w);
 		return;
 	}
 	kill(w->pid, sig);
@@ -174,9 +199,7 @@ on_kill_timer(evutil_socket_t fd, short ev, void *arg)
 	(void)ev;
 	log_info("worker %d still alive after --kill-grace: SIGKILL",
 	    (int)w->pid);
-	kill(-w->pid, SIGKILL);
-	if (w->tool_pgid > 0)
-		kill(-w->tool_pgid, SIGKILL);
+	worker_kill_hard(w);
 }
 
 void

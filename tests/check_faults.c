@@ -479,6 +479,70 @@ START_TEST(garbled_before_start)
 }
 END_TEST
 
+/*
+ * A worker killed by the kill timer before it told its tool's group (a
+ * starved worker: stopped here, the shim holding its start event): the
+ * tool goes with it, not to pid 1.
+ */
+START_TEST(killed_before_start)
+{
+	const char	*args[] = { "--tools", NULL, "--kill-grace", "1", NULL };
+	char		 tools[1024], table[256], pidfile[256], fifo[256];
+	char		 line[256], stat[512], *p;
+	json_object	*r;
+	struct pollfd	 pfd = { -1, POLLIN, 0 };
+	FILE		*f;
+	int		 pid = -1, worker = -1;
+
+	client_close(c);
+	broker_stop(&b);
+	broker_prepare(&b);
+	shim_workers(1);
+	snprintf(pidfile, sizeof(pidfile), "%s", broker_path(&b, "tool.pid"));
+	snprintf(fifo, sizeof(fifo), "%s", broker_path(&b, "release"));
+	ck_assert_int_eq(mkfifo(fifo, 0600), 0);
+	snprintf(tools, sizeof(tools), "{\"tools\":[{\"name\":\"block\","
+	    "\"exec\":[\"sh\",\"-c\",\"echo $$ >%s; exec cat %s\"]}]}",
+	    pidfile, fifo);
+	snprintf(table, sizeof(table), "%s", broker_path(&b, "tools.json"));
+	write_file(table, tools, 0600);
+	args[1] = table;
+	arm("startlate", 1);
+	start_shimmed(args);
+	shim_workers(0);
+	r = client_call(c, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":"
+	    "\"batch_execute\",\"params\":{\"async\":true,\"commands\":"
+	    "[{\"tool\":\"block\"}]}}");
+	snprintf(line, sizeof(line), "{\"jsonrpc\":\"2.0\",\"id\":2,"
+	    "\"method\":\"cancel_job\",\"params\":{\"ticket\":\"%s\"}}",
+	    json_object_get_string(jpath(r, "result.ticket")));
+	json_object_put(r);
+	ck_assert_int_eq(wait_for_file(pidfile), 0);
+	ck_assert_ptr_nonnull(f = fopen(pidfile, "r"));
+	ck_assert_int_eq(fscanf(f, "%d", &pid), 1);
+	fclose(f);
+	/* Its worker is its parent ("PID (comm) S PPID ..."). */
+	snprintf(stat, sizeof(stat), "/proc/%d/stat", pid);
+	ck_assert_ptr_nonnull(f = fopen(stat, "r"));
+	ck_assert_ptr_nonnull(fgets(stat, sizeof(stat), f));
+	fclose(f);
+	ck_assert_ptr_nonnull(p = strrchr(stat, ')'));
+	ck_assert_int_eq(sscanf(p + 1, " %*c %d", &worker), 1);
+	/* Starved: it hears no SIGTERM, and the kill timer comes. */
+	ck_assert_int_eq(kill(worker, SIGSTOP), 0);
+	r = client_call(c, line);
+	ck_assert_msg(json_object_get_boolean(jpath(r, "result.cancelled")),
+	    "%s", json_object_to_json_string(r));
+	json_object_put(r);
+	if ((pfd.fd = pidfd_open(pid, 0)) != -1) {
+		ck_assert_msg(poll(&pfd, 1, 10000) == 1,
+		    "the tool (%d) outlived its killed worker", pid);
+		close(pfd.fd);
+	}
+	arm("startlate", 0);
+}
+END_TEST
+
 static Suite *
 faults_suite(void)
 {
@@ -495,6 +559,7 @@ faults_suite(void)
 	tcase_add_test(tc, spawn_fails);
 	tcase_add_test(tc, spec_pipe_fails);
 	tcase_add_test(tc, garbled_before_start);
+	tcase_add_test(tc, killed_before_start);
 	suite_add_tcase(s, tc);
 	return s;
 }

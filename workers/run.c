@@ -11,8 +11,6 @@
 #include <sys/types.h>
 #include <sys/wait.h>
 
-#include <ctype.h>
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -28,6 +26,7 @@
 
 #include "jstrict.h"
 #include "notify.h"
+#include "proclist.h"
 #include "run.h"
 #include "worker.h"
 
@@ -132,47 +131,6 @@ tool_env(const char *ticket, const char *tool, const char *params,
 }
 
 /*
- * The pids of the processes whose parent is this worker, read from /proc
- * (the children file needs a kernel option; this does not).  Caller frees.
- */
-static pid_t *
-children(size_t *count)
-{
-	DIR		*d;
-	struct dirent	*e;
-	FILE		*f;
-	char		 path[300], buf[512], *p;
-	pid_t		*list = NULL, me = getpid(), *nl;
-	size_t		 n = 0;
-	long		 ppid;
-
-	if ((d = opendir("/proc")) == NULL) {
-		*count = 0;
-		return NULL;
-	}
-	while ((e = readdir(d)) != NULL) {
-		if (!isdigit((unsigned char)e->d_name[0]))
-			continue;
-		snprintf(path, sizeof(path), "/proc/%s/stat", e->d_name);
-		if ((f = fopen(path, "r")) == NULL)
-			continue;
-		p = fgets(buf, sizeof(buf), f) ? strrchr(buf, ')') : NULL;
-		fclose(f);
-		/* ") S PPID ...": the parent is the second field after. */
-		if (p == NULL || sscanf(p + 1, " %*c %ld", &ppid) != 1 ||
-		    ppid != me)
-			continue;
-		if ((nl = realloc(list, (n + 1) * sizeof(pid_t))) == NULL)
-			break;
-		list = nl;
-		list[n++] = (pid_t)atol(e->d_name);
-	}
-	closedir(d);
-	*count = n;
-	return list;
-}
-
-/*
  * End what a command left behind, once its process group has had SIGKILL
  * (tool_exited): every process this subreaper inherited (one that called
  * setsid() escapes the group).
@@ -193,7 +151,7 @@ end_leftovers(void)
 			continue;
 		if (pid == -1)
 			return;		/* ECHILD: nothing is left */
-		list = children(&n);
+		list = proc_children(getpid(), &n);
 		for (i = 0; i < n; i++)
 			kill(list[i], SIGKILL);
 		free(list);

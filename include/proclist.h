@@ -1,0 +1,18 @@
+/* SPDX-License-Identifier: ISC */
+#ifndef CMDGATE_PROCLIST_H
+#define CMDGATE_PROCLIST_H
+
+#include <sys/types.h>
+
+#include <stddef.h>
+
+/*
+ * The children of parent, read from /proc: a worker's leftovers (run.c),
+ * a killed worker's tool that the broker was never told of (worker.c).
+ * The kernel's children file needs an option; /proc/PID/stat does not.
+ * The list (caller frees) and *count; NULL and 0 when there is none or
+ * /proc cannot be read.
+ */
+pid_t	*proc_children(pid_t parent, size_t *count);
+
+#endif
