@@ -543,6 +543,58 @@ START_TEST(killed_before_start)
 }
 END_TEST
 
+/*
+ * A job cancelled while its worker reads the spec (the shim holds the
+ * read until the SIGTERM): the worker starts no tool, and the job ends
+ * cancelled with no result.
+ */
+START_TEST(cancelled_before_start)
+{
+	const char	*args[] = { "--tools", NULL, NULL };
+	char		 tools[1024], table[256], marker[256], line[256];
+	json_object	*r;
+
+	client_close(c);
+	broker_stop(&b);
+	broker_prepare(&b);
+	shim_workers(1);
+	snprintf(marker, sizeof(marker), "%s", broker_path(&b, "started"));
+	snprintf(tools, sizeof(tools), "{\"tools\":[{\"name\":\"mark\","
+	    "\"exec\":[\"sh\",\"-c\",\"touch %s; exec sleep 30\"]}]}",
+	    marker);
+	snprintf(table, sizeof(table), "%s", broker_path(&b, "tools.json"));
+	write_file(table, tools, 0600);
+	args[1] = table;
+	arm("speclate", 1);
+	start_shimmed(args);
+	shim_workers(0);
+	r = client_call(c, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":"
+	    "\"batch_execute\",\"params\":{\"async\":true,\"commands\":"
+	    "[{\"tool\":\"mark\"}]}}");
+	ck_assert_str_eq(json_object_get_string(jpath(r, "result.status")),
+	    "running");
+	snprintf(line, sizeof(line), "{\"jsonrpc\":\"2.0\",\"id\":2,"
+	    "\"method\":\"cancel_job\",\"params\":{\"ticket\":\"%s\"}}",
+	    json_object_get_string(jpath(r, "result.ticket")));
+	json_object_put(r);
+	r = client_call(c, line);
+	ck_assert_msg(json_object_get_boolean(jpath(r, "result.cancelled")),
+	    "%s", json_object_to_json_string(r));
+	json_object_put(r);
+	snprintf(line, sizeof(line), "{\"jsonrpc\":\"2.0\",\"id\":3,"
+	    "\"method\":\"wait_job\",\"params\":{\"ticket\":\"t-000000\","
+	    "\"timeout_s\":20}}");
+	r = client_call(c, line);
+	ck_assert_msg(json_object_array_length(jpath(r, "result.results")) ==
+	    0 && access(marker, F_OK) == -1, "a tool ran after the cancel: "
+	    "%s", json_object_to_json_string(r));
+	ck_assert_str_eq(json_object_get_string(jpath(r, "result.status")),
+	    "cancelled");
+	json_object_put(r);
+	arm("speclate", 0);
+}
+END_TEST
+
 static Suite *
 faults_suite(void)
 {
@@ -560,6 +612,7 @@ faults_suite(void)
 	tcase_add_test(tc, spec_pipe_fails);
 	tcase_add_test(tc, garbled_before_start);
 	tcase_add_test(tc, killed_before_start);
+	tcase_add_test(tc, cancelled_before_start);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -296,7 +296,12 @@ worker_main(void)
 		kill_grace_ms = json_object_get_int64(v) * 1000;
 	spec_process(spec);
 	n = json_object_array_length(cmds);
-	for (i = 0; i < n && !got_term; i++) {
+	/*
+	 * SIGTERM is blocked until a tool is waited for: one that came while
+	 * the spec was read (a cancel, a shutdown) is pending, and nothing
+	 * starts after it.
+	 */
+	for (i = 0; i < n && !term_pending(); i++) {
 		cmd = json_object_array_get_idx(cmds, i);
 		command_index = i;
 		if (json_object_object_get_ex(cmd, "exec", &v))
