@@ -29,7 +29,7 @@ struct worker {
 	TAILQ_ENTRY(worker)	 entry;
 	struct workers		*W;
 	pid_t			 pid;
-	pid_t			 tool_pgid;	/* 0 until a tool runs */
+	pid_t			 tool_pgid;	/* 0 while no tool runs */
 	unsigned		 busy;
 	struct job		*job;		/* NULL: left by a past run */
 	size_t			 next_index;	/* of the next event */
@@ -42,6 +42,7 @@ struct worker {
 	char			*garbled;	/* why it was killed */
 	long long		 starttime;	/* from /proc, clock ticks */
 	int			 recorded;	/* its record was put */
+	int			 reaped;	/* its pid is no longer its */
 };
 TAILQ_HEAD(workerlist, worker);
 

@@ -122,7 +122,7 @@ jobrun_outcome(struct job *j, struct worker *w, int status, char *why,
 		return JOB_CANCELLED;
 	}
 	if (w->garbled != NULL) {
-		snprintf(why, len, "%s; the worker was killed", w->garbled);
+		snprintf(why, len, "%s; the worker was stopped", w->garbled);
 		return JOB_FAILED;
 	}
 	if (WIFSIGNALED(status)) {

@@ -128,28 +128,43 @@ workers_free(struct workers *W)
 	W->env = NULL;
 }
 
-/*
- * SIGKILL for w, its tool's group, and any tool it started that we were
- * not told of (its start event unwritten or unread), which would outlive
- * it: the broker inherits it, and nobody would end it.  SIGSTOP first, so
- * that it starts nothing more while its children are looked up: a fork
- * already under way leaves a child in its group, which the group's
- * SIGKILL reaches.
- */
+/* SIGKILL for each child of parent and its group (a tool leads one). */
 static void
-worker_kill_hard(struct worker *w)
+kill_children(pid_t parent)
 {
 	pid_t	*list;
 	size_t	 i, n;
 
-	kill(w->pid, SIGSTOP);
-	list = proc_children(w->pid, &n);
+	list = proc_children(parent, &n);
 	for (i = 0; i < n; i++) {
-		kill(-list[i], SIGKILL);	/* a tool leads its group */
+		kill(-list[i], SIGKILL);
 		kill(list[i], SIGKILL);
 	}
 	free(list);
-	kill(-w->pid, SIGKILL);
+}
+
+/*
+ * SIGKILL for w, its tool's group, and any child of it that we were not
+ * told of (a tool whose start event is unwritten or unread), which would
+ * outlive it: the broker inherits it, and nobody would end it.  SIGSTOP
+ * first, so that it starts nothing more; a spawn under way may still
+ * finish, so its children are looked up twice (the lookup takes longer
+ * than a spawn).  Descendants that left the tool's group (setsid) are
+ * beyond reach here.  A past run's worker is not our child: its pid is
+ * checked, and only its group is killed.
+ */
+static void
+worker_kill_hard(struct worker *w)
+{
+	if (w->reaped)
+		return;
+	if (w->exit_ev == NULL) {
+		kill(w->pid, SIGSTOP);
+		kill_children(w->pid);
+		kill_children(w->pid);
+		kill(-w->pid, SIGKILL);
+	} else if (launch_starttime(w->pid) == w->starttime)
+		kill(-w->pid, SIGKILL);
 	if (w->tool_pgid > 0)
 		kill(-w->tool_pgid, SIGKILL);
 }
@@ -159,6 +174,8 @@ worker_kill(struct worker *w, int sig)
 {
 	struct timeval	tv = { (time_t)w->W->kill_grace, 0 };
 
+	if (w->reaped)
+		return;		/* its pid may be another's now */
 	if (sig == SIGKILL) {
 		worker_kill_hard(w);
 		return;
@@ -207,7 +224,7 @@ worker_garbled(struct worker *w, const char *why)
 {
 	if (w->garbled != NULL)
 		return;
-	log_warnx("worker %d: %s; killed", (int)w->pid, why);
+	log_warnx("worker %d: %s; stopping it", (int)w->pid, why);
 	w->garbled = xstrdup(why);
 	/*
 	 * SIGTERM, SIGKILL after the grace: what it says is not heard any
@@ -240,6 +257,16 @@ worker_note_ok(const char *kind, json_object *ev)
 	    json_object_get_double(v) > 0);
 }
 
+/*
+ * Whether a tool's group from a worker or the store may be signalled:
+ * not 1 (kill(-1) reaches every process), nor the broker's own.
+ */
+static int
+pgid_ok(pid_t pgid)
+{
+	return pgid > 1 && pgid != getpgrp();
+}
+
 /* One event line from a worker. */
 static void
 worker_event(struct worker *w, const char *line, size_t len)
@@ -262,8 +289,8 @@ worker_event(struct worker *w, const char *line, size_t len)
 		pid_t	pgid = json_object_get_int(json_object_object_get(ev,
 			    "pgid"));
 
-		/* 0: no process (a forward); 1 would make kill() hit all. */
-		if (pgid < 0 || pgid == 1) {
+		/* 0: no process (a forward). */
+		if (pgid != 0 && !pgid_ok(pgid)) {
 			json_object_put(ev);
 			worker_garbled(w, "garbled start from the worker");
 			return;
@@ -279,6 +306,8 @@ worker_event(struct worker *w, const char *line, size_t len)
 	    json_type_object)) {
 		if (h->result(h->arg, w, res) == 0)
 			w->next_index++;
+		/* Its tool's group is gone (the worker ends it first). */
+		w->tool_pgid = 0;
 	} else if (strcmp(kind, "progress") == 0 || strcmp(kind, "log") == 0) {
 		if (!worker_note_ok(kind, ev))
 			worker_garbled(w, "garbled progress from the worker");
@@ -454,6 +483,7 @@ worker_reaped(struct worker *w, int status)
 {
 	const struct worker_hooks *h = &w->W->hooks;
 
+	w->reaped = 1;
 	if (w->events != NULL) {
 		/*
 		 * What it wrote before exiting is all in the pipe now.  (A
@@ -554,6 +584,8 @@ worker_adopt(struct workers *W, pid_t pid, json_object *rec)
 	    "busy"));
 	w->tool_pgid = json_object_get_int(json_object_object_get(rec,
 	    "tool_pgid"));
+	if (!pgid_ok(w->tool_pgid))
+		w->tool_pgid = 0;
 	/*
 	 * Not our child: a pidfd says when it is gone.  Where there is none
 	 * (old kernels, valgrind), look at /proc on a timer instead.
