@@ -26,6 +26,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "broker.h"
@@ -122,6 +123,8 @@ broker_exec(struct broker *b, const struct broker_how *how,
 	/* Instance files in the test's dir, unless the test names one. */
 	snprintf(notify, sizeof(notify), "%s/run", b->dir);
 	setenv("CMDGATE_RUNTIME_DIR", notify, 0);
+	/* Passed on to its workers and tools: broker_strays() knows them. */
+	setenv("TMPDIR", b->dir, 1);
 	if (how->nofile > 0) {
 		struct rlimit rl = { (rlim_t)how->nofile, (rlim_t)how->nofile };
 
@@ -360,12 +363,18 @@ proc_text(pid_t pid, const char *name, char *buf, size_t size)
 	return n;
 }
 
-/* Whether pid (not ours to manage) names dir in its argv or environment. */
+/*
+ * Whether pid (not ours to manage) names dir in its argv or environment
+ * (TMPDIR, which the broker passes to its workers and tools), or works
+ * in it (a tool in the state dir).
+ */
 static int
 proc_names(pid_t pid, const char *dir)
 {
 	static char	buf[65536];
-	char		stat[512], *paren;
+	char		stat[512], path[64], *paren;
+	size_t		len = strlen(dir);
+	ssize_t		n;
 
 	/* The test's own children are its business, and zombies hold nothing. */
 	if (proc_text(pid, "stat", stat, sizeof(stat)) <= 0 ||
@@ -375,6 +384,11 @@ proc_names(pid_t pid, const char *dir)
 		return 0;
 	if (atoi(paren + 4) == (int)getpid())
 		return 0;
+	snprintf(path, sizeof(path), "/proc/%d/cwd", (int)pid);
+	if ((n = readlink(path, buf, sizeof(buf) - 1)) > 0 &&
+	    (size_t)n >= len && strncmp(buf, dir, len) == 0 &&
+	    (buf[len] == '/' || (size_t)n == len))
+		return 1;
 	return (proc_text(pid, "cmdline", buf, sizeof(buf)) > 0 &&
 	    strstr(buf, dir) != NULL) ||
 	    (proc_text(pid, "environ", buf, sizeof(buf)) > 0 &&
@@ -385,30 +399,37 @@ int
 broker_strays(struct broker *b, char *what, size_t size)
 {
 	struct pollfd	 pfd = { -1, POLLIN, 0 };
+	struct timespec	 now;
 	struct dirent	*de;
 	DIR		*d;
 	char		 cmd[256];
 	size_t		 len = 0;
 	pid_t		 pid;
-	int		 n = 0, left = BROKER_TIMEOUT_MS;
+	long long	 end;
+	int		 n = 0, left;
 
 	if (size > 0)
 		what[0] = '\0';
 	if ((d = opendir("/proc")) == NULL)
 		return 0;
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	end = now.tv_sec * 1000LL + now.tv_nsec / 1000000 + BROKER_TIMEOUT_MS;
 	while ((de = readdir(d)) != NULL) {
 		if (!isdigit((unsigned char)de->d_name[0]) ||
 		    (pid = (pid_t)atoi(de->d_name)) == getpid() ||
 		    !proc_names(pid, b->dir))
 			continue;
-		/* One on its way out (a worker ending its tool) may finish. */
+		/* One on its way out (a worker ending its tool) may finish:
+		 * BROKER_TIMEOUT_MS for all of them. */
 		if ((pfd.fd = pidfd_open(pid, 0)) == -1)
 			continue;
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		left = (int)(end - (now.tv_sec * 1000LL +
+		    now.tv_nsec / 1000000));
 		if (left > 0 && poll(&pfd, 1, left) == 1) {
 			close(pfd.fd);
 			continue;
 		}
-		left = 0;
 		if (proc_names(pid, b->dir)) {
 			if (proc_text(pid, "cmdline", cmd, sizeof(cmd)) < 0)
 				cmd[0] = '\0';

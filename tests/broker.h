@@ -71,9 +71,9 @@ int		 wait_for_file(const char *path);
 int		 broker_dial(int port);
 /*
  * Processes other than this one and its children that still name b->dir
- * in their argv or environment (a tool, a worker, a fork server), once
- * each had BROKER_TIMEOUT_MS in all to end: each is killed, and listed in
- * what ("[pid] argv; ...").  How many.
+ * in their argv or environment (TMPDIR: a tool, a worker, a fork server)
+ * or work in it, once they had BROKER_TIMEOUT_MS in all to end: each is
+ * killed, and listed in what ("[pid] argv; ...").  How many.
  */
 int		 broker_strays(struct broker *, char *what, size_t size);
 /* The resident set of pid in KiB, or -1. */

@@ -9,6 +9,7 @@
 #include <sys/pidfd.h>
 #include <sys/stat.h>
 
+#include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <poll.h>
@@ -422,6 +423,29 @@ shim_workers(int on)
 }
 
 /*
+ * Whether the tool pid (a group leader) ends within 10 s.  If not, it is
+ * killed with its group, and the worker the test stopped is let go, so
+ * that a failing test leaves nothing behind.
+ */
+static int
+tool_ends(pid_t pid, pid_t stopped)
+{
+	struct pollfd	pfd = { -1, POLLIN, 0 };
+	int		ended;
+
+	if ((pfd.fd = pidfd_open(pid, 0)) == -1)
+		return errno == ESRCH;
+	ended = poll(&pfd, 1, 10000) == 1;
+	close(pfd.fd);
+	if (!ended) {
+		kill(-pid, SIGKILL);
+		if (stopped > 0)
+			kill(stopped, SIGCONT);
+	}
+	return ended;
+}
+
+/*
  * A tool that garbles its worker's pipe before the worker has told its
  * group (the shim holds the start event): the broker, which cannot kill
  * a group it does not know, has the worker end it.
@@ -431,7 +455,6 @@ START_TEST(garbled_before_start)
 	const char	*args[] = { "--tools", NULL, NULL };
 	char		 tools[1024], table[256], pidfile[256], line[256];
 	json_object	*r;
-	struct pollfd	 pfd = { -1, POLLIN, 0 };
 	FILE		*f;
 	int		 pid = -1;
 
@@ -469,12 +492,8 @@ START_TEST(garbled_before_start)
 	ck_assert_int_eq(fscanf(f, "%d", &pid), 1);
 	fclose(f);
 	/* Its group goes with the worker (the grace is 5 s by default). */
-	if ((pfd.fd = pidfd_open(pid, 0)) != -1) {
-		ck_assert_msg(poll(&pfd, 1, 10000) == 1,
-		    "the tool (%d) outlived its garbled worker", pid);
-		close(pfd.fd);
-	}
-	ck_assert_int_eq(kill(-pid, 0), -1);
+	ck_assert_msg(tool_ends(pid, 0), "the tool (%d) outlived its garbled "
+	    "worker", pid);
 	arm("startlate", 0);
 }
 END_TEST
@@ -490,7 +509,6 @@ START_TEST(killed_before_start)
 	char		 tools[1024], table[256], pidfile[256], fifo[256];
 	char		 line[256], stat[512], *p;
 	json_object	*r;
-	struct pollfd	 pfd = { -1, POLLIN, 0 };
 	FILE		*f;
 	int		 pid = -1, worker = -1;
 
@@ -534,11 +552,8 @@ START_TEST(killed_before_start)
 	ck_assert_msg(json_object_get_boolean(jpath(r, "result.cancelled")),
 	    "%s", json_object_to_json_string(r));
 	json_object_put(r);
-	if ((pfd.fd = pidfd_open(pid, 0)) != -1) {
-		ck_assert_msg(poll(&pfd, 1, 10000) == 1,
-		    "the tool (%d) outlived its killed worker", pid);
-		close(pfd.fd);
-	}
+	ck_assert_msg(tool_ends(pid, worker), "the tool (%d) outlived its "
+	    "killed worker", pid);
 	arm("startlate", 0);
 }
 END_TEST
@@ -552,6 +567,7 @@ START_TEST(cancelled_before_start)
 {
 	const char	*args[] = { "--tools", NULL, NULL };
 	char		 tools[1024], table[256], marker[256], line[256];
+	char		 ticket[32];
 	json_object	*r;
 
 	client_close(c);
@@ -573,17 +589,21 @@ START_TEST(cancelled_before_start)
 	    "[{\"tool\":\"mark\"}]}}");
 	ck_assert_str_eq(json_object_get_string(jpath(r, "result.status")),
 	    "running");
+	snprintf(ticket, sizeof(ticket), "%s", json_object_get_string(jpath(r,
+	    "result.ticket")));
 	snprintf(line, sizeof(line), "{\"jsonrpc\":\"2.0\",\"id\":2,"
 	    "\"method\":\"cancel_job\",\"params\":{\"ticket\":\"%s\"}}",
-	    json_object_get_string(jpath(r, "result.ticket")));
+	    ticket);
 	json_object_put(r);
+	/* The worker waits in its spec's read, SIGTERM blocked. */
+	ck_assert_int_eq(wait_for_file(broker_path(&b, "speclate.held")), 0);
 	r = client_call(c, line);
 	ck_assert_msg(json_object_get_boolean(jpath(r, "result.cancelled")),
 	    "%s", json_object_to_json_string(r));
 	json_object_put(r);
 	snprintf(line, sizeof(line), "{\"jsonrpc\":\"2.0\",\"id\":3,"
-	    "\"method\":\"wait_job\",\"params\":{\"ticket\":\"t-000000\","
-	    "\"timeout_s\":20}}");
+	    "\"method\":\"wait_job\",\"params\":{\"ticket\":\"%s\","
+	    "\"timeout_s\":20}}", ticket);
 	r = client_call(c, line);
 	ck_assert_msg(json_object_array_length(jpath(r, "result.results")) ==
 	    0 && access(marker, F_OK) == -1, "a tool ran after the cancel: "
@@ -591,6 +611,8 @@ START_TEST(cancelled_before_start)
 	ck_assert_str_eq(json_object_get_string(jpath(r, "result.status")),
 	    "cancelled");
 	json_object_put(r);
+	/* It got the SIGTERM it waited for, and exited on its own. */
+	ck_assert_int_eq(broker_log_count(&b, "lost: killed by signal"), 0);
 	arm("speclate", 0);
 }
 END_TEST

@@ -17,7 +17,7 @@
  *		(its tool runs meanwhile, its group not yet told)
  *	speclate
  *		a worker reads its job spec only once SIGTERM came (left
- *		pending, as it was)
+ *		pending, as it was); speclate.held says it waits
  */
 #define _GNU_SOURCE
 #include <sys/types.h>
@@ -28,6 +28,7 @@
 #include <dlfcn.h>
 #include <signal.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -109,6 +110,19 @@ writev(int fd, const struct iovec *iov, int n)
 	return real(fd, iov, n);
 }
 
+/* $CMDGATE_FAULT_DIR/speclate.held: a worker waits for its SIGTERM. */
+static void
+held(void)
+{
+	char	path[512];
+	int	fd;
+
+	snprintf(path, sizeof(path), "%s/speclate.held",
+	    getenv("CMDGATE_FAULT_DIR"));
+	if ((fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0600)) != -1)
+		close(fd);
+}
+
 ssize_t
 read(int fd, void *buf, size_t n)
 {
@@ -123,6 +137,7 @@ read(int fd, void *buf, size_t n)
 	if (fd == 3 && !waited && sigprocmask(SIG_BLOCK, NULL, &cur) == 0 &&
 	    sigismember(&cur, SIGTERM) && is_pipe(fd) && armed("speclate")) {
 		waited = 1;
+		held();
 		sigemptyset(&term);
 		sigaddset(&term, SIGTERM);
 		if (sigwaitinfo(&term, NULL) == SIGTERM)
