@@ -12,9 +12,12 @@ import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
 const [cmdgated, cmdgate, dir, tools, ranFile] = process.argv.slice(2);
 const STEP_MS = 20000;	// bound of every wait below
 const fail = (msg) => { console.error("FAIL: " + msg); process.exit(1); };
-// Whatever ends this test (a failure, a timeout) ends its broker too.
+// Whatever ends this test (a failure, a timeout, a signal) ends its
+// broker too: the latest one started.
 let broker = null;
 process.on("exit", () => { broker?.kill("SIGKILL"); });
+for (const sig of ["SIGINT", "SIGTERM", "SIGHUP"])
+  process.on(sig, () => process.exit(1));
 const bounded = (p, what) => Promise.race([p, new Promise((_, no) =>
   setTimeout(() => no(new Error("timed out: " + what)), STEP_MS).unref())]);
 
@@ -33,6 +36,7 @@ async function startBroker(port) {
   const b = spawn(cmdgated, ["--listen", "127.0.0.1:" + port,
     "--state-dir", dir + "/state", "--tools", tools],
     { stdio: ["ignore", "ignore", "pipe"] });
+  broker = b;
   let log = "";
   const ready = new Promise((ok, no) => {
     b.stderr.on("data", (d) => { log += d; if (/ ready: /.test(log)) ok(); });

@@ -28,5 +28,6 @@ cat >"$tmp/tools.json" <<JSON
  "params":{"type":"object","properties":{"text":{"type":"string"}}}}
 ]}
 JSON
-exec node "$tmp/mcp-restart.mjs" "$CMDGATED" "$CMDGATE" "$tmp/run" \
+# Not exec: the trap removes $tmp afterwards.
+node "$tmp/mcp-restart.mjs" "$CMDGATED" "$CMDGATE" "$tmp/run" \
     "$tmp/tools.json" "$tmp/run/ran"
