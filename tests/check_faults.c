@@ -6,13 +6,10 @@
  */
 #include "config.h"
 
-#include <sys/pidfd.h>
 #include <sys/stat.h>
 
-#include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
-#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -422,26 +419,78 @@ shim_workers(int on)
 	free(script);
 }
 
+/* A fresh broker in a fresh dir is coming: b.dir names it for the table. */
+static void
+shim_prepare(void)
+{
+	client_close(c);
+	broker_stop(&b);
+	broker_prepare(&b);
+}
+
 /*
- * Whether the tool pid (a group leader) ends within 10 s.  If not, it is
- * killed with its group, and the worker the test stopped is let go, so
- * that a failing test leaves nothing behind.
+ * Start it with the tool table tools, fault armed, and its workers under
+ * the shim; with --kill-grace grace if it is not NULL.  c to it.
+ */
+static void
+shim_start(const char *tools, const char *fault, const char *grace)
+{
+	const char	*args[] = { "--tools", NULL, "--kill-grace", grace,
+			    NULL };
+	char		 table[256];
+
+	snprintf(table, sizeof(table), "%s", broker_path(&b, "tools.json"));
+	write_file(table, tools, 0600);
+	args[1] = table;
+	if (grace == NULL)
+		args[2] = NULL;
+	arm(fault, 1);
+	shim_workers(1);
+	start_shimmed(args);
+	shim_workers(0);
+}
+
+/* Submit one async job of tool: its ticket into t. */
+static void
+submit_tool(const char *tool, char t[32])
+{
+	char		 line[256];
+	json_object	*r;
+
+	snprintf(line, sizeof(line), "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":"
+	    "\"batch_execute\",\"params\":{\"async\":true,\"commands\":"
+	    "[{\"tool\":\"%s\"}]}}", tool);
+	r = client_call(c, line);
+	ck_assert_str_eq(json_object_get_string(jpath(r, "result.status")),
+	    "running");
+	snprintf(t, 32, "%s", json_object_get_string(jpath(r,
+	    "result.ticket")));
+	json_object_put(r);
+}
+
+/* Call method on ticket t (cancel_job, wait_job): the answer. */
+static json_object *
+on_ticket(const char *method, const char *t)
+{
+	char	line[256];
+
+	snprintf(line, sizeof(line), "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":"
+	    "\"%s\",\"params\":{\"ticket\":\"%s\"%s}}", method, t,
+	    strcmp(method, "wait_job") == 0 ? ",\"timeout_s\":20" : "");
+	return client_call(c, line);
+}
+
+/*
+ * Whether the tool pid (a group leader) ends within 10 s; if not, it is
+ * killed, and the worker the test stopped is let go.
  */
 static int
 tool_ends(pid_t pid, pid_t stopped)
 {
-	struct pollfd	pfd = { -1, POLLIN, 0 };
-	int		ended;
+	int	ended = pid_ends_within(pid, 10000);
 
-	if ((pfd.fd = pidfd_open(pid, 0)) == -1)
-		return errno == ESRCH;
-	ended = poll(&pfd, 1, 10000) == 1;
-	close(pfd.fd);
-	if (!ended) {
-		kill(-pid, SIGKILL);
-		if (stopped > 0)
-			kill(stopped, SIGCONT);
-	}
+	if (!ended && stopped > 0)
+		kill(stopped, SIGCONT);
 	return ended;
 }
 
@@ -452,45 +501,25 @@ tool_ends(pid_t pid, pid_t stopped)
  */
 START_TEST(garbled_before_start)
 {
-	const char	*args[] = { "--tools", NULL, NULL };
-	char		 tools[1024], table[256], pidfile[256], line[256];
+	char		 tools[1024], t[32];
 	json_object	*r;
-	FILE		*f;
-	int		 pid = -1;
+	int		 pid;
 
-	client_close(c);
-	broker_stop(&b);
-	broker_prepare(&b);
-	shim_workers(1);
-	snprintf(pidfile, sizeof(pidfile), "%s", broker_path(&b, "tool.pid"));
+	shim_prepare();
 	snprintf(tools, sizeof(tools), "{\"tools\":[{\"name\":\"garble\","
 	    "\"exec\":[\"sh\",\"-c\",\"echo $$ >%s; echo '{not json' "
-	    ">/proc/$PPID/fd/1; exec sleep 30\"]}]}", pidfile);
-	snprintf(table, sizeof(table), "%s", broker_path(&b, "tools.json"));
-	write_file(table, tools, 0600);
-	args[1] = table;
-	arm("startlate", 1);
-	start_shimmed(args);
-	shim_workers(0);
-	r = client_call(c, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":"
-	    "\"batch_execute\",\"params\":{\"async\":true,\"commands\":"
-	    "[{\"tool\":\"garble\"}]}}");
-	snprintf(line, sizeof(line), "{\"jsonrpc\":\"2.0\",\"id\":3,"
-	    "\"method\":\"wait_job\",\"params\":{\"ticket\":\"%s\","
-	    "\"timeout_s\":20}}", json_object_get_string(jpath(r,
-	    "result.ticket")));
-	json_object_put(r);
-	r = client_call(c, line);
+	    ">/proc/$PPID/fd/1; exec sleep 30\"]}]}",
+	    broker_path(&b, "tool.pid"));
+	shim_start(tools, "startlate", NULL);
+	submit_tool("garble", t);
+	r = on_ticket("wait_job", t);
 	ck_assert_str_eq(json_object_get_string(jpath(r, "result.status")),
 	    "failed");
 	ck_assert_msg(strstr(json_object_get_string(jpath(r, "result.error")),
 	    "garbled message from the worker") != NULL, "error: %s",
 	    json_object_get_string(jpath(r, "result.error")));
 	json_object_put(r);
-	ck_assert_int_eq(wait_for_file(pidfile), 0);
-	ck_assert_ptr_nonnull(f = fopen(pidfile, "r"));
-	ck_assert_int_eq(fscanf(f, "%d", &pid), 1);
-	fclose(f);
+	pid = broker_file_number(&b, "tool.pid");
 	/* Its group goes with the worker (the grace is 5 s by default). */
 	ck_assert_msg(tool_ends(pid, 0), "the tool (%d) outlived its garbled "
 	    "worker", pid);
@@ -505,40 +534,20 @@ END_TEST
  */
 START_TEST(killed_before_start)
 {
-	const char	*args[] = { "--tools", NULL, "--kill-grace", "1", NULL };
-	char		 tools[1024], table[256], pidfile[256], fifo[256];
-	char		 line[256], stat[512], *p;
+	char		 tools[1024], fifo[256], stat[512], t[32], *p;
 	json_object	*r;
 	FILE		*f;
-	int		 pid = -1, worker = -1;
+	int		 pid, worker = -1;
 
-	client_close(c);
-	broker_stop(&b);
-	broker_prepare(&b);
-	shim_workers(1);
-	snprintf(pidfile, sizeof(pidfile), "%s", broker_path(&b, "tool.pid"));
+	shim_prepare();
 	snprintf(fifo, sizeof(fifo), "%s", broker_path(&b, "release"));
 	ck_assert_int_eq(mkfifo(fifo, 0600), 0);
 	snprintf(tools, sizeof(tools), "{\"tools\":[{\"name\":\"block\","
 	    "\"exec\":[\"sh\",\"-c\",\"echo $$ >%s; exec cat %s\"]}]}",
-	    pidfile, fifo);
-	snprintf(table, sizeof(table), "%s", broker_path(&b, "tools.json"));
-	write_file(table, tools, 0600);
-	args[1] = table;
-	arm("startlate", 1);
-	start_shimmed(args);
-	shim_workers(0);
-	r = client_call(c, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":"
-	    "\"batch_execute\",\"params\":{\"async\":true,\"commands\":"
-	    "[{\"tool\":\"block\"}]}}");
-	snprintf(line, sizeof(line), "{\"jsonrpc\":\"2.0\",\"id\":2,"
-	    "\"method\":\"cancel_job\",\"params\":{\"ticket\":\"%s\"}}",
-	    json_object_get_string(jpath(r, "result.ticket")));
-	json_object_put(r);
-	ck_assert_int_eq(wait_for_file(pidfile), 0);
-	ck_assert_ptr_nonnull(f = fopen(pidfile, "r"));
-	ck_assert_int_eq(fscanf(f, "%d", &pid), 1);
-	fclose(f);
+	    broker_path(&b, "tool.pid"), fifo);
+	shim_start(tools, "startlate", "1");
+	submit_tool("block", t);
+	pid = broker_file_number(&b, "tool.pid");
 	/* Its worker is its parent ("PID (comm) S PPID ..."). */
 	snprintf(stat, sizeof(stat), "/proc/%d/stat", pid);
 	ck_assert_ptr_nonnull(f = fopen(stat, "r"));
@@ -548,7 +557,7 @@ START_TEST(killed_before_start)
 	ck_assert_int_eq(sscanf(p + 1, " %*c %d", &worker), 1);
 	/* Starved: it hears no SIGTERM, and the kill timer comes. */
 	ck_assert_int_eq(kill(worker, SIGSTOP), 0);
-	r = client_call(c, line);
+	r = on_ticket("cancel_job", t);
 	ck_assert_msg(json_object_get_boolean(jpath(r, "result.cancelled")),
 	    "%s", json_object_to_json_string(r));
 	json_object_put(r);
@@ -565,46 +574,23 @@ END_TEST
  */
 START_TEST(cancelled_before_start)
 {
-	const char	*args[] = { "--tools", NULL, NULL };
-	char		 tools[1024], table[256], marker[256], line[256];
-	char		 ticket[32];
+	char		 tools[1024], marker[256], t[32];
 	json_object	*r;
 
-	client_close(c);
-	broker_stop(&b);
-	broker_prepare(&b);
-	shim_workers(1);
+	shim_prepare();
 	snprintf(marker, sizeof(marker), "%s", broker_path(&b, "started"));
 	snprintf(tools, sizeof(tools), "{\"tools\":[{\"name\":\"mark\","
 	    "\"exec\":[\"sh\",\"-c\",\"touch %s; exec sleep 30\"]}]}",
 	    marker);
-	snprintf(table, sizeof(table), "%s", broker_path(&b, "tools.json"));
-	write_file(table, tools, 0600);
-	args[1] = table;
-	arm("speclate", 1);
-	start_shimmed(args);
-	shim_workers(0);
-	r = client_call(c, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":"
-	    "\"batch_execute\",\"params\":{\"async\":true,\"commands\":"
-	    "[{\"tool\":\"mark\"}]}}");
-	ck_assert_str_eq(json_object_get_string(jpath(r, "result.status")),
-	    "running");
-	snprintf(ticket, sizeof(ticket), "%s", json_object_get_string(jpath(r,
-	    "result.ticket")));
-	snprintf(line, sizeof(line), "{\"jsonrpc\":\"2.0\",\"id\":2,"
-	    "\"method\":\"cancel_job\",\"params\":{\"ticket\":\"%s\"}}",
-	    ticket);
-	json_object_put(r);
+	shim_start(tools, "speclate", NULL);
+	submit_tool("mark", t);
 	/* The worker waits in its spec's read, SIGTERM blocked. */
 	ck_assert_int_eq(wait_for_file(broker_path(&b, "speclate.held")), 0);
-	r = client_call(c, line);
+	r = on_ticket("cancel_job", t);
 	ck_assert_msg(json_object_get_boolean(jpath(r, "result.cancelled")),
 	    "%s", json_object_to_json_string(r));
 	json_object_put(r);
-	snprintf(line, sizeof(line), "{\"jsonrpc\":\"2.0\",\"id\":3,"
-	    "\"method\":\"wait_job\",\"params\":{\"ticket\":\"%s\","
-	    "\"timeout_s\":20}}", ticket);
-	r = client_call(c, line);
+	r = on_ticket("wait_job", t);
 	ck_assert_msg(json_object_array_length(jpath(r, "result.results")) ==
 	    0 && access(marker, F_OK) == -1, "a tool ran after the cancel: "
 	    "%s", json_object_to_json_string(r));

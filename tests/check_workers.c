@@ -5,7 +5,6 @@
  */
 #include "config.h"
 
-#include <sys/pidfd.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -16,7 +15,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
-#include <poll.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -125,40 +123,6 @@ START_TEST(garbled_worker_message)
 }
 END_TEST
 
-/* The pid a tool wrote into the temp dir (awaited, bounded). */
-static pid_t
-h3_pid_file(const char *name)
-{
-	char	path[256];
-	FILE	*f;
-	int	pid = -1;
-
-	snprintf(path, sizeof(path), "%s", broker_path(&b, name));
-	ck_assert_int_eq(wait_for_file(path), 0);
-	ck_assert_ptr_nonnull(f = fopen(path, "r"));
-	ck_assert_int_eq(fscanf(f, "%d", &pid), 1);
-	fclose(f);
-	return pid;
-}
-
-/* Whether pid ends within ms (a pidfd: no polling of /proc). */
-static int
-h3_gone_within(pid_t pid, int ms)
-{
-	struct pollfd	pfd;
-	int		fd = pidfd_open(pid, 0), rc;
-
-	if (fd == -1)
-		return errno == ESRCH;
-	pfd.fd = fd;
-	pfd.events = POLLIN;
-	rc = poll(&pfd, 1, ms) == 1;
-	close(fd);
-	if (!rc)
-		kill(pid, SIGKILL);	/* leave nothing behind */
-	return rc;
-}
-
 /* Issue 11 §1: a value that would become an option is refused. */
 START_TEST(dash_arguments)
 {
@@ -247,11 +211,11 @@ START_TEST(broker_killed)
 
 	h3_start(NULL, 9, 9);
 	submit(t, "[{\"tool\":\"stubborn\"}]", NULL);
-	tool = h3_pid_file("tool.pid");
+	tool = broker_file_number(&b, "tool.pid");
 	client_close(c);
 	c = NULL;
 	broker_kill(&b, SIGKILL);
-	ck_assert_msg(h3_gone_within(tool, 1000 + 4000),
+	ck_assert_msg(pid_ends_within(tool, 1000 + 4000),
 	    "the tool outlived its broker");
 }
 END_TEST
@@ -271,18 +235,18 @@ START_TEST(leftovers_killed)
 	r = h3_run("[{\"tool\":\"leaver\"}]");
 	ck_assert_str_eq(str(r, "status"), "done");
 	json_object_put(r);
-	left = h3_pid_file("left.pid");
-	ck_assert_msg(h3_gone_within(left, 0), "a setsid() child outlived "
+	left = broker_file_number(&b, "left.pid");
+	ck_assert_msg(pid_ends_within(left, 0), "a setsid() child outlived "
 	    "its command");
 	unlink(broker_path(&b, "left.pid"));
 	submit(t, "[{\"tool\":\"leaver\",\"params\":{\"block\":\"1\"}}]",
 	    "\"notify\":true");
-	left = h3_pid_file("left.pid");
+	left = broker_file_number(&b, "left.pid");
 	r = callf("{\"jsonrpc\":\"2.0\",\"id\":4,\"method\":\"cancel_job\","
 	    "\"params\":{\"ticket\":\"%s\"}}", t);
 	json_object_put(r);
 	await_status(t, "cancelled");
-	ck_assert_msg(h3_gone_within(left, 0), "a setsid() child outlived "
+	ck_assert_msg(pid_ends_within(left, 0), "a setsid() child outlived "
 	    "its cancelled command");
 }
 END_TEST

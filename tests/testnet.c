@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: ISC */
 #include "config.h"
 
+#include <sys/pidfd.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/types.h>
@@ -22,6 +23,38 @@
 
 #include "jstrict.h"
 #include "testnet.h"
+
+int
+broker_file_number(struct broker *b, const char *name)
+{
+	char	path[256];
+	FILE	*f;
+	int	n = -1;
+
+	snprintf(path, sizeof(path), "%s", broker_path(b, name));
+	ck_assert_int_eq(wait_for_file(path), 0);
+	ck_assert_ptr_nonnull(f = fopen(path, "r"));
+	ck_assert_int_eq(fscanf(f, "%d", &n), 1);
+	fclose(f);
+	return n;
+}
+
+int
+pid_ends_within(pid_t pid, int ms)
+{
+	struct pollfd	pfd = { -1, POLLIN, 0 };
+	int		ended;
+
+	if ((pfd.fd = pidfd_open(pid, 0)) == -1)
+		return errno == ESRCH;
+	ended = poll(&pfd, 1, ms) == 1;
+	close(pfd.fd);
+	if (!ended) {
+		kill(-pid, SIGKILL);
+		kill(pid, SIGKILL);
+	}
+	return ended;
+}
 
 void
 write_file(const char *path, const char *text, int mode)
