@@ -6,9 +6,11 @@
 
 #include <ctype.h>
 #include <dirent.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "proclist.h"
 
@@ -46,4 +48,35 @@ proc_children(pid_t parent, size_t *count)
 	closedir(d);
 	*count = n;
 	return list;
+}
+
+#define ENVIRON_MAX	65536
+
+int
+proc_environ_has(pid_t pid, const char *prefix)
+{
+	char	path[64], *buf, *p, *end;
+	size_t	len = strlen(prefix), n = 0;
+	ssize_t	r;
+	int	fd, found = 0;
+
+	snprintf(path, sizeof(path), "/proc/%d/environ", (int)pid);
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) == -1)
+		return 0;
+	if ((buf = malloc(ENVIRON_MAX)) == NULL) {
+		close(fd);
+		return 0;
+	}
+	while (n < ENVIRON_MAX &&
+	    (r = read(fd, buf + n, ENVIRON_MAX - n)) > 0)
+		n += (size_t)r;
+	close(fd);
+	/* NUL-separated entries; the last one may be cut short. */
+	for (p = buf, end = buf + n; p < end && !found; p += strlen(p) + 1) {
+		if ((size_t)(end - p) < len || memchr(p, '\0', end - p) == NULL)
+			break;
+		found = strncmp(p, prefix, len) == 0;
+	}
+	free(buf);
+	return found;
 }

@@ -477,6 +477,30 @@ worker_run(struct worker *w, json_object *spec)
 	bufferevent_enable(w->spec, EV_WRITE);
 }
 
+/*
+ * w died on a signal not knowing its tool's group (killed from outside
+ * before its start event was read): its tool was orphaned to us, the
+ * subreaper.  A child of ours with a job's CMDGATE_TICKET in its
+ * environment is such a tool, since a live worker's tools are the
+ * worker's children: it and its group get SIGKILL.
+ */
+static void
+kill_orphaned_tools(struct worker *w)
+{
+	pid_t	*list;
+	size_t	 i, n;
+
+	list = proc_children(getpid(), &n);
+	for (i = 0; i < n; i++)
+		if (proc_environ_has(list[i], "CMDGATE_TICKET=")) {
+			log_warnx("worker %d left tool %d running: SIGKILL",
+			    (int)w->pid, (int)list[i]);
+			kill(-list[i], SIGKILL);
+			kill(list[i], SIGKILL);
+		}
+	free(list);
+}
+
 /* w is gone: read what it left, stop its tool if need be, free it. */
 static void
 worker_reaped(struct worker *w, int status)
@@ -504,6 +528,8 @@ worker_reaped(struct worker *w, int status)
 	/* A worker that died on a signal left its tool: stop it too. */
 	if ((WIFSIGNALED(status) || w->garbled != NULL) && w->tool_pgid > 0)
 		kill(-w->tool_pgid, SIGKILL);
+	else if (WIFSIGNALED(status) && w->exit_ev == NULL)
+		kill_orphaned_tools(w);
 	h->exited(h->arg, w, status);
 	worker_free(w);
 }

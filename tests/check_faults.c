@@ -568,6 +568,39 @@ START_TEST(killed_before_start)
 END_TEST
 
 /*
+ * A worker killed from outside (the OOM killer, say) before its start
+ * event was written: the broker finds the tool it was not told of among
+ * the processes orphaned to it, and ends it.
+ */
+START_TEST(lost_before_start)
+{
+	char		 tools[1024], fifo[256], wfile[256], t[32];
+	json_object	*r;
+	pid_t		 pid;
+
+	shim_prepare();
+	snprintf(fifo, sizeof(fifo), "%s", broker_path(&b, "release"));
+	ck_assert_int_eq(mkfifo(fifo, 0600), 0);
+	snprintf(wfile, sizeof(wfile), "%s", broker_path(&b, "worker.pid"));
+	snprintf(tools, sizeof(tools), "{\"tools\":[{\"name\":\"block\","
+	    "\"exec\":[\"sh\",\"-c\",\"echo $PPID >%s; echo $$ >%s; "
+	    "exec cat %s\"]}]}", wfile, broker_path(&b, "tool.pid"), fifo);
+	shim_start(tools, "startlate", NULL);
+	submit_tool("block", t);
+	pid = broker_file_number(&b, "tool.pid");
+	ck_assert_int_eq(kill(broker_file_number(&b, "worker.pid"), SIGKILL),
+	    0);
+	r = on_ticket("wait_job", t);
+	ck_assert_msg(strstr(json_object_get_string(jpath(r, "result.error")),
+	    "SIGKILL") != NULL, "%s", json_object_to_json_string(r));
+	json_object_put(r);
+	ck_assert_msg(tool_ends(pid, 0), "the tool (%d) outlived its lost "
+	    "worker", pid);
+	arm("startlate", 0);
+}
+END_TEST
+
+/*
  * A job cancelled while its worker reads the spec (the shim holds the
  * read until the SIGTERM): the worker starts no tool, and the job ends
  * cancelled with no result.
@@ -620,6 +653,7 @@ faults_suite(void)
 	tcase_add_test(tc, spec_pipe_fails);
 	tcase_add_test(tc, garbled_before_start);
 	tcase_add_test(tc, killed_before_start);
+	tcase_add_test(tc, lost_before_start);
 	tcase_add_test(tc, cancelled_before_start);
 	suite_add_tcase(s, tc);
 	return s;
