@@ -15,8 +15,9 @@
  */
 pid_t	*proc_children(pid_t parent, size_t *count);
 /*
- * Whether an entry of pid's environment, as /proc shows it (its first
- * 64 KiB), starts with prefix ("CMDGATE_TICKET=": a tool).
+ * Whether an entry of pid's environment, as /proc shows it (as it was at
+ * its exec; 0 when it cannot be read), starts with prefix
+ * ("CMDGATE_TICKET=": a tool).
  */
 int	 proc_environ_has(pid_t pid, const char *prefix);
 

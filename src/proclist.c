@@ -50,33 +50,49 @@ proc_children(pid_t parent, size_t *count)
 	return list;
 }
 
-#define ENVIRON_MAX	65536
+#define ENVIRON_CHUNK	4096
 
 int
 proc_environ_has(pid_t pid, const char *prefix)
 {
-	char	path[64], *buf, *p, *end;
-	size_t	len = strlen(prefix), n = 0;
+	char	path[64], buf[ENVIRON_CHUNK];
+	size_t	len = strlen(prefix), have = 0, i;
 	ssize_t	r;
-	int	fd, found = 0;
+	int	fd, found = 0, skip = 0;
 
+	if (len == 0 || len >= sizeof(buf))
+		return 0;
 	snprintf(path, sizeof(path), "/proc/%d/environ", (int)pid);
 	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) == -1)
 		return 0;
-	if ((buf = malloc(ENVIRON_MAX)) == NULL) {
-		close(fd);
-		return 0;
+	/*
+	 * NUL-separated entries, read a chunk at a time: only the start of
+	 * each entry matters, so buf keeps at most an entry's first len
+	 * bytes across reads; skip: the rest of a longer entry.
+	 */
+	while (!found && (r = read(fd, buf + have, sizeof(buf) - have)) > 0) {
+		size_t	n = have + (size_t)r, start = 0;
+
+		for (i = have; i < n && !found; i++) {
+			if (buf[i] != '\0')
+				continue;
+			if (!skip && i - start >= len &&
+			    memcmp(buf + start, prefix, len) == 0)
+				found = 1;
+			skip = 0;
+			start = i + 1;
+		}
+		/* What is left is the start of an unfinished entry. */
+		have = n - start;
+		if (!skip && have >= len) {
+			found = found || memcmp(buf + start, prefix, len) == 0;
+			skip = 1;
+			have = 0;
+		} else if (skip)
+			have = 0;
+		else
+			memmove(buf, buf + start, have);
 	}
-	while (n < ENVIRON_MAX &&
-	    (r = read(fd, buf + n, ENVIRON_MAX - n)) > 0)
-		n += (size_t)r;
 	close(fd);
-	/* NUL-separated entries; the last one may be cut short. */
-	for (p = buf, end = buf + n; p < end && !found; p += strlen(p) + 1) {
-		if ((size_t)(end - p) < len || memchr(p, '\0', end - p) == NULL)
-			break;
-		found = strncmp(p, prefix, len) == 0;
-	}
-	free(buf);
 	return found;
 }

@@ -478,24 +478,26 @@ worker_run(struct worker *w, json_object *spec)
 }
 
 /*
- * w died on a signal not knowing its tool's group (killed from outside
- * before its start event was read): its tool was orphaned to us, the
- * subreaper.  A child of ours with a job's CMDGATE_TICKET in its
- * environment is such a tool, since a live worker's tools are the
- * worker's children: it and its group get SIGKILL.
+ * A worker died on a signal, maybe before it told its tool's group
+ * (killed from outside just after the spawn), or an orphan of one ended:
+ * what it left was orphaned to us, the subreaper.  A child of ours with
+ * a job's CMDGATE_TICKET in its environment is such a tool (or what a
+ * tool started), since a live worker's tools are the worker's children:
+ * it gets SIGKILL, with its group.
  */
 static void
-kill_orphaned_tools(struct worker *w)
+kill_orphaned_tools(void)
 {
-	pid_t	*list;
+	pid_t	*list, pgid;
 	size_t	 i, n;
 
 	list = proc_children(getpid(), &n);
 	for (i = 0; i < n; i++)
 		if (proc_environ_has(list[i], "CMDGATE_TICKET=")) {
-			log_warnx("worker %d left tool %d running: SIGKILL",
-			    (int)w->pid, (int)list[i]);
-			kill(-list[i], SIGKILL);
+			log_warnx("tool process %d outlived its worker: "
+			    "SIGKILL", (int)list[i]);
+			if ((pgid = getpgid(list[i])) != -1 && pgid_ok(pgid))
+				kill(-pgid, SIGKILL);
 			kill(list[i], SIGKILL);
 		}
 	free(list);
@@ -528,8 +530,8 @@ worker_reaped(struct worker *w, int status)
 	/* A worker that died on a signal left its tool: stop it too. */
 	if ((WIFSIGNALED(status) || w->garbled != NULL) && w->tool_pgid > 0)
 		kill(-w->tool_pgid, SIGKILL);
-	else if (WIFSIGNALED(status) && w->exit_ev == NULL)
-		kill_orphaned_tools(w);
+	if (WIFSIGNALED(status) && w->exit_ev == NULL)
+		kill_orphaned_tools();
 	h->exited(h->arg, w, status);
 	worker_free(w);
 }
@@ -550,12 +552,15 @@ on_sigchld(evutil_socket_t fd, short ev, void *arg)
 				break;
 		if (w == NULL) {
 			/* The broker is a subreaper: a dead worker's tools
-			 * that outlived it come here. */
+			 * that outlived it come here, and what they started
+			 * comes to us when they end. */
 			if (!forksrv_reaped(&W->fs, pid, status) &&
 			    (W->hooks.other == NULL ||
-			    !W->hooks.other(W->hooks.arg, pid, status)))
+			    !W->hooks.other(W->hooks.arg, pid, status))) {
 				log_debug("reaped %d, no worker of ours",
 				    (int)pid);
+				kill_orphaned_tools();
+			}
 			continue;
 		}
 		if (WIFSIGNALED(status))

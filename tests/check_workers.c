@@ -16,6 +16,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <signal.h>
+#include <spawn.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -26,6 +27,7 @@
 #include <check.h>
 #include <json-c/json.h>
 
+#include "proclist.h"
 #include "testnet.h"
 #include "jobsutil.h"
 #include "ckrun.h"
@@ -60,6 +62,43 @@ START_TEST(worker_killed_by_signal)
 	r = callf("{\"jsonrpc\":\"2.0\",\"id\":9,\"method\":\"ping\"}");
 	ck_assert_ptr_nonnull(jpath(r, "result"));
 	json_object_put(r);
+}
+END_TEST
+
+/*
+ * How the broker knows a tool left by a dead worker: its children from
+ * /proc, and CMDGATE_TICKET in the environment they were started with,
+ * wherever it is (here after an entry longer than any buffer).
+ */
+START_TEST(tool_environment_seen)
+{
+	static char	 big[70000];
+	char		*argv[] = { "sleep", "30", NULL };
+	char		*env[] = { big, "CMDGATE_TICKET=t-000001", NULL };
+	char		*near[] = { "CMDGATE_TICKETS=1", "X=CMDGATE_TICKET=", NULL };
+	pid_t		 pid[2], *list;
+	size_t		 n, i, mine = 0;
+	int		 status;
+
+	memset(big, 'x', sizeof(big) - 1);
+	memcpy(big, "BIG=", 4);
+	ck_assert_int_eq(posix_spawnp(&pid[0], "sleep", NULL, NULL, argv,
+	    env), 0);
+	ck_assert_int_eq(posix_spawnp(&pid[1], "sleep", NULL, NULL, argv,
+	    near), 0);
+	ck_assert(proc_environ_has(pid[0], "CMDGATE_TICKET="));
+	ck_assert(proc_environ_has(pid[0], "BIG=xxx"));
+	ck_assert(!proc_environ_has(pid[0], "CMDGATE_TOOL="));
+	ck_assert(!proc_environ_has(pid[1], "CMDGATE_TICKET="));
+	list = proc_children(getpid(), &n);
+	for (i = 0; i < n; i++)
+		mine += list[i] == pid[0] || list[i] == pid[1];
+	free(list);
+	ck_assert_uint_eq(mine, 2);
+	for (i = 0; i < 2; i++) {
+		kill(pid[i], SIGKILL);
+		ck_assert_int_eq(waitpid(pid[i], &status, 0), pid[i]);
+	}
 }
 END_TEST
 
@@ -471,6 +510,7 @@ main(void)
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, worker_killed_by_signal);
 	tcase_add_test(tc, garbled_worker_message);
+	tcase_add_test(tc, tool_environment_seen);
 	tcase_add_test(tc, no_shell_in_templates);
 	tcase_add_test(tc, scrubbed_environment);
 	tcase_add_test(tc, dash_arguments);
