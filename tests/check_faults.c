@@ -591,11 +591,12 @@ START_TEST(lost_before_start)
 	ck_assert_int_eq(kill(broker_file_number(&b, "worker.pid"), SIGKILL),
 	    0);
 	r = on_ticket("wait_job", t);
+	/* First, so that a failure leaves no tool behind. */
+	ck_assert_msg(tool_ends(pid, 0), "the tool (%d) outlived its lost "
+	    "worker", pid);
 	ck_assert_msg(strstr(json_object_get_string(jpath(r, "result.error")),
 	    "SIGKILL") != NULL, "%s", json_object_to_json_string(r));
 	json_object_put(r);
-	ck_assert_msg(tool_ends(pid, 0), "the tool (%d) outlived its lost "
-	    "worker", pid);
 	arm("startlate", 0);
 }
 END_TEST

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: ISC */
 #include "config.h"
 
+#include <sys/inotify.h>
 #include <sys/pidfd.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -17,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <check.h>
@@ -24,18 +26,46 @@
 #include "jstrict.h"
 #include "testnet.h"
 
+/* The number in path once a whole line of it is there, or -1. */
+static int
+line_number(const char *path)
+{
+	char	buf[64];
+	FILE	*f;
+	int	n;
+
+	if ((f = fopen(path, "r")) == NULL)
+		return -1;
+	n = fgets(buf, sizeof(buf), f) != NULL && strchr(buf, '\n') != NULL ?
+	    atoi(buf) : -1;
+	fclose(f);
+	return n;
+}
+
 int
 broker_file_number(struct broker *b, const char *name)
 {
-	char	path[256];
-	FILE	*f;
-	int	n = -1;
+	struct pollfd	 pfd = { -1, POLLIN, 0 };
+	struct timespec	 t0, t;
+	char		 path[256], ev[4096];
+	int		 n, left = BROKER_TIMEOUT_MS;
 
 	snprintf(path, sizeof(path), "%s", broker_path(b, name));
-	ck_assert_int_eq(wait_for_file(path), 0);
-	ck_assert_ptr_nonnull(f = fopen(path, "r"));
-	ck_assert_int_eq(fscanf(f, "%d", &n), 1);
-	fclose(f);
+	/* Created before it is written ("echo $$ >f"): a closed write or a
+	 * rename in the dir says when to look again (watch, then look). */
+	ck_assert_int_ne(pfd.fd = inotify_init1(IN_CLOEXEC), -1);
+	ck_assert_int_ne(inotify_add_watch(pfd.fd, b->dir, IN_CLOSE_WRITE |
+	    IN_MOVED_TO), -1);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	while ((n = line_number(path)) == -1 && left > 0) {
+		ck_assert_msg(poll(&pfd, 1, left) == 1, "no line in %s", path);
+		(void)!read(pfd.fd, ev, sizeof(ev));
+		clock_gettime(CLOCK_MONOTONIC, &t);
+		left = BROKER_TIMEOUT_MS - (int)((t.tv_sec - t0.tv_sec) *
+		    1000 + (t.tv_nsec - t0.tv_nsec) / 1000000);
+	}
+	close(pfd.fd);
+	ck_assert_msg(n != -1, "no line in %s", path);
 	return n;
 }
 
@@ -48,11 +78,14 @@ pid_ends_within(pid_t pid, int ms)
 	if ((pfd.fd = pidfd_open(pid, 0)) == -1)
 		return errno == ESRCH;
 	ended = poll(&pfd, 1, ms) == 1;
-	close(pfd.fd);
 	if (!ended) {
-		kill(-pid, SIGKILL);
-		kill(pid, SIGKILL);
+		/* Through the pidfd: never another process that got its pid;
+		 * its group only if it leads one. */
+		if (getpgid(pid) == pid)
+			kill(-pid, SIGKILL);
+		pidfd_send_signal(pfd.fd, SIGKILL, NULL, 0);
 	}
+	close(pfd.fd);
 	return ended;
 }
 

@@ -52,11 +52,15 @@ int		 broker_signal_wait(struct broker *, int sig);
  * it exited 0 and left no process behind (broker_strays()).
  */
 void		 broker_stop(struct broker *);
-/* The number a process wrote into file name of b's dir (awaited). */
+/*
+ * The number a process wrote into file name of b's dir, once a whole
+ * line of it is there (awaited, BROKER_TIMEOUT_MS at most).
+ */
 int		 broker_file_number(struct broker *, const char *name);
 /*
- * Whether pid ends within ms (a pidfd, no polling).  If not, it and the
- * group it may lead get SIGKILL: a failing test leaves nothing behind.
+ * Whether pid ends within ms (a pidfd, no polling).  If not, it (through
+ * the pidfd) and the group it leads get SIGKILL: a failing test leaves
+ * nothing behind.
  */
 int		 pid_ends_within(pid_t pid, int ms);
 void		 write_file(const char *path, const char *text, int mode);
