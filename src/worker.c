@@ -128,7 +128,20 @@ workers_free(struct workers *W)
 	W->env = NULL;
 }
 
-/* SIGKILL for each child of parent and its group (a tool leads one). */
+static int	pgid_ok(pid_t);
+
+/* SIGKILL for pid and the group it is in (a tool leads one). */
+static void
+kill_with_group(pid_t pid)
+{
+	pid_t	pgid;
+
+	if ((pgid = getpgid(pid)) != -1 && pgid_ok(pgid))
+		kill(-pgid, SIGKILL);
+	kill(pid, SIGKILL);
+}
+
+/* SIGKILL for each child of parent and its group. */
 static void
 kill_children(pid_t parent)
 {
@@ -136,10 +149,8 @@ kill_children(pid_t parent)
 	size_t	 i, n;
 
 	list = proc_children(parent, &n);
-	for (i = 0; i < n; i++) {
-		kill(-list[i], SIGKILL);
-		kill(list[i], SIGKILL);
-	}
+	for (i = 0; i < n; i++)
+		kill_with_group(list[i]);
 	free(list);
 }
 
@@ -488,7 +499,7 @@ worker_run(struct worker *w, json_object *spec)
 static void
 kill_orphaned_tools(void)
 {
-	pid_t	*list, pgid;
+	pid_t	*list;
 	size_t	 i, n;
 
 	list = proc_children(getpid(), &n);
@@ -496,9 +507,7 @@ kill_orphaned_tools(void)
 		if (proc_environ_has(list[i], "CMDGATE_TICKET=")) {
 			log_warnx("tool process %d outlived its worker: "
 			    "SIGKILL", (int)list[i]);
-			if ((pgid = getpgid(list[i])) != -1 && pgid_ok(pgid))
-				kill(-pgid, SIGKILL);
-			kill(list[i], SIGKILL);
+			kill_with_group(list[i]);
 		}
 	free(list);
 }
