@@ -429,8 +429,9 @@ shim_prepare(void)
 }
 
 /*
- * Start it with the tool table tools, fault armed, and its workers under
- * the shim; with --kill-grace grace if it is not NULL.  c to it.
+ * Start it with the tool table tools, fault armed (if not NULL), and its
+ * workers under the shim; with --kill-grace grace if it is not NULL.  c
+ * to it.
  */
 static void
 shim_start(const char *tools, const char *fault, const char *grace)
@@ -444,7 +445,8 @@ shim_start(const char *tools, const char *fault, const char *grace)
 	args[1] = table;
 	if (grace == NULL)
 		args[2] = NULL;
-	arm(fault, 1);
+	if (fault != NULL)
+		arm(fault, 1);
 	shim_workers(1);
 	start_shimmed(args);
 	shim_workers(0);
@@ -602,6 +604,31 @@ START_TEST(lost_before_start)
 END_TEST
 
 /*
+ * A start event naming process group 1 (kill(-1) would reach every
+ * process), here forged by the tool in its worker's pipe: garbled, and
+ * the group is never recorded.
+ */
+START_TEST(start_group_one_refused)
+{
+	char		 tools[512], t[32];
+	const char	*e;
+	json_object	*r;
+
+	shim_prepare();
+	snprintf(tools, sizeof(tools), "{\"tools\":[{\"name\":\"forge\","
+	    "\"exec\":[\"sh\",\"-c\",\"echo '{\\\"event\\\":\\\"start\\\","
+	    "\\\"index\\\":0,\\\"pgid\\\":1}' >/proc/$PPID/fd/1\"]}]}");
+	shim_start(tools, NULL, NULL);
+	submit_tool("forge", t);
+	r = on_ticket("wait_job", t);
+	e = json_object_get_string(jpath(r, "result.error"));
+	ck_assert_msg(e != NULL && strstr(e, "garbled start from the worker") !=
+	    NULL, "%s", json_object_to_json_string(r));
+	json_object_put(r);
+}
+END_TEST
+
+/*
  * A job cancelled while its worker reads the spec (the shim holds the
  * read until the SIGTERM): the worker starts no tool, and the job ends
  * cancelled with no result.
@@ -655,6 +682,7 @@ faults_suite(void)
 	tcase_add_test(tc, garbled_before_start);
 	tcase_add_test(tc, killed_before_start);
 	tcase_add_test(tc, lost_before_start);
+	tcase_add_test(tc, start_group_one_refused);
 	tcase_add_test(tc, cancelled_before_start);
 	suite_add_tcase(s, tc);
 	return s;
