@@ -118,6 +118,24 @@ run_cli(uid_t uid, const char **env, const char *first, ...)
 }
 
 /*
+ * Whether uid may run the CLI: not when the tree is under a directory
+ * closed to others (a clone in a mktemp -d).
+ */
+static int
+cli_runs_as(uid_t uid)
+{
+	const char	*bin = getenv("CMDGATE");
+	int		 status;
+	pid_t		 pid;
+
+	if ((pid = fork()) == 0)
+		_exit(setgid(uid) == 0 && setuid(uid) == 0 &&
+		    access(bin, X_OK) == 0 ? 0 : 1);
+	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+	return WIFEXITED(status) && WEXITSTATUS(status) == 0;
+}
+
+/*
  * Run a broker (no --no-auth) with the test's state dir and args, as the
  * broker on (its log and pid there; not b while b runs).
  */
@@ -205,7 +223,10 @@ START_TEST(cli_finds_token)
 	    77);
 	ck_assert_ptr_nonnull(strstr(err, "authenticate"));
 	/* A token the user cannot read: said so, exit 77. */
-	if (geteuid() == 0) {
+	if (geteuid() == 0 && !cli_runs_as(NOBODY))
+		printf("cli_finds_token: an unreadable token not tried: uid "
+		    "%d cannot run %s\n", NOBODY, getenv("CMDGATE"));
+	else if (geteuid() == 0) {
 		ck_assert_int_eq(chmod(b.dir, 0755), 0);
 		ck_assert_int_eq(run_cli(NOBODY, with, "ping", NULL), 77);
 		ck_assert_msg(strstr(err, "cannot read the broker's token") !=
