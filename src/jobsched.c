@@ -53,7 +53,8 @@ jobsched_start(struct jobs *J, const struct sched_state *s, jobsched_fn start)
 
 	first = xcalloc(s->max_workers - s->workers, sizeof(*first));
 	n = sched_pick(&q, s, first);
-	for (i = 0; i < n; i++) {
+	/* A start the store refused ends the pass: it retries them all. */
+	for (i = 0; i < n && !J->store_blocked; i++) {
 		if ((qn = qtree_find(J->qroot, first[i])) == NULL)
 			continue;
 		/* A queued job's record is the store's (job_rec_drop()). */

@@ -1,0 +1,41 @@
+/* SPDX-License-Identifier: ISC */
+/* The broker under the fault shim: what check_faults and check_prestart share. */
+#ifndef CMDGATE_TESTS_FAULTUTIL_H
+#define CMDGATE_TESTS_FAULTUTIL_H
+
+#include <sys/types.h>
+
+#include <json-c/json.h>
+
+#include "testnet.h"
+
+extern struct broker	 b;	/* the broker of the test */
+extern struct client	*c;	/* a client of it */
+
+/* The broker under the shim, with args (NULL-ended, or NULL); c to it. */
+void		 start_shimmed(const char **args);
+/* The fixture: a fresh dir and a broker under the shim; its end. */
+void		 fault_setup(void);
+void		 fault_teardown(void);
+/* Arm (on) or disarm the fault named in tests/fault.c. */
+void		 arm(const char *fault, int on);
+/* A fresh broker in a fresh dir is coming: b.dir names it for the table. */
+void		 shim_prepare(void);
+/*
+ * Start it with the tool table tools, fault armed (if not NULL), and its
+ * workers under the shim; with --kill-grace grace if it is not NULL.  c
+ * to it.
+ */
+void		 shim_start(const char *tools, const char *fault,
+		    const char *grace);
+/* Submit one async job of tool, which must start: its ticket into t. */
+void		 submit_tool(const char *tool, char t[32]);
+/* Call method on ticket t (cancel_job, wait_job): the answer. */
+json_object	*on_ticket(const char *method, const char *t);
+/*
+ * Whether the tool pid (a group leader) ends within 10 s; if not, it is
+ * killed, and the worker the test stopped (if > 0) is let go.
+ */
+int		 tool_ends(pid_t pid, pid_t stopped);
+
+#endif
