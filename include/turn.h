@@ -56,13 +56,20 @@ void	 turn_add(struct jobs *, enum turn_kind, struct job *, pid_t del,
  * A job starts: commit put(arg) (its running record and its worker's)
  * now, with the transitions pending, in one transaction (a job's end and
  * the next one's start).  If that fails, put alone.  0, or the error with
- * put's changes not applied; the pending are told at the end of the turn.
+ * put's changes not applied; the pending are told at the end of the turn,
+ * or by turn_tell_stored().
  * what names the start in the debug log.
  */
 int	 turn_commit_with(struct jobs *, const char *what,
 	    int (*put)(struct jobs *, void *), void *arg);
 /* Commit what is pending now (shutdown). */
 void	 turn_flush(struct jobs *);
+/*
+ * When all that is pending was stored with a start (turn_commit_with),
+ * tell it now, in its order, so that the start, told next, comes after
+ * it: a job's end before the next job's start.
+ */
+void	 turn_tell_stored(struct jobs *);
 /* Transitions are pending; the output is held for some. */
 int	 turn_pending(const struct jobs *);
 int	 turn_held(const struct jobs *);

@@ -376,6 +376,8 @@ jobs_start(struct jobs *J, struct job *j)
 		spare_refill(J);
 	json_object_put(spec);
 	log_info("%s running: worker %d", j->ticket, (int)w->pid);
+	/* What went in its commit (the last job's end) is told first. */
+	turn_tell_stored(J);
 	jobend_notify(J, j);
 	waiter_job_result(J, j->num, 0, -1);
 }

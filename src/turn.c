@@ -268,6 +268,19 @@ turn_flush(struct jobs *J)
 	}
 }
 
+void
+turn_tell_stored(struct jobs *J)
+{
+	struct turn_op	*op;
+
+	if (!turn_pending(J))
+		return;
+	TAILQ_FOREACH(op, &J->trans->ops, entry)
+		if (!op->stored)
+			return;
+	turn_flush(J);
+}
+
 static void
 on_turn(evutil_socket_t fd, short ev, void *arg)
 {

@@ -23,6 +23,7 @@
 #include <check.h>
 #include <json-c/json.h>
 
+#include "jstrict.h"
 #include "testnet.h"
 #include "jobsutil.h"
 #include "ckrun.h"
@@ -370,6 +371,83 @@ START_TEST(end_and_start_one_commit)
 END_TEST
 
 /*
+ * Read c until bt is told running: whether a's end ("done") was heard
+ * before, and in answered whether the answer of a's synchronous
+ * batch_execute was.
+ */
+static int
+end_heard_before_start(const char *a, const char *bt, int *answered)
+{
+	json_object	*r, *m;
+	char		*s;
+	int		 a_done = 0, b_running = 0;
+
+	*answered = 0;
+	while (!b_running && (s = client_line(c)) != NULL) {
+		jstrict_parse_str(s, &r);
+		ck_assert_msg(r != NULL, "not JSON: %s", s);
+		free(s);
+		if (json_object_object_get_ex(r, "method", &m) &&
+		    strcmp(json_object_get_string(m), "notifications/job") ==
+		    0) {
+			if (strcmp(str(r, "params.ticket"), a) == 0 &&
+			    strcmp(str(r, "params.status"), "done") == 0)
+				a_done = 1;
+			b_running = strcmp(str(r, "params.ticket"), bt) == 0 &&
+			    strcmp(str(r, "params.status"), "running") == 0;
+		} else if (jpath(r, "result.ticket") != NULL &&
+		    strcmp(str(r, "result.ticket"), a) == 0 &&
+		    strcmp(str(r, "result.status"), "done") == 0)
+			*answered = 1;
+		json_object_put(r);
+	}
+	ck_assert_msg(b_running, "%s was never told running", bt);
+	return a_done;
+}
+
+/*
+ * Heavy jobs in a row, notify: true: the first one's end, committed with
+ * the next one's start, is told before it (heavy jobs never overlap).
+ */
+START_TEST(end_told_before_next_start)
+{
+	char	t1[32], t2[32];
+	int	answered;
+
+	engine_start("4");
+	submit(t1, "[{\"tool\":\"hold\"}]", "\"notify\":true");
+	submit(t2, "[{\"tool\":\"hold\"}]", "\"notify\":true");
+	await_status(t1, "running");
+	release();
+	ck_assert_msg(end_heard_before_start(t1, t2, &answered), "%s was "
+	    "told running before %s was told done", t2, t1);
+	release();
+	json_object_put(wait_done(t2));
+}
+END_TEST
+
+/* The same, the first one awaited by a synchronous batch_execute. */
+START_TEST(sync_answer_before_next_start)
+{
+	char	t2[32];
+	int	answered;
+
+	engine_start("4");
+	client_send(c, "{\"jsonrpc\":\"2.0\",\"id\":77,\"method\":"
+	    "\"batch_execute\",\"params\":{\"commands\":[{\"tool\":\"hold\"}],"
+	    "\"notify\":true}}\n");
+	/* Its ticket, the first of a fresh store. */
+	submit(t2, "[{\"tool\":\"hold\"}]", "\"notify\":true");
+	release();
+	(void)end_heard_before_start("t-000000", t2, &answered);
+	ck_assert_msg(answered, "the synchronous batch_execute of t-000000 "
+	    "was answered after %s was told running", t2);
+	release();
+	json_object_put(wait_done(t2));
+}
+END_TEST
+
+/*
  * The last result a worker sends (here a failure that stops an atomic
  * job) is stored with the job's end, in one commit.  (The tool takes
  * longer than a tool group's record waits, so that the record goes
@@ -462,6 +540,8 @@ engine_suite(void)
 	tcase_add_test(tc, fork_server_lost);
 	tcase_add_test(tc, fork_server_never_ready);
 	tcase_add_test(tc, end_and_start_one_commit);
+	tcase_add_test(tc, end_told_before_next_start);
+	tcase_add_test(tc, sync_answer_before_next_start);
 	tcase_add_test(tc, last_result_with_end);
 	tcase_add_test(tc, spare_after_unstartable_tool);
 	tcase_add_test(tc, told_means_stored);
