@@ -198,6 +198,14 @@ struct job	*job_find(struct jobs *, uint64_t num);
 int		 job_pending(struct jobs *, uint64_t num);
 /* What holds reloads now: editor flags, past holders, running tools. */
 void		 job_busy(struct jobs *, struct sched_busy *);
+/*
+ * Call fn on every job stored as running: those running, and those whose
+ * end is not stored yet (the turn's commit, or a store that refuses).
+ * What clients see of "running" (queue_status, list_clients, the editor
+ * state) is what is stored; the scheduler works on J->running.
+ */
+void		 job_foreach_stored_running(struct jobs *,
+		    void (*fn)(struct job *, void *), void *arg);
 
 /* A queued job's record: dropped from the heap (the store keeps it), and
  * read back.  job_rec_ref: a new reference (caller puts), or NULL with

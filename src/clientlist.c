@@ -13,17 +13,31 @@
 #include "server.h"
 #include "util.h"
 
-/* Jobs of J's list l that connection id submitted. */
-static int64_t
-owned(const struct joblist *l, uint64_t id)
-{
-	const struct job	*j;
-	int64_t			 n = 0;
+struct owned {
+	uint64_t	id;
+	int64_t		n;
+};
 
-	TAILQ_FOREACH(j, l, entry)
-		if (j->owner_conn == id)
-			n++;
-	return n;
+static void
+owned_one(struct job *j, void *arg)
+{
+	struct owned	*o = arg;
+
+	if (j->owner_conn == o->id)
+		o->n++;
+}
+
+/* Jobs of J, queued or stored as running, that connection id submitted. */
+static int64_t
+owned(struct jobs *J, uint64_t id)
+{
+	struct owned	 o = { id, 0 };
+	struct job	*j;
+
+	TAILQ_FOREACH(j, &J->queued, entry)
+		owned_one(j, &o);
+	job_foreach_stored_running(J, owned_one, &o);
+	return o.n;
 }
 
 static json_object *
@@ -56,8 +70,7 @@ client_json(const struct conn *c, int64_t now_ms, int64_t mono_ms)
 	json_object_object_add(o, "peer", json_object_new_string(c->peer));
 	json_object_object_add(o, "since", json_object_new_string(since));
 	json_object_object_add(o, "jobs_in_flight", json_object_new_int64(
-	    J != NULL ? owned(&J->queued, c->id) + owned(&J->running, c->id) :
-	    0));
+	    J != NULL ? owned(J, c->id) : 0));
 	json_object_object_add(o, "waits",
 	    json_object_new_uint64(c->npending));
 	json_object_object_add(o, "session",

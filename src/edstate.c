@@ -42,12 +42,19 @@ struct edsubs {
 
 static void	 edsubs_free(struct edsubs *);
 
+static void
+reload_running(struct job *j, void *arg)
+{
+	int	*reloading = arg;
+
+	*reloading |= j->reload;
+}
+
 /* The state now; *lost_end (monotonic ms) when a reload taken from the
  * probe's loss ends, or 0. */
 static void
 edstate_now(struct server *srv, struct edstate *st, int64_t *lost_end)
 {
-	struct job	*j;
 	int64_t		 lost, now = util_monotonic_ms();
 
 	memset(st, 0, sizeof(*st));
@@ -58,9 +65,10 @@ edstate_now(struct server *srv, struct edstate *st, int64_t *lost_end)
 		st->reloading = 1;
 		*lost_end = lost + EDSTATE_LOST_MAX_S * 1000;
 	}
+	/* A reload's end counts once stored (jobend_forget tells it). */
 	if (srv->jobs != NULL)
-		TAILQ_FOREACH(j, &srv->jobs->running, entry)
-			st->reloading |= j->reload;
+		job_foreach_stored_running(srv->jobs, reload_running,
+		    &st->reloading);
 }
 
 void

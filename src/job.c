@@ -508,8 +508,9 @@ job_free(struct job *j)
 void
 job_set_status(struct jobs *J, struct job *j, enum job_status s)
 {
-	if (j->reload && (s == JOB_RUNNING) != (j->status == JOB_RUNNING) &&
-	    J->reloads_changed != NULL)
+	/* An end is told to the editor state once stored (jobend_forget). */
+	if (j->reload && !j->uncounted && (s == JOB_RUNNING) !=
+	    (j->status == JOB_RUNNING) && J->reloads_changed != NULL)
 		J->reloads_changed(J->edsubs);
 	if (!j->uncounted) {
 		J->count[j->status]--;
@@ -530,6 +531,21 @@ job_unlist(struct jobs *J, struct job *j)
 		J->nrunning--;
 	} else
 		job_dequeue(J, j);
+}
+
+void
+job_foreach_stored_running(struct jobs *J, void (*fn)(struct job *, void *),
+    void *arg)
+{
+	struct joblist	*lists[] = { &J->running, &J->ending, &J->unstored };
+	struct job	*j;
+	size_t		 i;
+
+	for (i = 0; i < sizeof(lists) / sizeof(lists[0]); i++)
+		TAILQ_FOREACH(j, lists[i], entry)
+			if (i == 0 || (j->uncounted &&
+			    j->counted == JOB_RUNNING))
+				fn(j, arg);
 }
 
 /* Mark rec finished with status s at the current time. */

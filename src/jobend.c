@@ -53,6 +53,9 @@ jobend_forget(struct jobs *J, struct job *j)
 		J->count[j->counted]--;
 		J->count[j->status]++;
 		j->uncounted = 0;
+		if (j->reload && j->counted == JOB_RUNNING &&
+		    J->reloads_changed != NULL)
+			J->reloads_changed(J->edsubs);
 	}
 	jobend_notify(J, j);
 	waiter_job_done(J, j->num);

@@ -231,28 +231,41 @@ jobview_note(struct jobs *J, struct job *j)
 	return p;
 }
 
+struct queue_count {
+	size_t		 running, smooth;
+	const char	*heavy;
+};
+
+static void
+queue_count(struct job *j, void *arg)
+{
+	struct queue_count	*q = arg;
+
+	q->running++;
+	if (j->tier == TIER_HEAVY)
+		q->heavy = j->ticket;
+	else if (j->tier == TIER_SMOOTH)
+		q->smooth++;
+}
+
 json_object *
 jobview_queue(struct jobs *J)
 {
-	struct job		*j;
+	struct queue_count	 q = { 0, 0, NULL };
 	struct sched_busy	 b;
-	json_object		*r, *heavy = NULL;
-	size_t			 smooth = 0;
+	json_object		*r;
 
 	r = json_object_new_object();
-	TAILQ_FOREACH(j, &J->running, entry) {
-		if (j->tier == TIER_HEAVY)
-			heavy = json_object_new_string(j->ticket);
-		else if (j->tier == TIER_SMOOTH)
-			smooth++;
-	}
+	/* As stored: an end not yet stored is still running. */
+	job_foreach_stored_running(J, queue_count, &q);
 	json_object_object_add(r, "queued",
 	    json_object_new_int64((int64_t)J->nqueued));
 	json_object_object_add(r, "running",
-	    json_object_new_int64((int64_t)J->nrunning));
-	json_object_object_add(r, "heavy_active", heavy);
+	    json_object_new_int64((int64_t)q.running));
+	json_object_object_add(r, "heavy_active", q.heavy != NULL ?
+	    json_object_new_string(q.heavy) : NULL);
 	json_object_object_add(r, "smooth_in_flight",
-	    json_object_new_int64((int64_t)smooth));
+	    json_object_new_int64((int64_t)q.smooth));
 	json_object_object_add(r, "workers_alive",
 	    json_object_new_int64((int64_t)J->W.nworkers));
 	job_busy(J, &b);

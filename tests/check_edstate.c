@@ -6,18 +6,21 @@
  */
 #include "config.h"
 
+#include <stdint.h>
 #include <string.h>
 
 #include <check.h>
 #include <json-c/json.h>
 
 #include "edstate.h"
+#include "job.h"
 #include "facejob.h"
 #include "fjutil.h"
 #include "ckrun.h"
 
 static struct edstate	 ed;
 static int		 ed_n, ed_reloads;
+static int64_t		 ed_job = -1;	/* a reload job: its end stored */
 
 static void
 on_edstate(void *arg)
@@ -29,6 +32,9 @@ on_edstate(void *arg)
 	edstate_get(&srv, &ed);
 	ck_assert_msg(memcmp(&was, &ed, sizeof(ed)) != 0, "told of no change");
 	ed_reloads += ed.reloading && !was.reloading;
+	ck_assert_msg(ed_job < 0 || ed.reloading || !was.reloading ||
+	    !job_pending(srv.jobs, (uint64_t)ed_job), "told that the reload "
+	    "is over before its end was stored");
 }
 
 static void
@@ -64,7 +70,10 @@ subscribe(void)
 
 /* ---- exec tools -------------------------------------------------------- */
 
-/* A reload job that runs is a reload; without a probe, reachable -1. */
+/*
+ * A reload job that runs is a reload, until its end is stored; without a
+ * probe, reachable -1.
+ */
 START_TEST(edstate_reload_job)
 {
 	struct edsub	*sub = subscribe();
@@ -72,6 +81,7 @@ START_TEST(edstate_reload_job)
 
 	ck_assert_int_eq(ed.reloading, 0);
 	ck_assert_int_eq(ed.reachable, -1);
+	ed_job = (int64_t)njobs();
 	start(&g, "a", "rebuild", NULL, 0, 0);
 	await_edstate(1, -1);
 	ck_assert_int_eq(ed_n, 1);
@@ -79,6 +89,7 @@ START_TEST(edstate_reload_job)
 	await_news(&g, FJ_DONE);
 	await_edstate(0, -1);
 	ck_assert_int_eq(ed_n, 2);
+	ed_job = -1;
 	edstate_unsubscribe(sub);
 	got_free(&g);
 }

@@ -190,6 +190,55 @@ START_TEST(disk_full_while_running)
 }
 END_TEST
 
+/*
+ * What clients see of running jobs is what is stored: a job whose end the
+ * store refused is still running in queue_status and list_clients, as in
+ * poll_job and server_status.
+ */
+START_TEST(unstored_end_still_running)
+{
+	json_object	*r, *me = NULL;
+	char		 t[32], line[256];
+	size_t		 i;
+
+	r = client_call(c, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":"
+	    "\"batch_execute\",\"params\":{\"async\":true,\"commands\":"
+	    "[{\"tool\":\"sleep\",\"params\":{\"seconds\":1}}]}}");
+	snprintf(t, sizeof(t), "%s", json_object_get_string(jpath(r,
+	    "result.ticket")));
+	json_object_put(r);
+	arm("enospc", 1);
+	snprintf(line, sizeof(line), "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":"
+	    "\"wait_job\",\"params\":{\"ticket\":\"%s\",\"timeout_s\":3}}",
+	    t);
+	r = client_call(c, line);
+	ck_assert_str_eq(json_object_get_string(jpath(r, "result.status")),
+	    "running");
+	json_object_put(r);
+	ck_assert_int_ge(broker_await_log(&b, "the store refused the change"),
+	    1);
+	r = client_call(c, "{\"jsonrpc\":\"2.0\",\"id\":4,\"method\":"
+	    "\"queue_status\"}");
+	ck_assert_msg(json_object_get_int(jpath(r, "result.running")) == 1 &&
+	    json_object_get_int(jpath(r, "result.smooth_in_flight")) == 1,
+	    "queue_status tells of an end the store refused: %s",
+	    json_object_to_json_string(r));
+	json_object_put(r);
+	r = client_call(c, "{\"jsonrpc\":\"2.0\",\"id\":5,\"method\":"
+	    "\"list_clients\"}");
+	for (i = 0; i < json_object_array_length(jpath(r, "result.clients"));
+	    i++)
+		if (json_object_get_int(jpath(json_object_array_get_idx(
+		    jpath(r, "result.clients"), i), "jobs_in_flight")) > 0)
+			me = json_object_array_get_idx(jpath(r,
+			    "result.clients"), i);
+	ck_assert_msg(me != NULL, "list_clients tells of an end the store "
+	    "refused: %s", json_object_to_json_string(r));
+	json_object_put(r);
+	arm("enospc", 0);
+}
+END_TEST
+
 static json_object *
 submit_wait(void)
 {
@@ -407,6 +456,7 @@ faults_suite(void)
 	tcase_add_test(tc, disk_full_fails_the_group);
 	tcase_add_test(tc, sync_failure_is_fail_stop);
 	tcase_add_test(tc, disk_full_while_running);
+	tcase_add_test(tc, unstored_end_still_running);
 	tcase_add_test(tc, unstored_result_not_shown);
 	tcase_add_test(tc, spawn_fails);
 	tcase_add_test(tc, spec_pipe_fails);
