@@ -139,7 +139,8 @@ struct jobs {
 	int			 store_blocked;	/* start nothing until it takes */
 	int			 retry_s;	/* backoff of retry_ev, 0: none */
 	int			 retry_logged;	/* said once until it takes */
-	int			 expire_retry_s;	/* backoff of expire_ev */
+	int			 expire_retry_s;	/* backoff of expire_ev;
+							   -1: the store failed */
 	int			 store_full;	/* new jobs refused (store_room) */
 	struct sched_busy	 editor_saved;	/* as in STATE_DIR/editor-flags */
 	struct sched_busy	 editor_restored; /* held before a restart */

@@ -60,8 +60,12 @@ on_expire(evutil_socket_t fd, short ev, void *arg)
 	(void)fd;
 	(void)ev;
 	n = store_expired(J->st, util_now_ms(), nums, EXPIRE_BATCH);
-	if (n == 0 || (rc = store_begin(J->st)) != 0) {
+	if (n == 0) {
 		expiry_arm(J);
+		return;
+	}
+	if ((rc = store_begin(J->st)) != 0) {
+		expiry_retry(J, rc);
 		return;
 	}
 	for (i = 0; i < n; i++) {
@@ -104,8 +108,14 @@ expiry_retry(struct jobs *J, int rc)
 {
 	struct timeval	tv = { 0, 0 };
 
-	if (rc == STORE_EFAILED)
-		job_fatal_store("expired jobs", rc);
+	if (rc == STORE_EFAILED) {
+		/* Nothing is written until a restart: keep them, said once. */
+		if (J->expire_retry_s != -1)
+			log_warnx("expired jobs are kept until cmdgated is "
+			    "restarted: %s", store_strerror(rc));
+		J->expire_retry_s = -1;
+		return;
+	}
 	if (!store_map_full(rc) || job_store_grow(J, "expiry") != 0) {
 		if (J->expire_retry_s == 0)
 			log_warnx("expired jobs could not be removed: %s; "

@@ -120,6 +120,9 @@ jobend_store_blocked(struct jobs *J, const char *what, int rc)
 	J->store_blocked = 1;
 	if (store_map_full(rc) && job_store_grow(J, what) == 0)
 		goto arm;	/* at once: the map is larger now */
+	/* One retry for all that the store refused meanwhile: one step. */
+	if (evtimer_pending(J->retry_ev, NULL))
+		return;
 	J->retry_s = J->retry_s == 0 ? STORE_RETRY_S :
 	    J->retry_s * 2 > STORE_RETRY_MAX_S ? STORE_RETRY_MAX_S :
 	    J->retry_s * 2;

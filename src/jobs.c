@@ -335,6 +335,7 @@ jobs_start(struct jobs *J, struct job *j)
 		    strerror(rc));
 		log_warnx("%s: %s", j->ticket, why);
 		jobend_finish(J, j, JOB_FAILED, why);
+		J->reschedule = 1;	/* no worker ends to say so */
 		return;
 	}
 	w->job = j;

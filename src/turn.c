@@ -43,6 +43,8 @@ static const char *kind_names[] = { "tool started", "result", NULL,
 static void	 on_turn(evutil_socket_t, short, void *);
 static void	 on_late(evutil_socket_t, short, void *);
 static void	 turn_log(struct turn_oplist *, const char *);
+static int	 turn_store_once(struct jobs *, struct turn_oplist *,
+		    int (*)(struct jobs *, void *), void *);
 
 void
 turn_init(struct jobs *J, turn_done_fn done)
@@ -161,10 +163,22 @@ turn_put(struct jobs *J, struct turn_op *op)
 
 /*
  * Store ops and put(arg) in one transaction: 0, or the error with nothing
- * applied.
+ * applied.  A full map is grown, when it may be, and the same tried again.
  */
 static int
 turn_store(struct jobs *J, struct turn_oplist *ops,
+    int (*put)(struct jobs *, void *), void *arg)
+{
+	int	rc;
+
+	while ((rc = turn_store_once(J, ops, put, arg)) != 0 &&
+	    store_map_full(rc) && job_store_grow(J, "the turn's commit") == 0)
+		;	/* bounded: the map doubles up to --map-size-max */
+	return rc;
+}
+
+static int
+turn_store_once(struct jobs *J, struct turn_oplist *ops,
     int (*put)(struct jobs *, void *), void *arg)
 {
 	struct turn_op	*op;

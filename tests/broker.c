@@ -253,24 +253,6 @@ broker_log_count(struct broker *b, const char *needle)
 }
 
 int
-broker_log_line(struct broker *b, const char *needle)
-{
-	FILE	*f = fopen(b->log, "r");
-	char	 line[4096];
-	int	 n;
-
-	if (f == NULL)
-		return -1;
-	for (n = 0; fgets(line, sizeof(line), f) != NULL; n++)
-		if (strstr(line, needle) != NULL) {
-			fclose(f);
-			return n;
-		}
-	fclose(f);
-	return -1;
-}
-
-int
 broker_await_log(struct broker *b, const char *needle)
 {
 	struct pollfd	pfd;

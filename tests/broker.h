@@ -65,8 +65,6 @@ const char	*broker_path(struct broker *, const char *name);
 int		 broker_log_count(struct broker *, const char *needle);
 /* The same, once the count is not 0 (0 after BROKER_TIMEOUT_MS). */
 int		 broker_await_log(struct broker *, const char *needle);
-/* The number (from 0) of the first line of its log holding needle, or -1. */
-int		 broker_log_line(struct broker *, const char *needle);
 /* Wait (inotify, bounded) until path exists; 0, or -1 on timeout. */
 int		 wait_for_file(const char *path);
 /* A TCP connection to 127.0.0.1:port (TCP_NODELAY), or -1 (errno set). */

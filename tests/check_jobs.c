@@ -465,7 +465,8 @@ END_TEST
 
 START_TEST(storage_full)
 {
-	const char	*args[] = { "--map-size", "1048576", NULL };
+	const char	*args[] = { "--map-size", "1048576", "--map-size-max",
+			    "1048576", NULL };
 	char		 t[32];
 	char		*big = malloc(100000), line[120000];
 	json_object	*r;
