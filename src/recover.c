@@ -228,6 +228,9 @@ recover_store(struct jobs *J, size_t *interrupted, size_t *damaged)
 	    (rc = store_workers_each(J->st, load_worker, &lc)) != 0 ||
 	    (rc = store_commit(J->st)) != 0)
 		return rc;
+	/* Synced before anyone is told (--sync group syncs per turn). */
+	if (J->cfg.opt->sync == SYNC_GROUP && (rc = store_sync(J->st)) != 0)
+		return rc;
 	*interrupted = lc.interrupted;
 	*damaged = lc.damaged;
 	return 0;
