@@ -23,7 +23,8 @@
 
 #define PROGRESS_TOTAL	100
 #define PROGRESS_RUNNING 1		/* the tool started */
-#define PROGRESS_SPAN	98		/* of the tool's own progress */
+#define PROGRESS_SPAN	97		/* of the tool's own progress: its
+					   100% stays below the end's */
 #define PROGRESS_END	99		/* its command ended */
 #define PRERUN_MAX	52		/* 1 - 2^-k stays below 1 */
 #define POSITION_MS	1000		/* position news at most this often */

@@ -256,12 +256,17 @@ START_TEST(tool_progress_and_log)
 	ck_assert_int_eq(json_object_get_int(jpath(r, "id")), 2);
 	ck_assert(!json_object_get_boolean(jpath(r, "result.isError")));
 	json_object_put(r);
-	ck_assert_int_eq(check_progress(c, "\"tok-1\"", -1), 4);
+	ck_assert_int_eq(check_progress(c, "\"tok-1\"", -1), 5);
 	ck_assert(progress_note(c, "queued, position 0") != NULL);
 	ck_assert(progress_note(c, "running") != NULL);
 	n = progress_note(c, "halfway");
 	ck_assert(n != NULL);
-	ck_assert(json_object_get_double(jpath(n, "params.progress")) == 50);
+	ck_assert(json_object_get_double(jpath(n, "params.progress")) == 49.5);
+	/* The tool's 100% leaves room for its end. */
+	n = progress_note(c, "done");
+	ck_assert_msg(n != NULL, "the end's progress was not sent after the "
+	    "tool's 100%%");
+	ck_assert(json_object_get_double(jpath(n, "params.progress")) == 99);
 	/* 25 after 50 would not increase: not sent. */
 	ck_assert(progress_note(c, "backwards") == NULL);
 	ck_assert_int_eq(log_count(c, "info", "hello"), 1);
@@ -278,7 +283,7 @@ START_TEST(tool_progress_and_log)
 	set_level(c, "debug");
 	r = tool_call(c, 3, "prog", "42");
 	json_object_put(r);
-	ck_assert_int_eq(check_progress(c, "42", -1), 4);
+	ck_assert_int_eq(check_progress(c, "42", -1), 5);
 	ck_assert_int_eq(log_count(c, "debug", "quiet"), 1);
 	ck_assert_int_eq(log_count(c, "debug", "queued, position 0"), 1);
 	ck_assert_int_eq(log_count(c, "debug", "a line on the notify "
