@@ -231,11 +231,13 @@ check "cmdgated: unknown tool keeps result" '"isError":true' "$out"
 submit down
 check "cmdgated: stopped server" '"error_type":"upstream_refused"' "$out"
 # An MCP client's progressToken: the upstream's progress of the
-# forwarded call reaches it as notifications/progress, 1 + 98 P/T.
+# forwarded call reaches it as notifications/progress, 1 + 97 P/T, and
+# the command's end after it, at 99.
 out=$(printf '%s\n' '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"long","arguments":{"duration":1,"steps":4},"_meta":{"progressToken":"up"}}}' |
     "${WITH_BROKER:?}" --tools "$tmp/tools.json" -- "${CMDGATE:?}" mcp \
     2>/dev/null)
-check "cmdgated: upstream progress" '"progressToken":"up","progress":25.5,"total":100' "$out"
-check "cmdgated: upstream progress, the last" '"progressToken":"up","progress":99,"total":100' "$out"
+check "cmdgated: upstream progress" '"progressToken":"up","progress":25.25,"total":100' "$out"
+check "cmdgated: upstream progress, the last" '"progressToken":"up","progress":98,"total":100' "$out"
+check "cmdgated: the end's progress" '"progressToken":"up","progress":99,"total":100,"message":"done"' "$out"
 check "cmdgated: the call's answer" '"id":1,"result":{"content"' "$out"
 echo "mcp-http: ok"
