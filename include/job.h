@@ -24,6 +24,7 @@
  */
 
 #define STORE_RETRY_S	1	/* after the store refused a change... */
+#define SPAWN_RETRY_S	1	/* the queue, after a worker failed to start */
 #define STORE_RETRY_MAX_S 60	/* ...doubling up to this */
 
 struct event_base;
@@ -136,6 +137,7 @@ struct jobs {
 	struct event		*sync_ev;
 	struct event		*group_ev;	/* commits this turn's submits */
 	struct event		*retry_ev;	/* the store refused a change */
+	struct event		*spawn_ev;	/* a worker could not be started */
 	int			 store_blocked;	/* start nothing until it takes */
 	int			 retry_s;	/* backoff of retry_ev, 0: none */
 	int			 retry_logged;	/* said once until it takes */
@@ -200,12 +202,13 @@ int		 job_pending(struct jobs *, uint64_t num);
 /* What holds reloads now: editor flags, past holders, running tools. */
 void		 job_busy(struct jobs *, struct sched_busy *);
 /*
- * Call fn on every job stored as running: those running, and those whose
- * end is not stored yet (the turn's commit, or a store that refuses).
- * What clients see of "running" (queue_status, list_clients, the editor
- * state) is what is stored; the scheduler works on J->running.
+ * Call fn on every job whose end is not stored yet (the turn's commit, or
+ * a store that refuses) and that is stored with status s; for
+ * JOB_RUNNING, on those running first.  What clients see of running and
+ * queued jobs (queue_status, list_clients, the editor state) is what is
+ * stored; the scheduler works on J->running and the queue.
  */
-void		 job_foreach_stored_running(struct jobs *,
+void		 job_foreach_stored(struct jobs *, enum job_status s,
 		    void (*fn)(struct job *, void *), void *arg);
 
 /* A queued job's record: dropped from the heap (the store keeps it), and
@@ -232,7 +235,6 @@ int		 job_put(struct jobs *, struct job *);
 int		 job_put_worker(struct jobs *, struct worker *);
 /* Commit; with --sync group, hold every answer until the sync. */
 int		 job_commit(struct jobs *);
-void		 job_commit_or_die(struct jobs *, const char *what);
 /* Record j in one transaction, with its worker's record put (put_worker)
  * or deleted (del_pid > 0).  0, or the error with nothing applied. */
 int		 job_save(struct jobs *, struct job *, int put_worker,

@@ -36,7 +36,8 @@ owned(struct jobs *J, uint64_t id)
 
 	TAILQ_FOREACH(j, &J->queued, entry)
 		owned_one(j, &o);
-	job_foreach_stored_running(J, owned_one, &o);
+	job_foreach_stored(J, JOB_QUEUED, owned_one, &o);
+	job_foreach_stored(J, JOB_RUNNING, owned_one, &o);
 	return o.n;
 }
 

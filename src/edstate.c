@@ -67,7 +67,7 @@ edstate_now(struct server *srv, struct edstate *st, int64_t *lost_end)
 	}
 	/* A reload's end counts once stored (jobend_forget tells it). */
 	if (srv->jobs != NULL)
-		job_foreach_stored_running(srv->jobs, reload_running,
+		job_foreach_stored(srv->jobs, JOB_RUNNING, reload_running,
 		    &st->reloading);
 }
 

@@ -387,15 +387,6 @@ job_shrink(struct jobs *J, struct job *j, int rc)
 }
 
 void
-job_commit_or_die(struct jobs *J, const char *what)
-{
-	int	rc;
-
-	if ((rc = job_commit(J)) != 0)
-		job_fatal_store(what, rc);
-}
-
-void
 job_busy(struct jobs *J, struct sched_busy *b)
 {
 	holds_busy(J->cfg.holds, workers_busy_bits(&J->W), b);
@@ -534,17 +525,16 @@ job_unlist(struct jobs *J, struct job *j)
 }
 
 void
-job_foreach_stored_running(struct jobs *J, void (*fn)(struct job *, void *),
-    void *arg)
+job_foreach_stored(struct jobs *J, enum job_status s,
+    void (*fn)(struct job *, void *), void *arg)
 {
 	struct joblist	*lists[] = { &J->running, &J->ending, &J->unstored };
 	struct job	*j;
 	size_t		 i;
 
-	for (i = 0; i < sizeof(lists) / sizeof(lists[0]); i++)
+	for (i = s == JOB_RUNNING ? 0 : 1; i < 3; i++)
 		TAILQ_FOREACH(j, lists[i], entry)
-			if (i == 0 || (j->uncounted &&
-			    j->counted == JOB_RUNNING))
+			if (i == 0 || (j->uncounted && j->counted == s))
 				fn(j, arg);
 }
 

@@ -56,6 +56,9 @@ jobend_forget(struct jobs *J, struct job *j)
 		if (j->reload && j->counted == JOB_RUNNING &&
 		    J->reloads_changed != NULL)
 			J->reloads_changed(J->edsubs);
+		/* The counts and views as stored changed only now. */
+		if (J->hooks.changed != NULL)
+			J->hooks.changed(J->hooks.arg);
 	}
 	jobend_notify(J, j);
 	waiter_job_done(J, j->num);

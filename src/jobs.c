@@ -42,6 +42,7 @@
 
 static void	 jobs_start(struct jobs *, struct job *);
 static void	 on_store_retry(evutil_socket_t, short, void *);
+static void	 on_spawn_retry(evutil_socket_t, short, void *);
 static void	 on_sync(evutil_socket_t, short, void *);
 static void	 on_group(evutil_socket_t, short, void *);
 static void	 on_editor_grace(evutil_socket_t, short, void *);
@@ -130,6 +131,14 @@ on_store_retry(evutil_socket_t fd, short ev, void *arg)
 	/* A start that failed is tried again by the scheduler. */
 	J->store_blocked = 0;
 	jobs_schedule(J);
+}
+
+static void
+on_spawn_retry(evutil_socket_t fd, short ev, void *arg)
+{
+	(void)fd;
+	(void)ev;
+	jobs_schedule(arg);
 }
 
 /* Cancel a queued job; -1 with err, and nothing changed, if not stored. */
@@ -318,6 +327,7 @@ jobs_put_start(struct jobs *J, void *arg)
 static void
 jobs_start(struct jobs *J, struct job *j)
 {
+	struct timeval	 spawn_tv = { SPAWN_RETRY_S, 0 };
 	struct worker	*w;
 	struct jobs_run	 r;
 	json_object	*spec, *run = NULL;
@@ -335,7 +345,13 @@ jobs_start(struct jobs *J, struct job *j)
 		    strerror(rc));
 		log_warnx("%s: %s", j->ticket, why);
 		jobend_finish(J, j, JOB_FAILED, why);
-		J->reschedule = 1;	/* no worker ends to say so */
+		/*
+		 * No worker ends to run the scheduler, and trying the next
+		 * at once would fail the whole queue on a passing limit:
+		 * the rest, a second later.
+		 */
+		if (!evtimer_pending(J->spawn_ev, NULL))
+			evtimer_add(J->spawn_ev, &spawn_tv);
 		return;
 	}
 	w->job = j;
@@ -526,10 +542,11 @@ jobs_open(struct jobs **Jp, const struct jobs_config *cfg,
 	turn_init(J, jobs_turn_done);
 	expiry_init(J);
 	J->retry_ev = evtimer_new(J->cfg.base, on_store_retry, J);
+	J->spawn_ev = evtimer_new(J->cfg.base, on_spawn_retry, J);
 	J->sync_ev = event_new(J->cfg.base, -1, 0, on_sync, J);
 	J->group_ev = event_new(J->cfg.base, -1, 0, on_group, J);
 	J->grace_ev = evtimer_new(J->cfg.base, on_editor_grace, J);
-	if (J->sync_ev == NULL || J->retry_ev == NULL ||
+	if (J->sync_ev == NULL || J->retry_ev == NULL || J->spawn_ev == NULL ||
 	    J->group_ev == NULL || J->grace_ev == NULL)
 		fatalx("event_new");
 	if ((rc = recover_store(J, &interrupted, &damaged)) != 0) {
@@ -546,6 +563,23 @@ jobs_open(struct jobs **Jp, const struct jobs_config *cfg,
 	return 0;
 }
 
+/* The running jobs' records, in one commit: 0, or the error. */
+static int
+jobs_put_running(struct jobs *J)
+{
+	struct job	*j;
+	int		 rc;
+
+	if ((rc = store_begin(J->st)) != 0)
+		return rc;
+	TAILQ_FOREACH(j, &J->running, entry)
+		if ((rc = job_put(J, j)) != 0) {
+			store_abort(J->st);
+			return rc;
+		}
+	return job_commit(J);
+}
+
 void
 jobs_shutdown(struct jobs *J)
 {
@@ -557,18 +591,19 @@ jobs_shutdown(struct jobs *J)
 	if (turn_pending(J))
 		turn_flush(J);
 	if (J->nrunning > 0) {
-		if ((rc = store_begin(J->st)) != 0)
-			job_fatal_store("the shutdown", rc);
 		now_stamp(ts);
 		TAILQ_FOREACH(j, &J->running, entry) {
 			job_set_status(J, j, JOB_FAILED);
 			job_rec_set(j->rec, "finished_at", ts);
 			job_rec_set(j->rec, "error", "interrupted by broker "
 			    "shutdown");
-			if ((rc = job_put(J, j)) != 0)
-				job_fatal_store(j->ticket, rc);
 		}
-		job_commit_or_die(J, "the shutdown");
+		/* A full map grows, when it may (bounded: it doubles). */
+		while ((rc = jobs_put_running(J)) != 0 && store_map_full(rc) &&
+		    job_store_grow(J, "the shutdown") == 0)
+			;
+		if (rc != 0)
+			job_fatal_store("the shutdown", rc);
 		while ((j = TAILQ_FIRST(&J->running)) != NULL) {
 			TAILQ_REMOVE(&J->running, j, entry);
 			J->nrunning--;
@@ -631,6 +666,7 @@ jobs_free(struct jobs *J)
 	workers_free(&J->W);
 	event_free(J->expire_ev);
 	event_free(J->retry_ev);
+	event_free(J->spawn_ev);
 	event_free(J->sync_ev);
 	event_free(J->group_ev);
 	if (J->grace_ev != NULL)

@@ -232,9 +232,16 @@ jobview_note(struct jobs *J, struct job *j)
 }
 
 struct queue_count {
-	size_t		 running, smooth;
+	size_t		 queued, running, smooth;
 	const char	*heavy;
 };
+
+static void
+queued_count(struct job *j, void *arg)
+{
+	(void)j;
+	((struct queue_count *)arg)->queued++;
+}
 
 static void
 queue_count(struct job *j, void *arg)
@@ -251,15 +258,16 @@ queue_count(struct job *j, void *arg)
 json_object *
 jobview_queue(struct jobs *J)
 {
-	struct queue_count	 q = { 0, 0, NULL };
+	struct queue_count	 q = { 0, 0, 0, NULL };
 	struct sched_busy	 b;
 	json_object		*r;
 
 	r = json_object_new_object();
-	/* As stored: an end not yet stored is still running. */
-	job_foreach_stored_running(J, queue_count, &q);
+	/* As stored: a job whose end is not stored yet is as it was. */
+	job_foreach_stored(J, JOB_QUEUED, queued_count, &q);
+	job_foreach_stored(J, JOB_RUNNING, queue_count, &q);
 	json_object_object_add(r, "queued",
-	    json_object_new_int64((int64_t)J->nqueued));
+	    json_object_new_int64((int64_t)(J->nqueued + q.queued)));
 	json_object_object_add(r, "running",
 	    json_object_new_int64((int64_t)q.running));
 	json_object_object_add(r, "heavy_active", q.heavy != NULL ?

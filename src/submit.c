@@ -101,7 +101,7 @@ submission_free(struct submission *s)
  */
 static int
 submission_store(struct jobs *J, struct submission *s, int nested,
-    size_t *added)
+    size_t *added, int *full)
 {
 	json_object	*rec = s->rec;
 	char		 ticket[TICKET_LEN];
@@ -157,6 +157,8 @@ abort:
 	if (nested)
 		store_abort(J->st);
 fail:
+	if (store_map_full(rc))
+		*full = 1;
 	rpc_fail(&s->err, RPC_STORAGE_ERROR, "storage_error", "the job could "
 	    "not be stored and was not queued: %s", store_strerror(rc));
 	return -1;
@@ -181,28 +183,36 @@ group_reset(struct submissionlist *group)
  * Store the submits of group in one transaction and commit it: 0, or the
  * commit's error.  The first try has no nested transactions (each costs
  * LMDB a large allocation); if one submit fails, the group is stored again
- * with them, so that it fails alone.
+ * with them, so that it fails alone.  One that finds the map full has the
+ * map grown, if it may, and the group goes again.  Bounded: the map
+ * doubles up to --map-size-max, then the nested try is the last.
  */
 static int
 group_store(struct jobs *J, struct submissionlist *group, size_t *added)
 {
 	struct submission	*s;
-	int			 nested, rc;
+	int			 nested = 0, may_grow = 1, full, rc;
 
-	for (nested = 0; nested < 2; nested++) {
+	for (;;) {
 		*added = 0;
+		full = 0;
 		if ((rc = store_begin(J->st)) != 0)
 			return rc;
 		TAILQ_FOREACH(s, group, entry)
-			if (submission_store(J, s, nested, added) == -1 &&
+			if (submission_store(J, s, nested, added, &full) == -1 &&
 			    !nested)
 				break;
-		if (s == NULL)
+		if (s == NULL && !(full && may_grow))
 			return job_commit(J);
 		store_abort(J->st);
 		group_reset(group);
+		if (full && may_grow && job_store_grow(J, "a submit") == 0)
+			continue;	/* the same again, in a larger map */
+		if (full)
+			may_grow = 0;
+		if (s != NULL)
+			nested = 1;
 	}
-	return EINVAL;	/* not reached */
 }
 
 /*

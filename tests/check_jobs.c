@@ -566,12 +566,13 @@ batch_entry(json_object *arr, int id)
 }
 
 /*
- * Submits of one loop turn share one commit; one that does not fit fails
- * alone, takes no ticket, and the others are stored.
+ * Submits of one loop turn share one commit; one that does not fit (the
+ * map may not grow) fails alone, takes no ticket; the others are stored.
  */
 START_TEST(group_commit_fails_alone)
 {
-	const char	*args[] = { "--map-size", "1048576", NULL };
+	const char	*args[] = { "--map-size", "1048576", "--map-size-max",
+			    "1048576", NULL };
 	size_t		 bigsz = 900 * 1000, len = bigsz + 1000;
 	char		*big = malloc(bigsz), *line = malloc(len);
 	json_object	*r, *e;

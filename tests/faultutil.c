@@ -176,3 +176,48 @@ tool_ends(pid_t pid, pid_t stopped)
 		kill(stopped, SIGCONT);
 	return ended;
 }
+
+const char *
+submit_ticket(json_object **r)
+{
+	*r = client_call(c, SUBMIT);
+	ck_assert_msg(jpath(*r, "result.ticket") != NULL, "%.300s",
+	    json_object_to_json_string(*r));
+	return json_object_get_string(jpath(*r, "result.ticket"));
+}
+
+void
+assert_storage_error(json_object *r, const char *why)
+{
+	ck_assert_int_eq(json_object_get_int(jpath(r, "error.code")), -32004);
+	ck_assert_str_eq(json_object_get_string(jpath(r, "error.data.type")),
+	    "storage_error");
+	ck_assert_msg(strstr(json_object_get_string(jpath(r,
+	    "error.data.reason")), why) != NULL, "reason: %s",
+	    json_object_get_string(jpath(r, "error.data.reason")));
+}
+
+void
+assert_serving(void)
+{
+	json_object	*r = client_call(c, "{\"jsonrpc\":\"2.0\",\"id\":9,"
+	    "\"method\":\"server_status\"}");
+
+	ck_assert_ptr_nonnull(jpath(r, "result.store"));
+	json_object_put(r);
+}
+
+void
+wait_done(const char *ticket)
+{
+	char		 line[256];
+	json_object	*r;
+
+	snprintf(line, sizeof(line), "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":"
+	    "\"wait_job\",\"params\":{\"ticket\":\"%s\",\"timeout_s\":20}}",
+	    ticket);
+	r = client_call(c, line);
+	ck_assert_str_eq(json_object_get_string(jpath(r, "result.status")),
+	    "done");
+	json_object_put(r);
+}

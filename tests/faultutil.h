@@ -9,6 +9,10 @@
 
 #include "testnet.h"
 
+#define SUBMIT	"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"batch_execute\"," \
+		"\"params\":{\"async\":true,\"commands\":[{\"tool\":\"echo\"," \
+		"\"params\":{\"text\":\"x\"}}]}}"
+
 extern struct broker	 b;	/* the broker of the test */
 extern struct client	*c;	/* a client of it */
 
@@ -37,5 +41,13 @@ json_object	*on_ticket(const char *method, const char *t);
  * killed, and the worker the test stopped (if > 0) is let go.
  */
 int		 tool_ends(pid_t pid, pid_t stopped);
+/* Submit SUBMIT, which must be taken: its ticket (borrowed from *r). */
+const char	*submit_ticket(json_object **r);
+/* r is storage_error (-32004) whose reason holds why. */
+void		 assert_storage_error(json_object *r, const char *why);
+/* The broker answers server_status. */
+void		 assert_serving(void);
+/* Wait for the job ticket's end: it must be done. */
+void		 wait_done(const char *ticket);
 
 #endif

@@ -1,0 +1,392 @@
+/* SPDX-License-Identifier: ISC */
+/*
+ * After the store refused a change (a full disk or map, a failed sync,
+ * under the fault shim, tests/fault.c): what clients see meanwhile is as
+ * stored, the retry backs off, a map that may grow grows, and nothing
+ * spins or stalls.
+ */
+#include "config.h"
+
+#include <sys/types.h>
+
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <check.h>
+#include <json-c/json.h>
+
+#include "ckrun.h"
+#include "faultutil.h"
+
+/*
+ * What clients see of running jobs is what is stored: a job whose end the
+ * store refused is still running in queue_status and list_clients, as in
+ * poll_job and server_status.
+ */
+START_TEST(unstored_end_still_running)
+{
+	json_object	*r, *me = NULL;
+	char		 t[32], line[256];
+	size_t		 i;
+
+	r = client_call(c, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":"
+	    "\"batch_execute\",\"params\":{\"async\":true,\"commands\":"
+	    "[{\"tool\":\"sleep\",\"params\":{\"seconds\":1}}]}}");
+	snprintf(t, sizeof(t), "%s", json_object_get_string(jpath(r,
+	    "result.ticket")));
+	json_object_put(r);
+	arm("enospc", 1);
+	snprintf(line, sizeof(line), "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":"
+	    "\"wait_job\",\"params\":{\"ticket\":\"%s\",\"timeout_s\":3}}",
+	    t);
+	r = client_call(c, line);
+	ck_assert_str_eq(json_object_get_string(jpath(r, "result.status")),
+	    "running");
+	json_object_put(r);
+	ck_assert_int_ge(broker_await_log(&b, "the store refused the change"),
+	    1);
+	r = client_call(c, "{\"jsonrpc\":\"2.0\",\"id\":4,\"method\":"
+	    "\"queue_status\"}");
+	ck_assert_msg(json_object_get_int(jpath(r, "result.running")) == 1 &&
+	    json_object_get_int(jpath(r, "result.smooth_in_flight")) == 1,
+	    "queue_status tells of an end the store refused: %s",
+	    json_object_to_json_string(r));
+	json_object_put(r);
+	r = client_call(c, "{\"jsonrpc\":\"2.0\",\"id\":5,\"method\":"
+	    "\"list_clients\"}");
+	for (i = 0; i < json_object_array_length(jpath(r, "result.clients"));
+	    i++)
+		if (json_object_get_int(jpath(json_object_array_get_idx(
+		    jpath(r, "result.clients"), i), "jobs_in_flight")) > 0)
+			me = json_object_array_get_idx(jpath(r,
+			    "result.clients"), i);
+	ck_assert_msg(me != NULL, "list_clients tells of an end the store "
+	    "refused: %s", json_object_to_json_string(r));
+	json_object_put(r);
+	arm("enospc", 0);
+}
+END_TEST
+
+/* CPU ticks (utime + stime) the broker used so far. */
+static long
+broker_ticks(void)
+{
+	char	path[64], buf[2048], *p;
+	long	ut = 0, st = 0;
+	FILE	*f;
+	int	i;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)b.pid);
+	ck_assert_ptr_nonnull(f = fopen(path, "r"));
+	ck_assert_ptr_nonnull(fgets(buf, sizeof(buf), f));
+	fclose(f);
+	ck_assert_ptr_nonnull(p = strrchr(buf, ')'));
+	for (i = 3; i < 14 && p != NULL; i++)	/* to field 14, utime */
+		p = strchr(p + 1, ' ');
+	ck_assert_ptr_nonnull(p);
+	ck_assert_int_eq(sscanf(p + 1, "%ld %ld", &ut, &st), 2);
+	return ut + st;
+}
+
+/*
+ * After a failed sync the store takes no writes: a finished job that is
+ * due to expire is kept, said once, and the expiry timer is not armed
+ * again (it used to fire at once, for ever: a core spinning).
+ */
+START_TEST(expiry_after_failed_sync)
+{
+	const char	*args[] = { "--result-ttl", "1", NULL };
+	json_object	*r;
+	long		 t0;
+
+	shim_prepare();
+	start_shimmed(args);
+	ck_assert_str_eq(submit_ticket(&r), "t-000000");
+	json_object_put(r);
+	wait_done("t-000000");
+	arm("eio", 1);
+	r = client_call(c, SUBMIT);
+	assert_storage_error(r, "Input/output error");
+	json_object_put(r);
+	arm("eio", 0);
+	ck_assert_int_eq(broker_await_log(&b, "expired jobs are kept until "
+	    "cmdgated is restarted"), 1);
+	/* A spinning timer shows only over time: one second of it. */
+	t0 = broker_ticks();
+	sleep(1);
+	ck_assert_msg(broker_ticks() - t0 < sysconf(_SC_CLK_TCK) / 4, "the "
+	    "broker used %ld CPU ticks (%ld a second) in 1 s of idling",
+	    broker_ticks() - t0, (long)sysconf(_SC_CLK_TCK));
+	assert_serving();
+	ck_assert_int_eq(broker_log_count(&b, "expired jobs are kept"), 1);
+}
+END_TEST
+
+/*
+ * A result that finds the map full, while --map-size-max lets it grow:
+ * the map grows and the job goes on (it used to be killed and failed,
+ * its results dropped).
+ */
+START_TEST(map_full_result_grows)
+{
+	const char	*args[] = { "--tools", NULL, "--map-size", "1048576",
+			    "--map-size-max", "67108864", NULL };
+	char		 table[256], cmds[1024], line[2048], t[32];
+	json_object	*r;
+	size_t		 len = 0;
+	int		 i;
+
+	shim_prepare();
+	snprintf(table, sizeof(table), "%s", broker_path(&b, "tools.json"));
+	write_file(table, "{\"tools\":[{\"name\":\"big\",\"tier\":\"instant\","
+	    "\"exec\":[\"sh\",\"-c\",\"yes aaaaaaaaaaaaaaa | head -c "
+	    "60000\"]}]}", 0600);
+	args[1] = table;
+	start_shimmed(args);
+	for (i = 0; i < 24; i++)
+		len += (size_t)snprintf(cmds + len, sizeof(cmds) - len,
+		    "%s{\"tool\":\"big\"}", i > 0 ? "," : "");
+	snprintf(line, sizeof(line), "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":"
+	    "\"batch_execute\",\"params\":{\"async\":true,\"commands\":[%s]}}",
+	    cmds);
+	r = client_call(c, line);
+	ck_assert_msg(jpath(r, "result.ticket") != NULL, "%.300s",
+	    json_object_to_json_string(r));
+	snprintf(t, sizeof(t), "%s", json_object_get_string(jpath(r,
+	    "result.ticket")));
+	json_object_put(r);
+	r = on_ticket("wait_job", t);
+	ck_assert_msg(strcmp(json_object_get_string(jpath(r, "result.status")),
+	    "done") == 0, "the map could grow, yet: %.400s",
+	    json_object_to_json_string(r));
+	json_object_put(r);
+	ck_assert_int_ge(broker_log_count(&b, "the store's map was full: "
+	    "grown"), 1);
+}
+END_TEST
+
+/*
+ * A submit larger than the map's free room, while --map-size-max lets
+ * it grow: the map grows and the job is taken (the failed put inside the
+ * group's retry used to hide the full map: storage_error).
+ */
+START_TEST(map_full_submit_grows)
+{
+	const char	*args[] = { "--map-size", "1048576", "--map-size-max",
+			    "67108864", "--max-message", "4194304", NULL };
+	size_t		 n = 1500000;
+	char		*line = malloc(n + 512), *text = malloc(n + 1);
+	json_object	*r;
+
+	ck_assert(line != NULL && text != NULL);
+	shim_prepare();
+	start_shimmed(args);
+	memset(text, 'a', n);
+	text[n] = '\0';
+	snprintf(line, n + 512, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":"
+	    "\"batch_execute\",\"params\":{\"async\":true,\"commands\":"
+	    "[{\"tool\":\"echo\",\"params\":{\"text\":\"%s\"}}]}}", text);
+	free(text);
+	r = client_call(c, line);
+	free(line);
+	ck_assert_msg(jpath(r, "result.ticket") != NULL, "the map could grow "
+	    "to 64 MiB, yet: %.300s", json_object_to_json_string(r));
+	json_object_put(r);
+	ck_assert_int_ge(broker_log_count(&b, "the store's map was full: "
+	    "grown"), 1);
+}
+END_TEST
+
+/*
+ * No worker can be spawned: the jobs picked fail, and those the pass did
+ * not pick (over --max-workers) are tried next, not left queued until
+ * something else runs the scheduler.
+ */
+START_TEST(spawn_failure_goes_on)
+{
+	const char	*args[] = { "--max-workers", "2", NULL };
+	json_object	*r;
+
+	shim_prepare();
+	arm("nosubreaper", 1);
+	start_shimmed(args);
+	ck_assert_int_ge(broker_await_log(&b, "no fork server: prctl "
+	    "PR_SET_CHILD_SUBREAPER"), 1);
+	arm("eagain", 1);
+	r = client_call(c, "[" SUBMIT "," SUBMIT "," SUBMIT "]");
+	ck_assert_int_eq(json_object_array_length(r), 3);
+	json_object_put(r);
+	ck_assert_int_ge(broker_await_log(&b, "cannot start a worker"), 1);
+	arm("eagain", 0);
+	r = on_ticket("wait_job", "t-000002");
+	ck_assert_msg(strcmp(json_object_get_string(jpath(r, "result.status")),
+	    "queued") != 0, "t-000002 stays queued: %.300s",
+	    json_object_to_json_string(r));
+	json_object_put(r);
+}
+END_TEST
+
+/*
+ * The retry of refused changes backs off once per retry (1 s, 2, 4, ...),
+ * not once per change refused: three ends refused at once, then the
+ * first retry refused too, say 2 s, and not yet 4.
+ */
+START_TEST(backoff_per_retry)
+{
+	const char	*args[] = { "--tools", NULL, "--log-level", "debug",
+			    NULL };
+	char		 table[256];
+	json_object	*r;
+
+	shim_prepare();
+	snprintf(table, sizeof(table), "%s", broker_path(&b, "tools.json"));
+	write_file(table, "{\"tools\":[{\"name\":\"nap\",\"tier\":\"instant\","
+	    "\"exec\":[\"sleep\",\"1\"]}]}", 0600);
+	args[1] = table;
+	start_shimmed(args);
+#define NAP "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"batch_execute\"," \
+	    "\"params\":{\"async\":true,\"commands\":[{\"tool\":\"nap\"}]}}"
+	r = client_call(c, "[" NAP "," NAP "," NAP "]");
+	ck_assert_int_eq(json_object_array_length(r), 3);
+	json_object_put(r);
+	arm("enospc", 1);
+	ck_assert_int_ge(broker_await_log(&b, "still refuses (No space left "
+	    "on device); retrying in 2s"), 1);
+	ck_assert_msg(broker_log_count(&b, "retrying in 4s") == 0, "the "
+	    "backoff grew per refused end, not per retry");
+	arm("enospc", 0);
+}
+END_TEST
+
+/*
+ * A start the store refuses (the disk is full) ends the scheduler's pass:
+ * the jobs picked beside it are not tried too, each taking a worker only
+ * to kill it.  Three smooth jobs are queued behind a heavy one at a stop;
+ * the broker comes back on a full disk, and its first pass picks all
+ * three.
+ */
+START_TEST(refused_start_ends_the_pass)
+{
+	const char	*args[] = { "--tools", NULL, "--max-workers", "8",
+			    "--log-level", "debug", NULL };
+	char		 table[256], t[4][32];
+	json_object	*r;
+	int		 i, killed, again;
+
+	shim_prepare();
+	snprintf(table, sizeof(table), "%s", broker_path(&b, "tools.json"));
+	write_file(table, "{\"tools\":[{\"name\":\"hold\",\"tier\":\"heavy\","
+	    "\"exec\":[\"sleep\",\"60\"]},{\"name\":\"q\",\"tier\":\"smooth\","
+	    "\"exec\":[\"true\"]}]}", 0600);
+	args[1] = table;
+	start_shimmed(args);
+	submit_tool("hold", t[0]);
+	for (i = 1; i < 4; i++) {
+		r = client_call(c, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":"
+		    "\"batch_execute\",\"params\":{\"async\":true,"
+		    "\"commands\":[{\"tool\":\"q\"}]}}");
+		ck_assert_str_eq(json_object_get_string(jpath(r,
+		    "result.status")), "queued");
+		snprintf(t[i], sizeof(t[i]), "%s", json_object_get_string(
+		    jpath(r, "result.ticket")));
+		json_object_put(r);
+	}
+	client_close(c);
+	/* The heavy job is recorded failed at the stop; the rest stay. */
+	ck_assert_int_eq(broker_signal_wait(&b, SIGTERM), 0);
+	arm("enospc", 1);
+	start_shimmed(args);
+	ck_assert_int_ge(broker_await_log(&b, "lost: killed by signal 9"), 1);
+	arm("enospc", 0);
+	for (i = 1; i < 4; i++) {
+		r = on_ticket("wait_job", t[i]);
+		ck_assert_str_eq(json_object_get_string(jpath(r,
+		    "result.status")), "done");
+		json_object_put(r);
+	}
+	/* One worker stopped for each pass the store refused, not three. */
+	killed = broker_log_count(&b, "lost: killed by signal 9");
+	again = broker_log_count(&b, "the store still refuses");
+	ck_assert_msg(killed == 1 + again, "%d workers killed for %d refused "
+	    "passes: starts were tried after the store refused one in the "
+	    "same pass", killed, 1 + again);
+}
+END_TEST
+
+/*
+ * An end the store refused, stored at its retry, changes what
+ * queue_status answers: the status subscribers are told so then (they
+ * were told before only of the end the store had not taken).
+ */
+START_TEST(status_after_stored_end)
+{
+	const char	*args[] = { "--log-level", "debug", NULL };
+	struct client	*sub;
+	json_object	*r, *n;
+	int		 running;
+
+	shim_prepare();
+	start_shimmed(args);
+	sub = client_unix(b.sock);
+	r = client_call(sub, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":"
+	    "\"subscribe_status\"}");
+	ck_assert(json_object_get_boolean(jpath(r, "result.subscribed")));
+	json_object_put(r);
+	r = client_call(c, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":"
+	    "\"batch_execute\",\"params\":{\"async\":true,\"commands\":"
+	    "[{\"tool\":\"sleep\",\"params\":{\"seconds\":1}}]}}");
+	json_object_put(r);
+	arm("enospc", 1);
+	/* Refused at its end, then at the first retry, which changes
+	 * nothing: every note of the end in memory is sent by then. */
+	ck_assert_int_ge(broker_await_log(&b, "the store still refuses"), 1);
+	r = client_call(sub, "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":"
+	    "\"queue_status\"}");
+	ck_assert_int_eq(json_object_get_int(jpath(r, "result.running")), 1);
+	json_object_put(r);
+	json_object_put(sub->notes);	/* read before that answer */
+	sub->notes = json_object_new_array();
+	arm("enospc", 0);
+	ck_assert_int_ge(broker_await_log(&b, "the store takes changes again"),
+	    1);
+	n = client_wait_method(sub, "notifications/status");
+	ck_assert_msg(n != NULL, "the stored end changed queue_status, but no "
+	    "notifications/status said so");
+	json_object_put(n);
+	r = client_call(sub, "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":"
+	    "\"queue_status\"}");
+	running = json_object_get_int(jpath(r, "result.running"));
+	json_object_put(r);
+	client_close(sub);
+	ck_assert_int_eq(running, 0);
+}
+END_TEST
+
+static Suite *
+refusal_suite(void)
+{
+	Suite	*s = suite_create("refusal");
+	TCase	*tc = tcase_create("refusal");
+
+	tcase_add_checked_fixture(tc, fault_setup, fault_teardown);
+	tcase_set_timeout(tc, 60);
+	tcase_add_test(tc, unstored_end_still_running);
+	tcase_add_test(tc, status_after_stored_end);
+	tcase_add_test(tc, expiry_after_failed_sync);
+	tcase_add_test(tc, map_full_result_grows);
+	tcase_add_test(tc, map_full_submit_grows);
+	tcase_add_test(tc, spawn_failure_goes_on);
+	tcase_add_test(tc, backoff_per_retry);
+	tcase_add_test(tc, refused_start_ends_the_pass);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int
+main(void)
+{
+	return ck_run(refusal_suite());
+}
