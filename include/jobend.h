@@ -17,8 +17,12 @@ void	jobend_notify(struct jobs *, struct job *);
 void	jobend_finish(struct jobs *, struct job *, enum job_status,
 	    const char *error);
 /* The end of j (worker del, 0: none) could not be stored with the turn
- * (rc): j shrinks and is stored alone, or waits in J->unstored. */
+ * (rc): j shrinks (unless the disk is full) and is stored alone, or waits
+ * in J->unstored. */
 void	jobend_finish_alone(struct jobs *, struct job *, pid_t del, int rc);
+/* Store the end of j from J->unstored, shrunk if it must: 0, or the
+ * store's error. */
+int	jobend_save_unstored(struct jobs *, struct job *);
 /* j is over and stored: tell whoever waits, forget it here. */
 void	jobend_forget(struct jobs *, struct job *);
 /* The store refused a change (rc): start nothing new, retry later. */

@@ -371,6 +371,7 @@ job_shrink(struct jobs *J, struct job *j, int rc)
 
 	log_warnx("%s: the store cannot record this job (%s): it fails, its "
 	    "results dropped", j->ticket, store_strerror(rc));
+	j->shrunk = 1;
 	if (j->status != JOB_FAILED)
 		job_set_status(J, j, JOB_FAILED);
 	snprintf(why, sizeof(why), "storage_error: the store could not "

@@ -8,6 +8,7 @@
 
 #include <sys/types.h>
 
+#include <errno.h>
 #include <stdio.h>
 
 #include <event2/event.h>
@@ -92,11 +93,37 @@ jobend_finish(struct jobs *J, struct job *j, enum job_status s,
 	turn_add(J, TURN_FINISH, j, del, 0, 0);
 }
 
+/*
+ * Whether a smaller record might be stored where rc refused j's: not on a
+ * full disk, which takes nothing, so that a passing ENOSPC does not cost
+ * a finished job its results.
+ */
+static int
+shrink_helps(const struct job *j, int rc)
+{
+	return !j->shrunk && rc != ENOSPC && rc != EDQUOT &&
+	    rc != STORE_EFAILED;
+}
+
+int
+jobend_save_unstored(struct jobs *J, struct job *j)
+{
+	int	rc;
+
+	if ((rc = job_save(J, j, 0, j->del_worker)) != 0 &&
+	    shrink_helps(j, rc)) {
+		job_shrink(J, j, rc);
+		rc = job_save(J, j, 0, j->del_worker);
+	}
+	return rc;
+}
+
 /* The end could not be stored with the turn (rc): smaller, or later. */
 void
 jobend_finish_alone(struct jobs *J, struct job *j, pid_t del, int rc)
 {
-	job_shrink(J, j, rc);
+	if (shrink_helps(j, rc))
+		job_shrink(J, j, rc);
 	if ((rc = job_save(J, j, 0, del)) == 0) {
 		jobend_forget(J, j);
 		return;

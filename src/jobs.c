@@ -118,7 +118,7 @@ on_store_retry(evutil_socket_t fd, short ev, void *arg)
 	(void)fd;
 	(void)ev;
 	while ((j = TAILQ_FIRST(&J->unstored)) != NULL) {
-		if ((rc = job_save(J, j, 0, j->del_worker)) != 0) {
+		if ((rc = jobend_save_unstored(J, j)) != 0) {
 			jobend_store_blocked(J, j->ticket, rc);
 			return;
 		}

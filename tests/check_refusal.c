@@ -317,6 +317,41 @@ START_TEST(refused_start_ends_the_pass)
 END_TEST
 
 /*
+ * A full disk takes no record, smaller or not: a job whose end it refused
+ * waits whole, and is stored done, with its result, once there is room
+ * (it used to be failed, its results dropped, for a passing ENOSPC).
+ */
+START_TEST(end_kept_whole_on_full_disk)
+{
+	const char	*args[] = { "--log-level", "debug", NULL };
+	json_object	*r;
+	char		 t[32];
+
+	shim_prepare();
+	start_shimmed(args);
+	r = client_call(c, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":"
+	    "\"batch_execute\",\"params\":{\"async\":true,\"commands\":"
+	    "[{\"tool\":\"sleep\",\"params\":{\"seconds\":1}}]}}");
+	snprintf(t, sizeof(t), "%s", json_object_get_string(jpath(r,
+	    "result.ticket")));
+	json_object_put(r);
+	/* Its tool's group is stored (a progress record refused fails it). */
+	ck_assert_int_ge(broker_await_log(&b, "t-000000 tool started"), 1);
+	arm("enospc", 1);
+	ck_assert_int_ge(broker_await_log(&b, "the store refused the change"),
+	    1);
+	arm("enospc", 0);
+	r = on_ticket("wait_job", t);
+	ck_assert_msg(strcmp(json_object_get_string(jpath(r, "result.status")),
+	    "done") == 0 && json_object_array_length(jpath(r,
+	    "result.results")) == 1, "a passing ENOSPC cost the job its end: "
+	    "%.400s", json_object_to_json_string(r));
+	json_object_put(r);
+	ck_assert_int_eq(broker_log_count(&b, "results dropped"), 0);
+}
+END_TEST
+
+/*
  * An end the store refused, stored at its retry, changes what
  * queue_status answers: the status subscribers are told so then (they
  * were told before only of the end the store had not taken).
@@ -374,6 +409,7 @@ refusal_suite(void)
 	tcase_add_checked_fixture(tc, fault_setup, fault_teardown);
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, unstored_end_still_running);
+	tcase_add_test(tc, end_kept_whole_on_full_disk);
 	tcase_add_test(tc, status_after_stored_end);
 	tcase_add_test(tc, expiry_after_failed_sync);
 	tcase_add_test(tc, map_full_result_grows);
