@@ -140,6 +140,8 @@ struct jobs {
 	struct event		*retry_ev;	/* the store refused a change */
 	struct event		*spawn_ev;	/* a worker could not be started */
 	int			 store_blocked;	/* start nothing until it takes */
+	int			 spawn_blocked;	/* nor until spawn_ev, after a
+						   worker could not start */
 	int			 retry_s;	/* backoff of retry_ev, 0: none */
 	int			 retry_logged;	/* said once until it takes */
 	int			 expire_retry_s;	/* backoff of expire_ev;

@@ -136,9 +136,12 @@ on_store_retry(evutil_socket_t fd, short ev, void *arg)
 static void
 on_spawn_retry(evutil_socket_t fd, short ev, void *arg)
 {
+	struct jobs	*J = arg;
+
 	(void)fd;
 	(void)ev;
-	jobs_schedule(arg);
+	J->spawn_blocked = 0;
+	jobs_schedule(J);
 }
 
 /* Cancel a queued job; -1 with err, and nothing changed, if not stored. */
@@ -346,10 +349,11 @@ jobs_start(struct jobs *J, struct job *j)
 		log_warnx("%s: %s", j->ticket, why);
 		jobend_finish(J, j, JOB_FAILED, why);
 		/*
-		 * No worker ends to run the scheduler, and trying the next
-		 * at once would fail the whole queue on a passing limit:
-		 * the rest, a second later.
+		 * Trying the next at once would fail the whole queue on a
+		 * passing limit: nothing starts for a second, and no worker
+		 * ends to run the scheduler then.
 		 */
+		J->spawn_blocked = 1;
 		if (!evtimer_pending(J->spawn_ev, NULL))
 			evtimer_add(J->spawn_ev, &spawn_tv);
 		return;
@@ -590,6 +594,12 @@ jobs_shutdown(struct jobs *J)
 	J->stopping = 1;
 	if (turn_pending(J))
 		turn_flush(J);
+	/* Ends the store refused: one more try, else the restart's. */
+	while ((j = TAILQ_FIRST(&J->unstored)) != NULL &&
+	    jobend_save_unstored(J, j) == 0) {
+		TAILQ_REMOVE(&J->unstored, j, entry);
+		jobend_forget(J, j);
+	}
 	if (J->nrunning > 0) {
 		now_stamp(ts);
 		TAILQ_FOREACH(j, &J->running, entry) {

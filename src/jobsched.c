@@ -53,8 +53,11 @@ jobsched_start(struct jobs *J, const struct sched_state *s, jobsched_fn start)
 
 	first = xcalloc(s->max_workers - s->workers, sizeof(*first));
 	n = sched_pick(&q, s, first);
-	/* A start the store refused ends the pass: it retries them all. */
-	for (i = 0; i < n && !J->store_blocked; i++) {
+	/*
+	 * A start the store refused, or a worker that could not be started,
+	 * ends the pass: they are tried again later, all of them.
+	 */
+	for (i = 0; i < n && !J->store_blocked && !J->spawn_blocked; i++) {
 		if ((qn = qtree_find(J->qroot, first[i])) == NULL)
 			continue;
 		/* A queued job's record is the store's (job_rec_drop()). */
@@ -114,7 +117,7 @@ jobsched_pass(struct jobs *J, jobsched_fn start, jobsched_fn notify)
 		J->reschedule = 0;
 		/* Nothing new while a past run's worker is being stopped. */
 		if (J->stopping || J->W.norphans > 0 || J->nqueued == 0 ||
-		    J->store_blocked)
+		    J->store_blocked || J->spawn_blocked)
 			break;
 		memset(&s, 0, sizeof(s));
 		TAILQ_FOREACH(j, &J->running, entry) {

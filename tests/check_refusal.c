@@ -201,14 +201,17 @@ START_TEST(map_full_submit_grows)
 END_TEST
 
 /*
- * No worker can be spawned: the jobs picked fail, and those the pass did
- * not pick (over --max-workers) are tried next, not left queued until
+ * No worker can be spawned (a passing process limit): the job that found
+ * it fails, saying so, and nothing else starts for a second; the others
+ * are tried then, not all failed in the same pass, nor left queued until
  * something else runs the scheduler.
  */
-START_TEST(spawn_failure_goes_on)
+START_TEST(spawn_failure_waits)
 {
-	const char	*args[] = { "--max-workers", "2", NULL };
+	const char	*args[] = { "--max-workers", "8", NULL };
 	json_object	*r;
+	char		 t[16];
+	int		 i;
 
 	shim_prepare();
 	arm("nosubreaper", 1);
@@ -216,16 +219,21 @@ START_TEST(spawn_failure_goes_on)
 	ck_assert_int_ge(broker_await_log(&b, "no fork server: prctl "
 	    "PR_SET_CHILD_SUBREAPER"), 1);
 	arm("eagain", 1);
-	r = client_call(c, "[" SUBMIT "," SUBMIT "," SUBMIT "]");
-	ck_assert_int_eq(json_object_array_length(r), 3);
+	r = client_call(c, "[" SUBMIT "," SUBMIT "," SUBMIT "," SUBMIT "]");
+	ck_assert_int_eq(json_object_array_length(r), 4);
 	json_object_put(r);
-	ck_assert_int_ge(broker_await_log(&b, "cannot start a worker"), 1);
+	ck_assert_int_ge(broker_await_log(&b, "t-000000: cannot start a "
+	    "worker"), 1);
 	arm("eagain", 0);
-	r = on_ticket("wait_job", "t-000002");
-	ck_assert_msg(strcmp(json_object_get_string(jpath(r, "result.status")),
-	    "queued") != 0, "t-000002 stays queued: %.300s",
-	    json_object_to_json_string(r));
-	json_object_put(r);
+	for (i = 1; i < 4; i++) {
+		snprintf(t, sizeof(t), "t-%06d", i);
+		r = on_ticket("wait_job", t);
+		ck_assert_msg(strcmp(json_object_get_string(jpath(r,
+		    "result.status")), "done") == 0, "%s, queued beside the "
+		    "job that found the limit: %.300s", t,
+		    json_object_to_json_string(r));
+		json_object_put(r);
+	}
 }
 END_TEST
 
@@ -352,6 +360,42 @@ START_TEST(end_kept_whole_on_full_disk)
 END_TEST
 
 /*
+ * SIGTERM while an end the store refused waits: the stop stores it, if
+ * the store takes it by then, so that the restart does not record the
+ * finished job as interrupted.
+ */
+START_TEST(end_stored_at_stop)
+{
+	const char	*args[] = { "--log-level", "debug", NULL };
+	json_object	*r;
+	char		 t[32];
+
+	shim_prepare();
+	start_shimmed(args);
+	r = client_call(c, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":"
+	    "\"batch_execute\",\"params\":{\"async\":true,\"commands\":"
+	    "[{\"tool\":\"sleep\",\"params\":{\"seconds\":1}}]}}");
+	snprintf(t, sizeof(t), "%s", json_object_get_string(jpath(r,
+	    "result.ticket")));
+	json_object_put(r);
+	ck_assert_int_ge(broker_await_log(&b, "t-000000 tool started"), 1);
+	arm("enospc", 1);
+	/* Refused at the end and at the first retry: the next is 2 s on. */
+	ck_assert_int_ge(broker_await_log(&b, "the store still refuses"), 1);
+	arm("enospc", 0);
+	client_close(c);
+	c = NULL;
+	ck_assert_int_eq(broker_signal_wait(&b, SIGTERM), 0);
+	start_shimmed(args);
+	r = on_ticket("wait_job", t);
+	ck_assert_msg(strcmp(json_object_get_string(jpath(r, "result.status")),
+	    "done") == 0, "the end that waited was lost at the stop: %.300s",
+	    json_object_to_json_string(r));
+	json_object_put(r);
+}
+END_TEST
+
+/*
  * An end the store refused, stored at its retry, changes what
  * queue_status answers: the status subscribers are told so then (they
  * were told before only of the end the store had not taken).
@@ -410,11 +454,12 @@ refusal_suite(void)
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, unstored_end_still_running);
 	tcase_add_test(tc, end_kept_whole_on_full_disk);
+	tcase_add_test(tc, end_stored_at_stop);
 	tcase_add_test(tc, status_after_stored_end);
 	tcase_add_test(tc, expiry_after_failed_sync);
 	tcase_add_test(tc, map_full_result_grows);
 	tcase_add_test(tc, map_full_submit_grows);
-	tcase_add_test(tc, spawn_failure_goes_on);
+	tcase_add_test(tc, spawn_failure_waits);
 	tcase_add_test(tc, backoff_per_retry);
 	tcase_add_test(tc, refused_start_ends_the_pass);
 	suite_add_tcase(s, tc);
