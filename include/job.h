@@ -93,6 +93,7 @@ struct job {
 	int			 cancelling;
 	unsigned char		 damaged;	/* its record could not be read */
 	unsigned char		 shrunk;	/* failed, results dropped (job_shrink) */
+	unsigned char		 whole_tries;	/* its end refused by a full disk */
 	unsigned char		 uncounted;	/* its end is not stored yet: */
 	enum job_status		 counted;	/* J->count has it so */
 	pid_t			 del_worker;	/* its reaped worker's record,

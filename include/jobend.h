@@ -2,6 +2,8 @@
 #ifndef CMDGATE_JOBEND_H
 #define CMDGATE_JOBEND_H
 
+#define JOBEND_WHOLE_TRIES	6	/* an end a full disk refused waits whole */
+
 #include <sys/types.h>
 
 #include "job.h"
@@ -20,9 +22,9 @@ void	jobend_finish(struct jobs *, struct job *, enum job_status,
  * (rc): j shrinks (unless the disk is full) and is stored alone, or waits
  * in J->unstored. */
 void	jobend_finish_alone(struct jobs *, struct job *, pid_t del, int rc);
-/* Store the end of j from J->unstored, shrunk if it must: 0, or the
- * store's error. */
-int	jobend_save_unstored(struct jobs *, struct job *);
+/* Store the end of j from J->unstored, shrunk if it must (last: the
+ * stop's try, which shrinks at once): 0, or the store's error. */
+int	jobend_save_unstored(struct jobs *, struct job *, int last);
 /* j is over and stored: tell whoever waits, forget it here. */
 void	jobend_forget(struct jobs *, struct job *);
 /* The store refused a change (rc): start nothing new, retry later. */

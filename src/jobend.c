@@ -9,6 +9,7 @@
 #include <sys/types.h>
 
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 
 #include <event2/event.h>
@@ -94,24 +95,34 @@ jobend_finish(struct jobs *J, struct job *j, enum job_status s,
 }
 
 /*
- * Whether a smaller record might be stored where rc refused j's: not on a
- * full disk, which takes nothing, so that a passing ENOSPC does not cost
- * a finished job its results.
+ * Whether to shrink j where rc refused its end (last: the stop's try).  A
+ * full disk may take it whole in a while, so that a passing ENOSPC does
+ * not cost a finished job its results: it waits whole for
+ * JOBEND_WHOLE_TRIES retries (about a minute), then shrinks, since freed
+ * pages inside the file may still take a smaller record.
  */
 static int
-shrink_helps(const struct job *j, int rc)
+shrink_helps(const struct job *j, int rc, int last)
 {
-	return !j->shrunk && rc != ENOSPC && rc != EDQUOT &&
-	    rc != STORE_EFAILED;
+	if (j->shrunk || rc == STORE_EFAILED)
+		return 0;
+	return last || (rc != ENOSPC && rc != EDQUOT) ||
+	    j->whole_tries >= JOBEND_WHOLE_TRIES;
 }
 
 int
-jobend_save_unstored(struct jobs *J, struct job *j)
+jobend_save_unstored(struct jobs *J, struct job *j, int last)
 {
 	int	rc;
 
-	if ((rc = job_save(J, j, 0, j->del_worker)) != 0 &&
-	    shrink_helps(j, rc)) {
+	rc = job_save(J, j, 0, j->del_worker);
+	/* A full map grows first, as for every other change. */
+	while (rc != 0 && store_map_full(rc) &&
+	    job_store_grow(J, j->ticket) == 0)
+		rc = job_save(J, j, 0, j->del_worker);
+	if ((rc == ENOSPC || rc == EDQUOT) && j->whole_tries < UCHAR_MAX)
+		j->whole_tries++;
+	if (rc != 0 && shrink_helps(j, rc, last)) {
 		job_shrink(J, j, rc);
 		rc = job_save(J, j, 0, j->del_worker);
 	}
@@ -122,7 +133,7 @@ jobend_save_unstored(struct jobs *J, struct job *j)
 void
 jobend_finish_alone(struct jobs *J, struct job *j, pid_t del, int rc)
 {
-	if (shrink_helps(j, rc))
+	if (shrink_helps(j, rc, 0))
 		job_shrink(J, j, rc);
 	if ((rc = job_save(J, j, 0, del)) == 0) {
 		jobend_forget(J, j);

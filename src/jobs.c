@@ -118,7 +118,7 @@ on_store_retry(evutil_socket_t fd, short ev, void *arg)
 	(void)fd;
 	(void)ev;
 	while ((j = TAILQ_FIRST(&J->unstored)) != NULL) {
-		if ((rc = jobend_save_unstored(J, j)) != 0) {
+		if ((rc = jobend_save_unstored(J, j, 0)) != 0) {
 			jobend_store_blocked(J, j->ticket, rc);
 			return;
 		}
@@ -596,7 +596,7 @@ jobs_shutdown(struct jobs *J)
 		turn_flush(J);
 	/* Ends the store refused: one more try, else the restart's. */
 	while ((j = TAILQ_FIRST(&J->unstored)) != NULL &&
-	    jobend_save_unstored(J, j) == 0) {
+	    jobend_save_unstored(J, j, 1) == 0) {
 		TAILQ_REMOVE(&J->unstored, j, entry);
 		jobend_forget(J, j);
 	}

@@ -91,13 +91,16 @@ END_TEST
 
 /*
  * The disk fills while a job runs: its end cannot be stored, so nobody
- * hears of it, nothing new starts, and the broker keeps serving; once the
- * disk has room the end is stored and told.
+ * hears of it (every view shows the job running, as stored), nothing new
+ * starts, and the broker keeps serving; once the disk has room the end is
+ * stored and told.
  */
 START_TEST(disk_full_while_running)
 {
-	json_object	*r;
+	json_object	*r, *l;
 	char		 t[32], line[256];
+	size_t		 i;
+	int		 inflight = 0;
 
 	r = client_call(c, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":"
 	    "\"batch_execute\",\"params\":{\"async\":true,\"commands\":"
@@ -124,6 +127,23 @@ START_TEST(disk_full_while_running)
 	    "result.jobs_by_status.running")), 1);
 	ck_assert_int_eq(json_object_get_int(jpath(r,
 	    "result.jobs_by_status.done")), 0);
+	json_object_put(r);
+	/* And so in queue_status and list_clients. */
+	r = client_call(c, "{\"jsonrpc\":\"2.0\",\"id\":4,\"method\":"
+	    "\"queue_status\"}");
+	ck_assert_msg(json_object_get_int(jpath(r, "result.running")) == 1 &&
+	    json_object_get_int(jpath(r, "result.smooth_in_flight")) == 1,
+	    "queue_status tells of an end the store refused: %s",
+	    json_object_to_json_string(r));
+	json_object_put(r);
+	r = client_call(c, "{\"jsonrpc\":\"2.0\",\"id\":5,\"method\":"
+	    "\"list_clients\"}");
+	l = jpath(r, "result.clients");
+	for (i = 0; i < json_object_array_length(l); i++)
+		inflight += json_object_get_int(jpath(
+		    json_object_array_get_idx(l, i), "jobs_in_flight"));
+	ck_assert_msg(inflight == 1, "list_clients tells of an end the store "
+	    "refused: %s", json_object_to_json_string(r));
 	json_object_put(r);
 	arm("enospc", 0);
 	snprintf(line, sizeof(line), "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":"
