@@ -402,6 +402,42 @@ START_TEST(status_after_stored_end)
 }
 END_TEST
 
+/*
+ * A restart on a full disk cannot record the jobs it interrupted: it does
+ * not start (exit 78) and leaves the store as it was; once the disk has
+ * room, the next start records them.
+ */
+START_TEST(recovery_refused_on_full_disk)
+{
+	json_object	*r;
+	char		 t[32];
+
+	r = client_call(c, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":"
+	    "\"batch_execute\",\"params\":{\"async\":true,\"commands\":"
+	    "[{\"tool\":\"sleep\",\"params\":{\"seconds\":30}}]}}");
+	ck_assert_str_eq(json_object_get_string(jpath(r, "result.status")),
+	    "running");
+	snprintf(t, sizeof(t), "%s", json_object_get_string(jpath(r,
+	    "result.ticket")));
+	json_object_put(r);
+	client_close(c);
+	c = NULL;
+	broker_kill(&b, SIGKILL);
+	arm("enospc", 1);
+	ck_assert_int_eq(start_shimmed_status(NULL), 78);
+	ck_assert_int_ge(broker_log_count(&b, "store: recovery failed"), 1);
+	arm("enospc", 0);
+	start_shimmed(NULL);
+	r = on_ticket("wait_job", t);
+	ck_assert_str_eq(json_object_get_string(jpath(r, "result.status")),
+	    "failed");
+	ck_assert_msg(strncmp(json_object_get_string(jpath(r,
+	    "result.error")), "interrupted by broker restart", 29) == 0,
+	    "%.300s", json_object_to_json_string(r));
+	json_object_put(r);
+}
+END_TEST
+
 static Suite *
 refusal_suite(void)
 {
@@ -419,6 +455,7 @@ refusal_suite(void)
 	tcase_add_test(tc, spawn_failure_waits);
 	tcase_add_test(tc, backoff_per_retry);
 	tcase_add_test(tc, refused_start_ends_the_pass);
+	tcase_add_test(tc, recovery_refused_on_full_disk);
 	suite_add_tcase(s, tc);
 	return s;
 }

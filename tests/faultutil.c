@@ -21,13 +21,13 @@
 struct broker	 b;
 struct client	*c;
 
-/* The broker under the shim, with args; c to it. */
-void
-start_shimmed(const char **args)
+int
+start_shimmed_status(const char **args)
 {
 	const char	*shim = getenv("CMDGATE_FAULT_SHIM");
 	const char	*asan = getenv("ASAN_OPTIONS");
 	char		 opts[512];
+	int		 rc;
 
 	ck_assert_msg(shim != NULL, "CMDGATE_FAULT_SHIM is not set");
 	/* The broker inherits these; the test itself is already loaded. */
@@ -36,8 +36,16 @@ start_shimmed(const char **args)
 	snprintf(opts, sizeof(opts), "%s%sverify_asan_link_order=0",
 	    asan ? asan : "", asan ? ":" : "");
 	setenv("ASAN_OPTIONS", opts, 1);
-	ck_assert_int_eq(broker_start(&b, args, 0), 0);
+	rc = broker_start(&b, args, 0);
 	unsetenv("LD_PRELOAD");
+	return rc;
+}
+
+/* The broker under the shim, with args; c to it. */
+void
+start_shimmed(const char **args)
+{
+	ck_assert_int_eq(start_shimmed_status(args), 0);
 	c = client_tcp(b.port);
 }
 

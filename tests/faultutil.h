@@ -18,6 +18,8 @@ extern struct client	*c;	/* a client of it */
 
 /* The broker under the shim, with args (NULL-ended, or NULL); c to it. */
 void		 start_shimmed(const char **args);
+/* The same without c: 0 once ready, or the exit status it had instead. */
+int		 start_shimmed_status(const char **args);
 /* The fixture: a fresh dir and a broker under the shim; its end. */
 void		 fault_setup(void);
 void		 fault_teardown(void);
