@@ -252,7 +252,7 @@ next_answer(struct client *cl)
 START_TEST(unstored_result_not_shown)
 {
 	const char	*args[] = { "--tools", NULL, NULL };
-	char		 tools[1024], fifo[256], table[256], polls[100 * 128];
+	char		 tools[1024], fifo[256], polls[100 * 128];
 	char		 line[128];
 	json_object	*r;
 	size_t		 len = 0;
@@ -267,9 +267,7 @@ START_TEST(unstored_result_not_shown)
 	    "\"tier\":\"instant\",\"exec\":[\"sh\",\"-c\",\"cat %s "
 	    ">/dev/null; echo held\"]},{\"name\":\"nap\",\"tier\":"
 	    "\"instant\",\"exec\":[\"sleep\",\"30\"]}]}", fifo);
-	snprintf(table, sizeof(table), "%s", broker_path(&b, "tools.json"));
-	write_file(table, tools, 0600);
-	args[1] = table;
+	args[1] = tool_table(tools);
 	start_shimmed(args);
 	r = client_call(c, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":"
 	    "\"batch_execute\",\"params\":{\"async\":true,\"commands\":"

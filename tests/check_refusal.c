@@ -115,17 +115,16 @@ START_TEST(map_full_result_grows)
 {
 	const char	*args[] = { "--tools", NULL, "--map-size", "1048576",
 			    "--map-size-max", "67108864", NULL };
-	char		 table[256], cmds[1024], line[2048], t[32];
+	char		 cmds[1024], line[2048], t[32];
 	json_object	*r;
 	size_t		 len = 0;
 	int		 i;
 
 	shim_prepare();
-	snprintf(table, sizeof(table), "%s", broker_path(&b, "tools.json"));
-	write_file(table, "{\"tools\":[{\"name\":\"big\",\"tier\":\"instant\","
+	args[1] = tool_table(
+	    "{\"tools\":[{\"name\":\"big\",\"tier\":\"instant\","
 	    "\"exec\":[\"sh\",\"-c\",\"yes aaaaaaaaaaaaaaa | head -c "
-	    "60000\"]}]}", 0600);
-	args[1] = table;
+	    "60000\"]}]}");
 	start_shimmed(args);
 	for (i = 0; i < 24; i++)
 		len += (size_t)snprintf(cmds + len, sizeof(cmds) - len,
@@ -227,14 +226,12 @@ START_TEST(backoff_per_retry)
 {
 	const char	*args[] = { "--tools", NULL, "--log-level", "debug",
 			    NULL };
-	char		 table[256];
 	json_object	*r;
 
 	shim_prepare();
-	snprintf(table, sizeof(table), "%s", broker_path(&b, "tools.json"));
-	write_file(table, "{\"tools\":[{\"name\":\"nap\",\"tier\":\"instant\","
-	    "\"exec\":[\"sleep\",\"1\"]}]}", 0600);
-	args[1] = table;
+	args[1] = tool_table(
+	    "{\"tools\":[{\"name\":\"nap\",\"tier\":\"instant\","
+	    "\"exec\":[\"sleep\",\"1\"]}]}");
 	start_shimmed(args);
 #define NAP "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"batch_execute\"," \
 	    "\"params\":{\"async\":true,\"commands\":[{\"tool\":\"nap\"}]}}"
@@ -261,16 +258,15 @@ START_TEST(refused_start_ends_the_pass)
 {
 	const char	*args[] = { "--tools", NULL, "--max-workers", "8",
 			    "--log-level", "debug", NULL };
-	char		 table[256], t[4][32];
+	char		 t[4][32];
 	json_object	*r;
 	int		 i, killed, again;
 
 	shim_prepare();
-	snprintf(table, sizeof(table), "%s", broker_path(&b, "tools.json"));
-	write_file(table, "{\"tools\":[{\"name\":\"hold\",\"tier\":\"heavy\","
+	args[1] = tool_table(
+	    "{\"tools\":[{\"name\":\"hold\",\"tier\":\"heavy\","
 	    "\"exec\":[\"sleep\",\"60\"]},{\"name\":\"q\",\"tier\":\"smooth\","
-	    "\"exec\":[\"true\"]}]}", 0600);
-	args[1] = table;
+	    "\"exec\":[\"true\"]}]}");
 	start_shimmed(args);
 	submit_tool("hold", t[0]);
 	for (i = 1; i < 4; i++) {

@@ -122,16 +122,23 @@ shim_prepare(void)
  * workers under the shim; with --kill-grace grace if it is not NULL.  c
  * to it.
  */
+const char *
+tool_table(const char *json)
+{
+	static char	table[256];
+
+	snprintf(table, sizeof(table), "%s", broker_path(&b, "tools.json"));
+	write_file(table, json, 0600);
+	return table;
+}
+
 void
 shim_start(const char *tools, const char *fault, const char *grace)
 {
 	const char	*args[] = { "--tools", NULL, "--kill-grace", grace,
 			    NULL };
-	char		 table[256];
 
-	snprintf(table, sizeof(table), "%s", broker_path(&b, "tools.json"));
-	write_file(table, tools, 0600);
-	args[1] = table;
+	args[1] = tool_table(tools);
 	if (grace == NULL)
 		args[2] = NULL;
 	if (fault != NULL)

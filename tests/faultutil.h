@@ -25,6 +25,8 @@ void		 fault_setup(void);
 void		 fault_teardown(void);
 /* Arm (on) or disarm the fault named in tests/fault.c. */
 void		 arm(const char *fault, int on);
+/* Write the tool table json in b's dir: its path, until the next call. */
+const char	*tool_table(const char *json);
 /* A fresh broker in a fresh dir is coming: b.dir names it for the table. */
 void		 shim_prepare(void);
 /*
