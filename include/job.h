@@ -249,6 +249,13 @@ void		 job_shrink(struct jobs *, struct job *, int rc);
 void		 job_store_recovered(struct jobs *);
 /* The store's map is full: grow it (logged, what changed).  0, or rc. */
 int		 job_store_grow(struct jobs *, const char *what);
+/*
+ * Run fn(J, arg), a whole transaction, again as long as it finds the
+ * map full and the map may grow (it doubles, up to --map-size-max): 0, or
+ * the last error.
+ */
+int		 job_store_growing(struct jobs *, const char *what,
+		    int (*fn)(struct jobs *, void *), void *arg);
 /* A change cannot be recorded: stop (fatalx). */
 void		 job_fatal_store(const char *what, int rc)
 		    __attribute__((noreturn));

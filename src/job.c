@@ -565,6 +565,18 @@ job_put_worker(struct jobs *J, struct worker *w)
 	return rc;
 }
 
+int
+job_store_growing(struct jobs *J, const char *what,
+    int (*fn)(struct jobs *, void *), void *arg)
+{
+	int	rc;
+
+	while ((rc = fn(J, arg)) != 0 && store_map_full(rc) &&
+	    job_store_grow(J, what) == 0)
+		;
+	return rc;
+}
+
 /* The map is full: grow it if --map-size-max allows; 0 when it grew. */
 int
 job_store_grow(struct jobs *J, const char *what)

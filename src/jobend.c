@@ -110,16 +110,22 @@ shrink_helps(const struct job *j, int rc, int last)
 	    j->whole_tries >= JOBEND_WHOLE_TRIES;
 }
 
+/* j's end, with its worker's record deleted (job_store_growing). */
+static int
+save_ended(struct jobs *J, void *arg)
+{
+	struct job	*j = arg;
+
+	return job_save(J, j, 0, j->del_worker);
+}
+
 int
 jobend_save_unstored(struct jobs *J, struct job *j, int last)
 {
 	int	rc;
 
-	rc = job_save(J, j, 0, j->del_worker);
 	/* A full map grows first, as for every other change. */
-	while (rc != 0 && store_map_full(rc) &&
-	    job_store_grow(J, j->ticket) == 0)
-		rc = job_save(J, j, 0, j->del_worker);
+	rc = job_store_growing(J, j->ticket, save_ended, j);
 	if ((rc == ENOSPC || rc == EDQUOT) && j->whole_tries < UCHAR_MAX)
 		j->whole_tries++;
 	if (rc != 0 && shrink_helps(j, rc, last)) {

@@ -569,11 +569,12 @@ jobs_open(struct jobs **Jp, const struct jobs_config *cfg,
 
 /* The running jobs' records, in one commit: 0, or the error. */
 static int
-jobs_put_running(struct jobs *J)
+jobs_put_running(struct jobs *J, void *arg)
 {
 	struct job	*j;
 	int		 rc;
 
+	(void)arg;
 	if ((rc = store_begin(J->st)) != 0)
 		return rc;
 	TAILQ_FOREACH(j, &J->running, entry)
@@ -608,11 +609,8 @@ jobs_shutdown(struct jobs *J)
 			job_rec_set(j->rec, "error", "interrupted by broker "
 			    "shutdown");
 		}
-		/* A full map grows, when it may (bounded: it doubles). */
-		while ((rc = jobs_put_running(J)) != 0 && store_map_full(rc) &&
-		    job_store_grow(J, "the shutdown") == 0)
-			;
-		if (rc != 0)
+		if ((rc = job_store_growing(J, "the shutdown",
+		    jobs_put_running, NULL)) != 0)
 			job_fatal_store("the shutdown", rc);
 		while ((j = TAILQ_FIRST(&J->running)) != NULL) {
 			TAILQ_REMOVE(&J->running, j, entry);

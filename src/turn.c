@@ -43,8 +43,7 @@ static const char *kind_names[] = { "tool started", "result", NULL,
 static void	 on_turn(evutil_socket_t, short, void *);
 static void	 on_late(evutil_socket_t, short, void *);
 static void	 turn_log(struct turn_oplist *, const char *);
-static int	 turn_store_once(struct jobs *, struct turn_oplist *,
-		    int (*)(struct jobs *, void *), void *);
+static int	 turn_store_once(struct jobs *, void *);
 
 void
 turn_init(struct jobs *J, turn_done_fn done)
@@ -161,6 +160,12 @@ turn_put(struct jobs *J, struct turn_op *op)
 	return rc;
 }
 
+struct turn_write {
+	struct turn_oplist	*ops;
+	int			(*put)(struct jobs *, void *);
+	void			*arg;
+};
+
 /*
  * Store ops and put(arg) in one transaction: 0, or the error with nothing
  * applied.  A full map is grown, when it may be, and the same tried again.
@@ -169,20 +174,19 @@ static int
 turn_store(struct jobs *J, struct turn_oplist *ops,
     int (*put)(struct jobs *, void *), void *arg)
 {
-	int	rc;
+	struct turn_write	w = { ops, put, arg };
 
-	while ((rc = turn_store_once(J, ops, put, arg)) != 0 &&
-	    store_map_full(rc) && job_store_grow(J, "the turn's commit") == 0)
-		;	/* bounded: the map doubles up to --map-size-max */
-	return rc;
+	return job_store_growing(J, "the turn's commit", turn_store_once, &w);
 }
 
 static int
-turn_store_once(struct jobs *J, struct turn_oplist *ops,
-    int (*put)(struct jobs *, void *), void *arg)
+turn_store_once(struct jobs *J, void *arg)
 {
-	struct turn_op	*op;
-	int		 rc;
+	struct turn_write	*w = arg;
+	struct turn_oplist	*ops = w->ops;
+	int			(*put)(struct jobs *, void *) = w->put;
+	struct turn_op		*op;
+	int			 rc;
 
 	if (put == NULL) {
 		TAILQ_FOREACH(op, ops, entry)
@@ -199,7 +203,7 @@ turn_store_once(struct jobs *J, struct turn_oplist *ops,
 				store_abort(J->st);
 				return rc;
 			}
-	if ((put != NULL && (rc = put(J, arg)) != 0) ||
+	if ((put != NULL && (rc = put(J, w->arg)) != 0) ||
 	    (rc = job_commit(J)) != 0)
 		store_abort(J->st);
 	return rc;
