@@ -256,6 +256,12 @@ int		 job_store_grow(struct jobs *, const char *what);
  */
 int		 job_store_growing(struct jobs *, const char *what,
 		    int (*fn)(struct jobs *, void *), void *arg);
+/*
+ * Store rec, num's record in its final status s (kept --result-ttl), in a
+ * commit of its own, growing a full map (job_store_growing).  0, or rc.
+ */
+int		 job_store_final(struct jobs *, const char *what, uint64_t num,
+		    enum job_status s, json_object *rec);
 /* A change cannot be recorded: stop (fatalx). */
 void		 job_fatal_store(const char *what, int rc)
 		    __attribute__((noreturn));

@@ -577,6 +577,37 @@ job_store_growing(struct jobs *J, const char *what,
 	return rc;
 }
 
+/* One job's last record, alone (job_store_final). */
+struct final {
+	uint64_t	 num;
+	enum job_status	 s;
+	const char	*rec;
+};
+
+static int
+final_once(struct jobs *J, void *arg)
+{
+	struct final	*f = arg;
+	int		 rc;
+
+	if ((rc = store_begin(J->st)) != 0 ||
+	    (rc = store_job_put(J->st, f->num, job_status_char(f->s),
+	    util_now_ms() + (int64_t)J->cfg.opt->result_ttl * 1000,
+	    f->rec)) != 0 || (rc = job_commit(J)) != 0)
+		store_abort(J->st);
+	return rc;
+}
+
+int
+job_store_final(struct jobs *J, const char *what, uint64_t num,
+    enum job_status s, json_object *rec)
+{
+	struct final	f = { num, s, json_object_to_json_string_ext(rec,
+			    JSON_C_TO_STRING_PLAIN) };
+
+	return job_store_growing(J, what, final_once, &f);
+}
+
 /* The map is full: grow it if --map-size-max allows; 0 when it grew. */
 int
 job_store_grow(struct jobs *J, const char *what)

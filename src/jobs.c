@@ -159,12 +159,8 @@ jobs_cancel_queued(struct jobs *J, struct job *j, struct rpc_error *err)
 	else if (json_object_deep_copy(j->rec, &rec, NULL) != 0)
 		fatalx("json_object_deep_copy");
 	job_rec_finish(rec, JOB_CANCELLED, "cancelled");
-	if ((rc = store_begin(J->st)) != 0 ||
-	    (rc = store_job_put(J->st, j->num, job_status_char(JOB_CANCELLED),
-	    util_now_ms() + (int64_t)J->cfg.opt->result_ttl * 1000,
-	    json_object_to_json_string_ext(rec, JSON_C_TO_STRING_PLAIN))) != 0 ||
-	    (rc = job_commit(J)) != 0) {
-		store_abort(J->st);
+	if ((rc = job_store_final(J, "a cancel", j->num,
+	    JOB_CANCELLED, rec)) != 0) {
 		json_object_put(rec);
 fail:
 		rpc_fail(err, RPC_STORAGE_ERROR, "storage_error", "the cancel "

@@ -181,6 +181,57 @@ START_TEST(map_full_submit_grows)
 END_TEST
 
 /*
+ * A queued job's cancel that finds the map full, while --map-size-max
+ * lets it grow: the map grows and the job is cancelled (the cancel used
+ * to fail with storage_error, the job left queued).
+ */
+START_TEST(map_full_cancel_grows)
+{
+	const char	*args[] = { "--tools", NULL, "--map-size", "1048576",
+			    "--map-size-max", "67108864", "--max-message",
+			    "4194304", NULL };
+	size_t		 n = 1500000;
+	char		*line = malloc(n + 512), *text = malloc(n + 1), t[32];
+	json_object	*r;
+
+	ck_assert(line != NULL && text != NULL);
+	shim_prepare();
+	args[1] = tool_table(
+	    "{\"tools\":[{\"name\":\"hold\",\"tier\":\"heavy\","
+	    "\"exec\":[\"sleep\",\"30\"]},{\"name\":\"big\",\"tier\":"
+	    "\"heavy\",\"exec\":[\"echo\",\"{text}\"],\"params\":{\"type\":"
+	    "\"object\",\"properties\":{\"text\":{\"type\":\"string\"}}}}]}");
+	start_shimmed(args);
+	submit_tool("hold", t);
+	memset(text, 'a', n);
+	text[n] = '\0';
+	snprintf(line, n + 512, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":"
+	    "\"batch_execute\",\"params\":{\"async\":true,\"commands\":"
+	    "[{\"tool\":\"big\",\"params\":{\"text\":\"%s\"}}]}}", text);
+	free(text);
+	r = client_call(c, line);
+	free(line);
+	ck_assert_msg(jpath(r, "result.ticket") != NULL, "%.300s",
+	    json_object_to_json_string(r));
+	snprintf(t, sizeof(t), "%s", json_object_get_string(jpath(r,
+	    "result.ticket")));
+	json_object_put(r);
+	r = on_ticket("cancel_job", t);
+	ck_assert_msg(jpath(r, "result.cancelled") != NULL &&
+	    json_object_get_boolean(jpath(r, "result.cancelled")), "the map "
+	    "could grow to 64 MiB, yet: %.300s",
+	    json_object_to_json_string(r));
+	json_object_put(r);
+	r = on_ticket("poll_job", t);
+	ck_assert_str_eq(json_object_get_string(jpath(r, "result.status")),
+	    "cancelled");
+	json_object_put(r);
+	ck_assert_int_gt(broker_log_count(&b, "a cancel: the store's map was "
+	    "full: grown"), 0);
+}
+END_TEST
+
+/*
  * No worker can be spawned (a passing process limit): the job that found
  * it fails, saying so, and nothing else starts for a second; the others
  * are tried then, not all failed in the same pass, nor left queued until
@@ -448,6 +499,7 @@ refusal_suite(void)
 	tcase_add_test(tc, expiry_after_failed_sync);
 	tcase_add_test(tc, map_full_result_grows);
 	tcase_add_test(tc, map_full_submit_grows);
+	tcase_add_test(tc, map_full_cancel_grows);
 	tcase_add_test(tc, spawn_failure_waits);
 	tcase_add_test(tc, backoff_per_retry);
 	tcase_add_test(tc, refused_start_ends_the_pass);
