@@ -4,7 +4,8 @@
  * loop turn stored in one commit at its end (one sync to disk for a job's
  * end and the next one's start), the output held until then.  If the
  * shared commit fails, each transition is stored alone, so that it fails
- * alone, as the engine did before.
+ * alone, as the engine did before, the start last (none while an end
+ * waits unstored).
  */
 #include "config.h"
 
@@ -224,7 +225,14 @@ turn_commit_with(struct jobs *J, const char *what,
 	}
 	if (!turn_pending(J))
 		return rc;
-	/* One of the pending failed it: the start alone, as ever. */
+	/*
+	 * One of the pending failed it: each of them alone first, then the
+	 * start alone, unless an end was refused (the store would have the
+	 * start beside a job that ended here, both running).
+	 */
+	turn_flush(J);
+	if (J->store_blocked)
+		return rc;
 	return turn_store(J, NULL, put, arg);
 }
 

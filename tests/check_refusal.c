@@ -232,6 +232,60 @@ START_TEST(map_full_cancel_grows)
 END_TEST
 
 /*
+ * A heavy job's end and the next heavy job's start share a commit, which
+ * a full disk refuses, while it would take the start alone: the next job
+ * stays queued until the end is stored.  (The start used to be stored
+ * alone, then the end refused: the store, and so queue_status and the
+ * first job's poll, had both running at once.)
+ */
+START_TEST(end_refused_holds_next_start)
+{
+	const char	*args[] = { "--tools", NULL, NULL };
+	json_object	*r;
+	char		 t[32];
+
+	shim_prepare();
+	args[1] = tool_table(
+	    "{\"tools\":[{\"name\":\"big\",\"tier\":\"heavy\","
+	    "\"exec\":[\"sh\",\"-c\",\"yes aaaaaaaaaaaaaaa | head -c "
+	    "60000\"]},{\"name\":\"hold\",\"tier\":\"heavy\","
+	    "\"exec\":[\"sleep\",\"30\"]}]}");
+	start_shimmed(args);
+	arm("enospcbig", 1);
+	/* One request: both queued before the first can end. */
+	r = client_call(c, "[{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":"
+	    "\"batch_execute\",\"params\":{\"async\":true,\"commands\":"
+	    "[{\"tool\":\"big\"}]}},{\"jsonrpc\":\"2.0\",\"id\":2,"
+	    "\"method\":\"batch_execute\",\"params\":{\"async\":true,"
+	    "\"commands\":[{\"tool\":\"hold\"}]}}]");
+	ck_assert_msg(json_object_array_length(r) == 2 &&
+	    jpath(json_object_array_get_idx(r, 1), "result.ticket") != NULL,
+	    "%.300s", json_object_to_json_string(r));
+	snprintf(t, sizeof(t), "%s", json_object_get_string(jpath(
+	    json_object_array_get_idx(r, 1), "result.ticket")));
+	json_object_put(r);
+	ck_assert_int_ge(broker_await_log(&b, "t-000000: the store refused "
+	    "the change"), 1);
+	r = client_call(c, "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":"
+	    "\"queue_status\"}");
+	ck_assert_msg(json_object_get_int(jpath(r, "result.running")) == 1 &&
+	    strcmp(json_object_get_string(jpath(r, "result.heavy_active")),
+	    "t-000000") == 0 &&
+	    json_object_get_int(jpath(r, "result.queued")) == 1, "two heavy "
+	    "jobs stored as running: %s", json_object_to_json_string(r));
+	json_object_put(r);
+	r = on_ticket("poll_job", t);
+	ck_assert_str_eq(json_object_get_string(jpath(r, "result.status")),
+	    "queued");
+	json_object_put(r);
+	/* Room again: the end is stored, then the next job starts. */
+	arm("enospcbig", 0);
+	wait_done("t-000000");
+	ck_assert_int_ge(broker_await_log(&b, "t-000001 running"), 1);
+}
+END_TEST
+
+/*
  * No worker can be spawned (a passing process limit): the job that found
  * it fails, saying so, and nothing else starts for a second; the others
  * are tried then, not all failed in the same pass, nor left queued until
@@ -500,6 +554,7 @@ refusal_suite(void)
 	tcase_add_test(tc, map_full_result_grows);
 	tcase_add_test(tc, map_full_submit_grows);
 	tcase_add_test(tc, map_full_cancel_grows);
+	tcase_add_test(tc, end_refused_holds_next_start);
 	tcase_add_test(tc, spawn_failure_waits);
 	tcase_add_test(tc, backoff_per_retry);
 	tcase_add_test(tc, refused_start_ends_the_pass);

@@ -4,6 +4,9 @@
  * $CMDGATE_FAULT_DIR/<fault> exists, calls on the store's data file fail:
  *
  *	enospc	pwrite and writev fail with ENOSPC (the disk is full)
+ *	enospcbig
+ *		the same, for writes of more than 48 KiB only (a disk with
+ *		room for a small change, not for a large one)
  *	eio	fdatasync and fsync fail with EIO (the disk lost the write)
  *	eagain	posix_spawn fails with EAGAIN (no more processes)
  *	nosubreaper
@@ -34,6 +37,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+
+#define BIG_WRITE	(48 * 1024)
 
 static int
 armed(const char *fault)
@@ -68,7 +73,8 @@ pwrite(int fd, const void *buf, size_t n, off_t off)
 	if (real == NULL)
 		real = (ssize_t (*)(int, const void *, size_t, off_t))
 		    dlsym(RTLD_NEXT, "pwrite");
-	if (is_store(fd) && armed("enospc")) {
+	if (is_store(fd) && (armed("enospc") || (n > BIG_WRITE &&
+	    armed("enospcbig")))) {
 		errno = ENOSPC;
 		return -1;
 	}
@@ -87,11 +93,16 @@ ssize_t
 writev(int fd, const struct iovec *iov, int n)
 {
 	static ssize_t (*real)(int, const struct iovec *, int);
+	size_t		 len = 0;
+	int		 i;
 
 	if (real == NULL)
 		real = (ssize_t (*)(int, const struct iovec *, int))
 		    dlsym(RTLD_NEXT, "writev");
-	if (is_store(fd) && armed("enospc")) {
+	for (i = 0; i < n; i++)
+		len += iov[i].iov_len;
+	if (is_store(fd) && (armed("enospc") || (len > BIG_WRITE &&
+	    armed("enospcbig")))) {
 		errno = ENOSPC;
 		return -1;
 	}
