@@ -179,6 +179,16 @@ fj_tell_refused(struct facejob *fj)
 	fj_tell(fj, &n);
 }
 
+/* The first heavy job stored as running, into *arg. */
+static void
+heavy_running(struct job *k, void *arg)
+{
+	struct job	**first = arg;
+
+	if (*first == NULL && k->tier == TIER_HEAVY)
+		*first = k;
+}
+
 /*
  * What holds the job of e, for FJ_HELD: "t-000005 is queued behind
  * t-000004", "... is running", the reload guard's holder, or a worker.
@@ -204,12 +214,13 @@ fj_held_why(struct fjentry *e, char *why, size_t len)
 		    k->ticket);
 		return;
 	}
-	TAILQ_FOREACH(k, &J->running, entry)
-		if (k->tier == TIER_HEAVY) {
-			snprintf(why, len, "%s is queued behind %s (running)",
-			    j->ticket, k->ticket);
-			return;
-		}
+	k = NULL;
+	job_foreach_stored(J, JOB_RUNNING, heavy_running, &k);
+	if (k != NULL) {
+		snprintf(why, len, "%s is queued behind %s (running)",
+		    j->ticket, k->ticket);
+		return;
+	}
 	snprintf(why, len, "%s is queued: waiting for a free worker "
 	    "(--max-workers)", j->ticket);
 }

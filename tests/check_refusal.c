@@ -241,7 +241,7 @@ END_TEST
 START_TEST(end_refused_holds_next_start)
 {
 	const char	*args[] = { "--tools", NULL, NULL };
-	json_object	*r;
+	json_object	*r, *a;
 	char		 t[32];
 
 	shim_prepare();
@@ -274,9 +274,17 @@ START_TEST(end_refused_holds_next_start)
 	    json_object_get_int(jpath(r, "result.queued")) == 1, "two heavy "
 	    "jobs stored as running: %s", json_object_to_json_string(r));
 	json_object_put(r);
+	/* Queued behind the job as stored, running. */
 	r = on_ticket("poll_job", t);
 	ck_assert_str_eq(json_object_get_string(jpath(r, "result.status")),
 	    "queued");
+	a = jpath(r, "result.ahead");
+	ck_assert_msg(json_object_array_length(a) == 1 &&
+	    strcmp(json_object_get_string(jpath(json_object_array_get_idx(a,
+	    0), "ticket")), "t-000000") == 0 &&
+	    strcmp(json_object_get_string(jpath(json_object_array_get_idx(a,
+	    0), "status")), "running") == 0, "%s",
+	    json_object_to_json_string(r));
 	json_object_put(r);
 	/* Room again: the end is stored, then the next job starts. */
 	arm("enospcbig", 0);
