@@ -85,7 +85,8 @@ int		 store_map_full(int);
 /*
  * One write transaction at a time: begin, changes, commit (or abort).
  * Inside it, one nested transaction at a time: its commit joins the
- * parent, its abort (or failed commit) undoes only its own changes.
+ * parent, its abort (or failed commit) undoes only its own changes: after
+ * a failed nested commit the parent is the open transaction again.
  */
 int		 store_begin(struct store *);
 int		 store_commit(struct store *);

@@ -141,11 +141,16 @@ submission_store(struct jobs *J, struct submission *s, int nested,
 	json_object_object_add(rec, "results", json_object_new_array());
 	s->job = job_new(json_object_get(rec), s->num);
 	if ((rc = job_put(J, s->job)) != 0 || (s->idem != NULL &&
-	    (rc = store_idem_put(J->st, s->idem, s->num)) != 0) ||
-	    (nested && (rc = store_commit(J->st)) != 0)) {
+	    (rc = store_idem_put(J->st, s->idem, s->num)) != 0)) {
 		job_free(s->job);
 		s->job = NULL;
 		goto abort;
+	}
+	/* A nested commit that fails is gone, its parent kept. */
+	if (nested && (rc = store_commit(J->st)) != 0) {
+		job_free(s->job);
+		s->job = NULL;
+		goto fail;
 	}
 	s->job->notify_conn = s->notify_conn;
 	s->job->owner_conn = s->owner_conn;

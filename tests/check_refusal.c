@@ -294,6 +294,56 @@ START_TEST(end_refused_holds_next_start)
 END_TEST
 
 /*
+ * Submits of one turn, one too large for a map that may not grow, so that
+ * the group is stored again with a nested transaction each; the first
+ * nested commit fails (ENOMEM): that submit fails alone, the next is
+ * stored and told so.  (The failed commit used to abort the group's own
+ * transaction too: the next submit was then committed on its own, yet
+ * told storage_error with the rest, and stayed in the store.)
+ */
+START_TEST(nested_commit_fails_alone)
+{
+	const char	*args[] = { "--map-size", "1048576", "--map-size-max",
+			    "1048576", "--max-message", "4194304", NULL };
+	size_t		 n = 1500000;
+	char		*line = malloc(n + 1024), *text = malloc(n + 1);
+	json_object	*r, *a;
+
+	ck_assert(line != NULL && text != NULL);
+	shim_prepare();
+	start_shimmed(args);
+	memset(text, 'a', n);
+	text[n] = '\0';
+	snprintf(line, n + 1024, "[{\"jsonrpc\":\"2.0\",\"id\":1,"
+	    "\"method\":\"batch_execute\",\"params\":{\"async\":true,"
+	    "\"commands\":[{\"tool\":\"echo\",\"params\":{\"text\":\"a\"}}]}},"
+	    "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"batch_execute\","
+	    "\"params\":{\"async\":true,\"commands\":[{\"tool\":\"echo\","
+	    "\"params\":{\"text\":\"b\"}}]}},{\"jsonrpc\":\"2.0\",\"id\":3,"
+	    "\"method\":\"batch_execute\",\"params\":{\"async\":true,"
+	    "\"commands\":[{\"tool\":\"echo\",\"params\":{\"text\":\"%s\"}}]"
+	    "}}]", text);
+	free(text);
+	arm("nestfail", 1);
+	r = client_call(c, line);
+	free(line);
+	ck_assert_int_eq(json_object_array_length(r), 3);
+	assert_storage_error(json_object_array_get_idx(r, 0),
+	    "Cannot allocate memory");
+	a = json_object_array_get_idx(r, 1);
+	ck_assert_msg(jpath(a, "result.ticket") != NULL, "stored, yet: %s",
+	    json_object_to_json_string(a));
+	/* The failed one's ticket was given back. */
+	ck_assert_str_eq(json_object_get_string(jpath(a, "result.ticket")),
+	    "t-000000");
+	assert_storage_error(json_object_array_get_idx(r, 2), "MDB_MAP_FULL");
+	json_object_put(r);
+	ck_assert_int_ne(access(broker_path(&b, "nestfail"), F_OK), 0);
+	wait_done("t-000000");
+}
+END_TEST
+
+/*
  * No worker can be spawned (a passing process limit): the job that found
  * it fails, saying so, and nothing else starts for a second; the others
  * are tried then, not all failed in the same pass, nor left queued until
@@ -563,6 +613,7 @@ refusal_suite(void)
 	tcase_add_test(tc, map_full_submit_grows);
 	tcase_add_test(tc, map_full_cancel_grows);
 	tcase_add_test(tc, end_refused_holds_next_start);
+	tcase_add_test(tc, nested_commit_fails_alone);
 	tcase_add_test(tc, spawn_failure_waits);
 	tcase_add_test(tc, backoff_per_retry);
 	tcase_add_test(tc, refused_start_ends_the_pass);

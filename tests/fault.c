@@ -9,6 +9,10 @@
  *		room for a small change, not for a large one)
  *	eio	fdatasync and fsync fail with EIO (the disk lost the write)
  *	eagain	posix_spawn fails with EAGAIN (no more processes)
+ *	nestfail
+ *		the next commit of a nested transaction fails with ENOMEM,
+ *		the nested transaction aborted, as LMDB does (once: the
+ *		file is removed)
  *	nosubreaper
  *		prctl(PR_SET_CHILD_SUBREAPER) fails with EINVAL (so that the
  *		broker has no fork server and spawns every worker)
@@ -221,4 +225,71 @@ fsync(int fd)
 		return -1;
 	}
 	return real(fd);
+}
+
+/*
+ * Nested transactions (mdb_txn_begin with a parent) live until their
+ * commit or abort: the addresses of those open, at most NESTED_MAX.
+ */
+#define NESTED_MAX	16
+static void	*nested[NESTED_MAX];
+
+static int
+nested_take(void *txn)
+{
+	int	i;
+
+	for (i = 0; i < NESTED_MAX; i++)
+		if (txn != NULL && nested[i] == txn) {
+			nested[i] = NULL;
+			return 1;
+		}
+	return 0;
+}
+
+int
+mdb_txn_begin(void *env, void *parent, unsigned flags, void **txn)
+{
+	static int (*real)(void *, void *, unsigned, void **);
+	int	rc, i;
+
+	if (real == NULL)
+		real = (int (*)(void *, void *, unsigned, void **))
+		    dlsym(RTLD_NEXT, "mdb_txn_begin");
+	if ((rc = real(env, parent, flags, txn)) == 0 && parent != NULL)
+		for (i = 0; i < NESTED_MAX; i++)
+			if (nested[i] == NULL) {
+				nested[i] = *txn;
+				break;
+			}
+	return rc;
+}
+
+void
+mdb_txn_abort(void *txn)
+{
+	static void (*real)(void *);
+
+	if (real == NULL)
+		real = (void (*)(void *))dlsym(RTLD_NEXT, "mdb_txn_abort");
+	nested_take(txn);
+	real(txn);
+}
+
+int
+mdb_txn_commit(void *txn)
+{
+	static int (*real)(void *);
+	char	path[512];
+
+	if (real == NULL)
+		real = (int (*)(void *))dlsym(RTLD_NEXT, "mdb_txn_commit");
+	if (nested_take(txn) && armed("nestfail")) {
+		snprintf(path, sizeof(path), "%s/nestfail",
+		    getenv("CMDGATE_FAULT_DIR"));
+		unlink(path);
+		mdb_txn_abort(txn);
+		return ENOMEM;
+	}
+	return real(txn);
 }
