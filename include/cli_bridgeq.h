@@ -35,6 +35,9 @@ struct call {
 	int64_t			 sent_at;
 	int			 kills;	/* connections lost just after it */
 	char			*cancel; /* notifications/cancelled lines */
+	json_object		*progress; /* its progressTokens (JSON text) to
+					      the last progress the client saw
+					      of each; NULL: none */
 };
 TAILQ_HEAD(calls, call);
 
@@ -57,6 +60,15 @@ struct call	*callq_find_batch(struct callq *, json_object *msg);
  */
 struct call	*callq_add(struct callq *, const char *id, json_object *ids,
 		    const char *line, size_t len, enum call_kind);
+/*
+ * Whether msg (NULL: not JSON) is a notifications/progress of a held
+ * request's progressToken whose progress is not above the last the
+ * client saw of it (1: not to be passed on); else 0, the progress kept
+ * as the last.  The broker sends a call's progress in increasing order
+ * on one connection; a call sent again on a new one is watched anew, from
+ * 0, and the MCP client must see it increase all the same.
+ */
+int		 callq_progress_old(struct callq *, json_object *msg);
 /* Whether one more request of len bytes stays within the bounds. */
 int		 callq_room(const struct callq *, size_t len);
 void		 callq_free(struct callq *, struct call *);

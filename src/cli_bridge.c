@@ -381,9 +381,10 @@ bridge_too_large(json_object *msg)
 }
 
 /*
- * A line from the broker: to the client, unless the bridge asked, or it
- * is the broker's message_too_large (the request it names is answered
- * when the connection closes).  The client's ids are looked up first.
+ * A line from the broker: to the client, unless the bridge asked, it is
+ * the broker's message_too_large (the request it names is answered when
+ * the connection closes) or progress the client saw (callq_progress_old).
+ * The client's ids are looked up first.
  */
 static void
 bridge_broker_line(struct bridge *b, const char *line, size_t n)
@@ -412,8 +413,9 @@ bridge_broker_line(struct bridge *b, const char *line, size_t n)
 	}
 	if (c != NULL)
 		bridge_answered(b, c, msg);
+	if (!callq_progress_old(&b->q, msg))
+		bridgeio_write(&b->io, line, n);
 	json_object_put(msg);
-	bridgeio_write(&b->io, line, n);
 }
 
 /* Send request line again, under the bridge's own id for what. */

@@ -74,6 +74,73 @@ callq_find_batch(struct callq *q, json_object *msg)
 	return c;
 }
 
+/* Keep the progressToken of request e (a string or an integer) in *tokens. */
+static void
+call_token(json_object **tokens, json_object *e)
+{
+	json_object	*p, *meta, *t;
+
+	if (!json_object_object_get_ex(e, "params", &p) ||
+	    !json_object_object_get_ex(p, "_meta", &meta) ||
+	    !json_object_object_get_ex(meta, "progressToken", &t) ||
+	    !callq_id_ok(t))
+		return;
+	if (*tokens == NULL)
+		*tokens = json_object_new_object();
+	json_object_object_add(*tokens, json_object_to_json_string_ext(t,
+	    CALLQ_JSON), NULL);	/* none seen yet */
+}
+
+/* The progressTokens of request (or batch) line, none seen yet; NULL. */
+static json_object *
+call_tokens(const char *line)
+{
+	json_object	*msg, *tokens = NULL;
+	size_t		 i;
+
+	if (strstr(line, "progressToken") == NULL ||
+	    jstrict_parse_str(line, &msg) != 0)
+		return NULL;
+	if (!json_object_is_type(msg, json_type_array))
+		call_token(&tokens, msg);
+	else
+		for (i = 0; i < json_object_array_length(msg); i++)
+			call_token(&tokens, json_object_array_get_idx(msg, i));
+	json_object_put(msg);
+	return tokens;
+}
+
+int
+callq_progress_old(struct callq *q, json_object *msg)
+{
+	json_object	*m, *p, *t, *v, *last = NULL;
+	struct call	*c;
+	const char	*key;
+	double		 now;
+
+	if (msg == NULL || !json_object_object_get_ex(msg, "method", &m) ||
+	    !json_object_is_type(m, json_type_string) ||
+	    strcmp(json_object_get_string(m), "notifications/progress") != 0 ||
+	    !json_object_object_get_ex(msg, "params", &p) ||
+	    !json_object_object_get_ex(p, "progressToken", &t) ||
+	    !json_object_object_get_ex(p, "progress", &v) ||
+	    (!json_object_is_type(v, json_type_int) &&
+	    !json_object_is_type(v, json_type_double)))
+		return 0;
+	key = json_object_to_json_string_ext(t, CALLQ_JSON);
+	TAILQ_FOREACH(c, &q->calls, entry)
+		if (c->progress != NULL &&
+		    json_object_object_get_ex(c->progress, key, &last))
+			break;
+	if (c == NULL)
+		return 0;	/* not a held request's: as it came */
+	now = json_object_get_double(v);
+	if (last != NULL && now <= json_object_get_double(last))
+		return 1;
+	json_object_object_add(c->progress, key, json_object_new_double(now));
+	return 0;
+}
+
 int
 callq_room(const struct callq *q, size_t len)
 {
@@ -100,6 +167,7 @@ callq_add(struct callq *q, const char *id, json_object *ids,
 	c->line[len] = '\0';
 	c->len = len;
 	c->kind = kind;
+	c->progress = call_tokens(c->line);
 	TAILQ_INSERT_TAIL(&q->calls, c, entry);
 	q->n++;
 	q->bytes += len;
@@ -116,6 +184,7 @@ callq_free(struct callq *q, struct call *c)
 	json_object_put(c->ids);
 	free(c->line);
 	free(c->cancel);
+	json_object_put(c->progress);
 	free(c);
 }
 

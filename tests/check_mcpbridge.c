@@ -4,8 +4,8 @@
  * "Bridge review fixes (session 6)"): a request the broker refuses by
  * size, one that kills the connection, the bound on held requests, a
  * reconnection to a broker that does not answer, a cancellation while
- * the broker is away, and the client's ids.  check_mcpflow has the
- * rest.
+ * the broker is away, the client's ids and progress across a new
+ * connection.  check_mcpflow has the rest.
  */
 #include "config.h"
 
@@ -527,6 +527,72 @@ START_TEST(mcp_cancel_never_sent)
 END_TEST
 
 /*
+ * The MCP specification: a progress notification's "progress" MUST
+ * increase with each notification of its token.  A tools/call sent again
+ * on a new connection is watched anew by the broker, from 0: the bridge
+ * passes on a held request's progress only above the last the client saw
+ * of its token (an integer one here, and a string one in a batch), and
+ * any other token's as it came.  Before, 50 was followed by 1.
+ */
+START_TEST(mcp_progress_resent)
+{
+	const char	*args[] = { "--socket", NULL, NULL };
+	char		*l;
+	int		 lfd, c, in = -1, out = -1, err;
+	pid_t		 pid;
+
+	args[1] = broker_path(&b, "fake.sock");
+	lfd = fake_listen(args[1]);
+	cli_out[0] = '\0';
+	await_err(-1, NULL);
+	pid = spawn_mcp(args, &in, &out, &err);
+	ck_assert_int_ge(c = fake_accept(lfd), 0);
+	send_line(in, "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/call\","
+	    "\"params\":{\"name\":\"t\",\"_meta\":{\"progressToken\":7}}}\n"
+	    "[{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"tools/call\","
+	    "\"params\":{\"name\":\"t\",\"_meta\":{\"progressToken\":\"b\"}}}]\n");
+	free(fake_line(c));
+	free(fake_line(c));
+	send_line(c, "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/progress\","
+	    "\"params\":{\"progressToken\":7,\"progress\":50}}\n"
+	    "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/progress\","
+	    "\"params\":{\"progressToken\":\"b\",\"progress\":10}}\n");
+	ck_assert_msg(await_out(out, "\"progress\":10}"), "stdout: %s", cli_out);
+	close(c);
+	ck_assert_int_ge(c = fake_accept(lfd), 0);	/* both sent again */
+	ck_assert_ptr_nonnull(strstr(l = fake_line(c), "\"id\":2"));
+	free(l);
+	ck_assert_ptr_nonnull(strstr(l = fake_line(c), "\"id\":3"));
+	free(l);
+	send_line(c, "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/progress\","
+	    "\"params\":{\"progressToken\":7,\"progress\":1}}\n"
+	    "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/progress\","
+	    "\"params\":{\"progressToken\":\"b\",\"progress\":10}}\n"
+	    "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/progress\","
+	    "\"params\":{\"progressToken\":\"7\",\"progress\":0}}\n"
+	    "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/progress\","
+	    "\"params\":{\"progressToken\":7,\"progress\":60}}\n"
+	    "{\"jsonrpc\":\"2.0\",\"id\":2,\"result\":{}}\n"
+	    "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/progress\","
+	    "\"params\":{\"progressToken\":\"b\",\"progress\":20}}\n"
+	    "[{\"jsonrpc\":\"2.0\",\"id\":3,\"result\":{}}]\n");
+	ck_assert_msg(await_out(out, "\"id\":3"), "stdout: %s", cli_out);
+	ck_assert_int_eq(count_of(cli_out, "\"progressToken\":7,"), 2);
+	ck_assert_ptr_nonnull(strstr(strstr(cli_out, "\"progress\":50}"),
+	    "\"progressToken\":7,\"progress\":60}"));
+	ck_assert_int_eq(count_of(cli_out, "\"progressToken\":\"b\""), 2);
+	ck_assert_int_eq(count_of(cli_out, "\"progress\":10}"), 1);
+	ck_assert_int_eq(count_of(cli_out, "\"progressToken\":\"7\""), 1);
+	close(in);
+	close(c);
+	ck_assert_int_eq(reap(pid, err), 0);
+	close(lfd);
+	close(out);
+	close(err);
+}
+END_TEST
+
+/*
  * Review item 6: a client's id that looks like the bridge's own
  * ("cmdgate-bridge:...", what they were) is the client's: answered.
  */
@@ -568,6 +634,7 @@ main(void)
 	tcase_add_test(tc, mcp_cancel_never_sent);
 	tcase_add_test(tc, mcp_broker_line_bound);
 	tcase_add_test(tc, mcp_client_ids);
+	tcase_add_test(tc, mcp_progress_resent);
 	suite_add_tcase(s, tc);
 	return ck_run(s);
 }

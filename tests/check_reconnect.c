@@ -216,6 +216,103 @@ START_TEST(mcp_bridge_survives_restart)
 }
 END_TEST
 
+/*
+ * The progress values of token's notifications/progress in out, in
+ * order: how many, at most max, into v.
+ */
+static size_t
+progress_of(const char *out, const char *token, double *v, size_t max)
+{
+	json_object	*msg, *p, *t;
+	const char	*nl;
+	size_t		 n = 0;
+	char		 line[4096];
+
+	for (; *out != '\0' && n < max; out = *nl != '\0' ? nl + 1 : nl) {
+		if ((nl = strchr(out, '\n')) == NULL)
+			nl = out + strlen(out);
+		if ((size_t)(nl - out) >= sizeof(line))
+			continue;
+		memcpy(line, out, (size_t)(nl - out));
+		line[nl - out] = '\0';
+		if ((msg = json_tokener_parse(line)) == NULL)
+			continue;
+		if (json_object_object_get_ex(msg, "params", &p) &&
+		    json_object_object_get_ex(p, "progressToken", &t) &&
+		    strcmp(json_object_get_string(t), token) == 0 &&
+		    json_object_object_get_ex(p, "progress", &t))
+			v[n++] = json_object_get_double(t);
+		json_object_put(msg);
+	}
+	return n;
+}
+
+/*
+ * The MCP specification: a progress notification's "progress" MUST
+ * increase with each notification of its token.  A tools/call whose job
+ * waits (held by editor-state) while the broker is killed and started
+ * again is sent again by cmdgate mcp, and the new broker's watch of the
+ * same job (found by its idempotency key) starts from 0 ("queued") once
+ * more; the bridge passes on only what goes beyond what the client saw.
+ */
+START_TEST(mcp_progress_survives_restart)
+{
+	const char	*args[] = { "--tools", tools, NULL };
+	const char	*cli[] = { "editor-state", "--tests-running", "--",
+			    "sh", "-c", NULL, NULL };
+	char		 cmd[512];
+	double		 v[64];
+	size_t		 i, n;
+	pid_t		 hold, pid;
+	int		 hfd, wfd, in, out, err, status;
+
+	write_file(tools, "{\"tools\":[{\"name\":\"rebuild\",\"tier\":"
+	    "\"heavy\",\"reload\":true,\"exec\":[\"echo\",\"rebuilt\"]}]}",
+	    0600);
+	ck_assert_int_eq(broker_start(&b, args, 0), 0);
+	snprintf(cmd, sizeof(cmd), "cat %s >/dev/null", fifo);
+	cli[5] = cmd;
+	await_err(-1, NULL);
+	hold = spawn_cli(&hfd, cli);
+	ck_assert_int_ge(wfd = open(fifo, O_WRONLY | O_CLOEXEC), 0);
+	cli_out[0] = '\0';
+	pid = spawn_mcp(&in, &out, &err);
+	send_line(in, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\","
+	    "\"params\":{\"protocolVersion\":\"2025-06-18\",\"capabilities\":"
+	    "{},\"clientInfo\":{\"name\":\"t\",\"version\":\"1\"}}}\n"
+	    "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}\n"
+	    "{\"jsonrpc\":\"2.0\",\"id\":5,\"method\":\"tools/call\","
+	    "\"params\":{\"name\":\"rebuild\",\"arguments\":{},"
+	    "\"_meta\":{\"progressToken\":\"tok\"}}}\n");
+	/* 0 (queued), then 0.5 (blocked by tests_running). */
+	ck_assert_msg(await_out(out, "blocked by tests_running"), "stdout: %s",
+	    cli_out);
+	assert_held("t-000000");
+	ck_assert_int_eq(broker_signal_wait(&b, SIGKILL), -1);
+	ck_assert_int_eq(broker_start(&b, args, 0), 0);
+	ck_assert_msg(await_err(err, "reconnected after"), "stderr: %s",
+	    cli_err);
+	assert_held("t-000000");
+	close(wfd);	/* the hold ends: the job runs */
+	ck_assert_int_eq(waitpid(hold, &status, 0), hold);
+	ck_assert_msg(await_out(out, "\"id\":5"), "stdout: %s", cli_out);
+	ck_assert_ptr_nonnull(strstr(cli_out, "t-000000"));
+	n = progress_of(cli_out, "tok", v, 64);
+	ck_assert_msg(n >= 3, "stdout: %s", cli_out);
+	for (i = 1; i < n; i++)
+		ck_assert_msg(v[i] > v[i - 1], "progress %g after %g (#%zu): "
+		    "%s", v[i], v[i - 1], i, cli_out);
+	ck_assert_double_eq(v[n - 1], 99);
+	close(in);
+	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+	ck_assert(WIFEXITED(status));
+	ck_assert_int_eq(WEXITSTATUS(status), 0);
+	close(out);
+	close(err);
+	close(hfd);
+}
+END_TEST
+
 /* ---- submit --wait across a restart under its batch_execute ------- */
 
 #define RELAY_SEEN	65536	/* what a relay keeps of a client's bytes */
@@ -445,6 +542,7 @@ main(void)
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, wait_survives_restart);
 	tcase_add_test(tc, mcp_bridge_survives_restart);
+	tcase_add_test(tc, mcp_progress_survives_restart);
 	tcase_add_test(tc, submit_survives_restart);
 	suite_add_tcase(s, tc);
 	return ck_run(s);
