@@ -188,6 +188,38 @@ fake_line(int fd)
 }
 
 /*
+ * A fake broker at fake.sock, and cmdgate mcp started on it: the bridge's
+ * pid; *lfd listens, *c is the bridge's connection, the rest its stdio.
+ */
+static pid_t
+fake_bridge(int *lfd, int *c, int *in, int *out, int *err)
+{
+	const char	*args[] = { "--socket", NULL, NULL };
+	pid_t		 pid;
+
+	args[1] = broker_path(&b, "fake.sock");
+	*lfd = fake_listen(args[1]);
+	cli_out[0] = '\0';
+	cli_err[0] = '\0';
+	await_err(-1, NULL);
+	pid = spawn_mcp(args, in, out, err);
+	ck_assert_int_ge(*c = fake_accept(*lfd), 0);
+	return pid;
+}
+
+/* The end of fake_bridge()'s test: the bridge exits 0 at its input's end. */
+static void
+fake_bridge_end(pid_t pid, int lfd, int c, int in, int out, int err)
+{
+	close(in);
+	close(c);
+	ck_assert_int_eq(reap(pid, err), 0);
+	close(lfd);
+	close(out);
+	close(err);
+}
+
+/*
  * Review item 1, the rest: a request that kills the connection (here a
  * fake broker closes it on reading "boom") is sent again once, and after
  * the second quick loss answered connection_lost and not sent again; the
@@ -196,19 +228,13 @@ fake_line(int fd)
  */
 START_TEST(mcp_killer_request)
 {
-	const char		*args[] = { "--socket", NULL, NULL };
 	char			*l;
 	json_object		*r;
 	int64_t			 t0;
 	int			 lfd, c, in = -1, out = -1, err;
 	pid_t			 pid;
 
-	args[1] = broker_path(&b, "fake.sock");
-	lfd = fake_listen(args[1]);
-	cli_out[0] = '\0';
-	await_err(-1, NULL);
-	pid = spawn_mcp(args, &in, &out, &err);
-	ck_assert_int_ge(c = fake_accept(lfd), 0);
+	pid = fake_bridge(&lfd, &c, &in, &out, &err);
 	send_line(in, "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"boom\"}\n");
 	ck_assert_ptr_nonnull(strstr(l = fake_line(c), "boom"));
 	free(l);
@@ -230,12 +256,7 @@ START_TEST(mcp_killer_request)
 	free(l);
 	send_line(c, "{\"jsonrpc\":\"2.0\",\"id\":3,\"result\":{}}\n");
 	ck_assert_msg(await_out(out, "\"id\":3"), "stdout: %s", cli_out);
-	close(in);
-	close(c);
-	ck_assert_int_eq(reap(pid, err), 0);
-	close(lfd);
-	close(out);
-	close(err);
+	fake_bridge_end(pid, lfd, c, in, out, err);
 }
 END_TEST
 
@@ -246,17 +267,11 @@ END_TEST
  */
 START_TEST(mcp_broker_line_bound)
 {
-	const char		*args[] = { "--socket", NULL, NULL };
 	static char		 chunk[1024 * 1024];
 	int			 lfd, c, c2, in = -1, out = -1, err, i;
 	pid_t			 pid;
 
-	args[1] = broker_path(&b, "fake.sock");
-	lfd = fake_listen(args[1]);
-	cli_err[0] = '\0';
-	await_err(-1, NULL);
-	pid = spawn_mcp(args, &in, &out, &err);
-	ck_assert_int_ge(c = fake_accept(lfd), 0);
+	pid = fake_bridge(&lfd, &c, &in, &out, &err);
 	memset(chunk, 'x', sizeof(chunk));
 	/* 80 MiB at most: the bridge closes the connection past 64. */
 	for (i = 0; i < 80; i++)
@@ -536,17 +551,11 @@ END_TEST
  */
 START_TEST(mcp_progress_resent)
 {
-	const char	*args[] = { "--socket", NULL, NULL };
 	char		*l;
 	int		 lfd, c, in = -1, out = -1, err;
 	pid_t		 pid;
 
-	args[1] = broker_path(&b, "fake.sock");
-	lfd = fake_listen(args[1]);
-	cli_out[0] = '\0';
-	await_err(-1, NULL);
-	pid = spawn_mcp(args, &in, &out, &err);
-	ck_assert_int_ge(c = fake_accept(lfd), 0);
+	pid = fake_bridge(&lfd, &c, &in, &out, &err);
 	send_line(in, "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/call\","
 	    "\"params\":{\"name\":\"t\",\"_meta\":{\"progressToken\":7}}}\n"
 	    "[{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"tools/call\","
@@ -583,12 +592,7 @@ START_TEST(mcp_progress_resent)
 	ck_assert_int_eq(count_of(cli_out, "\"progressToken\":\"b\""), 2);
 	ck_assert_int_eq(count_of(cli_out, "\"progress\":10}"), 1);
 	ck_assert_int_eq(count_of(cli_out, "\"progressToken\":\"7\""), 1);
-	close(in);
-	close(c);
-	ck_assert_int_eq(reap(pid, err), 0);
-	close(lfd);
-	close(out);
-	close(err);
+	fake_bridge_end(pid, lfd, c, in, out, err);
 }
 END_TEST
 

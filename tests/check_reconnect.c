@@ -54,20 +54,17 @@ spawn_wait(const char *ticket, int *outfd, int *errfd)
 }
 
 /*
- * Issue 18.2: cmdgate wait outlives the broker.  The job, held by
- * editor-state, stays queued while the broker is killed (SIGKILL) and
- * started again; wait reconnects, says so on one line, keeps waiting on
- * the ticket, and exits 0 with the job once it is done.
+ * A broker (args) whose tool table has one reload tool, rebuild, and
+ * editor-state --tests-running held until *wfd (the fifo's writer) is
+ * closed: its pid, *hfd its output.  A rebuild job stays queued.
  */
-START_TEST(wait_survives_restart)
+static pid_t
+start_held(const char **args, int *hfd, int *wfd)
 {
-	const char	*args[] = { "--tools", tools, NULL };
 	const char	*cli[] = { "editor-state", "--tests-running", "--",
 			    "sh", "-c", NULL, NULL };
-	char		 cmd[512], *p;
-	json_object	*r;
-	pid_t		 hold, waiter;
-	int		 hfd, ofd, wfd, efd, status;
+	char		 cmd[512];
+	pid_t		 hold;
 
 	write_file(tools, "{\"tools\":[{\"name\":\"rebuild\",\"tier\":"
 	    "\"heavy\",\"reload\":true,\"exec\":[\"echo\",\"rebuilt\"]}]}",
@@ -76,8 +73,40 @@ START_TEST(wait_survives_restart)
 	snprintf(cmd, sizeof(cmd), "cat %s >/dev/null", fifo);
 	cli[5] = cmd;
 	await_err(-1, NULL);
-	hold = spawn_cli(&hfd, cli);
-	ck_assert_int_ge(wfd = open(fifo, O_WRONLY | O_CLOEXEC), 0);
+	hold = spawn_cli(hfd, cli);
+	ck_assert_int_ge(*wfd = open(fifo, O_WRONLY | O_CLOEXEC), 0);
+	return hold;
+}
+
+/* cmdgate mcp (pid) exits 0 at the end of its input (in). */
+static void
+mcp_end(pid_t pid, int in, int out, int err)
+{
+	int	status;
+
+	close(in);
+	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+	ck_assert(WIFEXITED(status));
+	ck_assert_int_eq(WEXITSTATUS(status), 0);
+	close(out);
+	close(err);
+}
+
+/*
+ * Issue 18.2: cmdgate wait outlives the broker.  The job, held by
+ * editor-state, stays queued while the broker is killed (SIGKILL) and
+ * started again; wait reconnects, says so on one line, keeps waiting on
+ * the ticket, and exits 0 with the job once it is done.
+ */
+START_TEST(wait_survives_restart)
+{
+	const char	*args[] = { "--tools", tools, NULL };
+	char		*p;
+	json_object	*r;
+	pid_t		 hold, waiter;
+	int		 hfd, ofd, wfd, efd, status;
+
+	hold = start_held(args, &hfd, &wfd);
 	r = broker_call("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":"
 	    "\"batch_execute\",\"params\":{\"commands\":[{\"tool\":"
 	    "\"rebuild\"}],\"async\":true}}");
@@ -172,7 +201,7 @@ START_TEST(mcp_bridge_survives_restart)
 {
 	const char	*args[] = { "--tools", tools, NULL };
 	pid_t		 pid;
-	int		 in, out, err, status;
+	int		 in, out, err;
 
 	start(NULL);
 	cli_out[0] = '\0';
@@ -207,12 +236,7 @@ START_TEST(mcp_bridge_survives_restart)
 	ck_assert_msg(await_err(err, "reconnected after"), "stderr: %s",
 	    cli_err);
 	ck_assert_int_eq(count_of(cli_err, "broker lost"), 1);
-	close(in);
-	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
-	ck_assert(WIFEXITED(status));
-	ck_assert_int_eq(WEXITSTATUS(status), 0);
-	close(out);
-	close(err);
+	mcp_end(pid, in, out, err);
 }
 END_TEST
 
@@ -258,23 +282,12 @@ progress_of(const char *out, const char *token, double *v, size_t max)
 START_TEST(mcp_progress_survives_restart)
 {
 	const char	*args[] = { "--tools", tools, NULL };
-	const char	*cli[] = { "editor-state", "--tests-running", "--",
-			    "sh", "-c", NULL, NULL };
-	char		 cmd[512];
 	double		 v[64];
 	size_t		 i, n;
 	pid_t		 hold, pid;
 	int		 hfd, wfd, in, out, err, status;
 
-	write_file(tools, "{\"tools\":[{\"name\":\"rebuild\",\"tier\":"
-	    "\"heavy\",\"reload\":true,\"exec\":[\"echo\",\"rebuilt\"]}]}",
-	    0600);
-	ck_assert_int_eq(broker_start(&b, args, 0), 0);
-	snprintf(cmd, sizeof(cmd), "cat %s >/dev/null", fifo);
-	cli[5] = cmd;
-	await_err(-1, NULL);
-	hold = spawn_cli(&hfd, cli);
-	ck_assert_int_ge(wfd = open(fifo, O_WRONLY | O_CLOEXEC), 0);
+	hold = start_held(args, &hfd, &wfd);
 	cli_out[0] = '\0';
 	pid = spawn_mcp(&in, &out, &err);
 	send_line(in, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\","
@@ -303,12 +316,7 @@ START_TEST(mcp_progress_survives_restart)
 		ck_assert_msg(v[i] > v[i - 1], "progress %g after %g (#%zu): "
 		    "%s", v[i], v[i - 1], i, cli_out);
 	ck_assert_double_eq(v[n - 1], 99);
-	close(in);
-	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
-	ck_assert(WIFEXITED(status));
-	ck_assert_int_eq(WEXITSTATUS(status), 0);
-	close(out);
-	close(err);
+	mcp_end(pid, in, out, err);
 	close(hfd);
 }
 END_TEST

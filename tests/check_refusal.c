@@ -149,6 +149,28 @@ START_TEST(map_full_result_grows)
 END_TEST
 
 /*
+ * An async batch_execute (id 3) of tool with a text of 1,500,000 bytes,
+ * larger than a 1 MiB map's room, between before and after (a JSON-RPC
+ * batch's other members, or ""); the caller frees it.
+ */
+static char *
+big_submit(const char *before, const char *tool, const char *after)
+{
+	size_t	 n = 1500000, len = strlen(before) + strlen(after) + n + 256;
+	char	*line = malloc(len), *text = malloc(n + 1);
+
+	ck_assert(line != NULL && text != NULL);
+	memset(text, 'a', n);
+	text[n] = '\0';
+	snprintf(line, len, "%s{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":"
+	    "\"batch_execute\",\"params\":{\"async\":true,\"commands\":"
+	    "[{\"tool\":\"%s\",\"params\":{\"text\":\"%s\"}}]}}%s", before,
+	    tool, text, after);
+	free(text);
+	return line;
+}
+
+/*
  * A submit larger than the map's free room, while --map-size-max lets
  * it grow: the map grows and the job is taken (the failed put inside the
  * group's retry used to hide the full map: storage_error).
@@ -157,19 +179,12 @@ START_TEST(map_full_submit_grows)
 {
 	const char	*args[] = { "--map-size", "1048576", "--map-size-max",
 			    "67108864", "--max-message", "4194304", NULL };
-	size_t		 n = 1500000;
-	char		*line = malloc(n + 512), *text = malloc(n + 1);
+	char		*line;
 	json_object	*r;
 
-	ck_assert(line != NULL && text != NULL);
 	shim_prepare();
 	start_shimmed(args);
-	memset(text, 'a', n);
-	text[n] = '\0';
-	snprintf(line, n + 512, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":"
-	    "\"batch_execute\",\"params\":{\"async\":true,\"commands\":"
-	    "[{\"tool\":\"echo\",\"params\":{\"text\":\"%s\"}}]}}", text);
-	free(text);
+	line = big_submit("", "echo", "");
 	r = client_call(c, line);
 	free(line);
 	ck_assert_msg(jpath(r, "result.ticket") != NULL, "the map could grow "
@@ -190,11 +205,9 @@ START_TEST(map_full_cancel_grows)
 	const char	*args[] = { "--tools", NULL, "--map-size", "1048576",
 			    "--map-size-max", "67108864", "--max-message",
 			    "4194304", NULL };
-	size_t		 n = 1500000;
-	char		*line = malloc(n + 512), *text = malloc(n + 1), t[32];
+	char		*line, t[32];
 	json_object	*r;
 
-	ck_assert(line != NULL && text != NULL);
 	shim_prepare();
 	args[1] = tool_table(
 	    "{\"tools\":[{\"name\":\"hold\",\"tier\":\"heavy\","
@@ -203,12 +216,7 @@ START_TEST(map_full_cancel_grows)
 	    "\"object\",\"properties\":{\"text\":{\"type\":\"string\"}}}}]}");
 	start_shimmed(args);
 	submit_tool("hold", t);
-	memset(text, 'a', n);
-	text[n] = '\0';
-	snprintf(line, n + 512, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":"
-	    "\"batch_execute\",\"params\":{\"async\":true,\"commands\":"
-	    "[{\"tool\":\"big\",\"params\":{\"text\":\"%s\"}}]}}", text);
-	free(text);
+	line = big_submit("", "big", "");
 	r = client_call(c, line);
 	free(line);
 	ck_assert_msg(jpath(r, "result.ticket") != NULL, "%.300s",
@@ -314,25 +322,17 @@ START_TEST(nested_commit_fails_alone)
 {
 	const char	*args[] = { "--map-size", "1048576", "--map-size-max",
 			    "1048576", "--max-message", "4194304", NULL };
-	size_t		 n = 1500000;
-	char		*line = malloc(n + 1024), *text = malloc(n + 1);
+	char		*line;
 	json_object	*r, *a;
 
-	ck_assert(line != NULL && text != NULL);
 	shim_prepare();
 	start_shimmed(args);
-	memset(text, 'a', n);
-	text[n] = '\0';
-	snprintf(line, n + 1024, "[{\"jsonrpc\":\"2.0\",\"id\":1,"
-	    "\"method\":\"batch_execute\",\"params\":{\"async\":true,"
-	    "\"commands\":[{\"tool\":\"echo\",\"params\":{\"text\":\"a\"}}]}},"
+	line = big_submit("[{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":"
+	    "\"batch_execute\",\"params\":{\"async\":true,\"commands\":"
+	    "[{\"tool\":\"echo\",\"params\":{\"text\":\"a\"}}]}},"
 	    "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"batch_execute\","
 	    "\"params\":{\"async\":true,\"commands\":[{\"tool\":\"echo\","
-	    "\"params\":{\"text\":\"b\"}}]}},{\"jsonrpc\":\"2.0\",\"id\":3,"
-	    "\"method\":\"batch_execute\",\"params\":{\"async\":true,"
-	    "\"commands\":[{\"tool\":\"echo\",\"params\":{\"text\":\"%s\"}}]"
-	    "}}]", text);
-	free(text);
+	    "\"params\":{\"text\":\"b\"}}]}},", "echo", "]");
 	arm("nestfail", 1);
 	r = client_call(c, line);
 	free(line);
