@@ -66,6 +66,37 @@ START_TEST(worker_killed_by_signal)
 END_TEST
 
 /*
+ * sh with the environment env, running: it says so on its stdout, then
+ * waits to read its stdin (*in, the caller closes it).  Its environment
+ * shows in /proc only once its exec is over, which neither posix_spawn's
+ * return nor a close-on-exec descriptor waits for.
+ */
+static pid_t
+spawn_shell(char **env, int *in)
+{
+	char				*argv[] = { "sh", "-c", "echo; read x",
+					    NULL }, c;
+	posix_spawn_file_actions_t	 fa;
+	int				 i[2], o[2];
+	pid_t				 pid;
+
+	ck_assert_int_eq(pipe2(i, O_CLOEXEC), 0);
+	ck_assert_int_eq(pipe2(o, O_CLOEXEC), 0);
+	posix_spawn_file_actions_init(&fa);
+	posix_spawn_file_actions_adddup2(&fa, i[0], 0);
+	posix_spawn_file_actions_adddup2(&fa, o[1], 1);
+	ck_assert_int_eq(posix_spawn(&pid, "/bin/sh", &fa, NULL, argv, env),
+	    0);
+	posix_spawn_file_actions_destroy(&fa);
+	close(i[0]);
+	close(o[1]);
+	ck_assert_int_eq(read(o[0], &c, 1), 1);
+	close(o[0]);
+	*in = i[1];
+	return pid;
+}
+
+/*
  * How the broker knows a tool left by a dead worker: its children from
  * /proc, and CMDGATE_TICKET in the environment they were started with,
  * wherever it is (here after an entry longer than any buffer).
@@ -73,19 +104,16 @@ END_TEST
 START_TEST(tool_environment_seen)
 {
 	static char	 big[70000];
-	char		*argv[] = { "sleep", "30", NULL };
 	char		*env[] = { big, "CMDGATE_TICKET=t-000001", NULL };
 	char		*near[] = { "CMDGATE_TICKETS=1", "X=CMDGATE_TICKET=", NULL };
 	pid_t		 pid[2], *list;
 	size_t		 n, i, mine = 0;
-	int		 status;
+	int		 status, in[2];
 
 	memset(big, 'x', sizeof(big) - 1);
 	memcpy(big, "BIG=", 4);
-	ck_assert_int_eq(posix_spawnp(&pid[0], "sleep", NULL, NULL, argv,
-	    env), 0);
-	ck_assert_int_eq(posix_spawnp(&pid[1], "sleep", NULL, NULL, argv,
-	    near), 0);
+	pid[0] = spawn_shell(env, &in[0]);
+	pid[1] = spawn_shell(near, &in[1]);
 	ck_assert(proc_environ_has(pid[0], "CMDGATE_TICKET="));
 	ck_assert(proc_environ_has(pid[0], "BIG=xxx"));
 	ck_assert(!proc_environ_has(pid[0], "CMDGATE_TOOL="));
@@ -98,6 +126,7 @@ START_TEST(tool_environment_seen)
 	for (i = 0; i < 2; i++) {
 		kill(pid[i], SIGKILL);
 		ck_assert_int_eq(waitpid(pid[i], &status, 0), pid[i]);
+		close(in[i]);
 	}
 }
 END_TEST
