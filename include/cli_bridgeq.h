@@ -55,11 +55,13 @@ int		 callq_id_ok(json_object *id);
 /* The held batch an answer array (msg) is for, by any id in it. */
 struct call	*callq_find_batch(struct callq *, json_object *msg);
 /*
- * Hold line (len bytes, copied) of kind under id (JSON text, copied; NULL
- * for a batch, whose ids are taken).  NULL when the bounds forbid it.
+ * Hold line (len bytes, copied; msg, what it holds) of kind under id (JSON
+ * text, copied; NULL for a batch, whose ids are taken).  NULL when the
+ * bounds forbid it.
  */
 struct call	*callq_add(struct callq *, const char *id, json_object *ids,
-		    const char *line, size_t len, enum call_kind);
+		    json_object *msg, const char *line, size_t len,
+		    enum call_kind);
 /*
  * Whether msg (NULL: not JSON) is a notifications/progress of a held
  * request's progressToken whose progress is not above the last the
@@ -78,9 +80,12 @@ struct call	*callq_largest(struct callq *);
 enum call_kind	 callq_kind(const char *method);
 /*
  * Keep a cancellation of c's request id (JSON text) to send after c, once
- * for each id (a batch has several).
+ * for each id (a batch has several).  A request (not a batch) loses its
+ * progressToken: sent again only for its job to be cancelled, and
+ * forgotten then, it must not have the new broker send progress its
+ * client can no longer place (or see go back).
  */
-void		 callq_cancel(struct call *c, const char *id);
+void		 callq_cancel(struct callq *, struct call *c, const char *id);
 /*
  * Give a tools/call (msg) a random idempotency key in params._meta,
  * unless the client gave one.

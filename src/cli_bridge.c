@@ -212,7 +212,7 @@ bridge_request(struct bridge *b, json_object *msg, const char *method,
 		kind = CALL_OTHER;
 	if (bridge_refused(b, ids, NULL, n))
 		return;
-	c = callq_add(&b->q, ids, NULL, line, n, kind);
+	c = callq_add(&b->q, ids, NULL, msg, line, n, kind);
 	bridge_put(b, c);
 }
 
@@ -248,7 +248,7 @@ bridge_batch(struct bridge *b, json_object *msg, const char *line, size_t n)
 		json_object_put(ids);
 		return;
 	}
-	bridge_put(b, callq_add(&b->q, NULL, ids, line, n, CALL_BATCH));
+	bridge_put(b, callq_add(&b->q, NULL, ids, msg, line, n, CALL_BATCH));
 }
 
 /*
@@ -277,7 +277,7 @@ bridge_notice(struct bridge *b, json_object *msg, const char *method,
 		return;
 	}
 	if (c != NULL && !c->sent) {
-		callq_cancel(c, rs);
+		callq_cancel(&b->q, c, rs);
 		return;
 	}
 	if (c != NULL && c->kind != CALL_BATCH)

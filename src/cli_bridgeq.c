@@ -91,22 +91,18 @@ call_token(json_object **tokens, json_object *e)
 	    CALLQ_JSON), NULL);	/* none seen yet */
 }
 
-/* The progressTokens of request (or batch) line, none seen yet; NULL. */
+/* The progressTokens of request (or batch) msg, none seen yet; NULL. */
 static json_object *
-call_tokens(const char *line)
+call_tokens(json_object *msg)
 {
-	json_object	*msg, *tokens = NULL;
+	json_object	*tokens = NULL;
 	size_t		 i;
 
-	if (strstr(line, "progressToken") == NULL ||
-	    jstrict_parse_str(line, &msg) != 0)
-		return NULL;
 	if (!json_object_is_type(msg, json_type_array))
 		call_token(&tokens, msg);
 	else
 		for (i = 0; i < json_object_array_length(msg); i++)
 			call_token(&tokens, json_object_array_get_idx(msg, i));
-	json_object_put(msg);
 	return tokens;
 }
 
@@ -151,7 +147,7 @@ callq_room(const struct callq *q, size_t len)
 
 struct call *
 callq_add(struct callq *q, const char *id, json_object *ids,
-    const char *line, size_t len, enum call_kind kind)
+    json_object *msg, const char *line, size_t len, enum call_kind kind)
 {
 	struct call	*c;
 
@@ -167,7 +163,7 @@ callq_add(struct callq *q, const char *id, json_object *ids,
 	c->line[len] = '\0';
 	c->len = len;
 	c->kind = kind;
-	c->progress = call_tokens(c->line);
+	c->progress = call_tokens(msg);
 	TAILQ_INSERT_TAIL(&q->calls, c, entry);
 	q->n++;
 	q->bytes += len;
@@ -219,9 +215,28 @@ callq_kind(const char *method)
 }
 
 void
-callq_cancel(struct call *c, const char *id)
+callq_cancel(struct callq *q, struct call *c, const char *id)
 {
-	char	*line, *s;
+	json_object	*msg, *p, *meta;
+	const char	*text;
+	char		*line, *s;
+	size_t		 n;
+
+	if (c->kind != CALL_BATCH && c->progress != NULL &&
+	    jstrict_parse_str(c->line, &msg) == 0) {
+		if (json_object_object_get_ex(msg, "params", &p) &&
+		    json_object_object_get_ex(p, "_meta", &meta) &&
+		    json_object_is_type(meta, json_type_object))
+			json_object_object_del(meta, "progressToken");
+		text = json_object_to_json_string_length(msg, CALLQ_JSON, &n);
+		q->bytes = q->bytes - c->len + n;
+		free(c->line);
+		c->line = xstrdup(text);
+		c->len = n;
+		json_object_put(msg);
+		json_object_put(c->progress);
+		c->progress = NULL;
+	}
 
 	line = xasprintf("{\"jsonrpc\":\"2.0\",\"method\":"
 	    "\"notifications/cancelled\",\"params\":{\"requestId\":%s}}", id);

@@ -321,6 +321,60 @@ START_TEST(mcp_progress_survives_restart)
 }
 END_TEST
 
+/*
+ * A tools/call with a progressToken, held by editor-state, whose client
+ * cancels it while the broker is away: the bridge sends it again (for
+ * its job to be cancelled) without its token, then the cancellation, and
+ * forgets it.  Before, the new broker's watch sent 0 (queued) and 0.5
+ * (blocked) for the token before it read the cancellation, after the 0
+ * and 0.5 the client saw.
+ */
+START_TEST(mcp_progress_cancelled_away)
+{
+	const char	*args[] = { "--tools", tools, NULL };
+	json_object	*r;
+	double		 v[64];
+	pid_t		 hold, pid;
+	int		 hfd, wfd, in, out, err, status;
+
+	hold = start_held(args, &hfd, &wfd);
+	cli_out[0] = '\0';
+	pid = spawn_mcp(&in, &out, &err);
+	send_line(in, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\","
+	    "\"params\":{\"protocolVersion\":\"2025-06-18\",\"capabilities\":"
+	    "{},\"clientInfo\":{\"name\":\"t\",\"version\":\"1\"}}}\n"
+	    "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}\n"
+	    "{\"jsonrpc\":\"2.0\",\"id\":5,\"method\":\"tools/call\","
+	    "\"params\":{\"name\":\"rebuild\",\"arguments\":{},"
+	    "\"_meta\":{\"progressToken\":\"tok\"}}}\n");
+	ck_assert_msg(await_out(out, "blocked by tests_running"), "stdout: %s",
+	    cli_out);
+	assert_held("t-000000");
+	ck_assert_int_eq(broker_signal_wait(&b, SIGKILL), -1);
+	ck_assert_msg(await_err(err, "reconnecting"), "stderr: %s", cli_err);
+	send_line(in, "{\"jsonrpc\":\"2.0\",\"method\":"
+	    "\"notifications/cancelled\",\"params\":{\"requestId\":5}}\n");
+	ck_assert_int_eq(broker_start(&b, args, 0), 0);
+	ck_assert_msg(await_err(err, "reconnected after"), "stderr: %s",
+	    cli_err);
+	/* Answered after the replay: the broker has read it all. */
+	send_line(in, "{\"jsonrpc\":\"2.0\",\"id\":9,\"method\":\"ping\"}\n");
+	ck_assert_msg(await_out(out, "\"id\":9"), "stdout: %s", cli_out);
+	close(wfd);
+	ck_assert_int_eq(waitpid(hold, &status, 0), hold);
+	r = broker_call("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":"
+	    "\"wait_job\",\"params\":{\"ticket\":\"t-000000\","
+	    "\"timeout_s\":10}}");
+	ck_assert_str_eq(json_object_get_string(jpath(r, "status")),
+	    "cancelled");
+	json_object_put(r);
+	ck_assert_msg(progress_of(cli_out, "tok", v, 64) == 2, "stdout: %s",
+	    cli_out);
+	mcp_end(pid, in, out, err);
+	close(hfd);
+}
+END_TEST
+
 /* ---- submit --wait across a restart under its batch_execute ------- */
 
 #define RELAY_SEEN	65536	/* what a relay keeps of a client's bytes */
@@ -551,6 +605,7 @@ main(void)
 	tcase_add_test(tc, wait_survives_restart);
 	tcase_add_test(tc, mcp_bridge_survives_restart);
 	tcase_add_test(tc, mcp_progress_survives_restart);
+	tcase_add_test(tc, mcp_progress_cancelled_away);
 	tcase_add_test(tc, submit_survives_restart);
 	suite_add_tcase(s, tc);
 	return ck_run(s);
