@@ -272,6 +272,33 @@ progress_of(const char *out, const char *token, double *v, size_t max)
 }
 
 /*
+ * cmdgate mcp (its stdio into *in, *out, *err), initialized, with a
+ * tools/call of rebuild (id 5, progressToken "tok") held by start_held()'s
+ * editor-state: once it has told 0 (queued) and 0.5 (blocked by
+ * tests_running), the broker is killed (SIGKILL).  Its pid.
+ */
+static pid_t
+mcp_call_held(int *in, int *out, int *err)
+{
+	pid_t	pid;
+
+	cli_out[0] = '\0';
+	pid = spawn_mcp(in, out, err);
+	send_line(*in, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":"
+	    "\"initialize\",\"params\":{\"protocolVersion\":\"2025-06-18\","
+	    "\"capabilities\":{},\"clientInfo\":{\"name\":\"t\",\"version\":"
+	    "\"1\"}}}\n{\"jsonrpc\":\"2.0\",\"method\":"
+	    "\"notifications/initialized\"}\n{\"jsonrpc\":\"2.0\",\"id\":5,"
+	    "\"method\":\"tools/call\",\"params\":{\"name\":\"rebuild\","
+	    "\"arguments\":{},\"_meta\":{\"progressToken\":\"tok\"}}}\n");
+	ck_assert_msg(await_out(*out, "blocked by tests_running"), "stdout: "
+	    "%s", cli_out);
+	assert_held("t-000000");
+	ck_assert_int_eq(broker_signal_wait(&b, SIGKILL), -1);
+	return pid;
+}
+
+/*
  * The MCP specification: a progress notification's "progress" MUST
  * increase with each notification of its token.  A tools/call whose job
  * waits (held by editor-state) while the broker is killed and started
@@ -288,20 +315,7 @@ START_TEST(mcp_progress_survives_restart)
 	int		 hfd, wfd, in, out, err, status;
 
 	hold = start_held(args, &hfd, &wfd);
-	cli_out[0] = '\0';
-	pid = spawn_mcp(&in, &out, &err);
-	send_line(in, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\","
-	    "\"params\":{\"protocolVersion\":\"2025-06-18\",\"capabilities\":"
-	    "{},\"clientInfo\":{\"name\":\"t\",\"version\":\"1\"}}}\n"
-	    "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}\n"
-	    "{\"jsonrpc\":\"2.0\",\"id\":5,\"method\":\"tools/call\","
-	    "\"params\":{\"name\":\"rebuild\",\"arguments\":{},"
-	    "\"_meta\":{\"progressToken\":\"tok\"}}}\n");
-	/* 0 (queued), then 0.5 (blocked by tests_running). */
-	ck_assert_msg(await_out(out, "blocked by tests_running"), "stdout: %s",
-	    cli_out);
-	assert_held("t-000000");
-	ck_assert_int_eq(broker_signal_wait(&b, SIGKILL), -1);
+	pid = mcp_call_held(&in, &out, &err);
 	ck_assert_int_eq(broker_start(&b, args, 0), 0);
 	ck_assert_msg(await_err(err, "reconnected after"), "stderr: %s",
 	    cli_err);
@@ -338,19 +352,7 @@ START_TEST(mcp_progress_cancelled_away)
 	int		 hfd, wfd, in, out, err, status;
 
 	hold = start_held(args, &hfd, &wfd);
-	cli_out[0] = '\0';
-	pid = spawn_mcp(&in, &out, &err);
-	send_line(in, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\","
-	    "\"params\":{\"protocolVersion\":\"2025-06-18\",\"capabilities\":"
-	    "{},\"clientInfo\":{\"name\":\"t\",\"version\":\"1\"}}}\n"
-	    "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}\n"
-	    "{\"jsonrpc\":\"2.0\",\"id\":5,\"method\":\"tools/call\","
-	    "\"params\":{\"name\":\"rebuild\",\"arguments\":{},"
-	    "\"_meta\":{\"progressToken\":\"tok\"}}}\n");
-	ck_assert_msg(await_out(out, "blocked by tests_running"), "stdout: %s",
-	    cli_out);
-	assert_held("t-000000");
-	ck_assert_int_eq(broker_signal_wait(&b, SIGKILL), -1);
+	pid = mcp_call_held(&in, &out, &err);
 	ck_assert_msg(await_err(err, "reconnecting"), "stderr: %s", cli_err);
 	send_line(in, "{\"jsonrpc\":\"2.0\",\"method\":"
 	    "\"notifications/cancelled\",\"params\":{\"requestId\":5}}\n");
