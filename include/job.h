@@ -214,6 +214,8 @@ void		 job_busy(struct jobs *, struct sched_busy *);
  */
 void		 job_foreach_stored(struct jobs *, enum job_status s,
 		    void (*fn)(struct job *, void *), void *arg);
+/* The heavy job stored as running (its end may not be stored), or NULL. */
+struct job	*job_heavy_stored(struct jobs *);
 
 /* A queued job's record: dropped from the heap (the store keeps it), and
  * read back.  job_rec_ref: a new reference (caller puts), or NULL with

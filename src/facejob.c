@@ -179,16 +179,6 @@ fj_tell_refused(struct facejob *fj)
 	fj_tell(fj, &n);
 }
 
-/* The first heavy job stored as running, into *arg. */
-static void
-heavy_running(struct job *k, void *arg)
-{
-	struct job	**first = arg;
-
-	if (*first == NULL && k->tier == TIER_HEAVY)
-		*first = k;
-}
-
 /*
  * What holds the job of e, for FJ_HELD: "t-000005 is queued behind
  * t-000004", "... is running", the reload guard's holder, or a worker.
@@ -214,9 +204,7 @@ fj_held_why(struct fjentry *e, char *why, size_t len)
 		    k->ticket);
 		return;
 	}
-	k = NULL;
-	job_foreach_stored(J, JOB_RUNNING, heavy_running, &k);
-	if (k != NULL) {
+	if ((k = job_heavy_stored(J)) != NULL) {
 		snprintf(why, len, "%s is queued behind %s (running)",
 		    j->ticket, k->ticket);
 		return;

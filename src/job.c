@@ -539,6 +539,25 @@ job_foreach_stored(struct jobs *J, enum job_status s,
 				fn(j, arg);
 }
 
+/* The first heavy job, into *arg (job_foreach_stored). */
+static void
+heavy_first(struct job *k, void *arg)
+{
+	struct job	**first = arg;
+
+	if (*first == NULL && k->tier == TIER_HEAVY)
+		*first = k;
+}
+
+struct job *
+job_heavy_stored(struct jobs *J)
+{
+	struct job	*k = NULL;
+
+	job_foreach_stored(J, JOB_RUNNING, heavy_first, &k);
+	return k;
+}
+
 /* Mark rec finished with status s at the current time. */
 void
 job_rec_finish(json_object *rec, enum job_status s, const char *error)

@@ -51,33 +51,25 @@ ahead_entry(json_object *rec)
 	return a;
 }
 
-/* A heavy job stored as running (its end may not be): ahead of all. */
-static void
-ahead_running(struct job *k, void *arg)
-{
-	json_object	*a;
-
-	if (k->tier != TIER_HEAVY)
-		return;
-	a = ahead_entry(k->rec);
-	json_object_object_add(a, "status",
-	    json_object_new_string(job_status_name(JOB_RUNNING)));
-	json_object_array_add(arg, a);
-}
-
 /* position and ahead of a queued job. */
 static void
 view_queue_place(struct jobs *J, struct job *j, json_object *o, int full)
 {
 	struct job	*k;
-	json_object	*ahead;
+	json_object	*ahead, *a;
 
 	json_object_object_add(o, "position",
 	    json_object_new_int64((int64_t)job_position(J, j)));
 	if (!full)
 		return;
 	ahead = json_object_new_array();
-	job_foreach_stored(J, JOB_RUNNING, ahead_running, ahead);
+	/* The heavy job as stored: running, whatever its end made of it. */
+	if ((k = job_heavy_stored(J)) != NULL) {
+		a = ahead_entry(k->rec);
+		json_object_object_add(a, "status", json_object_new_string(
+		    job_status_name(JOB_RUNNING)));
+		json_object_array_add(ahead, a);
+	}
 	/* The first AHEAD_MAX keep their records: they start next. */
 	TAILQ_FOREACH(k, &J->queued, entry) {
 		if (k == j || json_object_array_length(ahead) >= AHEAD_MAX)
