@@ -9,6 +9,7 @@
 
 #include <sys/prctl.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
 #include <sys/types.h>
 #include <sys/wait.h>
 
@@ -16,12 +17,16 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
+#include <stddef.h>
 #include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+
+#include <linux/filter.h>
+#include <linux/seccomp.h>
 
 #include <check.h>
 
@@ -68,6 +73,43 @@ start_forker(pid_t *pid, int closed)
 	ck_assert_int_eq(posix_spawn(pid, argv[0], &fa, &at, argv, env), 0);
 	posix_spawn_file_actions_destroy(&fa);
 	posix_spawnattr_destroy(&at);
+	close(sv[1]);
+	return sv[0];
+}
+
+/*
+ * The same, under a seccomp filter that fails system call nr with errno
+ * err (as a container runtime's profile may), installed in the child
+ * before its exec.
+ */
+static int
+start_forker_filtered(pid_t *pid, long nr, int err)
+{
+	struct sock_filter	f[] = {
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS,
+		    offsetof(struct seccomp_data, nr)),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, (unsigned)nr, 0, 1),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO |
+		    ((unsigned)err & SECCOMP_RET_DATA)),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+	};
+	struct sock_fprog	prog = { sizeof(f) / sizeof(f[0]), f };
+	char	*argv[] = { (char *)worker_path(), (char *)"--forker", NULL };
+	char	*env[] = { (char *)"PATH=/usr/bin:/bin", NULL };
+	int	 sv[2];
+
+	ck_assert_int_eq(socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0,
+	    sv), 0);
+	ck_assert_int_ne(*pid = fork(), -1);
+	if (*pid == 0) {
+		setpgid(0, 0);
+		if (dup2(sv[1], 3) != 3 ||
+		    prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) == -1 ||
+		    prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog) == -1)
+			_exit(126);
+		execve(argv[0], argv, env);
+		_exit(127);
+	}
 	close(sv[1]);
 	return sv[0];
 }
@@ -156,20 +198,29 @@ setup(void)
 	sigprocmask(SIG_BLOCK, &set, NULL);
 }
 
-/*
- * The broker's stdout and stderr closed: the worker still gets its spec
- * on 3 and its events pipe on 1, runs its command and reports it.
- */
-START_TEST(std_fds_closed)
+/* Its hello, once it is ready. */
+static void
+await_hello(int sock)
 {
-	char		 hello, spec[256], buf[4096];
-	int		 sock, sfd, efd;
-	ssize_t		 n, len = 0;
-	pid_t		 fk, w;
+	char	hello;
 
-	sock = start_forker(&fk, 1);
 	ck_assert_int_eq(read_within(sock, &hello, 1), 1);
 	ck_assert_int_eq(hello, FORKER_HELLO);
+}
+
+/*
+ * Ask the fork server on sock (fk) for a worker and give it a job of
+ * true(1): it is our child (as the broker's is), runs the job, and reports
+ * it on its events pipe.
+ */
+static void
+run_one(int sock, pid_t fk)
+{
+	char		 spec[256], buf[4096];
+	int		 sfd, efd;
+	ssize_t		 n, len = 0;
+	pid_t		 w;
+
 	ck_assert_int_gt(w = ask(sock, &sfd, &efd), 0);
 	ck_assert_int_ne(w, fk);
 	snprintf(spec, sizeof(spec), "{\"ticket\":\"t-000001\",\"broker\":%d,"
@@ -184,7 +235,59 @@ START_TEST(std_fds_closed)
 	ck_assert_msg(strstr(buf, "\"event\":\"result\"") != NULL &&
 	    strstr(buf, "\"ok\":true") != NULL, "events: %s", buf);
 	close(efd);
+	/* Ours to reap: no other process waits for it. */
+	ck_assert_int_eq(waitpid(w, NULL, 0), w);
+}
+
+/*
+ * The broker's stdout and stderr closed: the worker still gets its spec
+ * on 3 and its events pipe on 1, runs its command and reports it.
+ */
+START_TEST(std_fds_closed)
+{
+	int	sock;
+	pid_t	fk;
+
+	sock = start_forker(&fk, 1);
+	await_hello(sock);
+	run_one(sock, fk);
 	close(sock);		/* the fork server's end of file */
+	ck_assert(reap_all(fk));
+}
+END_TEST
+
+/*
+ * One fork per worker: with clone(2), which fork(2) is made of, refused,
+ * workers still come, born our children by clone3(2).
+ */
+START_TEST(one_clone_per_worker)
+{
+	int	sock;
+	pid_t	fk;
+
+	sock = start_forker_filtered(&fk, SYS_clone, EAGAIN);
+	await_hello(sock);
+	run_one(sock, fk);
+	run_one(sock, fk);
+	close(sock);
+	ck_assert(reap_all(fk));
+}
+END_TEST
+
+/*
+ * clone3(2) refused (ENOSYS, as a container runtime's seccomp profile
+ * says): workers are forked twice over instead, and are still ours.
+ */
+START_TEST(no_clone3_twice_over)
+{
+	int	sock;
+	pid_t	fk;
+
+	sock = start_forker_filtered(&fk, SYS_clone3, ENOSYS);
+	await_hello(sock);
+	run_one(sock, fk);
+	run_one(sock, fk);
+	close(sock);
 	ck_assert(reap_all(fk));
 }
 END_TEST
@@ -256,6 +359,8 @@ main(void)
 	tcase_add_checked_fixture(tc, setup, NULL);
 	tcase_set_timeout(tc, 120);
 	tcase_add_test(tc, std_fds_closed);
+	tcase_add_test(tc, one_clone_per_worker);
+	tcase_add_test(tc, no_clone3_twice_over);
 	tcase_add_test(tc, broker_killed_while_forking);
 	tcase_add_test(tc, bad_request_ends_it);
 	suite_add_tcase(s, tc);

@@ -242,25 +242,10 @@ assert_error(json_object *r, int code, const char *type)
 	json_object_put(r);
 }
 
-int
-proc_comm_is(pid_t pid, const char *name)
-{
-	char	path[64], buf[64] = "";
-	FILE	*f;
-
-	snprintf(path, sizeof(path), "/proc/%d/comm", (int)pid);
-	if ((f = fopen(path, "r")) == NULL)
-		return 0;
-	if (fgets(buf, sizeof(buf), f) != NULL)
-		buf[strcspn(buf, "\n")] = '\0';
-	fclose(f);
-	return strcmp(buf, name) == 0;
-}
-
 /*
  * Whether pid is a fork server: its command line, fixed from its exec
  * on, is "cmdgate-worker --forker" (its comm is renamed only once it
- * runs, and the workers it forks blank the argument).
+ * runs, and the workers it forks blank the argument once they run).
  */
 static int
 is_fork_server(pid_t pid)
@@ -284,7 +269,7 @@ broker_workers(pid_t *pids, int max, pid_t *forker)
 {
 	char	path[64];
 	FILE	*f;
-	int	n = 0, pid;
+	int	n = 0, pid, fk = -1;
 
 	if (forker != NULL)
 		*forker = -1;
@@ -292,8 +277,15 @@ broker_workers(pid_t *pids, int max, pid_t *forker)
 	    b.pid);
 	if ((f = fopen(path, "r")) == NULL)
 		return 0;
+	/*
+	 * A worker the fork server has just cloned has its command line
+	 * until it runs: the first such child is the fork server (the
+	 * kernel lists children in the order they became ours, and the
+	 * fork server's come after it).
+	 */
 	while (fscanf(f, "%d", &pid) == 1)
-		if (is_fork_server(pid)) {
+		if (fk == -1 && is_fork_server(pid)) {
+			fk = pid;
 			if (forker != NULL)
 				*forker = pid;
 		} else if (n < max)

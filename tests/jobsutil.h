@@ -29,8 +29,6 @@ void	 wait_end(const char *ticket, const char *status);
 void	 await_status(const char *ticket, const char *status);
 void	 release(void);
 void	 assert_error(json_object *r, int code, const char *type);
-/* Whether pid's command name (/proc/PID/comm) is name. */
-int	 proc_comm_is(pid_t pid, const char *name);
 /*
  * The broker's child processes but its fork server (cmdgate-worker
  * --forker, whose pid goes in *forker, -1: none): how many, up to max in

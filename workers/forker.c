@@ -7,13 +7,15 @@
  *
  * A request is one byte with two descriptors (SCM_RIGHTS): the read end
  * of the new worker's spec pipe and the write end of its event pipe.  The
- * worker is forked twice over (here, then by a child that exits at once),
- * so that the broker, a child subreaper, becomes its parent: the broker
- * reaps it and reads its status as for a worker it spawned itself.  The
- * worker waits for that before it runs, so that its death signal (the
- * broker's death) is set for the right parent.  (It needs pidfds, Linux
- * 5.3: without them the fork server exits at once.)  The
- * answer is one struct forker_reply: the worker's pid, or an errno.  At
+ * worker is the broker's child, so that the broker reaps it and reads its
+ * status as for a worker it spawned itself: clone3(2) with CLONE_PARENT
+ * makes it so at once.  Where clone3 is refused (a seccomp filter, as
+ * container runtimes' default profiles have), the worker is forked twice
+ * over (here, then by a child that exits at once) and orphaned to the
+ * broker, a child subreaper; it waits for that before it runs, so that its
+ * death signal (the broker's death) is set for the right parent.  (That
+ * needs pidfds, Linux 5.3: without them the fork server exits at once.)
+ * The answer is one struct forker_reply: the worker's pid, or an errno.  At
  * the end of the socket (the broker is gone, or stops) it exits 0; a
  * request it cannot read makes it exit 1, and the broker spawns workers
  * itself from then on.  See cmdgated(8), Workers.
@@ -23,13 +25,17 @@
 #include <sys/pidfd.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
 #include <sys/types.h>
 #include <sys/wait.h>
+
+#include <linux/sched.h>	/* struct clone_args */
 
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -39,6 +45,7 @@
 /* The new worker: its pipes in place, nothing else of ours open. */
 static char	*forker_arg;	/* "--forker" in our argv */
 static pid_t	 broker;	/* our parent */
+static int	 twice;		/* clone3 was refused: fork twice over */
 
 /*
  * Wait until mid, the child that forked us, is gone and we have a new
@@ -64,12 +71,14 @@ wait_orphaned(pid_t mid)
 /*
  * The new worker: the broker's child (a worker's death signal is sent at
  * a change of parent, so it is set only then, in the worker), its pipes
- * in place, nothing else of ours open.
+ * in place, nothing else of ours open.  mid: the child that forked it and
+ * exits, to wait for; 0 when it was born the broker's child.
  */
 static void
 child_fds(int spec, int events, pid_t mid)
 {
-	wait_orphaned(mid);
+	if (mid != 0)
+		wait_orphaned(mid);
 	/* The broker's death from now on sends SIGTERM (the worker's
 	 * own), and a broker already gone is seen here. */
 	prctl(PR_SET_PDEATHSIG, SIGTERM);
@@ -82,6 +91,17 @@ child_fds(int spec, int events, pid_t mid)
 }
 
 /*
+ * Never the broker's child with the fork server's name or command line:
+ * ps(1) (and the tests) show the worker's.
+ */
+static void
+worker_name(void)
+{
+	prctl(PR_SET_NAME, "cmdgate-worker");
+	memset(forker_arg, 0, strlen(forker_arg));
+}
+
+/*
  * Fork one worker (run by job()) and say its pid on p (a pipe): in the
  * child that exits at once, so that the worker is orphaned to the broker.
  */
@@ -91,12 +111,7 @@ middle(int spec, int events, int p, int (*job)(void))
 	int32_t	pid;
 	pid_t	mid = getpid();
 
-	/*
-	 * Never the broker's child with the fork server's name or command
-	 * line: ps(1) (and the tests) show the worker's.
-	 */
-	prctl(PR_SET_NAME, "cmdgate-worker");
-	memset(forker_arg, 0, strlen(forker_arg));
+	worker_name();
 	if ((pid = fork()) == 0) {
 		close(p);
 		child_fds(spec, events, mid);
@@ -108,6 +123,38 @@ middle(int spec, int events, int p, int (*job)(void))
 	_exit(0);
 }
 
+/*
+ * One worker, born the broker's child (CLONE_PARENT: our parent is its
+ * parent, and our exit signal, SIGCHLD, its own; clone3 takes no other
+ * with it).  Its pid; 0 when clone3 is refused, as by a seccomp filter
+ * (from then on workers are forked twice over); or -errno.
+ *
+ * The worker is a raw clone, not a fork(2): glibc's fork handlers do not
+ * run in it, which this process does not need (it has one thread and
+ * registers none), and glibc's record of its thread id stays ours, which
+ * nothing of glibc's that the worker uses reads (raise(3) and abort(3)
+ * ask the kernel since glibc 2.34).
+ */
+static int32_t
+clone_one(int spec, int events, int (*job)(void))
+{
+	struct clone_args	ca;
+	long			pid;
+
+	memset(&ca, 0, sizeof(ca));
+	ca.flags = CLONE_PARENT;
+	if ((pid = syscall(SYS_clone3, &ca, sizeof(ca))) == 0) {
+		worker_name();
+		child_fds(spec, events, 0);
+		exit(job());
+	}
+	if (pid > 0)
+		return (int32_t)pid;
+	if (errno == ENOSYS || errno == EPERM || errno == EINVAL)
+		return 0;
+	return -errno;
+}
+
 /* One worker for one request: its pid, or -errno. */
 static int32_t
 fork_one(int spec, int events, int (*job)(void))
@@ -116,6 +163,12 @@ fork_one(int spec, int events, int (*job)(void))
 	pid_t	mid;
 	int	p[2], status;
 
+	if (!twice) {
+		if ((pid = clone_one(spec, events, job)) != 0)
+			return pid;
+		twice = 1;
+		pid = -EIO;
+	}
 	if (pipe2(p, O_CLOEXEC) == -1)
 		return -errno;
 	if ((mid = fork()) == 0) {
