@@ -198,16 +198,6 @@ setup(void)
 	sigprocmask(SIG_BLOCK, &set, NULL);
 }
 
-/* Its hello, once it is ready. */
-static void
-await_hello(int sock)
-{
-	char	hello;
-
-	ck_assert_int_eq(read_within(sock, &hello, 1), 1);
-	ck_assert_int_eq(hello, FORKER_HELLO);
-}
-
 /*
  * Ask the fork server on sock (fk) for a worker and give it a job of
  * true(1): it is our child (as the broker's is), runs the job, and reports
@@ -240,6 +230,23 @@ run_one(int sock, pid_t fk)
 }
 
 /*
+ * Once the fork server on sock (fk) says hello, two workers from it, each
+ * run_one(); then its end of file, and nothing of it is left.
+ */
+static void
+two_workers(int sock, pid_t fk)
+{
+	char	hello;
+
+	ck_assert_int_eq(read_within(sock, &hello, 1), 1);
+	ck_assert_int_eq(hello, FORKER_HELLO);
+	run_one(sock, fk);
+	run_one(sock, fk);
+	close(sock);
+	ck_assert(reap_all(fk));
+}
+
+/*
  * The broker's stdout and stderr closed: the worker still gets its spec
  * on 3 and its events pipe on 1, runs its command and reports it.
  */
@@ -249,10 +256,7 @@ START_TEST(std_fds_closed)
 	pid_t	fk;
 
 	sock = start_forker(&fk, 1);
-	await_hello(sock);
-	run_one(sock, fk);
-	close(sock);		/* the fork server's end of file */
-	ck_assert(reap_all(fk));
+	two_workers(sock, fk);
 }
 END_TEST
 
@@ -266,11 +270,7 @@ START_TEST(one_clone_per_worker)
 	pid_t	fk;
 
 	sock = start_forker_filtered(&fk, SYS_clone, EAGAIN);
-	await_hello(sock);
-	run_one(sock, fk);
-	run_one(sock, fk);
-	close(sock);
-	ck_assert(reap_all(fk));
+	two_workers(sock, fk);
 }
 END_TEST
 
@@ -284,11 +284,7 @@ START_TEST(no_clone3_twice_over)
 	pid_t	fk;
 
 	sock = start_forker_filtered(&fk, SYS_clone3, ENOSYS);
-	await_hello(sock);
-	run_one(sock, fk);
-	run_one(sock, fk);
-	close(sock);
-	ck_assert(reap_all(fk));
+	two_workers(sock, fk);
 }
 END_TEST
 
