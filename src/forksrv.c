@@ -214,6 +214,10 @@ forksrv_fork(struct forksrv *F, pid_t *pid, int *spec, int *events)
 	/* As the worker does itself: one of them is first. */
 	setpgid(reply.pid, reply.pid);
 	F->forked++;
+	if (reply.forks == 2 && F->twice++ == 0)
+		log_info("the fork server forks each worker twice over: "
+		    "clone(2) with CLONE_PARENT is refused here (a seccomp "
+		    "filter)");
 	*pid = reply.pid;
 	*spec = sp[1];
 	*events = ev[0];
@@ -247,5 +251,7 @@ forksrv_json(const struct forksrv *F)
 	    json_object_new_int(F->pid) : NULL);
 	json_object_object_add(o, "workers_forked",
 	    json_object_new_uint64(F->forked));
+	json_object_object_add(o, "workers_forked_twice",
+	    json_object_new_uint64(F->twice));
 	return o;
 }

@@ -234,6 +234,22 @@ forked(pid_t *pid)
 	return n;
 }
 
+/* server_status: how many workers the fork server forked twice over. */
+static int64_t
+forked_twice(void)
+{
+	json_object	*r = callf("{\"jsonrpc\":\"2.0\",\"id\":8,"
+	    "\"method\":\"server_status\"}");
+	int64_t		 n;
+
+	n = json_object_get_int64(jpath(r,
+	    "result.fork_server.workers_forked_twice"));
+	ck_assert_ptr_nonnull(jpath(r,
+	    "result.fork_server.workers_forked_twice"));
+	json_object_put(r);
+	return n;
+}
+
 /* The fork server's pid, once it says it is ready (the nth time). */
 static pid_t
 fork_server_ready(int nth)
@@ -271,6 +287,7 @@ START_TEST(workers_forked)
 	ck_assert_int_ne(w1, w2);
 	ck_assert_int_ge(forked(&pid) - n0, 2);
 	ck_assert_int_eq(pid, fk);
+	ck_assert_int_eq(forked_twice(), 0);	/* one clone each */
 	/* The spare the second job left: the broker's, as forked. */
 	ck_assert_int_ge(broker_await_log(&b, ": the spare"), 2);
 	ck_assert_int_eq(children(pids), 1);

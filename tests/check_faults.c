@@ -208,6 +208,40 @@ START_TEST(spawn_fails)
 }
 END_TEST
 
+/*
+ * clone(2) with CLONE_PARENT refused (a seccomp filter): the fork server
+ * forks each worker twice over, jobs run, the log says so once, and
+ * server_status counts them.
+ */
+START_TEST(clone_refused_forks_twice)
+{
+	json_object	*r;
+	int		 i;
+
+	shim_prepare();
+	shim_start("{\"tools\":[{\"name\":\"echo\",\"tier\":\"heavy\","
+	    "\"exec\":[\"echo\",\"{text}\"],\"params\":{\"properties\":"
+	    "{\"text\":{\"type\":\"string\"}}}}]}", "noclone", NULL);
+	for (i = 0; i < 2; i++) {
+		r = submit_wait();
+		ck_assert_str_eq(json_object_get_string(jpath(r,
+		    "result.status")), "done");
+		json_object_put(r);
+	}
+	ck_assert_int_eq(broker_log_count(&b, "forks each worker twice over"),
+	    1);
+	r = client_call(c, "{\"jsonrpc\":\"2.0\",\"id\":4,\"method\":"
+	    "\"server_status\"}");
+	ck_assert_int_ge(json_object_get_int(jpath(r,
+	    "result.fork_server.workers_forked_twice")), 2);
+	ck_assert_int_eq(json_object_get_int(jpath(r,
+	    "result.fork_server.workers_forked_twice")),
+	    json_object_get_int(jpath(r, "result.fork_server.workers_forked")));
+	json_object_put(r);
+	arm("noclone", 0);
+}
+END_TEST
+
 /* The spec cannot reach the worker: the job fails, the broker goes on. */
 START_TEST(spec_pipe_fails)
 {
@@ -321,6 +355,7 @@ faults_suite(void)
 	tcase_add_test(tc, disk_full_while_running);
 	tcase_add_test(tc, unstored_result_not_shown);
 	tcase_add_test(tc, spawn_fails);
+	tcase_add_test(tc, clone_refused_forks_twice);
 	tcase_add_test(tc, spec_pipe_fails);
 	suite_add_tcase(s, tc);
 	return s;

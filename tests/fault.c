@@ -16,6 +16,9 @@
  *	nosubreaper
  *		prctl(PR_SET_CHILD_SUBREAPER) fails with EINVAL (so that the
  *		broker has no fork server and spawns every worker)
+ *	noclone	clone(2) with CLONE_PARENT, called through syscall(2), fails
+ *		with EPERM, as a seccomp filter may make it (so that the
+ *		fork server forks each worker twice over)
  *	epipe	writev to a pipe (the job spec going to a worker) fails
  *		with EPIPE; plain write is left alone, since libevent's
  *		signal pipe uses it
@@ -31,9 +34,12 @@
 #include <sys/uio.h>
 
 #include <sys/stat.h>
+#include <sys/syscall.h>
 
 #include <dlfcn.h>
+#include <sched.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <spawn.h>
@@ -178,6 +184,28 @@ posix_spawn(pid_t *pid, const char *path,
 	if (armed("eagain"))
 		return EAGAIN;
 	return real(pid, path, fa, attr, argv, envp);
+}
+
+long
+syscall(long n, ...)
+{
+	static long (*real)(long, ...);
+	va_list		ap;
+	long		a[6];
+	int		i;
+
+	if (real == NULL)
+		real = (long (*)(long, ...))dlsym(RTLD_NEXT, "syscall");
+	/* Six arguments, whatever the call takes, as glibc's own does. */
+	va_start(ap, n);
+	for (i = 0; i < 6; i++)
+		a[i] = va_arg(ap, long);
+	va_end(ap);
+	if (n == SYS_clone && (a[0] & CLONE_PARENT) && armed("noclone")) {
+		errno = EPERM;
+		return -1;
+	}
+	return real(n, a[0], a[1], a[2], a[3], a[4], a[5]);
 }
 
 #define SUBREAPER	36	/* PR_SET_CHILD_SUBREAPER, <sys/prctl.h> */

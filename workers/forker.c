@@ -8,14 +8,14 @@
  * A request is one byte with two descriptors (SCM_RIGHTS): the read end
  * of the new worker's spec pipe and the write end of its event pipe.  The
  * worker is the broker's child, so that the broker reaps it and reads its
- * status as for a worker it spawned itself: clone3(2) with CLONE_PARENT
- * makes it so at once.  Where clone3 is refused (a seccomp filter, as
- * container runtimes' default profiles have), the worker is forked twice
- * over (here, then by a child that exits at once) and orphaned to the
- * broker, a child subreaper; it waits for that before it runs, so that its
- * death signal (the broker's death) is set for the right parent.  (That
- * needs pidfds, Linux 5.3: without them the fork server exits at once.)
- * The answer is one struct forker_reply: the worker's pid, or an errno.  At
+ * status as for a worker it spawned itself: clone(2) with CLONE_PARENT
+ * makes it so at once.  Where that is refused (a seccomp filter), the
+ * worker is forked twice over (here, then by a child that exits at once)
+ * and orphaned to the broker, a child subreaper; it waits for that before
+ * it runs, so that its death signal (the broker's death) is set for the
+ * right parent.  (That needs pidfds, Linux 5.3: without them the fork
+ * server exits at once.)  The answer is one struct forker_reply: the
+ * worker's pid, or an errno, and how many forks made it.  At
  * the end of the socket (the broker is gone, or stops) it exits 0; a
  * request it cannot read makes it exit 1, and the broker spawns workers
  * itself from then on.  See cmdgated(8), Workers.
@@ -29,11 +29,10 @@
 #include <sys/types.h>
 #include <sys/wait.h>
 
-#include <linux/sched.h>	/* struct clone_args */
-
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <sched.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -45,7 +44,7 @@
 /* The new worker: its pipes in place, nothing else of ours open. */
 static char	*forker_arg;	/* "--forker" in our argv */
 static pid_t	 broker;	/* our parent */
-static int	 twice;		/* clone3 was refused: fork twice over */
+static int	 twice;		/* the clone was refused: fork twice over */
 
 /*
  * Wait until mid, the child that forked us, is gone and we have a new
@@ -124,26 +123,34 @@ middle(int spec, int events, int p, int (*job)(void))
 }
 
 /*
- * One worker, born the broker's child (CLONE_PARENT: our parent is its
- * parent, and our exit signal, SIGCHLD, its own; clone3 takes no other
- * with it).  Its pid; 0 when clone3 is refused, as by a seccomp filter
- * (from then on workers are forked twice over); or -errno.
+ * One worker, born the broker's child: clone(2) with CLONE_PARENT (our
+ * parent is its parent, and our exit signal, SIGCHLD, its own).  Not
+ * clone3(2), which seccomp filters that cannot read its flags refuse
+ * (systemd's RestrictNamespaces=, container runtimes' default profiles)
+ * while they let this through.  With no stack and no thread ids, only the
+ * place of the flags among clone's arguments differs between
+ * architectures.  Its pid; 0 when it is refused (from then on workers are
+ * forked twice over); or -errno.
  *
  * The worker is a raw clone, not a fork(2): glibc's fork handlers do not
  * run in it, which this process does not need (it has one thread and
- * registers none), and glibc's record of its thread id stays ours, which
- * nothing of glibc's that the worker uses reads (raise(3) and abort(3)
- * ask the kernel since glibc 2.34).
+ * registers none); glibc's record of its thread id stays ours, which
+ * glibc reads for its own locks (consistently, so they work) and for
+ * signals sent by thread (pthread_kill(3) of the main thread from another
+ * thread fails), neither of which a worker uses for itself; raise(3) and
+ * abort(3) ask the kernel (glibc 2.34 on).
  */
 static int32_t
 clone_one(int spec, int events, int (*job)(void))
 {
-	struct clone_args	ca;
-	long			pid;
+	long	pid;
 
-	memset(&ca, 0, sizeof(ca));
-	ca.flags = CLONE_PARENT;
-	if ((pid = syscall(SYS_clone3, &ca, sizeof(ca))) == 0) {
+#if defined(__s390__) || defined(__CRIS__)
+	pid = syscall(SYS_clone, 0L, (long)CLONE_PARENT, NULL, NULL, 0L);
+#else
+	pid = syscall(SYS_clone, (long)CLONE_PARENT, 0L, NULL, NULL, 0L);
+#endif
+	if (pid == 0) {
 		worker_name();
 		child_fds(spec, events, 0);
 		exit(job());
@@ -227,6 +234,7 @@ forker_run(char *arg, int (*job)(void))
 			return 1;	/* descriptors left are closed at exit */
 		memset(&reply, 0, sizeof(reply));
 		reply.pid = fork_one(fds[0], fds[1], job);
+		reply.forks = twice ? 2 : 1;
 		close(fds[0]);
 		close(fds[1]);
 		if (send(FORKER_FD, &reply, sizeof(reply), MSG_NOSIGNAL) !=
