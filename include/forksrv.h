@@ -32,7 +32,7 @@ struct event_base;
 
 struct forker_reply {
 	int32_t	pid;		/* the worker's, or -errno */
-	int32_t	forks;		/* 1: cloned the broker's; 2: twice over */
+	int32_t	forks;		/* 1: cloned; 2: forked twice over */
 };
 
 struct forksrv {
@@ -46,7 +46,7 @@ struct forksrv {
 	int			 never;		/* none for good */
 	int			 unready;	/* starts since the last ready */
 	uint64_t		 forked;	/* workers it forked */
-	uint64_t		 twice;		/* of them, forked twice over */
+	uint64_t		 twice;		/* of them, forked twice */
 	struct event		*ev;		/* its socket: hello or end */
 	struct event		*retry_ev;
 };
@@ -63,8 +63,8 @@ void	forksrv_free(struct forksrv *);
 int	forksrv_fork(struct forksrv *, pid_t *pid, int *spec, int *events);
 /*
  * For server_status: {"pid": its pid, null while it is not ready,
- * "workers_forked": N, "workers_forked_twice": M}, or NULL when the broker has none (it could not
- * be a child subreaper).  Caller puts.
+ * "workers_forked": N, "workers_forked_twice": M}, or NULL when the
+ * broker has none (it could not be a child subreaper).  Caller puts.
  */
 json_object	*forksrv_json(const struct forksrv *);
 /* pid was reaped: 1 when it was the fork server. */

@@ -16,9 +16,9 @@
  *	nosubreaper
  *		prctl(PR_SET_CHILD_SUBREAPER) fails with EINVAL (so that the
  *		broker has no fork server and spawns every worker)
- *	noclone	clone(2) with CLONE_PARENT, called through syscall(2), fails
- *		with EPERM, as a seccomp filter may make it (so that the
- *		fork server forks each worker twice over)
+ *	noclone	clone(2) with CLONE_PARENT, called through syscall(2),
+ *		fails with EPERM, as a seccomp filter may make it (so that
+ *		the fork server forks each worker twice over)
  *	epipe	writev to a pipe (the job spec going to a worker) fails
  *		with EPIPE; plain write is left alone, since libevent's
  *		signal pipe uses it

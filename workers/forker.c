@@ -44,7 +44,7 @@
 /* The new worker: its pipes in place, nothing else of ours open. */
 static char	*forker_arg;	/* "--forker" in our argv */
 static pid_t	 broker;	/* our parent */
-static int	 twice;		/* the clone was refused: fork twice over */
+static int	 twice;		/* clone refused: fork twice over */
 
 /*
  * Wait until mid, the child that forked us, is gone and we have a new
@@ -134,11 +134,11 @@ middle(int spec, int events, int p, int (*job)(void))
  *
  * The worker is a raw clone, not a fork(2): glibc's fork handlers do not
  * run in it, which this process does not need (it has one thread and
- * registers none); glibc's record of its thread id stays ours, which
- * glibc reads for its own locks (consistently, so they work) and for
- * signals sent by thread (pthread_kill(3) of the main thread from another
- * thread fails), neither of which a worker uses for itself; raise(3) and
- * abort(3) ask the kernel (glibc 2.34 on).
+ * registers none), and glibc's record of its thread id stays ours.  glibc's
+ * own locks read that record (the same value throughout, so they work),
+ * and so does pthread_kill(3) of the main thread from another thread
+ * (which would fail; a worker has one thread); raise(3) and abort(3) ask
+ * the kernel (glibc 2.34 on).
  */
 static int32_t
 clone_one(int spec, int events, int (*job)(void))
