@@ -102,11 +102,9 @@ START_TEST(disk_full_while_running)
 	size_t		 i;
 	int		 inflight = 0;
 
-	r = client_call(c, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":"
+	r = taken("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":"
 	    "\"batch_execute\",\"params\":{\"async\":true,\"commands\":"
-	    "[{\"tool\":\"sleep\",\"params\":{\"seconds\":1}}]}}");
-	snprintf(t, sizeof(t), "%s", json_object_get_string(jpath(r,
-	    "result.ticket")));
+	    "[{\"tool\":\"sleep\",\"params\":{\"seconds\":1}}]}}", t);
 	ck_assert_str_eq(json_object_get_string(jpath(r, "result.status")),
 	    "running");
 	json_object_put(r);
@@ -164,13 +162,9 @@ END_TEST
 static json_object *
 submit_wait(void)
 {
-	json_object	*r;
-	char		 t[32], line[256];
+	char	t[32], line[256];
 
-	r = client_call(c, SUBMIT);
-	snprintf(t, sizeof(t), "%s", json_object_get_string(jpath(r,
-	    "result.ticket")));
-	json_object_put(r);
+	json_object_put(taken(SUBMIT, t));
 	snprintf(line, sizeof(line), "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":"
 	    "\"wait_job\",\"params\":{\"ticket\":\"%s\",\"timeout_s\":20}}",
 	    t);

@@ -132,12 +132,7 @@ START_TEST(map_full_result_grows)
 	snprintf(line, sizeof(line), "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":"
 	    "\"batch_execute\",\"params\":{\"async\":true,\"commands\":[%s]}}",
 	    cmds);
-	r = client_call(c, line);
-	ck_assert_msg(jpath(r, "result.ticket") != NULL, "%.300s",
-	    json_object_to_json_string(r));
-	snprintf(t, sizeof(t), "%s", json_object_get_string(jpath(r,
-	    "result.ticket")));
-	json_object_put(r);
+	json_object_put(taken(line, t));
 	r = on_ticket("wait_job", t);
 	ck_assert_msg(strcmp(json_object_get_string(jpath(r, "result.status")),
 	    "done") == 0, "the map could grow, yet: %.400s",
@@ -217,13 +212,8 @@ START_TEST(map_full_cancel_grows)
 	start_shimmed(args);
 	submit_tool("hold", t);
 	line = big_submit("", "big", "");
-	r = client_call(c, line);
+	json_object_put(taken(line, t));
 	free(line);
-	ck_assert_msg(jpath(r, "result.ticket") != NULL, "%.300s",
-	    json_object_to_json_string(r));
-	snprintf(t, sizeof(t), "%s", json_object_get_string(jpath(r,
-	    "result.ticket")));
-	json_object_put(r);
 	r = on_ticket("cancel_job", t);
 	ck_assert_msg(jpath(r, "result.cancelled") != NULL &&
 	    json_object_get_boolean(jpath(r, "result.cancelled")), "the map "
@@ -580,13 +570,11 @@ START_TEST(recovery_refused_on_full_disk)
 	json_object	*r;
 	char		 t[32];
 
-	r = client_call(c, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":"
+	r = taken("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":"
 	    "\"batch_execute\",\"params\":{\"async\":true,\"commands\":"
-	    "[{\"tool\":\"sleep\",\"params\":{\"seconds\":30}}]}}");
+	    "[{\"tool\":\"sleep\",\"params\":{\"seconds\":30}}]}}", t);
 	ck_assert_str_eq(json_object_get_string(jpath(r, "result.status")),
 	    "running");
-	snprintf(t, sizeof(t), "%s", json_object_get_string(jpath(r,
-	    "result.ticket")));
 	json_object_put(r);
 	client_close(c);
 	c = NULL;

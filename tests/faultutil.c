@@ -148,6 +148,18 @@ shim_start(const char *tools, const char *fault, const char *grace)
 	shim_workers(0);
 }
 
+json_object *
+taken(const char *line, char t[32])
+{
+	json_object	*r = client_call(c, line);
+
+	ck_assert_msg(jpath(r, "result.ticket") != NULL, "%.300s",
+	    json_object_to_json_string(r));
+	snprintf(t, 32, "%s", json_object_get_string(jpath(r,
+	    "result.ticket")));
+	return r;
+}
+
 /* Submit one async job of tool: its ticket into t. */
 void
 submit_tool(const char *tool, char t[32])
@@ -158,11 +170,9 @@ submit_tool(const char *tool, char t[32])
 	snprintf(line, sizeof(line), "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":"
 	    "\"batch_execute\",\"params\":{\"async\":true,\"commands\":"
 	    "[{\"tool\":\"%s\"}]}}", tool);
-	r = client_call(c, line);
+	r = taken(line, t);
 	ck_assert_str_eq(json_object_get_string(jpath(r, "result.status")),
 	    "running");
-	snprintf(t, 32, "%s", json_object_get_string(jpath(r,
-	    "result.ticket")));
 	json_object_put(r);
 }
 
@@ -195,9 +205,9 @@ tool_ends(pid_t pid, pid_t stopped)
 const char *
 submit_ticket(json_object **r)
 {
-	*r = client_call(c, SUBMIT);
-	ck_assert_msg(jpath(*r, "result.ticket") != NULL, "%.300s",
-	    json_object_to_json_string(*r));
+	char	t[32];
+
+	*r = taken(SUBMIT, t);
 	return json_object_get_string(jpath(*r, "result.ticket"));
 }
 

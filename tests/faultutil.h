@@ -37,6 +37,9 @@ void		 shim_prepare(void);
 void		 shim_start(const char *tools, const char *fault,
 		    const char *grace);
 /* Submit one async job of tool, which must start: its ticket into t. */
+/* Call line, a batch_execute that must be taken: its ticket into t;
+ * the answer (caller puts). */
+json_object	*taken(const char *line, char t[32]);
 void		 submit_tool(const char *tool, char t[32]);
 /* Call method on ticket t (cancel_job, wait_job): the answer. */
 json_object	*on_ticket(const char *method, const char *t);
