@@ -87,6 +87,18 @@ pin(const pid_t *pids, int n, cpu_set_t *old)
 			die("sched_setaffinity: %s", strerror(errno));
 }
 
+/* Undo pin(): the bench and the servers back on the set in old. */
+static void
+unpin(const pid_t *pids, int n, const cpu_set_t *old)
+{
+	int	i;
+
+	sched_setaffinity(0, sizeof(*old), old);
+	for (i = 0; i < n; i++)
+		if (sched_setaffinity(pids[i], sizeof(*old), old) == -1)
+			die("sched_setaffinity: %s", strerror(errno));
+}
+
 static void
 bench_rtt(void)
 {
@@ -163,7 +175,8 @@ submits_round(struct submits *s, int r, const char *sync, const char *binlog)
 	char		state[64];
 	double		u, v;
 	int		bport, total = SUBMIT_N + CLIENTS * (SUBMIT_N / 4);
-	pid_t		bs;
+	pid_t		bs, pids[2];
+	cpu_set_t	old;
 
 	snprintf(state, sizeof(state), "sub-%s-%d", sync, r);
 	start_held(&b, sync, tmp(state), NULL);
@@ -174,8 +187,12 @@ submits_round(struct submits *s, int r, const char *sync, const char *binlog)
 	bs = beanstalkd_start(&bport, binlog);
 	u = cpu_s(b.pid);
 	v = cpu_s(bs);
+	pids[0] = b.pid;
+	pids[1] = bs;
+	pin(pids, 2, &old);
 	s->c1[r] = concurrent(b.port, SUBMIT, 1, 1, SUBMIT_N);
 	s->q1[r] = concurrent(bport, BPUT, 1, 1, SUBMIT_N);
+	unpin(pids, 2, &old);
 	s->c16[r] = concurrent(b.port, SUBMIT, 1, CLIENTS, SUBMIT_N / 4);
 	s->q16[r] = concurrent(bport, BPUT, 1, CLIENTS, SUBMIT_N / 4);
 	s->cc[r] = (cpu_s(b.pid) - u) / total * 1e6;
