@@ -25,7 +25,7 @@
 #define MAXR		64
 #define CLIENTS		16
 #define NONE_N		400	/* submits per client in a --sync none window */
-#define FULL_N		100	/* the same under --sync full */
+#define FULL_N		400	/* the same under --sync full */
 #define WARM_N		10	/* the same, untimed, before each window */
 #define FILL_BATCH	100	/* submits in one JSON-RPC batch */
 #define FILL_DEPTH	4	/* batches in flight */
@@ -37,7 +37,15 @@ static const char *const map[] = { "--map-size", "4294967296", NULL };
 struct level {
 	long	queued;
 	double	none[MAXR], full[MAXR], restart[2 * MAXR];
+	double	enone[MAXR], efull[MAXR];	/* the empty broker's, beside */
 	long	rss;
+};
+
+/* A broker on a state of its own: its queue, its probe job. */
+struct side {
+	struct broker	 b;
+	const char	*state;
+	long		 probe;
 };
 
 /*
@@ -213,31 +221,59 @@ window(int port, int n)
 	return rate;
 }
 
+/* Restart s under sync and run its window of n a client: the rate. */
+static double
+side_window(struct side *s, const char *sync, int n, double *ms)
+{
+	double	t;
+
+	broker_stop(&s->b);
+	t = restart(&s->b, sync, s->state, s->probe) * 1e3;
+	if (ms != NULL)
+		*ms = t;
+	return window(s->b.port, n);
+}
+
 /*
- * At one level: rounds times, a --sync full broker (timed start) and its
- * window, then a --sync none one and its window.  The broker left
- * running is a --sync none one.
+ * The full broker's window and the empty one's, one right after the
+ * other, restarted under sync; the empty one first when swap is set.
  */
 static void
-measure(struct broker *b, const char *state, struct level *l)
+pair(struct side *f, struct side *e, const char *sync, int n, int swap,
+    double *fr, double *er, double *ms)
 {
-	long	probe;
+	if (swap)
+		*er = side_window(e, sync, n, NULL);
+	*fr = side_window(f, sync, n, ms);
+	if (!swap)
+		*er = side_window(e, sync, n, NULL);
+}
+
+/*
+ * At one level: rounds times, the full broker restarted under --sync
+ * full (timed) and its window beside the empty broker's, then the same
+ * under --sync none: each window of the level has the empty queue's
+ * beside it, in time, which of the two first alternating from round to
+ * round.  The brokers left running are --sync none ones.
+ */
+static void
+measure(struct side *f, struct side *e, struct level *l)
+{
 	int	r;
 
-	l->queued = queued(b->port);
-	probe = ticket_now(b->port);	/* stays queued, at the end */
+	l->queued = queued(f->b.port);
+	f->probe = ticket_now(f->b.port);	/* stays queued, at the end */
 	for (r = 0; r < rounds; r++) {
-		broker_stop(b);
-		l->restart[2 * r] = restart(b, "full", state, probe) * 1e3;
-		l->full[r] = window(b->port, FULL_N);
-		broker_stop(b);
-		l->restart[2 * r + 1] = restart(b, "none", state, probe) * 1e3;
-		l->none[r] = window(b->port, NONE_N);
+		pair(f, e, "full", FULL_N, r % 2, &l->full[r], &l->efull[r],
+		    &l->restart[2 * r]);
+		pair(f, e, "none", NONE_N, r % 2, &l->none[r], &l->enone[r],
+		    &l->restart[2 * r + 1]);
 	}
-	l->rss = rss_kib(b->pid);
-	fprintf(stderr, "  %ld queued: %.0f/s --sync none, %.0f/s full, "
-	    "restart %.0f ms\n", l->queued, summarize(l->none, rounds).med,
-	    summarize(l->full, rounds).med,
+	l->rss = rss_kib(f->b.pid);
+	fprintf(stderr, "  %ld queued: %.0f/s --sync none (empty %.0f/s), "
+	    "%.0f/s full (empty %.0f/s), restart %.0f ms\n", l->queued,
+	    summarize(l->none, rounds).med, summarize(l->enone, rounds).med,
+	    summarize(l->full, rounds).med, summarize(l->efull, rounds).med,
 	    summarize(l->restart, 2 * rounds).med);
 }
 
@@ -252,12 +288,12 @@ rows(const struct level *l, int n)
 		top = l[i].queued >= MILLION;
 		snprintf(what, sizeof(what), "submits, --sync none, %d clients, "
 		    "%ld queued", CLIENTS, l[i].queued);
-		table_row(what, "/s", l[i].none, "at an empty queue", l[0].none,
+		table_row(what, "/s", l[i].none, "at an empty queue", l[i].enone,
 		    rounds, top ? GOAL_RATIO_GE : GOAL_NONE, 0.9,
 		    top ? ">= 0.9x" : NULL);
 		snprintf(what, sizeof(what), "submits, --sync full, %d clients, "
 		    "%ld queued", CLIENTS, l[i].queued);
-		table_row(what, "/s", l[i].full, "at an empty queue", l[0].full,
+		table_row(what, "/s", l[i].full, "at an empty queue", l[i].efull,
 		    rounds, top ? GOAL_RATIO_GE : GOAL_NONE, 0.9,
 		    top ? ">= 0.9x" : NULL);
 	}
@@ -280,8 +316,8 @@ scale_main(void)
 {
 	static struct level	 l[LEVELS];
 	static const long	 at[] = { 0, 10000, 100000, MILLION };
-	struct broker		 b;
-	char			 what[256], state[512];
+	struct side		 f, e;
+	char			 what[256], state[512], estate[512];
 	long			 max;
 	double			 t0 = now();
 	int			 n = 0, i;
@@ -294,16 +330,22 @@ scale_main(void)
 	if (max < 1000 || max > 5 * MILLION)
 		die("BENCH_SCALE_MAX must be from 1000 to 5000000");
 	snprintf(state, sizeof(state), "%s", tmp("scale-state"));
-	start_held(&b, "none", state, map);
+	snprintf(estate, sizeof(estate), "%s", tmp("scale-empty"));
+	f.state = state;
+	e.state = estate;
+	start_held(&f.b, "none", state, map);
+	start_held(&e.b, "none", estate, map);
+	e.probe = ticket_now(e.b.port);
 	for (i = 0; i < 4 && at[i] <= max; i++) {
-		fill_to(b.port, at[i]);
-		measure(&b, state, &l[n++]);
+		fill_to(f.b.port, at[i]);
+		measure(&f, &e, &l[n++]);
 	}
 	if (at[n - 1] < max) {
-		fill_to(b.port, max);
-		measure(&b, state, &l[n++]);
+		fill_to(f.b.port, max);
+		measure(&f, &e, &l[n++]);
 	}
-	broker_stop(&b);
+	broker_stop(&f.b);
+	broker_stop(&e.b);
 	rows(l, n);
 	snprintf(what, sizeof(what), "`make bench-scale`: up to %ld queued, %d "
 	    "windows a level (%d clients), %.0f s in all; medians [min-max]",
