@@ -67,10 +67,11 @@ rtt_us(const int *fd, const char *const *req, int nfd, int n, double *med)
 }
 
 /*
- * Put the bench and the servers on one CPU (the last) for the round trips:
- * on a VM a wakeup across CPUs can cost more than the work measured (an
- * IPI is a VM exit), and where each process happened to land would decide
- * the figure.  The bench's own set is kept in old, to restore.
+ * Put the bench and the servers on one CPU (the last) for the round trips
+ * and the 1-client submits: on a VM a wakeup across CPUs can cost more
+ * than the work measured (an IPI is a VM exit), and where each process
+ * happened to land would decide the figure.  The bench's own set is kept
+ * in old, to restore.
  */
 static void
 pin(const pid_t *pids, int n, cpu_set_t *old)
