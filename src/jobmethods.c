@@ -339,8 +339,8 @@ jm_waited(void *arg, json_object *job, struct rpc_error *err)
 		json_object_object_add(job, "deduplicated",
 		    json_object_new_boolean(1));
 	if (job != NULL && call->mcp)
-		job = mcp_job_result(call->structured ?
-		    call->p->conn->srv->tools : NULL, job);
+		job = mcp_job_result(call->p->conn->srv->tools, job,
+		    call->structured);
 	conn_complete(call->p, job, job != NULL ? NULL : err);
 	jm_free(call);
 }
@@ -538,7 +538,8 @@ wait_for(struct rpc_req *req, json_object *params, int mcp,
 			return RPC_ERROR;
 		}
 		if (mcp)	/* finished: answered now, as a tool result */
-			*result = mcp_job_result(NULL, *result);
+			*result = mcp_job_result(req->conn->srv->tools,
+			    *result, 0);
 		return RPC_OK;
 	}
 	call = xcalloc(1, sizeof(*call));

@@ -322,6 +322,136 @@ mcp_structured_tool(const struct tooltab *tab, json_object *job)
 	return t;
 }
 
+/* A text content item. */
+static void
+mcp_add_text(json_object *content, const char *text)
+{
+	json_object	*t = json_object_new_object();
+
+	json_object_object_add(t, "type", json_object_new_string("text"));
+	json_object_object_add(t, "text", json_object_new_string(text));
+	json_object_array_add(content, t);
+}
+
+/* The tool of a command result r, when the table still has it. */
+static const struct tool *
+mcp_result_tool(const struct tooltab *tab, json_object *r)
+{
+	json_object	*name;
+
+	if (tab == NULL || !json_object_object_get_ex(r, "tool", &name))
+		return NULL;
+	return tooltab_find(tab, json_object_get_string(name));
+}
+
+/*
+ * Adds to content what command result r gave: an exec tool's standard
+ * output, an MCP upstream's own content (it is MCP content already), or
+ * another upstream's result as JSON text.
+ */
+static void
+mcp_output_content(json_object *content, const struct tooltab *tab,
+    json_object *r)
+{
+	const struct tool	*t;
+	json_object		*v, *up;
+	size_t			 i;
+
+	if (json_object_object_get_ex(r, "stdout", &v)) {
+		mcp_add_text(content, json_object_get_string(v));
+		return;
+	}
+	if (!json_object_object_get_ex(r, "result", &v))
+		return;
+	if ((t = mcp_result_tool(tab, r)) != NULL && t->forward != NULL &&
+	    strcmp(mcp_dialect(t), "mcp-http") == 0 &&
+	    json_object_object_get_ex(v, "content", &up) &&
+	    json_object_is_type(up, json_type_array)) {
+		for (i = 0; i < json_object_array_length(up); i++)
+			json_object_array_add(content, json_object_get(
+			    json_object_array_get_idx(up, i)));
+		return;
+	}
+	mcp_add_text(content, json_object_to_json_string_ext(v,
+	    JSON_C_TO_STRING_PLAIN));
+}
+
+/* The string member key of o, or "". */
+static const char *
+mcp_str(json_object *o, const char *key)
+{
+	json_object	*v;
+
+	if (!json_object_object_get_ex(o, key, &v) ||
+	    !json_object_is_type(v, json_type_string))
+		return "";
+	return json_object_get_string(v);
+}
+
+/* The result of the command job failed at, or NULL. */
+static json_object *
+mcp_failed_result(json_object *job)
+{
+	json_object	*res, *at;
+
+	if (!json_object_object_get_ex(job, "failed_at_command", &at) ||
+	    !json_object_object_get_ex(job, "results", &res))
+		return NULL;
+	return json_object_array_get_idx(res, json_object_get_int(at));
+}
+
+/*
+ * Why a failed or cancelled job ended, for a model to read: the failed
+ * command's error and what it printed, else the job's error.  Caller
+ * frees.
+ */
+static char *
+mcp_failure_text(json_object *job)
+{
+	json_object	*r = mcp_failed_result(job);
+	const char	*out = mcp_str(r, "stdout"), *errout;
+
+	errout = mcp_str(r, "stderr");
+	if (*mcp_str(r, "error") == '\0')
+		return xasprintf("%s %s: %s", mcp_str(job, "ticket"),
+		    mcp_str(job, "status"), *mcp_str(job, "error") != '\0' ?
+		    mcp_str(job, "error") : "no reason given");
+	return xasprintf("%s failed: %s%s%s%s%s", mcp_str(r, "tool"),
+	    mcp_str(r, "error"), *errout != '\0' ? "\nstderr:\n" : "",
+	    errout, *out != '\0' ? "\nstdout:\n" : "", out);
+}
+
+/* What a job that has not ended is doing, and how to get its result. */
+static char *
+mcp_pending_text(json_object *job)
+{
+	json_object	*pos, *by;
+	char		 where[128] = "";
+
+	if (json_object_object_get_ex(job, "position", &pos))
+		snprintf(where, sizeof(where), ", position %d",
+		    json_object_get_int(pos));
+	if (json_object_object_get_ex(job, "blocked_by", &by) && by != NULL)
+		snprintf(where + strlen(where), sizeof(where) - strlen(where),
+		    ", blocked by %s", json_object_get_string(by));
+	return xasprintf("%s is %s%s and has not finished: call wait_job with "
+	    "{\"ticket\": \"%s\"} for its result", mcp_str(job, "ticket"),
+	    mcp_str(job, "status"), where, mcp_str(job, "ticket"));
+}
+
+/* The answer's _meta: the job's ticket and status. */
+static void
+mcp_add_meta(json_object *res, json_object *job)
+{
+	json_object	*m = json_object_new_object();
+
+	json_object_object_add(m, "cmdgate/ticket",
+	    json_object_new_string(mcp_str(job, "ticket")));
+	json_object_object_add(m, "cmdgate/status",
+	    json_object_new_string(mcp_str(job, "status")));
+	json_object_object_add(res, "_meta", m);
+}
+
 /*
  * The result of a job of tool t: done, its output as structuredContent;
  * else an error, without structuredContent (which t's schema would not
@@ -332,26 +462,66 @@ mcp_structured_result(const struct tool *t, json_object *job,
     const char *st)
 {
 	json_object	*out, *res;
-	char		 why[640];
+	char		 why[640], *text;
 
 	if (strcmp(st, "done") != 0) {
+		text = strcmp(st, "failed") == 0 || strcmp(st, "cancelled") ==
+		    0 ? mcp_failure_text(job) : mcp_pending_text(job);
 		snprintf(why, sizeof(why), "%s: %s", strcmp(st, "failed") ==
 		    0 || strcmp(st, "cancelled") == 0 ? "the job ended" :
-		    "the job has not finished (wait_job gives its result)",
-		    json_object_to_json_string_ext(job,
-		    JSON_C_TO_STRING_PLAIN));
+		    "the job has not finished", text);
+		free(text);
 		res = mcp_text_result(why, NULL, 1);
 	} else if ((out = mcp_output(t, job, why, sizeof(why))) == NULL)
 		res = mcp_text_result(why, NULL, 1);
 	else
 		res = mcp_text_result(json_object_to_json_string_ext(out,
 		    JSON_C_TO_STRING_PLAIN), out, 0);
+	mcp_add_meta(res, job);
 	json_object_put(job);
 	return res;
 }
 
+/*
+ * The result of a job of no output_schema: what its commands printed, or
+ * why it failed, or where it stands; the job object as structuredContent.
+ */
+static json_object *
+mcp_plain_result(const struct tooltab *tab, json_object *job,
+    const char *st)
+{
+	json_object	*res, *content, *results;
+	char		*text = NULL;
+	int		 failed = strcmp(st, "failed") == 0 ||
+			    strcmp(st, "cancelled") == 0;
+	size_t		 i;
+
+	res = json_object_new_object();
+	content = json_object_new_array();
+	if (failed)
+		text = mcp_failure_text(job);
+	else if (strcmp(st, "done") != 0)
+		text = mcp_pending_text(job);
+	else if (json_object_object_get_ex(job, "results", &results))
+		for (i = 0; i < json_object_array_length(results); i++)
+			mcp_output_content(content, tab,
+			    json_object_array_get_idx(results, i));
+	if (text != NULL)
+		mcp_add_text(content, text);
+	free(text);
+	/* An upstream's own words on why its tool failed. */
+	if (failed && !json_object_object_get_ex(mcp_failed_result(job),
+	    "stdout", NULL))
+		mcp_output_content(content, tab, mcp_failed_result(job));
+	json_object_object_add(res, "content", content);
+	json_object_object_add(res, "isError", json_object_new_boolean(failed));
+	mcp_add_meta(res, job);
+	json_object_object_add(res, "structuredContent", job);
+	return res;
+}
+
 json_object *
-mcp_job_result(const struct tooltab *tab, json_object *job)
+mcp_job_result(const struct tooltab *tab, json_object *job, int structured)
 {
 	json_object		*v = NULL;
 	const struct tool	*t;
@@ -359,8 +529,7 @@ mcp_job_result(const struct tooltab *tab, json_object *job)
 
 	json_object_object_get_ex(job, "status", &v);
 	st = json_object_get_string(v);
-	if ((t = mcp_structured_tool(tab, job)) != NULL)
+	if (structured && (t = mcp_structured_tool(tab, job)) != NULL)
 		return mcp_structured_result(t, job, st);
-	return mcp_tool_result(job, strcmp(st, "failed") == 0 ||
-	    strcmp(st, "cancelled") == 0);
+	return mcp_plain_result(tab, job, st);
 }

@@ -133,8 +133,9 @@ START_TEST(mcp_structured_content)
 	r = mcp_call("bad_exit", 1, "the job ended");
 	ck_assert_ptr_null(jpath(r, "result.structuredContent"));
 	json_object_put(r);
-	/* Without an output_schema: the job, as before. */
-	r = mcp_call("plain", 0, "\"status\":\"done\"");
+	/* Without an output_schema: what it printed, and the job. */
+	r = mcp_call("plain", 0, "{\"answer\":1}");
+	ck_assert_str_eq(str(r, "result.content.0.text"), "{\"answer\":1}\n");
 	ck_assert_str_eq(str(r, "result.structuredContent.status"), "done");
 	json_object_put(r);
 }

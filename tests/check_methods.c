@@ -266,13 +266,78 @@ START_TEST(mcp_structured_sources)
 		    ",\"stdout\":\"{\",\"truncated\":true",
 		    cases[i].result != NULL ? cases[i].result : "");
 		ck_assert_ptr_nonnull(job = json_tokener_parse(json));
-		r = mcp_job_result(tab, job);
+		r = mcp_job_result(tab, job, 1);
 		text = getstr(json_object_array_get_idx(get(r, "content"), 0),
 		    "text");
 		ck_assert_msg(strstr(text, cases[i].want) != NULL,
 		    "case %zu: %s", i, text);
 		ck_assert_int_eq(json_object_get_boolean(get(r, "isError")),
 		    cases[i].want[0] != '{');
+		json_object_put(r);
+	}
+	tooltab_free(tab);
+}
+END_TEST
+
+/*
+ * Issue 35.1: a tool without an output_schema answers with what it
+ * printed (an exec tool's stdout, an MCP upstream's content), a failure
+ * with why as text, a job not yet ended with how to get its result; the
+ * ticket and status in _meta, the job in structuredContent.
+ */
+START_TEST(mcp_result_reads)
+{
+	static const struct {
+		const char	*job, *text, *status;
+		int		 is_error;
+	} cases[] = {
+		{ "\"status\":\"done\",\"results\":[{\"tool\":\"ex\",\"ok\":"
+		  "true,\"stdout\":\"hello\\n\",\"stderr\":\"\"}]",
+		  "hello\n", "done", 0 },
+		{ "\"status\":\"done\",\"results\":[{\"tool\":\"up\",\"ok\":"
+		  "true,\"result\":{\"content\":[{\"type\":\"text\",\"text\":"
+		  "\"upstream words\"}]}}]", "upstream words", "done", 0 },
+		{ "\"status\":\"done\",\"results\":[{\"tool\":\"rpc\",\"ok\":"
+		  "true,\"result\":{\"v\":1}}]", "{\"v\":1}", "done", 0 },
+		{ "\"status\":\"failed\",\"error\":\"command 0 (ex) failed: "
+		  "exited with status 3\",\"failed_at_command\":0,\"results\":"
+		  "[{\"tool\":\"ex\",\"ok\":false,\"stdout\":\"\",\"stderr\":"
+		  "\"no such file\\n\",\"error\":\"exited with status 3\"}]",
+		  "ex failed: exited with status 3\nstderr:\nno such file\n",
+		  "failed", 1 },
+		{ "\"status\":\"cancelled\",\"error\":\"cancelled\"",
+		  "t-000007 cancelled: cancelled", "cancelled", 1 },
+		{ "\"status\":\"queued\",\"position\":2,\"blocked_by\":"
+		  "\"tests_running\"", "t-000007 is queued, position 2, "
+		  "blocked by tests_running and has not finished: call wait_job "
+		  "with {\"ticket\": \"t-000007\"} for its result", "queued", 0 },
+	};
+	struct tooltab	*tab;
+	json_object	*job, *r;
+	char		 e[512], json[1024];
+	size_t		 i;
+
+	ck_assert_int_eq(tooltab_load_string("{\"tools\":["
+	    "{\"name\":\"up\",\"forward\":{\"to\":\"http://127.0.0.1:1/mcp\","
+	    " \"dialect\":\"mcp-http\"}},"
+	    "{\"name\":\"rpc\",\"forward\":{\"to\":\"127.0.0.1:1\","
+	    " \"method\":\"m\"}},"
+	    "{\"name\":\"ex\",\"exec\":[\"x\"]}]}", "t.json", &tab, e,
+	    sizeof(e)), 0);
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		snprintf(json, sizeof(json), "{\"ticket\":\"t-000007\",%s}",
+		    cases[i].job);
+		ck_assert_ptr_nonnull(job = json_tokener_parse(json));
+		r = mcp_job_result(tab, job, 1);
+		ck_assert_str_eq(getstr(json_object_array_get_idx(get(r,
+		    "content"), 0), "text"), cases[i].text);
+		ck_assert_int_eq(json_object_get_boolean(get(r, "isError")),
+		    cases[i].is_error);
+		ck_assert_str_eq(getstr(r, "_meta.cmdgate/ticket"), "t-000007");
+		ck_assert_str_eq(getstr(r, "_meta.cmdgate/status"),
+		    cases[i].status);
+		ck_assert_str_eq(getstr(r, "structuredContent.status"),
+		    cases[i].status);
 		json_object_put(r);
 	}
 	tooltab_free(tab);
@@ -434,6 +499,7 @@ methods_suite(void)
 	tcase_add_test(tc, tools_list_shape);
 	tcase_add_test(tc, mcp_tools_catalogue);
 	tcase_add_test(tc, mcp_structured_sources);
+	tcase_add_test(tc, mcp_result_reads);
 	tcase_add_test(tc, server_status);
 	tcase_add_test(tc, tools_changed_notification);
 	tcase_add_test(tc, unread_output_bound);

@@ -29,7 +29,14 @@ for (const t of tools)
 const res = await client.callTool({ name: "echo", arguments: { text: "from the sdk" } });
 if (res.isError) fail("echo failed: " + JSON.stringify(res));
 if (res.structuredContent?.status !== "done") fail("job not done: " + JSON.stringify(res));
-if (!res.content?.[0]?.text?.includes("from the sdk")) fail("no output: " + JSON.stringify(res));
+// What an agent reads is the tool's output; the ticket rides in _meta.
+if (res.content?.[0]?.text !== "from the sdk\n") fail("the text is not the output: " + JSON.stringify(res));
+if (!/^t-[0-9]{6}$/.test(res._meta?.["cmdgate/ticket"] ?? "")) fail("no ticket in _meta: " + JSON.stringify(res));
+
+// A failure is isError, with why as its text.
+const bad = await client.callTool({ name: "fails", arguments: {} });
+if (!bad.isError || bad.content?.[0]?.text !== "fails failed: exited with status 3\nstderr:\nno such thing\n")
+  fail("a failure does not say why: " + JSON.stringify(bad));
 
 const q = await client.callTool({ name: "queue_status", arguments: {} });
 if (q.isError || typeof q.structuredContent?.queued !== "number") fail("queue_status: " + JSON.stringify(q));
