@@ -36,8 +36,9 @@ cli_error(struct cli *cl, json_object *error)
 		return CX_UNAVAILABLE;
 	}
 	d = json_object_object_get(error, "data");
-	fprintf(stderr, "cmdgate: %s (%s): %s\n", cli_hstr(error, "message"),
-	    cli_hstr(d, "type"), cli_hstr(d, "reason"));
+	fprintf(stderr, "cmdgate: %s (%s)\n", *cli_hstr(d, "reason") != '\0' ?
+	    cli_hstr(d, "reason") : cli_hstr(error, "message"),
+	    cli_hstr(d, "type"));
 	return cg_error_status(error);
 }
 

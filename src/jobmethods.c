@@ -98,15 +98,29 @@ unknown_ticket(struct rpc_error *err, uint64_t num)
 		    (unsigned long long)num);
 }
 
+/*
+ * Where command i of a job is, for its errors: "commands[i] (NAME)", or
+ * the tool's name alone for a tools/call, whose job has that command
+ * only.
+ */
+static void
+command_where(char *at, size_t len, size_t i, const char *name, int call)
+{
+	if (call)
+		snprintf(at, len, "%s", name);
+	else
+		snprintf(at, len, "commands[%zu] (%s)", i, name);
+}
+
 /* One command of a job: checked against the table, resolved.  Caller puts. */
 static json_object *
-build_command(struct server *srv, json_object *cmd, size_t i,
+build_command(struct server *srv, json_object *cmd, size_t i, int call,
     enum tier *tier, int *reload, struct rpc_error *err)
 {
 	const struct tool	*t;
 	json_object		*v, *params = NULL, *c, *argv, *empty, *fwd;
 	const char		*name;
-	char			 msg[512];
+	char			 msg[512], at[96];
 	int			 rc;
 
 	if (!json_object_is_type(cmd, json_type_object) ||
@@ -118,22 +132,28 @@ build_command(struct server *srv, json_object *cmd, size_t i,
 	}
 	name = json_object_get_string(v);
 	if ((t = tooltab_find(srv->tools, name)) == NULL) {
-		rpc_fail(err, RPC_INVALID_PARAMS, "unknown_tool", "commands[%zu]:"
-		    " no tool '%s' in the table; list_tools shows them", i, name);
+		if (call)
+			rpc_fail(err, RPC_INVALID_PARAMS, "unknown_tool", "no "
+			    "tool '%s' in the table; tools/list shows them",
+			    name);
+		else
+			rpc_fail(err, RPC_INVALID_PARAMS, "unknown_tool",
+			    "commands[%zu]: no tool '%s' in the table; "
+			    "list_tools shows them", i, name);
 		err->command = xstrdup(name);
 		return NULL;
 	}
+	command_where(at, sizeof(at), i, name, call);
 	if (!t->enabled) {
 		rpc_fail(err, RPC_SECURITY_BLOCKED, "security_blocked",
-		    "commands[%zu]: tool '%s' is disabled in the tool table", i,
-		    name);
+		    "%s: the tool is disabled in the tool table", at);
 		err->command = xstrdup(name);
 		return NULL;
 	}
 	json_object_object_get_ex(cmd, "params", &params);
 	if (params != NULL && !json_object_is_type(params, json_type_object)) {
-		rpc_fail(err, RPC_INVALID_PARAMS, "invalid_params", "commands[%zu]"
-		    ".params must be an object", i);
+		rpc_fail(err, RPC_INVALID_PARAMS, "invalid_params", "%s: "
+		    "params must be an object", at);
 		err->command = xstrdup(name);
 		return NULL;
 	}
@@ -145,8 +165,8 @@ build_command(struct server *srv, json_object *cmd, size_t i,
 		json_object_put(empty);
 	}
 	if (rc == -1) {
-		rpc_fail(err, RPC_INVALID_PARAMS, "invalid_params", "commands[%zu]"
-		    " (%s): %s", i, name, msg);
+		rpc_fail(err, RPC_INVALID_PARAMS, "invalid_params", "%s: %s",
+		    at, msg);
 		err->command = xstrdup(name);
 		return NULL;
 	}
@@ -165,7 +185,7 @@ build_command(struct server *srv, json_object *cmd, size_t i,
 		if (tool_expand_argv(t, params, &argv, msg, sizeof(msg)) == -1) {
 			json_object_put(c);
 			rpc_fail(err, RPC_INVALID_PARAMS, "invalid_params",
-			    "commands[%zu] (%s): %s", i, name, msg);
+			    "%s: %s", at, msg);
 			err->command = xstrdup(name);
 			return NULL;
 		}
@@ -174,7 +194,7 @@ build_command(struct server *srv, json_object *cmd, size_t i,
 	    sizeof(msg)) == -1) {
 		json_object_put(c);
 		rpc_fail(err, RPC_INVALID_PARAMS, "invalid_params",
-		    "commands[%zu] (%s): forward.params: %s", i, name, msg);
+		    "%s: forward.params: %s", at, msg);
 		err->command = xstrdup(name);
 		return NULL;
 	} else {
@@ -211,7 +231,7 @@ build_job(struct server *srv, json_object *commands, const struct submit *o,
 	list = json_object_new_array();
 	for (i = 0; i < n; i++) {
 		c = build_command(srv, json_object_array_get_idx(commands, i),
-		    i, &tier, &reload, err);
+		    i, o->tool != NULL, &tier, &reload, err);
 		if (c == NULL) {
 			json_object_put(list);
 			return NULL;

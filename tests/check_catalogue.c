@@ -214,8 +214,11 @@ START_TEST(json_schema_2020_12)
 	    "{\"name\":\"n\",\"address\":{\"street\":[\"s\"]}}}}");
 	ck_assert_int_eq(json_object_get_int(jpath(r, "error.code")), -32602);
 	ck_assert_str_eq(str(r, "error.data.type"), "invalid_params");
-	ck_assert_str_eq(str(r, "error.data.reason"), "commands[0] "
-	    "(json_schema_2020_12_tool): params.address.street must be string");
+	/* Issue 35.2: the reason is the message, which clients show. */
+	ck_assert_str_eq(str(r, "error.data.reason"),
+	    "json_schema_2020_12_tool: params.address.street must be string");
+	ck_assert_str_eq(str(r, "error.message"),
+	    "json_schema_2020_12_tool: params.address.street must be string");
 	json_object_put(r);
 }
 END_TEST

@@ -38,6 +38,12 @@ const bad = await client.callTool({ name: "fails", arguments: {} });
 if (!bad.isError || bad.content?.[0]?.text !== "fails failed: exited with status 3\nstderr:\nno such thing\n")
   fail("a failure does not say why: " + JSON.stringify(bad));
 
+// A bad argument: a JSON-RPC error whose message says why (issue 35.2).
+let why = "";
+try { await client.callTool({ name: "echo", arguments: { text: 5 } }); }
+catch (e) { why = e.message; }
+if (!why.includes("echo: params.text must be string")) fail("a bad argument says: " + why);
+
 const q = await client.callTool({ name: "queue_status", arguments: {} });
 if (q.isError || typeof q.structuredContent?.queued !== "number") fail("queue_status: " + JSON.stringify(q));
 
