@@ -179,7 +179,7 @@ mcpconf_http(struct cli *cl, const struct mcpconf *m, int *rc)
 	} else
 		fprintf(stderr, "cmdgate: no token found for %s, so the "
 		    "entry has no Authorization header: a broker with a "
-		    "token answers 401 (give --token-file or --state-dir)\n",
+		    "token refuses it (give --token-file or --state-dir)\n",
 		    m->url);
 	return srv;
 }

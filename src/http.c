@@ -198,8 +198,9 @@ http_check_auth(struct http *h, struct evhttp_request *req)
 
 	if (srv->token == NULL)
 		return 0;
-	snprintf(why, sizeof(why), "this broker requires its token: send "
-	    "\"Authorization: Bearer TOKEN\" (the token file, cmdgated(8))");
+	snprintf(why, sizeof(why), "missing token: this broker requires "
+	    "\"Authorization: Bearer TOKEN\" with its token (its token file, "
+	    "cmdgated(8))");
 	if (a != NULL) {
 		http_peer(req, peer, sizeof(peer));
 		if (srv->authlimit == NULL)
@@ -214,13 +215,14 @@ http_check_auth(struct http *h, struct evhttp_request *req)
 			return 0;
 		else {
 			authlimit_failed(srv->authlimit, peer, now);
-			snprintf(why, sizeof(why), "wrong token in the "
-			    "Authorization header");
+			snprintf(why, sizeof(why), "wrong token: the "
+			    "Authorization header's is not this broker's "
+			    "(its token file, cmdgated(8))");
 		}
 	}
-	evhttp_add_header(evhttp_request_get_output_headers(req),
-	    "WWW-Authenticate", "Bearer");
-	httperr_reply(req, HTTP_S_UNAUTHORIZED, RPC_UNAUTHORIZED,
+	/* Not 401: to an MCP client 401 means "start OAuth", which the
+	 * broker does not speak, and the user never sees why. */
+	httperr_reply(req, HTTP_S_FORBIDDEN, RPC_UNAUTHORIZED,
 	    "unauthorized", why);
 	return -1;
 }

@@ -246,22 +246,35 @@ START_TEST(http_bearer)
 	snprintf(token, sizeof(token), "%s", broker_path(&b, "token"));
 	write_file(token, "sesame\n", 0600);
 	start("--token-file", token, NULL);
+	/*
+	 * Issue 35.3: 403 with no WWW-Authenticate, since to an MCP client
+	 * 401 means "start OAuth"; the message says which token is wrong.
+	 */
 	h = post(NULL, NULL, INIT_BODY);
-	ck_assert_int_eq(hc_header(h, "WWW-Authenticate", v, sizeof(v)), 0);
-	ck_assert_str_eq(v, "Bearer");
-	assert_refused(h, 401, "unauthorized");
-	assert_refused(post(NULL, "Authorization: Bearer sesame2\r\n",
-	    INIT_BODY), 401, "unauthorized");
+	ck_assert_int_eq(hc_header(h, "WWW-Authenticate", v, sizeof(v)), -1);
+	j = reply_json(h, 403);
+	ck_assert_msg(strncmp(json_object_get_string(jpath(j,
+	    "error.message")), "missing token: ", 15) == 0, "%s",
+	    json_object_to_json_string(j));
+	json_object_put(j);
+	j = reply_json(post(NULL, "Authorization: Bearer sesame2\r\n",
+	    INIT_BODY), 403);
+	ck_assert_msg(strncmp(json_object_get_string(jpath(j,
+	    "error.message")), "wrong token: ", 13) == 0, "%s",
+	    json_object_to_json_string(j));
+	ck_assert_str_eq(json_object_get_string(jpath(j, "error.data.type")),
+	    "unauthorized");
+	json_object_put(j);
 	initialize(sid, "Authorization: Bearer sesame\r\n");
 	assert_refused(post(sid, NULL, "{\"jsonrpc\":\"2.0\",\"id\":2,"
-	    "\"method\":\"ping\"}"), 401, "unauthorized");
+	    "\"method\":\"ping\"}"), 403, "unauthorized");
 	/* Guessing costs time: after 3 wrong tokens, even the right one waits. */
 	assert_refused(post(NULL, "Authorization: Bearer x\r\n", INIT_BODY),
-	    401, "unauthorized");
+	    403, "unauthorized");
 	h = post(NULL, "Authorization: Bearer x\r\n", INIT_BODY);
-	assert_refused(h, 401, "unauthorized");
+	assert_refused(h, 403, "unauthorized");
 	j = reply_json(post(NULL, "Authorization: Bearer sesame\r\n",
-	    INIT_BODY), 401);
+	    INIT_BODY), 403);
 	ck_assert_msg(strstr(json_object_get_string(jpath(j,
 	    "error.data.reason")), "try again in") != NULL, "%s",
 	    json_object_to_json_string(j));

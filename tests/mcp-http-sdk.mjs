@@ -72,11 +72,29 @@ for (const [want, r] of await Promise.all(calls)) {
 }
 ok("two clients in parallel: 8 calls, each its own answer");
 
-// Without the token: refused.
-let refused = false;
-try { await connect("sdk-http-anon", undefined); } catch (e) { refused = /401|nauthori/.test(String(e)); }
-if (!refused) fail("a client without the token was let in");
-ok("no token: 401");
+// Without the token, or with a wrong one: refused, saying so (issue
+// 35.3), and not with 401, on which a client with an OAuth provider
+// would start a flow the broker does not speak.
+const oauth = {
+  get redirectUrl() { return "http://127.0.0.1:1/callback"; },
+  get clientMetadata() { return { redirect_uris: [this.redirectUrl] }; },
+  clientInformation() { return undefined; },
+  tokens() { return undefined; },
+  saveTokens() {},
+  redirectToAuthorization() { fail("an OAuth flow was started"); },
+  saveCodeVerifier() {},
+  codeVerifier() { return ""; },
+};
+for (const [tok, want] of [[undefined, "missing token"], ["nope", "wrong token"]]) {
+  let why = "";
+  const headers = tok === undefined ? {} : { Authorization: "Bearer " + tok };
+  const transport = new StreamableHTTPClientTransport(new URL(url),
+    { requestInit: { headers }, authProvider: oauth });
+  try { await new Client({ name: "sdk-http-anon", version: "1.0.0" }).connect(transport); }
+  catch (e) { why = String(e); }
+  if (!why.includes(want)) fail("token " + tok + ": " + (why || "let in"));
+}
+ok("no token and a wrong one: refused, saying which");
 
 await b.client.close();
 await a.transport.terminateSession();
