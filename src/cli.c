@@ -36,6 +36,13 @@ cli_error(struct cli *cl, json_object *error)
 		return CX_UNAVAILABLE;
 	}
 	d = json_object_object_get(error, "data");
+	/* The broker points protocol clients to list_tools; a person, here. */
+	if (strcmp(cli_hstr(d, "type"), "unknown_tool") == 0 &&
+	    *cli_hstr(d, "command") != '\0') {
+		fprintf(stderr, "cmdgate: no tool '%s' in the table; "
+		    "'cmdgate tools' lists them\n", cli_hstr(d, "command"));
+		return cg_error_status(error);
+	}
 	fprintf(stderr, "cmdgate: %s (%s)\n", *cli_hstr(d, "reason") != '\0' ?
 	    cli_hstr(d, "reason") : cli_hstr(error, "message"),
 	    cli_hstr(d, "type"));

@@ -5,6 +5,7 @@
 #include <sys/random.h>
 
 #include <errno.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,6 +16,7 @@
 #include "cli.h"
 #include "cli_jobs.h"
 #include "client.h"
+#include "jstrict.h"
 #include "util.h"
 
 #define WAIT_STEP_S	1	/* how often a wait shows a change */
@@ -128,19 +130,108 @@ show_job(struct cli *cl, json_object *job)
 	return rc;
 }
 
+/* What a value of a JSON Schema type is, for a person to type. */
+static const struct {
+	const char	*type, *what;
+} param_types[] = {
+	{ "integer", "an integer" },
+	{ "number", "a number" },
+	{ "boolean", "true or false" },
+	{ "null", "null" },
+	{ "object", "a JSON object (KEY:='{...}')" },
+	{ "array", "a JSON array (KEY:='[...]')" },
+};
+
+static int
+param_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* A parameter refused before it is sent: usage. */
+static int
+param_error(const char *fmt, ...)
+{
+	va_list	ap;
+
+	fprintf(stderr, "cmdgate: ");
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fprintf(stderr, "\n");
+	return CX_USAGE;
+}
+
+/* The names of props, comma-separated, or "none"; in buf. */
+static const char *
+param_names(json_object *props, char *buf, size_t len)
+{
+	size_t	off = 0;
+
+	snprintf(buf, len, "none");
+	json_object_object_foreach(props, key, val) {
+		(void)val;
+		if (off + strlen(key) + 3 >= len)
+			break;
+		off += (size_t)snprintf(buf + off, len - off, "%s%s",
+		    off > 0 ? ", " : "", key);
+	}
+	return buf;
+}
+
 /*
- * key=value sets a string, converted when the tool's schema gives the
- * parameter another type; key:=JSON sets any JSON value.
+ * The schema of parameter key of tool, or NULL: -1 when the schema names
+ * its parameters and key is not one (and it takes no others).
  */
 static int
-add_param(struct cli *cl, json_object *params, json_object *schema,
+param_schema(json_object *schema, const char *tool, const char *key,
+    json_object **prop)
+{
+	json_object	*props, *extra;
+	char		 names[512];
+
+	*prop = NULL;
+	if (!json_object_object_get_ex(schema, "properties", &props) ||
+	    json_object_object_get_ex(props, key, prop))
+		return 0;
+	if (json_object_object_get_ex(schema, "additionalProperties",
+	    &extra) && (json_object_is_type(extra, json_type_object) ||
+	    json_object_get_boolean(extra)))
+		return 0;
+	return param_error("%s has no parameter '%s'; its parameters: %s "
+	    "(cmdgate tool %s)", tool, key, param_names(props, names,
+	    sizeof(names)), tool);
+}
+
+/* *v for key=text, a parameter of the schema type; usage when not one. */
+static int
+param_value(const char *key, const char *text, json_object *type,
+    json_object **v)
+{
+	const char	*t = json_object_get_string(type);
+	size_t		 i;
+
+	if (jstrict_parse_str(text, v) == 0)
+		return 0;
+	for (i = 0; i < sizeof(param_types) / sizeof(param_types[0]); i++)
+		if (strcmp(param_types[i].type, t) == 0)
+			return param_error("%s=%s: %s must be %s", key, text,
+			    key, param_types[i].what);
+	return param_error("%s=%s: %s must be JSON of the type %s", key, text,
+	    key, t);
+}
+
+/*
+ * key=value sets a string, converted when the tool's schema gives the
+ * parameter another type; key:=JSON sets any JSON value.  A key the
+ * schema does not have is refused, naming those it has.
+ */
+static int
+add_param(const char *tool, json_object *params, json_object *schema,
     const char *arg)
 {
 	const char	*eq = strchr(arg, '=');
-	json_object	*props, *prop, *type, *v;
+	json_object	*prop, *type = NULL, *v;
 	char		 key[256];
 	size_t		 klen;
-	int		 raw;
+	int		 raw, rc = 0;
 
 	if (eq == NULL || eq == arg)
 		return cli_usage_error("'%s' is not key=value or key:=JSON",
@@ -151,19 +242,17 @@ add_param(struct cli *cl, json_object *params, json_object *schema,
 		return cli_usage_error("'%s' has no key", arg);
 	memcpy(key, arg, klen);
 	key[klen] = '\0';
-	type = NULL;
-	if (json_object_object_get_ex(schema, "properties", &props) &&
-	    json_object_object_get_ex(props, key, &prop))
-		json_object_object_get_ex(prop, "type", &type);
-	if (raw || (type != NULL && strcmp(json_object_get_string(type),
-	    "string") != 0)) {
-		v = json_tokener_parse(eq + 1);
-		if (v == NULL && strcmp(eq + 1, "null") != 0)
-			return cli_usage_error("'%s': the value is not JSON",
-			    arg);
-	} else
+	if (param_schema(schema, tool, key, &prop) != 0)
+		return CX_USAGE;
+	json_object_object_get_ex(prop, "type", &type);
+	if (raw && jstrict_parse_str(eq + 1, &v) != 0)
+		return param_error("%s: the value after ':=' is not JSON", arg);
+	else if (!raw && type != NULL && strcmp(json_object_get_string(type),
+	    "string") != 0) {
+		if ((rc = param_value(key, eq + 1, type, &v)) != 0)
+			return rc;
+	} else if (!raw)
 		v = json_object_new_string(eq + 1);
-	(void)cl;
 	json_object_object_add(params, key, v);
 	return 0;
 }
@@ -326,7 +415,8 @@ submit_commands(struct cli *cl, int argc, char **argv,
 		} else if (argv[i][0] == '-' && argv[i][1] == '-')
 			rc = submit_flag(o, argc, argv, &i);
 		else
-			rc = add_param(cl, params, schema, argv[i]);
+			rc = add_param(cli_str(cmd, "tool"), params, schema,
+			    argv[i]);
 	}
 	json_object_put(schema);
 	if (rc == 0 && cmd == NULL)

@@ -243,9 +243,10 @@ tool_expand_argv(const struct tool *t, json_object *params,
 		}
 		if (!template_dash_ok(t, i, dash)) {
 			snprintf(err, errlen, "parameter \"%s\" starts with "
-			    "'-' and would be read as an option of the tool; "
-			    "the tool table allows that only for the "
-			    "parameters in allow_dash, or after \"--\"", dash);
+			    "'-', which the tool would read as an option: give "
+			    "a value that does not start with '-' (the tool "
+			    "table allows one only for the parameters in the "
+			    "tool's allow_dash, or after \"--\")", dash);
 			free(s);
 			json_object_put(a);
 			return -1;
