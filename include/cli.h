@@ -70,6 +70,11 @@ const char	*cli_vis_keep(const char *s, const char *keep);
 const char	*cli_vis(const char *s);
 /* The member key of o, shown safely (cli_vis()); "" when absent. */
 const char	*cli_hstr(json_object *o, const char *key);
+/*
+ * The tools of a job summary, comma-separated ("-" for none), shown
+ * safely.  Borrowed: valid until the next call.
+ */
+const char	*cli_job_tools(json_object *job);
 /* o as one line of compact JSON on stdout. */
 void		 cli_print_json(json_object *o);
 

@@ -134,6 +134,29 @@ cli_hstr(json_object *o, const char *key)
 	return cli_vis(cli_str(o, key));
 }
 
+const char *
+cli_job_tools(json_object *job)
+{
+	static char	 buf[256];
+	json_object	*l = json_object_object_get(job, "tools"), *e;
+	size_t		 i, off = 0;
+
+	*buf = '\0';
+	for (i = 0; json_object_is_type(l, json_type_array) &&
+	    i < json_object_array_length(l); i++) {
+		e = json_object_array_get_idx(l, i);
+		if (!json_object_is_type(e, json_type_string))
+			continue;
+		if (off + json_object_get_string_len(e) + 2 >= sizeof(buf)) {
+			snprintf(buf + off, sizeof(buf) - off, ",...");
+			break;
+		}
+		off += (size_t)snprintf(buf + off, sizeof(buf) - off, "%s%s",
+		    off > 0 ? "," : "", json_object_get_string(e));
+	}
+	return cli_vis(*buf != '\0' ? buf : "-");
+}
+
 int64_t
 cli_int(json_object *o, const char *key)
 {

@@ -676,16 +676,17 @@ cmd_jobs(struct cli *cl, int argc, char **argv)
 		return 0;
 	}
 	list = json_object_object_get(r, "jobs");
-	printf("%-10s %-10s %-8s %-7s %-16s %-24s %s\n", "TICKET", "STATUS",
-	    "TIER", "RELOAD", "AGENT", "CREATED", "LABEL");
+	printf("%-10s %-10s %-8s %-7s %-16s %-16s %-24s %s\n", "TICKET",
+	    "STATUS", "TIER", "RELOAD", "TOOLS", "AGENT", "CREATED", "LABEL");
 	for (i = 0; i < json_object_array_length(list); i++) {
 		j = json_object_array_get_idx(list, i);
-		printf("%-10s %-10s %-8s %-7s %-16s %-24s %s\n",
+		printf("%-10s %-10s %-8s %-7s %-16s %-16s %-24s %s\n",
 		    cli_hstr(j, "ticket"), cli_hstr(j, "status"),
 		    cli_hstr(j, "tier"),
 		    json_object_get_boolean(json_object_object_get(j,
-		    "causes_reload")) ? "yes" : "no", cli_hstr(j, "agent"),
-		    cli_hstr(j, "created_at"), cli_hstr(j, "label"));
+		    "causes_reload")) ? "yes" : "no", cli_job_tools(j),
+		    cli_hstr(j, "agent"), cli_hstr(j, "created_at"),
+		    cli_hstr(j, "label"));
 	}
 	if (*cli_hstr(r, "next"))
 		printf("(more: cmdgate jobs after %s)\n", cli_hstr(r, "next"));

@@ -312,11 +312,11 @@ top_queue(struct top_out *o, struct top_view *v)
 			j = json_object_array_get_idx(l, i);
 			if (strcmp(cli_str(j, "tier"), top_tiers[k]) != 0)
 				continue;
-			top_line(o, "  %-7s #%-3lld %-9s %-16s blocked_by %-14s "
-			    "%s", top_tiers[k],
+			top_line(o, "  %-7s #%-3lld %-9s %-14s %-14s "
+			    "blocked_by %-14s %s", top_tiers[k],
 			    (long long)cli_int(j, "position"),
-			    cli_hstr(j, "ticket"), cli_hstr(j, "agent"),
-			    *cli_str(j, "blocked_by") ?
+			    cli_hstr(j, "ticket"), cli_job_tools(j),
+			    cli_hstr(j, "agent"), *cli_str(j, "blocked_by") ?
 			    cli_hstr(j, "blocked_by") : "-",
 			    cli_hstr(j, "label"));
 		}
@@ -334,8 +334,9 @@ top_jobs(struct top_out *o, struct top_view *v)
 	for (i = 0; i < json_object_array_length(v->running); i++) {
 		j = json_object_array_get_idx(v->running, i);
 		s = top_elapsed(cli_str(j, "started_at"));
-		top_line(o, "  %-7s %-9s %-16s %6s %s", cli_hstr(j, "tier"),
-		    cli_hstr(j, "ticket"), cli_hstr(j, "agent"), s < 0 ? "?" :
+		top_line(o, "  %-7s %-9s %-16s %-16s %6s %s",
+		    cli_hstr(j, "tier"), cli_hstr(j, "ticket"),
+		    cli_job_tools(j), cli_hstr(j, "agent"), s < 0 ? "?" :
 		    top_duration(s), cli_hstr(j, "label"));
 	}
 	l = v->finished;
@@ -343,8 +344,9 @@ top_jobs(struct top_out *o, struct top_view *v)
 	top_line(o, "FINISHED (last %d)", TOP_FINISHED);
 	for (i = json_object_array_length(l); i > 0; i--) {
 		j = json_object_array_get_idx(l, i - 1);
-		top_line(o, "  %-9s %-9s %-16s %s", cli_hstr(j, "ticket"),
-		    cli_hstr(j, "status"), cli_hstr(j, "agent"),
+		top_line(o, "  %-9s %-9s %-16s %-16s %s",
+		    cli_hstr(j, "ticket"), cli_hstr(j, "status"),
+		    cli_job_tools(j), cli_hstr(j, "agent"),
 		    cli_hstr(j, "label"));
 	}
 }

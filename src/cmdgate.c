@@ -118,12 +118,31 @@ cmd_ping(struct cli *cl, int argc, char **argv)
 	return 0;
 }
 
+/* bytes for a person: "812 bytes", "80 KiB", "1.5 MiB", "1 GiB". */
+static const char *
+status_size(int64_t bytes, char *buf, size_t len)
+{
+	static const char	*unit[] = { "bytes", "KiB", "MiB", "GiB",
+				    "TiB" };
+	double			 v = (double)bytes;
+	size_t			 u = 0;
+
+	while (v >= 1024 && u + 1 < sizeof(unit) / sizeof(unit[0])) {
+		v /= 1024;
+		u++;
+	}
+	snprintf(buf, len, v < 10 && v != (double)(int64_t)v ? "%.1f %s" :
+	    "%.0f %s", v, unit[u]);
+	return buf;
+}
+
 static int
 cmd_status(struct cli *cl, int argc, char **argv)
 {
 	json_object	*s, *q, *st, *b, *js, *l;
 	int		 rc = 0;
 	size_t		 i;
+	char		 used[32], size[32];
 
 	(void)argv;
 	if (argc != 1)
@@ -147,27 +166,30 @@ cmd_status(struct cli *cl, int argc, char **argv)
 	js = json_object_object_get(s, "jobs_by_status");
 	b = json_object_object_get(q, "busy");
 	l = json_object_object_get(s, "listen");
-	printf("cmdgated %s, pid %lld, up %lld s, %lld clients\n",
+	printf("cmdgated %s, pid %lld, up %lld s, %lld client%s\n",
 	    cli_hstr(s, "version"), (long long)cli_int(s, "pid"),
 	    (long long)cli_int(s, "uptime_s"),
-	    (long long)cli_int(s, "clients"));
+	    (long long)cli_int(s, "clients"),
+	    cli_int(s, "clients") == 1 ? "" : "s");
 	printf("listening:");
 	for (i = 0; i < json_object_array_length(l); i++)
 		printf(" %s", cli_vis(json_object_get_string(
 		    json_object_array_get_idx(l, i))));
-	printf("\nstore: %s, %lld jobs, %lld KiB used of %lld KiB\n",
+	printf("\nstore: %s, %lld job%s, %s used of %s\n",
 	    cli_hstr(st, "path"), (long long)cli_int(st, "jobs"),
-	    (long long)cli_int(st, "map_used_bytes") / 1024,
-	    (long long)cli_int(st, "map_size_bytes") / 1024);
+	    cli_int(st, "jobs") == 1 ? "" : "s",
+	    status_size(cli_int(st, "map_used_bytes"), used, sizeof(used)),
+	    status_size(cli_int(st, "map_size_bytes"), size, sizeof(size)));
 	printf("jobs: %lld queued, %lld running, %lld done, %lld failed, "
 	    "%lld cancelled\n", (long long)cli_int(js, "queued"),
 	    (long long)cli_int(js, "running"), (long long)cli_int(js, "done"),
 	    (long long)cli_int(js, "failed"),
 	    (long long)cli_int(js, "cancelled"));
-	printf("queue: heavy %s, %lld smooth in flight, %lld workers alive\n",
+	printf("queue: heavy %s, %lld smooth in flight, %lld worker%s alive\n",
 	    *cli_hstr(q, "heavy_active") ? cli_hstr(q, "heavy_active") : "none",
 	    (long long)cli_int(q, "smooth_in_flight"),
-	    (long long)cli_int(q, "workers_alive"));
+	    (long long)cli_int(q, "workers_alive"),
+	    cli_int(q, "workers_alive") == 1 ? "" : "s");
 	printf("holding reloads:%s%s%s%s\n",
 	    json_object_get_boolean(json_object_object_get(b,
 	    "tests_running")) ? " tests_running" : "",

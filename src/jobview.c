@@ -101,6 +101,22 @@ view_stored_results(json_object *o, size_t nstored)
 	json_object_object_add(o, "results", keep);
 }
 
+/* The names of the tools of a job's commands, in order. */
+static json_object *
+view_tools(json_object *cmds)
+{
+	json_object	*list = json_object_new_array(), *t;
+	size_t		 i, n;
+
+	n = json_object_is_type(cmds, json_type_array) ?
+	    json_object_array_length(cmds) : 0;
+	for (i = 0; i < n; i++)
+		if (json_object_object_get_ex(json_object_array_get_idx(cmds,
+		    i), "tool", &t))
+			json_object_array_add(list, json_object_get(t));
+	return list;
+}
+
 json_object *
 jobview_make(struct jobs *J, json_object *rec, struct job *j, int full)
 {
@@ -117,6 +133,8 @@ jobview_make(struct jobs *J, json_object *rec, struct job *j, int full)
 
 	for (i = 0; summary[i] != NULL; i++)
 		job_copy(o, rec, summary[i]);
+	json_object_object_add(o, "tools",
+	    view_tools(job_rec_get(rec, "commands")));
 	if (j != NULL && j->status == JOB_QUEUED)
 		view_queue_place(J, j, o, full);
 	json_object_object_add(o, "blocked_by", bb != NULL ?

@@ -123,6 +123,9 @@ START_TEST(tools_and_status)
 	    "no tool 'nope' in the table; 'cmdgate tools' lists them"));
 	ck_assert_int_eq(run(NULL, "status", NULL), 0);
 	ck_assert_ptr_nonnull(strstr(cli_out, "holding reloads: nothing"));
+	/* Issue 35.7: plain units. */
+	ck_assert_msg(strstr(cli_out, ", 1 client\n") != NULL &&
+	    strstr(cli_out, " used of 1 GiB\n") != NULL, "%s", cli_out);
 	ck_assert_int_eq(run(NULL, "--json", "status", NULL), 0);
 	o = out_json();
 	ck_assert_ptr_nonnull(jpath(o, "server.version"));
@@ -206,6 +209,10 @@ START_TEST(multi_and_stdin)
 	ck_assert_int_eq(run(NULL, "jobs", "--status", "failed", NULL), 0);
 	ck_assert_ptr_nonnull(strstr(cli_out, "t-000001"));
 	ck_assert_ptr_null(strstr(cli_out, "t-000000"));
+	/* Issue 35.7: the tools of each job. */
+	ck_assert_msg(strstr(cli_out, " TOOLS ") != NULL &&
+	    strstr(cli_out, " no      echo,fail        anonymous ") != NULL,
+	    "%s", cli_out);
 	ck_assert_int_eq(run(NULL, "--json", "jobs", "--agent", "cli", NULL),
 	    0);
 	o = out_json();

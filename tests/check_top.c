@@ -84,10 +84,13 @@ START_TEST(top_once)
 	ck_assert_ptr_nonnull(strstr(cli_out, "cmdgate-top"));
 	ck_assert_ptr_nonnull(strstr(cli_out,
 	    "holding reloads: tests_running (by editor-one)"));
-	ck_assert_ptr_nonnull(strstr(cli_out, "t-000001  agent-two"));
+	/* Issue 35.7: each job with its tools. */
+	ck_assert_msg(strstr(cli_out, "t-000001  rebuild        agent-two")
+	    != NULL, "%s", cli_out);
 	ck_assert_ptr_nonnull(strstr(cli_out, "blocked_by tests_running"));
 	ck_assert_ptr_nonnull(strstr(cli_out, "the held one"));
-	ck_assert_ptr_nonnull(strstr(cli_out, "t-000000  done"));
+	ck_assert_ptr_nonnull(strstr(cli_out,
+	    "t-000000  done      echo             agent-two"));
 	ck_assert_ptr_nonnull(strstr(cli_out, "editor no probe"));
 	/* Cut to the width, never wrapped. */
 	setenv("COLUMNS", "30", 1);
