@@ -13,6 +13,16 @@ if [ -z "$testcmd" ] || ! grep -qF "$testcmd" "$srcdir/.ci/run"; then
 	echo "  $testcmd"
 	exit 1
 fi
+# So that no suite skips: tmux for the live top test, npm and "npm
+# install" for Node 22 and the MCP packages of package.json (issue 35.11).
+for need in ' tmux' ' npm ' '&& npm install ' ' make check'; do
+	case $testcmd in
+	*"$need"*) ;;
+	*)	echo "FAIL: the README's test command lacks '$need':"
+		echo "  $testcmd"
+		exit 1 ;;
+	esac
+done
 startcmd=$(grep '^apt-get update' "$srcdir/README" | grep 'src/cmdgated' | head -n 1)
 if [ -z "$startcmd" ]; then
 	echo "FAIL: README lacks the command that starts the broker"
