@@ -215,9 +215,9 @@ http_check_auth(struct http *h, struct evhttp_request *req)
 			return 0;
 		else {
 			authlimit_failed(srv->authlimit, peer, now);
-			snprintf(why, sizeof(why), "wrong token: the "
-			    "Authorization header's is not this broker's "
-			    "(its token file, cmdgated(8))");
+			snprintf(why, sizeof(why), "wrong token: the bearer "
+			    "token sent is not this broker's (its token file, "
+			    "cmdgated(8))");
 		}
 	}
 	/* Not 401: to an MCP client 401 means "start OAuth", which the
