@@ -23,6 +23,20 @@ for need in ' tmux' ' npm ' '&& npm install ' ' make check'; do
 		exit 1 ;;
 	esac
 done
+# The MCP inspector's command: a pinned version (an unpinned npx picks an
+# old one on an old Node), run by the Node 22 of node_modules/, with the
+# token of root or of a user (issue 35.12).
+insp=$(grep 'npx .*@modelcontextprotocol/inspector' "$srcdir/README")
+case $insp in
+*'PATH=$PWD/node_modules/.bin:$PATH npx -y @modelcontextprotocol/inspector@'[0-9]*.[0-9]*.[0-9]*' '*) ;;
+*)	echo "FAIL: the README's inspector command pins no version or Node 22:"
+	echo "  $insp"
+	exit 1 ;;
+esac
+if ! grep -q '^  tok=$(cat /var/lib/cmdgate/token 2>/dev/null || cat ~/.local/state/cmdgate/token)$' "$srcdir/README"; then
+	echo "FAIL: the README's inspector command misses root's or a user's token"
+	exit 1
+fi
 startcmd=$(grep '^apt-get update' "$srcdir/README" | grep 'src/cmdgated' | head -n 1)
 if [ -z "$startcmd" ]; then
 	echo "FAIL: README lacks the command that starts the broker"
