@@ -176,6 +176,9 @@ mcpconf_http(struct cli *cl, const struct mcpconf *m, int *rc)
 		json_object_object_add(srv, "headers", h);
 		free(bearer);
 		free(tok);
+		fprintf(stderr, "cmdgate: the entry holds the broker's token "
+		    "in the clear: keep the file it goes to private and out "
+		    "of version control (list it in .gitignore)\n");
 	} else
 		fprintf(stderr, "cmdgate: no token found for %s, so the "
 		    "entry has no Authorization header: a broker with a "

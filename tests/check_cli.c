@@ -369,6 +369,10 @@ START_TEST(mcp_config_http)
 	/* The state dir's token, to a loopback URL. */
 	e = http_entry("vscode", "--state-dir", dir, NULL);
 	ck_assert_ptr_null(strstr(cli_err, "no token found"));
+	/* Issue 35.13: the token is in the clear, and it says so. */
+	ck_assert_msg(strstr(cli_err, "token in the clear: keep the file it "
+	    "goes to private and out of version control") != NULL, "%s",
+	    cli_err);
 	ck_assert_str_eq(member(e, "type"), "http");
 	ck_assert_str_eq(member(e, "headers.Authorization"),
 	    "Bearer opensesame");
