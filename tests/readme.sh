@@ -37,6 +37,14 @@ if ! grep -q '^  tok=$(cat /var/lib/cmdgate/token 2>/dev/null || cat ~/.local/st
 	echo "FAIL: the README's inspector command misses root's or a user's token"
 	exit 1
 fi
+# What the walk-through leaves in the state dir, and how to remove it,
+# for root and for a user (issue 35.15).
+for rm in 'rm -rf /var/lib/cmdgate' 'rm -rf ~/.local/state/cmdgate'; do
+	if ! grep -q "^  $rm\$" "$srcdir/README"; then
+		echo "FAIL: the README does not say how to remove its state: $rm"
+		exit 1
+	fi
+done
 startcmd=$(grep '^apt-get update' "$srcdir/README" | grep 'src/cmdgated' | head -n 1)
 if [ -z "$startcmd" ]; then
 	echo "FAIL: README lacks the command that starts the broker"
