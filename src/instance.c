@@ -6,9 +6,12 @@
  */
 #include "config.h"
 
+#include <sys/file.h>
 #include <sys/stat.h>
 
 #include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -84,6 +87,63 @@ instance_name(struct options *opt, char *err, size_t errlen)
 	snprintf(err, errlen, "--instance: '%s' is not 1 to %d of "
 	    "A-Z a-z 0-9 . _ -", opt->instance, RUNFILE_NAME_MAX);
 	return -1;
+}
+
+/*
+ * Whether the broker of instance file o is alive: its pid runs and, when
+ * its state dir's lock can be read, holds it (a pid taken since by
+ * another process does not).  Of our own state dir, whose lock we hold,
+ * it is not.
+ */
+static int
+instance_live(const struct options *opt, json_object *o)
+{
+	const char	*dir;
+	char		*lock;
+	int64_t		 pid;
+	int		 fd, held;
+
+	pid = json_object_get_int64(json_object_object_get(o, "pid"));
+	if (pid <= 0 || pid > INT32_MAX || pid == (int64_t)getpid() ||
+	    (kill((pid_t)pid, 0) == -1 && errno != EPERM))
+		return 0;
+	if ((dir = json_object_get_string(json_object_object_get(o,
+	    "state_dir"))) == NULL)
+		return 1;
+	if (strcmp(dir, opt->state_dir) == 0)
+		return 0;
+	lock = xasprintf("%s/lock", dir);
+	fd = open(lock, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	free(lock);
+	if (fd == -1)
+		return errno != ENOENT;	/* none there; else unknown */
+	held = flock(fd, LOCK_SH | LOCK_NB) == -1 && errno == EWOULDBLOCK;
+	close(fd);
+	return held;
+}
+
+int
+instance_check(const struct options *opt, char *err, size_t errlen)
+{
+	json_object	*o, *l;
+	char		*path = runfile_path(opt->state_dir, opt->instance);
+	int		 rc = 0;
+
+	if ((o = runfile_read(path)) != NULL && instance_live(opt, o)) {
+		l = json_object_object_get(o, "listen");
+		snprintf(err, errlen, "--instance %s: a live broker has that "
+		    "name (pid %lld, %s, state dir %s, file %s): stop it, or "
+		    "give this one another --instance", opt->instance,
+		    (long long)json_object_get_int64(json_object_object_get(o,
+		    "pid")), json_object_array_length(l) > 0 ?
+		    json_object_get_string(json_object_array_get_idx(l, 0)) :
+		    "no TCP address", json_object_get_string(
+		    json_object_object_get(o, "state_dir")), path);
+		rc = -1;
+	}
+	json_object_put(o);
+	free(path);
+	return rc;
 }
 
 int

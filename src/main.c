@@ -346,6 +346,12 @@ serve(struct server *srv)
 		rc = EXIT_UNAVAIL;
 		goto out;
 	}
+	/* Its instance file would hide a live broker's of the name. */
+	if (instance_check(srv->opt, err, sizeof(err)) == -1) {
+		log_errx("%s", err);
+		rc = EXIT_TEMPFAIL;
+		goto out;
+	}
 	if ((rc = server_jobs_open(srv)) != 0)
 		goto out;
 	if (unity_face_start(srv, err, sizeof(err)) == -1) {

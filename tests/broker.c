@@ -120,9 +120,14 @@ broker_exec(struct broker *b, const struct broker_how *how,
 	snprintf(notify, sizeof(notify), "%s/notify", b->dir);
 	setenv("NOTIFY_SOCKET", notify, 1);
 	unsetenv("CMDGATE_PORT");
-	/* Instance files in the test's dir, unless the test names one. */
+	/*
+	 * Instance files in the broker's dir, unless the test names a dir
+	 * its brokers share: the suites' brokers of one name, run at once,
+	 * would refuse each other (cmdgated(8), --instance).
+	 */
 	snprintf(notify, sizeof(notify), "%s/run", b->dir);
-	setenv("CMDGATE_RUNTIME_DIR", notify, 0);
+	setenv("CMDGATE_RUNTIME_DIR", getenv("CMDGATE_TEST_RUNTIME_DIR") !=
+	    NULL ? getenv("CMDGATE_TEST_RUNTIME_DIR") : notify, 1);
 	/* Passed on to its workers and tools: broker_strays() knows them. */
 	setenv("TMPDIR", b->dir, 1);
 	if (how->nofile > 0) {

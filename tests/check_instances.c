@@ -35,6 +35,7 @@ setup(void)
 	broker_prepare(&b);
 	snprintf(rundir, sizeof(rundir), "%s", broker_path(&a, "run"));
 	setenv("CMDGATE_RUNTIME_DIR", rundir, 1);
+	setenv("CMDGATE_TEST_RUNTIME_DIR", rundir, 1);	/* the brokers' */
 }
 
 static void
@@ -224,9 +225,9 @@ START_TEST(unit_layout)
 
 	ck_assert_int_eq(mkdir(rundir, 0700), 0);
 	snprintf(dir, sizeof(dir), "%s/b", rundir);
-	setenv("CMDGATE_RUNTIME_DIR", dir, 1);
+	setenv("CMDGATE_TEST_RUNTIME_DIR", dir, 1);
 	ck_assert_int_eq(broker_start(&b, ba, 0), 0);
-	setenv("CMDGATE_RUNTIME_DIR", rundir, 1);
+	setenv("CMDGATE_TEST_RUNTIME_DIR", rundir, 1);
 	ck_assert_int_eq(reached(NULL, "--instance", "b"), b.pid);
 	o = instances(NULL);
 	ck_assert_uint_eq(json_object_array_length(jpath(o, "instances")), 1);
@@ -249,19 +250,33 @@ START_TEST(bad_names)
 }
 END_TEST
 
-/* A broker stopping leaves the file a later one of its name wrote. */
+/*
+ * Issue 35.10: a second broker of a live broker's name is refused,
+ * naming it, and the live one stays listed; once it stops, the name is
+ * free again.  A stale file of the name, whose pid another process has
+ * now and whose state dir nobody locks, does not hold it.
+ */
 START_TEST(same_name)
 {
 	const char	*aa[] = { "--instance", "a", NULL };
-	char		 path[256];
+	char		 path[256], json[512], want[128];
 	struct stat	 st;
 
 	ck_assert_int_eq(broker_start(&a, aa, 0), 0);
-	ck_assert_int_eq(broker_start(&b, aa, 0), 0);
+	ck_assert_int_eq(broker_run(&b, aa), 75);
+	snprintf(want, sizeof(want), "--instance a: a live broker has that "
+	    "name (pid %ld, 127.0.0.1:%d", (long)a.pid, a.port);
+	ck_assert_int_eq(broker_log_count(&b, want), 1);
+	ck_assert_int_eq(reached(NULL, "--instance", "a"), a.pid);
 	ck_assert_int_eq(broker_kill(&a, SIGTERM), 0);
 	a.pid = 0;
 	snprintf(path, sizeof(path), "%s/a.json", rundir);
-	ck_assert_int_eq(stat(path, &st), 0);
+	ck_assert_int_eq(stat(path, &st), -1);
+	snprintf(json, sizeof(json), "{\"instance\":\"a\",\"pid\":1,"
+	    "\"listen\":[],\"token_file\":null,\"state_dir\":\"%s\"}",
+	    broker_path(&a, "state"));
+	write_file(path, json, 0644);
+	ck_assert_int_eq(broker_start(&b, aa, 0), 0);
 	ck_assert_int_eq(reached(NULL, "--instance", "a"), b.pid);
 	ck_assert_int_eq(broker_kill(&b, SIGTERM), 0);
 	b.pid = 0;
