@@ -75,6 +75,10 @@ const char	*cli_hstr(json_object *o, const char *key);
  * safely.  Borrowed: valid until the next call.
  */
 const char	*cli_job_tools(json_object *job);
+/* Seconds from the RFC 3339 UTC time ts to now, or -1. */
+long long	 cli_elapsed(const char *ts);
+/* s seconds as 12s, 3m05s or 2h07m.  Borrowed: until the next call. */
+const char	*cli_duration(long long s);
 /* o as one line of compact JSON on stdout. */
 void		 cli_print_json(json_object *o);
 

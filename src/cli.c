@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <json-c/json.h>
 
@@ -155,6 +156,32 @@ cli_job_tools(json_object *job)
 		    off > 0 ? "," : "", json_object_get_string(e));
 	}
 	return cli_vis(*buf != '\0' ? buf : "-");
+}
+
+long long
+cli_elapsed(const char *ts)
+{
+	struct tm	tm;
+
+	memset(&tm, 0, sizeof(tm));
+	if (strptime(ts, "%Y-%m-%dT%H:%M:%S", &tm) == NULL)
+		return -1;
+	return (long long)(util_now_ms() / 1000 - timegm(&tm));
+}
+
+const char *
+cli_duration(long long s)
+{
+	static char	buf[32];
+
+	if (s < 60)
+		snprintf(buf, sizeof(buf), "%llds", s);
+	else if (s < 3600)
+		snprintf(buf, sizeof(buf), "%lldm%02llds", s / 60, s % 60);
+	else
+		snprintf(buf, sizeof(buf), "%lldh%02lldm", s / 3600,
+		    s / 60 % 60);
+	return buf;
 }
 
 int64_t

@@ -61,19 +61,55 @@ print_text_block(const char *label, const char *text)
 	}
 }
 
-/* One line of where a job stands. */
+/*
+ * What holds a queued job back, for a person: "blocked by tests_running
+ * (held by t-000008 run_tests, running 14s)" (without how long, unless
+ * elapsed), or "" when nothing does.
+ */
 static void
-job_state_line(json_object *job, char *buf, size_t len)
+job_blocked_text(json_object *job, int elapsed, char *buf, size_t len)
+{
+	json_object	*held = json_object_object_get(job, "held_by"), *h;
+	const char	*bb = cli_str(job, "blocked_by");
+	size_t		 i, off;
+	long long	 s;
+
+	*buf = '\0';
+	if (*bb == '\0')
+		return;
+	if (!json_object_is_type(held, json_type_array))
+		held = NULL;	/* an older broker's */
+	snprintf(buf, len, ", blocked by %s", cli_vis(bb));
+	for (i = 0; held != NULL && i < json_object_array_length(held); i++) {
+		h = json_object_array_get_idx(held, i);
+		s = elapsed ? cli_elapsed(cli_str(h, "started_at")) : -1;
+		off = strlen(buf);
+		snprintf(buf + off, len - off, "%s%s %s%s%s", i == 0 ?
+		    " (held by " : "; ", cli_hstr(h, "ticket"),
+		    cli_job_tools(h), s < 0 ? "" : ", running ", s < 0 ? "" :
+		    cli_duration(s));
+	}
+	if (held != NULL && json_object_array_length(held) > 0 &&
+	    strlen(buf) + 1 < len)
+		strcat(buf, ")");
+}
+
+/* One line of where a job stands; with how long it has waited. */
+static void
+job_state_line(json_object *job, int elapsed, char *buf, size_t len)
 {
 	json_object	*p = json_object_object_get(job, "progress");
 	const char	*st = cli_str(job, "status");
-	const char	*bb = cli_str(job, "blocked_by");
+	char		 since[48] = "", why[192];
+	long long	 s = cli_elapsed(cli_str(job, "created_at"));
 
+	if (elapsed && s >= 0)
+		snprintf(since, sizeof(since), " %s", cli_duration(s));
+	job_blocked_text(job, elapsed, why, sizeof(why));
 	if (strcmp(st, "queued") == 0)
-		snprintf(buf, len, "%s queued, position %lld%s%s",
-		    cli_hstr(job, "ticket"),
-		    (long long)cli_int(job, "position"),
-		    *bb ? ", blocked by " : "", cli_vis(bb));
+		snprintf(buf, len, "%s queued%s, position %lld%s",
+		    cli_hstr(job, "ticket"), since,
+		    (long long)cli_int(job, "position"), why);
 	else
 		snprintf(buf, len, "%s %s, %lld of %lld commands",
 		    cli_hstr(job, "ticket"), cli_vis(st),
@@ -92,7 +128,7 @@ print_job(struct cli *cl, json_object *job)
 		cli_print_json(job);
 		return;
 	}
-	job_state_line(job, line, sizeof(line));
+	job_state_line(job, 1, line, sizeof(line));
 	printf("%s\n", line);
 	printf("  %s%s, agent %s%s%s\n", cli_hstr(job, "tier"),
 	    json_object_get_boolean(json_object_object_get(job,
@@ -320,7 +356,7 @@ wait_job(struct cli *cl, const char *ticket, int64_t timeout_s, int *rc)
 		json_object_put(job);
 		if ((job = wait_step(cl, ticket, step, deadline, rc)) == NULL)
 			return NULL;
-		job_state_line(job, line, sizeof(line));
+		job_state_line(job, tty, line, sizeof(line));
 		if (job_status_exit(job) != CX_RUNNING || left == 0)
 			break;
 		if (strcmp(line, last) != 0) {

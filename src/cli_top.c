@@ -183,34 +183,6 @@ top_clock(const char *ts)
 	return buf;
 }
 
-/* Seconds from the RFC 3339 UTC time ts to now, or -1. */
-static long long
-top_elapsed(const char *ts)
-{
-	struct tm	tm;
-
-	memset(&tm, 0, sizeof(tm));
-	if (strptime(ts, "%Y-%m-%dT%H:%M:%S", &tm) == NULL)
-		return -1;
-	return (long long)(util_now_ms() / 1000 - timegm(&tm));
-}
-
-/* s seconds as 12s, 3m05s or 2h07m. */
-static const char *
-top_duration(long long s)
-{
-	static char	buf[32];
-
-	if (s < 60)
-		snprintf(buf, sizeof(buf), "%llds", s);
-	else if (s < 3600)
-		snprintf(buf, sizeof(buf), "%lldm%02llds", s / 60, s % 60);
-	else
-		snprintf(buf, sizeof(buf), "%lldh%02lldm", s / 3600,
-		    s / 60 % 60);
-	return buf;
-}
-
 static int
 top_flag(json_object *o, const char *key)
 {
@@ -333,11 +305,11 @@ top_jobs(struct top_out *o, struct top_view *v)
 	top_line(o, "RUNNING %zu", json_object_array_length(v->running));
 	for (i = 0; i < json_object_array_length(v->running); i++) {
 		j = json_object_array_get_idx(v->running, i);
-		s = top_elapsed(cli_str(j, "started_at"));
+		s = cli_elapsed(cli_str(j, "started_at"));
 		top_line(o, "  %-7s %-9s %-16s %-16s %6s %s",
 		    cli_hstr(j, "tier"), cli_hstr(j, "ticket"),
 		    cli_job_tools(j), cli_hstr(j, "agent"), s < 0 ? "?" :
-		    top_duration(s), cli_hstr(j, "label"));
+		    cli_duration(s), cli_hstr(j, "label"));
 	}
 	l = v->finished;
 	top_line(o, "");

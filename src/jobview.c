@@ -102,6 +102,41 @@ view_stored_results(json_object *o, size_t nstored)
 }
 
 /* The names of the tools of a job's commands, in order. */
+static json_object *view_tools(json_object *);
+
+/*
+ * The running jobs whose tools hold the busy label flag, for a job it
+ * blocks: [{ticket, agent, tools}].  A client or the editor probe may
+ * hold it too (server_status and cmdgate status say which).
+ */
+static json_object *
+view_held_by(struct jobs *J, const char *flag)
+{
+	json_object	*list = json_object_new_array(), *h;
+	struct job	*k;
+	unsigned	 bit;
+
+	if (strcmp(flag, busy_name(BUSY_TESTS_RUNNING)) == 0)
+		bit = SCHED_BUSY_BIT(BUSY_TESTS_RUNNING);
+	else if (strcmp(flag, busy_name(BUSY_COMPILING)) == 0)
+		bit = SCHED_BUSY_BIT(BUSY_COMPILING);
+	else
+		return list;		/* editor_busy: no tool holds it */
+	TAILQ_FOREACH(k, &J->running, entry) {
+		if (!(k->busy & bit) || k->rec == NULL)
+			continue;
+		h = json_object_new_object();
+		job_copy(h, k->rec, "ticket");
+		job_copy(h, k->rec, "agent");
+		json_object_object_add(h, "tools",
+		    view_tools(job_rec_get(k->rec, "commands")));
+		job_copy(h, k->rec, "started_at");
+		json_object_array_add(list, h);
+	}
+	return list;
+}
+
+/* The names of the tools of a job's commands, in order. */
 static json_object *
 view_tools(json_object *cmds)
 {
@@ -141,6 +176,8 @@ jobview_make(struct jobs *J, json_object *rec, struct job *j, int full)
 	    json_object_new_string(bb) : NULL);
 	if (!full)
 		return o;
+	if (bb != NULL)
+		json_object_object_add(o, "held_by", view_held_by(J, bb));
 	for (i = 0; more[i] != NULL; i++)
 		job_copy(o, rec, more[i]);
 	if (j != NULL && j->status == JOB_RUNNING)

@@ -114,7 +114,7 @@ START_TEST(tools_and_status)
 	ck_assert_ptr_nonnull(strstr(cli_out, "\nlocked "));
 	ck_assert_int_eq(run(NULL, "--json", "tools", NULL), 0);
 	o = out_json();
-	ck_assert_int_eq(json_object_array_length(jpath(o, "tools")), 5);
+	ck_assert_int_eq(json_object_array_length(jpath(o, "tools")), 6);
 	json_object_put(o);
 	ck_assert_int_eq(run(NULL, "tool", "block", NULL), 0);
 	ck_assert_ptr_nonnull(strstr(cli_out, "busy tests_running"));
@@ -137,7 +137,7 @@ END_TEST
 START_TEST(submit_statuses)
 {
 	json_object	*o;
-	char		 ticket[32];
+	char		 ticket[32], want[256];
 	int		 fd;
 
 	start(NULL);
@@ -175,6 +175,27 @@ START_TEST(submit_statuses)
 	ck_assert_int_eq(run(NULL, "cancel", ticket, NULL), 1);
 	ck_assert_int_eq(run(NULL, "poll", "t-999999", NULL), 64);
 	ck_assert_ptr_nonnull(strstr(cli_err, "unknown_ticket"));
+	/*
+	 * Issue 35.8: a reload held back says since when and by which job;
+	 * wait's lines (not on a terminal) only when that changes.
+	 */
+	ck_assert_int_eq(run(NULL, "--json", "submit", "rebuild", "--async",
+	    NULL), 0);
+	o = out_json();
+	snprintf(ticket, sizeof(ticket), "%s",
+	    json_object_get_string(jpath(o, "ticket")));
+	json_object_put(o);
+	ck_assert_int_eq(run(NULL, "poll", ticket, NULL), 3);
+	snprintf(want, sizeof(want), "%s queued ", ticket);
+	ck_assert_msg(strncmp(cli_out, want, strlen(want)) == 0 &&
+	    strstr(cli_out, "s, position 0, blocked by tests_running (held by "
+	    "t-000003 block, running ") != NULL, "%s", cli_out);
+	ck_assert_int_eq(run(NULL, "wait", ticket, "--timeout", "2", NULL), 3);
+	snprintf(want, sizeof(want), "%s queued, position 0, blocked by "
+	    "tests_running (held by t-000003 block)\n%s queued ", ticket,
+	    ticket);
+	ck_assert_msg(strncmp(cli_out, want, strlen(want)) == 0, "%s",
+	    cli_out);
 	/* The first blocked job still reads the FIFO. */
 	fd = open(fifo, O_WRONLY);
 	close(fd);

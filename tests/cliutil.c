@@ -55,7 +55,9 @@ start(const char **extra)
 	    "{\"name\":\"fail\",\"exec\":[\"sh\",\"-c\",\"exit 3\"]},"
 	    "{\"name\":\"block\",\"busy\":\"tests_running\",\"exec\":[\"sh\","
 	    "\"-c\",\"cat %s >/dev/null\"]},"
-	    "{\"name\":\"locked\",\"enabled\":false,\"exec\":[\"true\"]}"
+	    "{\"name\":\"locked\",\"enabled\":false,\"exec\":[\"true\"]},"
+	    "{\"name\":\"rebuild\",\"tier\":\"heavy\",\"reload\":true,"
+	    "\"exec\":[\"true\"]}"
 	    "]}", fifo);
 	write_file(tools, json, 0600);
 	while (extra != NULL && *extra != NULL)
