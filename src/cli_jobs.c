@@ -309,13 +309,27 @@ tool_schema(struct cli *cl, const char *tool)
 }
 
 /*
+ * A progress line shown on the terminal (shown, "" when none) is cleared
+ * before a line goes to standard error, which would be glued to it.
+ */
+static void
+wait_clear(char *shown)
+{
+	if (*shown == '\0')
+		return;
+	printf("\r\033[K");
+	fflush(stdout);
+	*shown = '\0';		/* drawn again on the next news */
+}
+
+/*
  * wait_job for up to step seconds; the job (caller puts), or NULL with
  * the error printed and *rc set.  A broker that goes away is waited for
  * (tickets outlive it) until deadline.
  */
 static json_object *
 wait_step(struct cli *cl, const char *ticket, int64_t step, int64_t deadline,
-    int *rc)
+    char *shown, int *rc)
 {
 	json_object	*p, *job, *e;
 
@@ -328,6 +342,7 @@ wait_step(struct cli *cl, const char *ticket, int64_t step, int64_t deadline,
 		if ((job = cg_call_wait(&cl->c, "wait_job", p, step * 1000,
 		    &e)) != NULL)
 			return job;
+		wait_clear(shown);
 		if (e != NULL) {
 			*rc = cli_error(cl, e);
 			json_object_put(e);
@@ -346,7 +361,7 @@ wait_job(struct cli *cl, const char *ticket, int64_t timeout_s, int *rc)
 	int64_t		 deadline = util_monotonic_ms() + timeout_s * 1000;
 	int64_t		 left, step;
 	int		 tty = isatty(1) && !cl->json;
-	char		 line[256], last[256] = "";
+	char		 line[256], last[256] = "", none[1] = "";
 
 	for (;;) {
 		left = (deadline - util_monotonic_ms()) / 1000;
@@ -354,7 +369,8 @@ wait_job(struct cli *cl, const char *ticket, int64_t timeout_s, int *rc)
 			left = 0;
 		step = left > WAIT_STEP_S ? WAIT_STEP_S : left;
 		json_object_put(job);
-		if ((job = wait_step(cl, ticket, step, deadline, rc)) == NULL)
+		if ((job = wait_step(cl, ticket, step, deadline, tty ? last :
+		    none, rc)) == NULL)
 			return NULL;
 		job_state_line(job, tty, line, sizeof(line));
 		if (job_status_exit(job) != CX_RUNNING || left == 0)

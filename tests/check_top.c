@@ -115,6 +115,8 @@ END_TEST
  */
 static char	tmux_dir[64], tmux_sock[128];
 
+static long	pane_start(const char *);
+
 /* DIR/name.  Borrowed until 8 more calls. */
 static const char *
 tmux_path(const char *name)
@@ -267,6 +269,13 @@ await_file(const char *path, const char *want, char *buf, size_t len)
 static long
 top_start(void)
 {
+	return pane_start("top");
+}
+
+/* The same with the cmdgate command what (words) instead of top. */
+static long
+pane_start(const char *what)
+{
 	char	script[2048], buf[64];
 
 	unlink(tmux_path("top.last"));
@@ -276,9 +285,9 @@ top_start(void)
 	snprintf(script, sizeof(script), "export CMDGATE_TEST_DIR=%s\n"
 	    "sh -c 'echo $$ >> \"$1\"; "
 	    "echo $$ > \"$2\"; shift 2; exec \"$@\"' sh %s %s %s --socket %s "
-	    "top\necho exit=$? > %s\nstty -a > %s\nexec cat\n", tmux_dir,
+	    "%s\necho exit=$? > %s\nstty -a > %s\nexec cat\n", tmux_dir,
 	    tmux_path("top.pid"), tmux_path("top.last"), getenv("CMDGATE"),
-	    b.sock, tmux_path("top.status"), tmux_path("top.stty"));
+	    b.sock, what, tmux_path("top.status"), tmux_path("top.stty"));
 	write_file(tmux_path("top.sh"), script, 0600);
 	ck_assert_int_eq(tmux("-f /dev/null new-session -d -s top -x 100 "
 	    "-y 40 'sh %s'", tmux_path("top.sh")), 0);
@@ -387,6 +396,46 @@ START_TEST(top_quits_while_reconnecting)
 }
 END_TEST
 
+/*
+ * Issue 35.9, the README's walk-through: cmdgate wait on a held reload
+ * while the broker goes and comes back.  The outage's line starts a line
+ * of its own (it was glued to the progress line), the wait goes on, and
+ * the queued job runs once after the restart: exit 0.
+ */
+START_TEST(wait_across_restart)
+{
+	/* No grace for editor flags held before the kill: the reload goes. */
+	const char	*args[] = { "--tools", tools, "--editor-grace", "0",
+			    NULL };
+	const char	*at;
+	char		 buf[64];
+
+	if (system("tmux -V >/dev/null 2>&1") != 0) {
+		fprintf(stderr, "SKIP: wait_across_restart: tmux is not "
+		    "installed (apt-get install tmux)\n");
+		return;
+	}
+	scenario();
+	pane_start("wait t-000001");
+	ck_assert_msg(pane_has("blocked by tests_running"), "pane: %s",
+	    cli_out);
+	client_close(ed);
+	client_close(ag);
+	ck_assert_int_eq(broker_signal_wait(&b, SIGKILL), -1);
+	ck_assert_msg(pane_has("reconnecting..."), "pane: %s", cli_out);
+	at = strstr(cli_out, "cmdgate: broker lost");
+	ck_assert_msg(at != NULL && (at == cli_out || at[-1] == '\n'),
+	    "pane: %s", cli_out);
+	ck_assert_int_eq(broker_start(&b, args, 0), 0);
+	ck_assert_msg(await_file(tmux_path("top.status"), "exit=", buf,
+	    sizeof(buf)), "wait did not end");
+	ck_assert_str_eq(buf, "exit=0\n");
+	ck_assert_msg(pane_has("reconnected after"), "pane: %s", cli_out);
+	ck_assert_ptr_nonnull(strstr(cli_out, "t-000001 done, 1 of 1 "
+	    "commands"));
+}
+END_TEST
+
 int
 main(void)
 {
@@ -400,6 +449,7 @@ main(void)
 	tcase_add_test(tc, top_once);
 	tcase_add_test(tc, top_live_tmux);
 	tcase_add_loop_test(tc, top_quits_while_reconnecting, 0, 2);
+	tcase_add_test(tc, wait_across_restart);
 	suite_add_tcase(s, tc);
 	return ck_run(s);
 }
