@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <check.h>
@@ -235,6 +236,58 @@ START_TEST(refused_gives_up)
 	assert_result(r, 0, "upstream_refused");
 	ck_assert_ptr_nonnull(strstr(fstr(r, "error"), "refused"));
 	ck_assert(!json_object_get_boolean(jpath_get(r, "sent")));
+	json_object_put(r);
+}
+END_TEST
+
+/*
+ * Issue 35.4: an editor that is not running (its port refuses, and it was
+ * never reached) is said to be so after a few seconds, not after the
+ * whole connect window (10 s here), and not as "connect timed out".
+ */
+START_TEST(refused_not_running)
+{
+	json_object	*r;
+	char		 want[128];
+	time_t		 t0 = time(NULL);
+
+	close(listen_on(0));
+	r = run(UNITY("x", ""));
+	assert_result(r, 0, "upstream_refused");
+	snprintf(want, sizeof(want), "the editor is not running (connection "
+	    "refused on 127.0.0.1:%d)", fake_port);
+	ck_assert_str_eq(fstr(r, "error"), want);
+	ck_assert_msg(time(NULL) - t0 < 9, "it waited the connect window");
+	json_object_put(r);
+}
+END_TEST
+
+/*
+ * An editor reached a moment ago that now refuses is reloading: its
+ * connect is tried again past those few seconds, until it is back.
+ */
+START_TEST(refused_after_seen_waits)
+{
+	struct timespec	 ts = { 3, 500 * 1000 * 1000 };
+	json_object	*r;
+	int		 out, err, port, status;
+	pid_t		 pid;
+
+	fake_start(0, serve_unity);
+	json_object_put(run(UNITY("echo", "")));	/* reached: seen */
+	port = fake_port;
+	kill(-fake, SIGKILL);		/* the editor goes (to reload) */
+	waitpid(fake, NULL, 0);
+	fake = -1;
+	pid = worker_start(UNITY("x", ""), &out, &err);
+	await_retry_line(err);
+	/* Nothing to await: that it has not given up is the point. */
+	nanosleep(&ts, NULL);
+	ck_assert_int_eq(waitpid(pid, &status, WNOHANG), 0);
+	fake_start(port, serve_unity);
+	r = worker_result(pid, out);
+	close(err);
+	assert_result(r, 1, NULL);
 	json_object_put(r);
 }
 END_TEST
@@ -576,6 +629,8 @@ main(void)
 	tcase_add_test(tc, unity_frames);
 	tcase_add_test(tc, refused_then_up);
 	tcase_add_test(tc, refused_gives_up);
+	tcase_add_test(tc, refused_not_running);
+	tcase_add_test(tc, refused_after_seen_waits);
 	tcase_add_test(tc, lost_not_resent);
 	tcase_add_test(tc, reload_waits_ready);
 	tcase_add_test(tc, await_until_status);

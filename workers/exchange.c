@@ -57,7 +57,9 @@ exchange_once(struct exchange *x, const char *method, json_object *params,
 	/* The connect's window starts once the lock is ours. */
 	open_by = now_ms() + x->open_ms;
 	st = upstream_open(x->dialect, x->to, open_by < deadline ? open_by :
-	    deadline, x->waitmask, &u, x->err, sizeof(x->err));
+	    deadline, x->waitmask, &u, &x->nolisten, x->err, sizeof(x->err));
+	if (st == UP_OK)
+		uplock_seen(x->lock_dir, x->to);
 	/* No connection or WELCOME within open_ms: the bridge is away. */
 	if (st == UP_TIMEOUT && now_ms() < deadline)
 		st = UP_REFUSED;

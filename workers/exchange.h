@@ -21,6 +21,7 @@ struct exchange {
 	int64_t		 open_ms;	/* connect + handshake, at most */
 	int		 sent;		/* the request went out whole */
 	int		 closed;	/* UP_REFUSED came after the connect */
+	int		 nolisten;	/* UP_REFUSED: the connect was refused */
 	char		 err[1024];	/* why, when not UP_OK */
 };
 

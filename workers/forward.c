@@ -20,6 +20,7 @@
 #include "exchange.h"
 #include "forward.h"
 #include "jtemplate.h"
+#include "uplock.h"
 #include "upstream.h"
 #include "worker.h"
 
@@ -28,9 +29,12 @@
 #define FWD_BACKOFF_MAX	2000
 #define FWD_EVERY_MS	1000	/* await.every_ms's default */
 #define FWD_CANCEL_MS	5000	/* the cancel call, at most */
+#define FWD_NOLISTEN_MS	3000	/* refused this long: not running... */
+#define FWD_SEEN_MS	120000	/* ...unless reached this recently */
 
 #define RETRY_LOST	0x1	/* a read: safe to send again */
 #define RETRY_ERROR	0x2	/* an error answer is "not yet" */
+#define NOLISTEN_FAILS	0x4	/* a refusal can mean "not running" */
 
 struct fwd {
 	struct exchange	 x;
@@ -110,6 +114,27 @@ fwd_fail_msg(struct fwd *f, enum up_status st, const char *msg)
 }
 
 /*
+ * Whether a connect refused since refused_at means that the upstream is
+ * not running: refused for FWD_NOLISTEN_MS, or until until, and not
+ * reached in the last FWD_SEEN_MS (an editor that was just there is
+ * reloading, and comes back on its own).  Then x.err says so.
+ */
+static int
+fwd_not_running(struct fwd *f, int64_t refused_at, int64_t until)
+{
+	int64_t	seen = uplock_seen_ago(f->x.lock_dir, f->x.to);
+
+	if (now_ms() < until && (now_ms() - refused_at < FWD_NOLISTEN_MS ||
+	    (seen >= 0 && seen < FWD_SEEN_MS)))
+		return 0;
+	snprintf(f->x.err, sizeof(f->x.err), "the %s is not running "
+	    "(connection refused on %s)", strcmp(f->x.dialect, "unity-mcp")
+	    == 0 || strcmp(f->x.dialect, "jsonrpc-lsp") == 0 ? "editor" :
+	    "upstream", f->x.to);
+	return 1;
+}
+
+/*
  * One exchange, again after a backoff while it is refused (or lost, or
  * answered with an error, as flags say) until until: its status.
  */
@@ -118,10 +143,16 @@ fwd_retry(struct fwd *f, const char *method, json_object *params,
     int64_t until, int flags, json_object **out)
 {
 	enum up_status	st;
-	int64_t		delay = FWD_BACKOFF_MS, next;
+	int64_t		delay = FWD_BACKOFF_MS, next, refused_at = 0;
 
 	for (;;) {
 		st = exchange_once(&f->x, method, params, f->deadline, out);
+		if (st == UP_REFUSED && f->x.nolisten && refused_at == 0)
+			refused_at = now_ms();
+		if (st == UP_REFUSED && f->x.nolisten &&
+		    (flags & NOLISTEN_FAILS) &&
+		    fwd_not_running(f, refused_at, until))
+			return st;
 		if (!(st == UP_REFUSED || (st == UP_LOST &&
 		    (flags & RETRY_LOST)) || (st == UP_ERROR &&
 		    (flags & RETRY_ERROR))) || now_ms() >= until)
@@ -486,7 +517,7 @@ fwd_first(struct fwd *f, json_object **out)
 
 	for (;;) {
 		st = fwd_retry(f, f->method, f->params, until < f->deadline ?
-		    until : f->deadline, 0, out);
+		    until : f->deadline, NOLISTEN_FAILS, out);
 		if (st != UP_LOST || !f->idempotent || f->reload ||
 		    now_ms() >= f->deadline)
 			return st;

@@ -7,6 +7,7 @@
 #include "config.h"
 
 #include <sys/prctl.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 
 #include <errno.h>
@@ -15,14 +16,26 @@
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "uplock.h"
 #include "worker.h"
 
+static int	uplock_file(const char *, const char *, const char *, char *,
+		    size_t);
+
 /* LOCK_DIR/upstream-<to, [A-Za-z0-9.-] kept, the rest '_'>.lock */
 static int
 uplock_path(const char *lock_dir, const char *to, char *path, size_t len)
+{
+	return uplock_file(lock_dir, to, ".lock", path, len);
+}
+
+/* LOCK_DIR/upstream-<to, as above><suffix> (at most 5 bytes). */
+static int
+uplock_file(const char *lock_dir, const char *to, const char *suffix,
+    char *path, size_t len)
 {
 	size_t	off;
 	int	n;
@@ -36,7 +49,7 @@ uplock_path(const char *lock_dir, const char *to, char *path, size_t len)
 		    *to == '.' || *to == '-' ? *to : '_';
 	if (*to != '\0')
 		return -1;
-	memcpy(path + off, ".lock", 6);
+	memcpy(path + off, suffix, strlen(suffix) + 1);
 	return 0;
 }
 
@@ -134,4 +147,39 @@ uplock_release(int fd)
 {
 	if (fd != -1)
 		close(fd);	/* an OFD lock ends with its last descriptor */
+}
+
+/*
+ * Every connect that succeeds stamps LOCK_DIR/upstream-<to>.seen, so that
+ * a refused one can tell an upstream that was just there (reloading) from
+ * one that is not running.
+ */
+void
+uplock_seen(const char *lock_dir, const char *to)
+{
+	char	path[4096];
+	int	fd;
+
+	if (lock_dir == NULL || uplock_file(lock_dir, to, ".seen", path,
+	    sizeof(path)) == -1)
+		return;
+	if ((fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0600)) == -1)
+		return;		/* then it only looks unseen: no harm */
+	(void)futimens(fd, NULL);
+	close(fd);
+}
+
+int64_t
+uplock_seen_ago(const char *lock_dir, const char *to)
+{
+	struct stat	st;
+	struct timespec	now;
+	char		path[4096];
+
+	if (lock_dir == NULL || uplock_file(lock_dir, to, ".seen", path,
+	    sizeof(path)) == -1 || stat(path, &st) == -1 ||
+	    clock_gettime(CLOCK_REALTIME, &now) == -1)
+		return -1;
+	return (int64_t)(now.tv_sec - st.st_mtim.tv_sec) * 1000 +
+	    (now.tv_nsec - st.st_mtim.tv_nsec) / 1000000;
 }

@@ -21,5 +21,10 @@ int	uplock_take(const char *lock_dir, const char *to, int64_t deadline,
 	    const sigset_t *waitmask, int *fd, char *err, size_t errlen);
 /* Release it (fd -1: nothing). */
 void	uplock_release(int fd);
+/* Upstream to was reached now (lock_dir NULL: nothing is kept). */
+void	uplock_seen(const char *lock_dir, const char *to);
+/* Milliseconds since upstream to was last reached; -1: never, or not
+ * known. */
+int64_t	uplock_seen_ago(const char *lock_dir, const char *to);
 
 #endif

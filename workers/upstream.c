@@ -43,6 +43,7 @@ struct upstream {
 	const sigset_t	*waitmask;
 	int64_t		 id;		/* the last request's */
 	int		 sent;		/* the last request went out whole */
+	int		 nolisten;	/* the connect was refused */
 	char		 to[256];
 	struct mcphttp	*mh;		/* mcp-http only */
 };
@@ -389,6 +390,7 @@ up_connect(struct upstream *u, char *err, size_t errlen)
 	if (u->fd == -1 || (connect(u->fd, ai->ai_addr, ai->ai_addrlen) ==
 	    -1 && errno != EINPROGRESS)) {
 		freeaddrinfo(ai);
+		u->nolisten = errno == ECONNREFUSED;
 		return up_fail(u, UP_REFUSED, err, errlen, "%s",
 		    strerror(errno));
 	}
@@ -398,6 +400,7 @@ up_connect(struct upstream *u, char *err, size_t errlen)
 		    "connect timed out") : up_fail(u, UP_CANCELLED, err,
 		    errlen, "%s", "call cancelled");
 	getsockopt(u->fd, SOL_SOCKET, SO_ERROR, &soerr, &elen);
+	u->nolisten = soerr == ECONNREFUSED;
 	if (soerr != 0)
 		return up_fail(u, UP_REFUSED, err, errlen, "%s",
 		    strerror(soerr));
@@ -458,13 +461,15 @@ up_welcome(struct upstream *u, char *err, size_t errlen)
 
 enum up_status
 upstream_open(const char *dialect, const char *to, int64_t deadline,
-    const sigset_t *waitmask, struct upstream **up, char *err, size_t errlen)
+    const sigset_t *waitmask, struct upstream **up, int *nolisten, char *err,
+    size_t errlen)
 {
 	struct upstream	*u;
 	enum up_status	 st;
 	int		 d;
 
 	*up = NULL;
+	*nolisten = 0;
 	if ((u = calloc(1, sizeof(*u))) == NULL) {
 		snprintf(err, errlen, "%s: %s", to, strerror(ENOMEM));
 		return UP_REFUSED;
@@ -486,6 +491,7 @@ upstream_open(const char *dialect, const char *to, int64_t deadline,
 			st = up_welcome(u, err, errlen);
 	}
 	if (st != UP_OK) {
+		*nolisten = u->nolisten;
 		upstream_close(u);
 		return st;
 	}

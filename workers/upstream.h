@@ -32,11 +32,13 @@ struct upstream;
  * Connect to to (HOST:PORT or [IPV6]:PORT; for mcp-http a URL
  * http://HOST:PORT/PATH) and do the dialect's handshake (unity-mcp: the
  * WELCOME line; mcp-http: initialize, notifications/initialized).  *up
- * and UP_OK, or a status with err (a sentence a person can act on).
+ * and UP_OK, or a status with err (a sentence a person can act on) and
+ * *nolisten 1 when the connect was refused: nothing listens there.
  */
 enum up_status	 upstream_open(const char *dialect, const char *to,
 		    int64_t deadline, const sigset_t *waitmask,
-		    struct upstream **up, char *err, size_t errlen);
+		    struct upstream **up, int *nolisten, char *err,
+		    size_t errlen);
 /*
  * Send method with params (borrowed, may be NULL: {}) and wait for its
  * answer.  UP_OK: *out is the result (jsonrpc: "result"; unity-mcp: the
