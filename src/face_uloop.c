@@ -27,7 +27,8 @@
  * line (up to v0.26) or Content-Length framed (the framer tells them
  * apart), with numeric or string ids, which are echoed as they came.
  * Errors carry their reason in error.message (the MCP server shows it)
- * and error.data.message (the CLI adds it).  No answer of cmdgate's own
+ * and their type in error.data.message (the CLI adds it in parentheses:
+ * the reason there too read "X (X)").  No answer of cmdgate's own
  * has "Ver": the CLI compares it with its own version and warns when
  * they differ, and says nothing when it is absent; a forwarded answer
  * keeps the editor's.
@@ -161,7 +162,8 @@ uloop_closed(struct conn *c)
 	c->face_state = NULL;
 }
 
-/* {"jsonrpc","id","error":{code, message, data:{type, message}}}. */
+/* {"jsonrpc","id","error":{code, message: reason, data:{type, message:
+ * type}}}. */
 static json_object *
 ul_error_response(json_object *id, int code, const char *type,
     const char *reason)
@@ -170,7 +172,7 @@ ul_error_response(json_object *id, int code, const char *type,
 
 	d = json_object_new_object();
 	json_object_object_add(d, "type", json_object_new_string(type));
-	json_object_object_add(d, "message", json_object_new_string(reason));
+	json_object_object_add(d, "message", json_object_new_string(type));
 	e = json_object_new_object();
 	json_object_object_add(e, "code", json_object_new_int(code));
 	json_object_object_add(e, "message", json_object_new_string(reason));
@@ -358,6 +360,29 @@ ul_param_schema(const struct tool *t)
 	return s;
 }
 
+/*
+ * The face's own get-version as a ToolInfo: the CLI calls it before each
+ * command, and after "uloop sync" takes a method it was not told of for
+ * an unknown tool.  Caller puts.
+ */
+static json_object *
+ul_version_info(void)
+{
+	json_object	*ti = json_object_new_object(), *ps;
+
+	ps = json_object_new_object();
+	json_object_object_add(ps, "Properties", json_object_new_object());
+	json_object_object_add(ps, "Required", json_object_new_array());
+	json_object_object_add(ti, "name", json_object_new_string(
+	    "get-version"));
+	json_object_object_add(ti, "description", json_object_new_string(
+	    "cmdgate's version and the project's DataPath (--unity-project)"));
+	json_object_object_add(ti, "parameterSchema", ps);
+	json_object_object_add(ti, "displayDevelopmentOnly",
+	    json_object_new_boolean(0));
+	return ti;
+}
+
 /* The table's enabled tools as uLoopMCP's ToolInfo objects.  Caller puts. */
 static json_object *
 ul_tool_infos(const struct tooltab *tab)
@@ -381,6 +406,8 @@ ul_tool_infos(const struct tooltab *tab)
 		    json_object_new_boolean(0));
 		json_object_array_add(list, ti);
 	}
+	if (tooltab_find(tab, "get-version") == NULL)
+		json_object_array_add(list, ul_version_info());
 	return list;
 }
 
@@ -414,18 +441,28 @@ ul_tool_names(struct ureq *q, json_object *params)
 
 /*
  * get-version, when the table has no get-version tool (which forwards it
- * to the editor, whose answer has the project's DataPath): cmdgate's.
+ * to the editor, whose answer has the project's DataPath): cmdgate's,
+ * with the DataPath of --unity-project, which the CLI checks against its
+ * own project (without one it warns on every command).
  */
 static void
 ul_version(struct ureq *q, json_object *params)
 {
+	const char	*project = q->conn->srv->opt->unity_project;
 	json_object	*r = json_object_new_object();
+	char		*data;
 
 	(void)params;
 	json_object_object_add(r, "Product", json_object_new_string(
 	    "cmdgate"));
 	json_object_object_add(r, "CmdgateVersion", json_object_new_string(
 	    PACKAGE_VERSION));
+	if (project != NULL) {
+		data = xasprintf("%s/Assets", project);
+		json_object_object_add(r, "DataPath",
+		    json_object_new_string(data));
+		free(data);
+	}
 	ul_answer(q, r);
 }
 

@@ -287,6 +287,29 @@ on_sigterm(evutil_socket_t sig, short ev, void *arg)
 	http_shutdown(srv);
 }
 
+/*
+ * uLoopMCP's CLI checks every command's project with get-version's
+ * DataPath: the table's get-version tool (the editor's) or
+ * --unity-project give it; without either, say so once.
+ */
+static void
+uloop_project_note(const struct options *opt, const struct tooltab *tab)
+{
+	size_t	i;
+
+	if (opt->unity_project != NULL || tooltab_find(tab, "get-version") !=
+	    NULL)
+		return;
+	for (i = 0; i < opt->nlisten; i++)
+		if (strncmp(opt->listen[i], "uloop@", 6) == 0) {
+			log_warnx("uloop face: no get-version tool in the "
+			    "table and no --unity-project: the uloop CLI "
+			    "will warn \"Could not verify project identity\" "
+			    "on every command; give --unity-project DIR");
+			return;
+		}
+}
+
 /* Load what the flags name; 0, or an exit status with the cause logged. */
 static int
 configure(struct server *srv, struct options *opt)
@@ -302,6 +325,7 @@ configure(struct server *srv, struct options *opt)
 		return EXIT_CONFIG;
 	}
 	srv->tools = tab;
+	uloop_project_note(opt, tab);
 	if (state_dir_prepare(opt->state_dir, err, sizeof(err)) == -1)
 		goto bad;
 	if (!opt->check_config) {

@@ -149,7 +149,8 @@ static const struct opt_def opt_defs[] = {
 	  "the editor bridge's status file (name and project taken)",
 	  F(unity_bridge_status), 0, 0, 0 },
 	{ "unity-project", 0, K_STR, "DIR", "none",
-	  "the Unity project, when no bridge status file names it",
+	  "the Unity project: the uloop face's DataPath; the status file's "
+	  "when no bridge status file names it",
 	  F(unity_project), 0, 0, 0 },
 	{ "sync", 0, K_SYNC, "full|group|none", "full",
 	  "when the store reaches the disk", F(sync), 0, 0, 0 },
@@ -497,9 +498,22 @@ opt_default_listen(struct options *o, char *err, size_t errlen)
 	return 0;
 }
 
+/* Whether a --listen names the face of prefix ("uloop@"). */
+static int
+opt_has_face(const struct options *o, const char *prefix)
+{
+	size_t	i;
+
+	for (i = 0; i < o->nlisten; i++)
+		if (strncmp(o->listen[i], prefix, strlen(prefix)) == 0)
+			return 1;
+	return 0;
+}
+
 /*
  * The unity-mcp face's status file needs that face, and what names its
- * project needs the file.
+ * project needs the file (or, for --unity-project, a uloop face, whose
+ * get-version gives its DataPath).
  */
 static int
 opt_check_unity(struct options *o, char *err, size_t errlen)
@@ -508,12 +522,14 @@ opt_check_unity(struct options *o, char *err, size_t errlen)
 	size_t		 i;
 
 	if (o->unity_status_dir == NULL) {
-		if (o->unity_bridge_status == NULL && o->unity_project == NULL)
+		if (o->unity_bridge_status == NULL && (o->unity_project ==
+		    NULL || opt_has_face(o, "uloop@")))
 			return 0;
 		snprintf(err, errlen, "%s: only names the project of "
-		    "--unity-status-dir's status file: give that too",
+		    "--unity-status-dir's status file%s: give that too",
 		    o->unity_project != NULL ? "--unity-project" :
-		    "--unity-bridge-status");
+		    "--unity-bridge-status", o->unity_project != NULL ?
+		    " or of a uloop face" : "");
 		return -1;
 	}
 	for (i = 0; i < o->nlisten; i++)

@@ -331,6 +331,37 @@ START_TEST(uloop_errors)
 END_TEST
 
 /*
+ * Issue 35.5: the face's own get-version is listed (after "uloop sync"
+ * the CLI calls only what it was told of) and gives the DataPath of
+ * --unity-project, which the CLI checks its project against; without a
+ * project the broker says which flag gives it.
+ */
+START_TEST(uloop_version_project)
+{
+	const char	*proj[] = { "--unity-project", "/home/u/Game", NULL };
+	struct ulc	 u;
+	json_object	*r;
+
+	start_uloop(_i == 1 ? proj : NULL);
+	ck_assert_int_eq(broker_log_count(&b, "uloop face: no get-version "
+	    "tool in the table and no --unity-project"), (_i == 1 ? 0 : 1));
+	ulc_open(&u, uloop_port(), 1, 0);
+	r = ulc_call(&u, "get-tool-details", "{}");
+	ck_assert_ptr_nonnull(tool_info(jpath(r, "result.Tools"),
+	    "get-version"));
+	json_object_put(r);
+	r = ulc_call(&u, "get-version", "{}");
+	if (_i == 1)
+		ck_assert_str_eq(str(r, "result.DataPath"),
+		    "/home/u/Game/Assets");
+	else
+		ck_assert_ptr_null(jpath(r, "result.DataPath"));
+	json_object_put(r);
+	ulc_close(&u);
+}
+END_TEST
+
+/*
  * SIGHUP with a changed table: the clients re-fetch the tools.  A client
  * that never named itself (uLoopMCP's CLI, which takes the first frame it
  * reads as its answer) hears no notification.
@@ -595,6 +626,7 @@ main(void)
 	tcase_add_test(tc, uloop_v026_lines);
 	tcase_add_test(tc, uloop_errors);
 	tcase_add_test(tc, uloop_list_changed);
+	tcase_add_loop_test(tc, uloop_version_project, 0, 2);
 	tcase_add_test(tc, mcp_config_entries);
 	tcase_add_test(tc, uloop_half_closed);
 	tcase_add_test(tc, uloop_exec_tools);
