@@ -2,6 +2,7 @@
 /* cmdgate mcp-config: the MCP client configuration that runs the bridge. */
 #include "config.h"
 
+#include <errno.h>
 #include <limits.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -318,6 +319,12 @@ cmd_mcp_config(struct cli *cl, int argc, char **argv)
 	mcpconf_add(&m, servers, "cmdgate", self);
 	if (m.uloop_port != NULL) {
 		uloop_args[0] = m.uloop_server;
+		/* Outside the project the default names nothing. */
+		if (access(m.uloop_server, R_OK) == -1)
+			fprintf(stderr, "cmdgate: %s: %s: run mcp-config in "
+			    "the Unity project's directory, or give "
+			    "--uloop-server PATH (uLoopMCP's server.bundle.js)"
+			    "\n", m.uloop_server, strerror(errno));
 		mcpconf_add(&m, servers, "uLoopMCP", mcpconf_entry("node",
 		    uloop_args, "UNITY_TCP_PORT", m.uloop_port));
 	}

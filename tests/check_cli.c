@@ -317,6 +317,16 @@ START_TEST(mcp_config)
 	ck_assert_str_eq(json_object_get_string(jpath(o,
 	    "servers.cmdgate.type")), "stdio");
 	json_object_put(o);
+	/* Issue 35.14: outside a Unity project, the default bundle is not
+	 * there, and it says so; one that is there is taken silently. */
+	ck_assert_int_eq(run(NULL, "mcp-config", "--uloop-port", "8711",
+	    NULL), 0);
+	ck_assert_msg(strstr(cli_err, "/Library/uLoopMCP/server.bundle.js: "
+	    "No such file or directory: run mcp-config in the Unity project's "
+	    "directory, or give --uloop-server PATH") != NULL, "%s", cli_err);
+	ck_assert_int_eq(run(NULL, "mcp-config", "--uloop-port", "8711",
+	    "--uloop-server", getenv("CMDGATE"), NULL), 0);
+	ck_assert_str_eq(cli_err, "");
 	ck_assert_int_eq(run(NULL, "--socket", "/run/x.sock", "mcp-config",
 	    NULL), 0);
 	o = out_json();

@@ -45,6 +45,13 @@ for rm in 'rm -rf /var/lib/cmdgate' 'rm -rf ~/.local/state/cmdgate'; do
 		exit 1
 	fi
 done
+# customPort is the editor's own setting, rewritten when it starts: the
+# uloop CLI is pointed at the face with --port (issue 35.14).
+if grep -q '"customPort": 8711' "$srcdir/README" ||
+    ! grep -q 'uloop compile --port 8711' "$srcdir/README"; then
+	echo "FAIL: the README points the uloop CLI at the face through the editor's customPort"
+	exit 1
+fi
 startcmd=$(grep '^apt-get update' "$srcdir/README" | grep 'src/cmdgated' | head -n 1)
 if [ -z "$startcmd" ]; then
 	echo "FAIL: README lacks the command that starts the broker"
