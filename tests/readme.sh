@@ -15,7 +15,9 @@ if [ -z "$testcmd" ] || ! grep -qF "$testcmd" "$srcdir/.ci/run"; then
 fi
 # So that no suite skips: tmux for the live top test, npm and "npm
 # install" for Node 22 and the MCP packages of package.json (issue 35.11).
-for need in ' tmux' ' npm ' '&& npm install ' ' make check'; do
+# An npm already there (NodeSource's nodejs has one, and conflicts with
+# Debian's npm package) is used as it is.
+for need in ' tmux' '|| apt-get install -y npm;' '&& npm install ' ' make check'; do
 	case $testcmd in
 	*"$need"*) ;;
 	*)	echo "FAIL: the README's test command lacks '$need':"
