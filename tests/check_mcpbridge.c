@@ -219,6 +219,62 @@ fake_bridge_end(pid_t pid, int lfd, int c, int in, int out, int err)
 	close(err);
 }
 
+/* The fake broker answers line (a request) on fd with an empty result. */
+static void
+fake_answer(int fd, const char *line)
+{
+	json_object	*msg = json_tokener_parse(line);
+	char		 out[512];
+
+	ck_assert_ptr_nonnull(msg);
+	snprintf(out, sizeof(out), "{\"jsonrpc\":\"2.0\",\"id\":%s,"
+	    "\"result\":{}}\n", json_object_to_json_string(jpath(msg, "id")));
+	json_object_put(msg);
+	send_line(fd, out);
+}
+
+/*
+ * Issue 31.8, MCP's side: a request the client cancelled gets no answer.
+ * The fake broker answers a tools/call after reading its cancellation
+ * (as a broker whose job ended before it read it would); the bridge,
+ * holding the call until the broker showed it read the cancellation
+ * (the read mark after it, answered), keeps that answer from the client.
+ * Before, the call was forgotten once the cancellation was written and
+ * the answer went to the client.
+ */
+START_TEST(mcp_cancelled_unanswered)
+{
+	char		*l;
+	int		 lfd, c, in = -1, out = -1, err;
+	pid_t		 pid;
+
+	pid = fake_bridge(&lfd, &c, &in, &out, &err);
+	send_line(in, "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":"
+	    "\"tools/call\",\"params\":{\"name\":\"t\"}}\n");
+	ck_assert_ptr_nonnull(strstr(l = fake_line(c), "\"id\":2"));
+	free(l);
+	ck_assert_ptr_nonnull(strstr(l = fake_line(c), "read:"));
+	fake_answer(c, l);	/* the mark: the call was read */
+	free(l);
+	send_line(in, "{\"jsonrpc\":\"2.0\",\"method\":"
+	    "\"notifications/cancelled\",\"params\":{\"requestId\":2}}\n");
+	ck_assert_ptr_nonnull(strstr(l = fake_line(c), "cancelled"));
+	free(l);
+	send_line(c, "{\"jsonrpc\":\"2.0\",\"id\":2,\"result\":{}}\n");
+	ck_assert_ptr_nonnull(strstr(l = fake_line(c), "read:"));
+	fake_answer(c, l);
+	free(l);
+	send_line(in, "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":"
+	    "\"ping\"}\n");
+	ck_assert_ptr_nonnull(strstr(l = fake_line(c), "\"id\":3"));
+	fake_answer(c, l);
+	free(l);
+	ck_assert_msg(await_out(out, "\"id\":3"), "stdout: %s", cli_out);
+	ck_assert_ptr_null(strstr(cli_out, "\"id\":2"));
+	fake_bridge_end(pid, lfd, c, in, out, err);
+}
+END_TEST
+
 /*
  * Review item 1, the rest: a request that kills the connection (here a
  * fake broker closes it on reading "boom") is sent again once, and after
@@ -688,6 +744,7 @@ main(void)
 	tcase_add_test(tc, mcp_token_not_to_squatter);
 	tcase_add_test(tc, mcp_cancel_while_down);
 	tcase_add_test(tc, mcp_cancel_never_sent);
+	tcase_add_test(tc, mcp_cancelled_unanswered);
 	tcase_add_test(tc, mcp_broker_line_bound);
 	tcase_add_test(tc, mcp_client_ids);
 	tcase_add_test(tc, mcp_progress_resent);
