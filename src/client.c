@@ -51,8 +51,9 @@ cg_host_local(const char *host)
  * --state-dir, CMDGATE_STATE_DIR or cmdgated's default, and only to a
  * broker on this machine's loopback.  A state dir
  * without a token means a broker run with --no-auth (or none): connect
- * without.  0 with *tok (caller frees; NULL for none) and the owner of
- * its file in *owner, or an exit status with c->err set.
+ * without.  0 with *tok (caller frees; NULL for none) and, unless owner
+ * is NULL, the owner of its file in *owner; or an exit status with c->err
+ * set.
  */
 int
 cg_find_token(struct cg_client *c, const struct cg_target *t, char **tok,
