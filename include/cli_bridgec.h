@@ -2,6 +2,8 @@
 #ifndef CMDGATE_CLI_BRIDGEC_H
 #define CMDGATE_CLI_BRIDGEC_H
 
+#include <sys/types.h>
+
 #include <stddef.h>
 #include <stdint.h>
 
@@ -14,7 +16,9 @@
 /*
  * cmdgate mcp's connection to the broker, and its way back when it is
  * lost: tries with the backoff of client.h, each made by libevent
- * without blocking, the authentication one request among the others.
+ * without blocking; over TCP with a token, a ping first (the probe), then
+ * the listener's owner checked (cg_peer_check), then the authentication,
+ * each one request among the others.
  */
 
 /* A connection up this long resets the backoff to its first delay. */
@@ -33,7 +37,8 @@ struct bridgec_cb {
 	void	(*full)(void *arg, int full);	/* past OUT_MAX, or not */
 };
 
-enum bridgec_state { BRIDGEC_DOWN, BRIDGEC_DIAL, BRIDGEC_AUTH, BRIDGEC_UP };
+enum bridgec_state { BRIDGEC_DOWN, BRIDGEC_DIAL, BRIDGEC_PROBE, BRIDGEC_AUTH,
+	BRIDGEC_UP };
 
 struct bridgec {
 	struct event_base	*base;
@@ -51,6 +56,9 @@ struct bridgec {
 	int64_t			 up_at;
 	int64_t			 delay;		/* before the next try */
 	unsigned		 attempt;
+	char			*auth;		/* sent after the probe; wiped */
+	uid_t			 owner;		/* of the token file */
+	char			 said[512];	/* why tries fail, said once */
 };
 
 /* 0, or -1.  own (the prefix of the ids it sends) is borrowed. */

@@ -33,8 +33,14 @@ struct call {
 	int			 sent;	/* written on the connection now up */
 	int			 ever_sent; /* written on some connection */
 	int64_t			 sent_at;
-	int			 kills;	/* connections lost just after it */
+	uint64_t		 mark;	/* the read mark sent after it */
+	int			 read;	/* ...answered: the broker read it */
+	int			 kills;	/* connections lost just after it,
+					   not known read */
+	int			 keyed;	/* it has tools/calls, with keys */
 	char			*cancel; /* notifications/cancelled lines */
+	uint64_t		 cancel_mark; /* the read mark sent after them
+					   on the connection now up; 0 */
 	json_object		*progress; /* its progressTokens (JSON text) to
 					      the last progress the client saw
 					      of each; NULL: none */

@@ -2,6 +2,8 @@
 #ifndef CMDGATE_CLIENT_H
 #define CMDGATE_CLIENT_H
 
+#include <sys/types.h>
+
 #include <stddef.h>
 #include <stdint.h>
 
@@ -54,11 +56,26 @@ struct cg_target {
 
 /*
  * The token to present to the broker at t (see client.c); 0 with *tok
- * (caller frees; NULL for none), or an exit status with c->err set.
+ * (caller frees; NULL for none) and, unless owner is NULL, the owner of
+ * its file in *owner; or an exit status with c->err set.
  */
 int		 cg_find_token(struct cg_client *, const struct cg_target *,
-		    char **tok);
-/* Connect (and authenticate); 0, or an exit status with c->err set. */
+		    char **tok, uid_t *owner);
+/*
+ * Whether the TCP listener at the other end of fd may have the token of
+ * a file that owner owns: 0 when the kernel says owner holds its socket,
+ * or when it is another machine's (not loopback, unknown to the kernel:
+ * nothing can be checked there, cmdgate(1)); -1 with err naming who
+ * holds it and who should, or why it cannot tell.  Ask only once the
+ * listener has sent something: before it accepts, the kernel names no
+ * owner.
+ */
+int		 cg_peer_check(int fd, uid_t owner, char *err, size_t errlen);
+/*
+ * Connect, and authenticate with the token found (cg_find_token) once the
+ * listener is known to be the broker's (cg_peer_check); 0, or an exit
+ * status with c->err set.
+ */
 int		 cg_connect(struct cg_client *, const struct cg_target *);
 void		 cg_close(struct cg_client *);
 /*

@@ -7,13 +7,9 @@
 /*
  * Who is at the other end of a local connection, as the kernel says
  * (cmdgated(8), Peer credentials): SO_PEERCRED on a Unix socket; on a
- * loopback TCP connection the owner of the peer's socket, found with one
- * sock_diag netlink request (NETLINK_SOCK_DIAG, inet_diag_req_v2 with the
- * connection's two ends), as ss -e shows it.  Library-like: nothing here
- * exits or logs.
+ * loopback TCP connection the owner of the peer's socket (peeruid.h).
+ * Library-like: nothing here exits or logs.
  */
-
-#define PEERCRED_TIMEOUT_MS	1000	/* for the kernel's netlink answer */
 
 struct options;
 

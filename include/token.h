@@ -2,6 +2,8 @@
 #ifndef CMDGATE_TOKEN_H
 #define CMDGATE_TOKEN_H
 
+#include <sys/types.h>
+
 #include <stddef.h>
 
 /*
@@ -18,12 +20,13 @@
  * a regular file (opened O_NONBLOCK, so a FIFO never blocks).  With
  * strict (the broker's rules) it must also not be a symlink, be owned by
  * the effective user and be unreadable by group and others.  Returns the
- * token (caller frees, after explicit_bzero), or NULL with err naming the
- * file and the rule it breaks and *errnum the errno of a failed open (0
- * when the file itself was refused).
+ * token (caller frees, after explicit_bzero) and, unless owner is NULL,
+ * the file's owner in *owner; or NULL with err naming the file and the
+ * rule it breaks and *errnum the errno of a failed open (0 when the file
+ * itself was refused).
  */
-char	*token_read(const char *path, int strict, int *errnum, char *err,
-	    size_t errlen);
+char	*token_read(const char *path, int strict, uid_t *owner, int *errnum,
+	    char *err, size_t errlen);
 /*
  * Create path with a new token: 2 * TOKEN_BYTES hex digits from
  * getrandom(2), mode 0600, never through a symlink nor over a file.

@@ -36,6 +36,12 @@
  * notifications/initialized, logging/setLevel) and sends every
  * unanswered request again.  A tools/call carries an idempotency key
  * (the bridge gives it one), so that sent again it runs once.
+ *
+ * After the lines of a loop turn it sends a ping of its own, the read
+ * mark: the broker reads a connection's lines in order (a tools/call's
+ * next line once its job is stored), so the mark's answer says that it
+ * read all before it.  A request it read is not what killed it, and a
+ * cancellation it read needs no sending again.
  */
 #define BRIDGE_KILLS		2	/* quick losses a request may cause */
 
@@ -52,6 +58,8 @@ struct bridge {
 	char			 own[32];	/* the prefix of its own ids */
 	int64_t			 lost_at;	/* -1: not lost */
 	json_object		*too_large;	/* the broker's, before closing */
+	struct event		*mark_ev;	/* sends the read mark */
+	uint64_t		 mark;		/* the next mark's number */
 	size_t			 refuse_at;	/* requests this long: 0, none */
 	size_t			 passed_max;	/* longest line not held, sent */
 	char			*refuse_why;
@@ -126,6 +134,54 @@ bridge_pass(struct bridge *b, const char *line, size_t n)
 	bridge_send(b, line, n);
 }
 
+/* A read mark after the lines of this loop turn (one for them all). */
+static void
+bridge_mark_due(struct bridge *b)
+{
+	event_active(b->mark_ev, EV_TIMEOUT, 0);
+}
+
+/* The read mark: the number of the next, then the next is one more. */
+static void
+bridge_mark(evutil_socket_t fd, short what, void *arg)
+{
+	struct bridge	*b = arg;
+	char		 line[128];
+
+	(void)fd;
+	(void)what;
+	/* Once the client is done, the connection half-closes: no more. */
+	if (!bridgec_is_up(&b->c) || b->io.eof)
+		return;
+	snprintf(line, sizeof(line), "{\"jsonrpc\":\"2.0\",\"id\":\"%sread:"
+	    "%llu\",\"method\":\"ping\"}", b->own,
+	    (unsigned long long)b->mark++);
+	bridge_send(b, line, strlen(line));
+}
+
+/*
+ * The broker answered read mark n: it read every line before it.  A
+ * request (not a batch) whose cancellation it read is forgotten: it will
+ * not answer it.
+ */
+static void
+bridge_read_upto(struct bridge *b, uint64_t n)
+{
+	struct call	*c, *next;
+
+	for (c = TAILQ_FIRST(&b->q.calls); c != NULL; c = next) {
+		next = TAILQ_NEXT(c, entry);
+		if (!c->sent)
+			continue;
+		if (c->mark <= n)
+			c->read = 1;
+		if (c->cancel_mark != 0 && c->cancel_mark <= n &&
+		    c->kind != CALL_BATCH)
+			callq_free(&b->q, c);
+	}
+	bridgeio_room(&b->io);
+}
+
 /* c to the broker, when it is up; c stays held until it is answered. */
 static void
 bridge_put(struct bridge *b, struct call *c)
@@ -135,6 +191,22 @@ bridge_put(struct bridge *b, struct call *c)
 	bridge_send(b, c->line, c->len);
 	c->sent = c->ever_sent = 1;
 	c->sent_at = util_monotonic_ms();
+	c->read = 0;
+	c->mark = b->mark;
+	bridge_mark_due(b);
+}
+
+/*
+ * c's cancellations to the broker after it (c sent on the connection now
+ * up); c is held until the broker has read them, to be sent again with
+ * them if it goes away first.
+ */
+static void
+bridge_put_cancel(struct bridge *b, struct call *c)
+{
+	bridge_send(b, c->cancel, strlen(c->cancel));
+	c->cancel_mark = b->mark;
+	bridge_mark_due(b);
 }
 
 /*
@@ -213,6 +285,7 @@ bridge_request(struct bridge *b, json_object *msg, const char *method,
 	if (bridge_refused(b, ids, NULL, n))
 		return;
 	c = callq_add(&b->q, ids, NULL, msg, line, n, kind);
+	c->keyed = strcmp(method, "tools/call") == 0;
 	bridge_put(b, c);
 }
 
@@ -224,7 +297,9 @@ static void
 bridge_batch(struct bridge *b, json_object *msg, const char *line, size_t n)
 {
 	json_object	*ids = json_object_new_array(), *e, *m, *id;
+	struct call	*c;
 	size_t		 i;
+	int		 keyed = 0;
 
 	for (i = 0; i < json_object_array_length(msg); i++) {
 		e = json_object_array_get_idx(msg, i);
@@ -235,8 +310,10 @@ bridge_batch(struct bridge *b, json_object *msg, const char *line, size_t n)
 			continue;
 		json_object_array_add(ids, json_object_new_string(
 		    json_object_to_json_string_ext(id, CALLQ_JSON)));
-		if (strcmp(json_object_get_string(m), "tools/call") == 0)
+		if (strcmp(json_object_get_string(m), "tools/call") == 0) {
 			callq_key(e);
+			keyed = 1;
+		}
 	}
 	if (json_object_array_length(ids) == 0) {
 		json_object_put(ids);
@@ -248,14 +325,19 @@ bridge_batch(struct bridge *b, json_object *msg, const char *line, size_t n)
 		json_object_put(ids);
 		return;
 	}
-	bridge_put(b, callq_add(&b->q, NULL, ids, msg, line, n, CALL_BATCH));
+	c = callq_add(&b->q, NULL, ids, msg, line, n, CALL_BATCH);
+	c->keyed = keyed;
+	bridge_put(b, c);
 }
 
 /*
  * A notification of the client's: what a reconnection needs of it.  A
  * cancelled request that no broker has seen is dropped here (it made no
  * job); one sent before the broker went away goes again with its
- * cancellation, so that the job it made is cancelled too.
+ * cancellation, so that the job it made is cancelled too; and one sent
+ * on the connection now up is held until the broker has read its
+ * cancellation (bridge_read_upto), so that it goes again with it if the
+ * broker dies first.
  */
 static void
 bridge_notice(struct bridge *b, json_object *msg, const char *method,
@@ -276,12 +358,12 @@ bridge_notice(struct bridge *b, json_object *msg, const char *method,
 		callq_free(&b->q, c);
 		return;
 	}
-	if (c != NULL && !c->sent) {
+	if (c != NULL) {
 		callq_cancel(&b->q, c, rs);
+		if (c->sent)
+			bridge_put_cancel(b, c);
 		return;
 	}
-	if (c != NULL && c->kind != CALL_BATCH)
-		callq_free(&b->q, c);	/* the broker will not answer it */
 	bridge_pass(b, line, n);
 }
 
@@ -351,6 +433,11 @@ bridge_own_answer(struct bridge *b, json_object *msg, const char *what)
 	json_object		*r;
 	uint64_t		 h;
 
+	/* Any answer to a mark, even an error, says it was read. */
+	if (strncmp(what, "read:", 5) == 0) {
+		bridge_read_upto(b, strtoull(what + 5, NULL, 10));
+		return;
+	}
 	if (json_object_object_get_ex(msg, "error", &r)) {
 		fprintf(stderr, "cmdgate mcp: the broker refused the %s the "
 		    "bridge sent again: %s\n", what,
@@ -383,7 +470,8 @@ bridge_too_large(json_object *msg)
 /*
  * A line from the broker: to the client, unless the bridge asked, it is
  * the broker's message_too_large (the request it names is answered when
- * the connection closes) or progress the client saw (callq_progress_old).
+ * the connection closes), progress the client saw (callq_progress_old),
+ * or the answer to a request the client cancelled (MCP: none is sent).
  * The client's ids are looked up first.
  */
 static void
@@ -392,6 +480,7 @@ bridge_broker_line(struct bridge *b, const char *line, size_t n)
 	json_object	*msg = NULL, *id;
 	struct call	*c = NULL;
 	const char	*own;
+	int		 cancelled = 0;
 
 	if (jstrict_parse(line, n, &msg) == 0 &&
 	    json_object_is_type(msg, json_type_array))
@@ -411,9 +500,11 @@ bridge_broker_line(struct bridge *b, const char *line, size_t n)
 			return;
 		}
 	}
-	if (c != NULL)
+	if (c != NULL) {
+		cancelled = c->cancel != NULL && c->kind != CALL_BATCH;
 		bridge_answered(b, c, msg);
-	if (!callq_progress_old(&b->q, msg))
+	}
+	if (!cancelled && !callq_progress_old(&b->q, msg))
 		bridgeio_write(&b->io, line, n);
 	json_object_put(msg);
 }
@@ -439,14 +530,15 @@ bridge_resend(struct bridge *b, const char *line, const char *what)
  * To a new connection: what the client said at the start, a tools/list
  * of the bridge's own when the client saw one, then every request still
  * unanswered (a tools/call with its key: the broker finds its job), and
- * after one cancelled meanwhile its cancellation, which it never answers.
+ * after one cancelled its cancellation, which it never answers (held
+ * until the broker has read it).
  */
 static void
 bridge_replay(struct bridge *b)
 {
 	static const char	 inited[] = "{\"jsonrpc\":\"2.0\",\"method\":"
 				    "\"notifications/initialized\"}";
-	struct call		*c, *next;
+	struct call		*c;
 	char			*tools;
 
 	if (b->init != NULL)
@@ -461,16 +553,11 @@ bridge_replay(struct bridge *b)
 		bridge_send(b, tools, strlen(tools));
 		free(tools);
 	}
-	for (c = TAILQ_FIRST(&b->q.calls); c != NULL; c = next) {
-		next = TAILQ_NEXT(c, entry);
+	TAILQ_FOREACH(c, &b->q.calls, entry) {
 		bridge_put(b, c);
-		if (c->cancel == NULL)
-			continue;
-		bridge_send(b, c->cancel, strlen(c->cancel));
-		if (c->kind != CALL_BATCH)
-			callq_free(&b->q, c);
+		if (c->cancel != NULL)
+			bridge_put_cancel(b, c);
 	}
-	bridgeio_room(&b->io);
 }
 
 /* The connection is up (again): the replay goes first. */
@@ -514,10 +601,32 @@ bridge_blame_size(struct bridge *b)
 }
 
 /*
+ * A request that two quick losses followed, not known read: it may be
+ * what kills the broker, and is not sent again.  The client hears so,
+ * unless it cancelled it (MCP: no answer then).
+ */
+static void
+bridge_give_up(struct bridge *b, struct call *c)
+{
+	if (c->cancel == NULL || c->kind == CALL_BATCH)
+		bridge_refuse(b, c->id, c->ids, -32603, "Internal error",
+		    "connection_lost", c->keyed ? "the broker closed the "
+		    "connection just after this request, twice, before it "
+		    "showed it had read it; cmdgate mcp does not send it "
+		    "again; a job the broker stored for it first runs all "
+		    "the same (queue_status shows it)" : "the broker closed "
+		    "the connection just after this request, twice, before "
+		    "it showed it had read it; cmdgate mcp does not send it "
+		    "again");
+	callq_free(&b->q, c);
+}
+
+/*
  * Who the lost connection's end is for: the request the broker refused
  * by size (the largest sent: the limit is below it) is answered with the
  * broker's error and longer ones are refused from now on; a request sent
- * just before two quick losses is answered and not sent again.
+ * just before two quick losses, that the broker did not show it read
+ * (its read mark), is answered and not sent again.
  */
 static void
 bridge_blame(struct bridge *b, int64_t now)
@@ -539,16 +648,13 @@ bridge_blame(struct bridge *b, int64_t now)
 	b->too_large = NULL;
 	for (c = TAILQ_FIRST(&b->q.calls); c != NULL; c = next) {
 		next = TAILQ_NEXT(c, entry);
-		if (c->sent && now - c->sent_at < BRIDGEC_STABLE_MS &&
-		    ++c->kills >= BRIDGE_KILLS) {
-			bridge_refuse(b, c->id, c->ids, -32603, "Internal error",
-			    "connection_lost", "the broker closed the "
-			    "connection just after this request, twice; "
-			    "cmdgate mcp does not send it again");
-			callq_free(&b->q, c);
+		if (c->sent && !c->read && now - c->sent_at <
+		    BRIDGEC_STABLE_MS && ++c->kills >= BRIDGE_KILLS) {
+			bridge_give_up(b, c);
 			continue;
 		}
 		c->sent = 0;
+		c->cancel_mark = 0;
 	}
 	bridgeio_room(&b->io);
 }
@@ -649,6 +755,8 @@ bridge_free(struct bridge *b)
 	json_object_put(b->too_large);
 	bridgec_free(&b->c);
 	bridgeio_free(&b->io);
+	if (b->mark_ev != NULL)
+		event_free(b->mark_ev);
 	event_base_free(b->base);
 }
 
@@ -682,11 +790,13 @@ cmd_mcp(struct cli *cl, int argc, char **argv)
 	callq_init(&b.q);
 	b.cl = cl;
 	b.lost_at = -1;
+	b.mark = 1;	/* 0: no mark (struct call's cancel_mark) */
 	bridge_own_prefix(&b);
 	signal(SIGPIPE, SIG_IGN);
 	if ((b.base = event_base_new()) == NULL)
 		return CX_UNAVAILABLE;
-	if (bridgec_init(&b.c, b.base, &cl->t, b.own, &ccb, &b) == -1 ||
+	if ((b.mark_ev = event_new(b.base, -1, 0, bridge_mark, &b)) == NULL ||
+	    bridgec_init(&b.c, b.base, &cl->t, b.own, &ccb, &b) == -1 ||
 	    bridgeio_open(&b.io, b.base, &cb, &b) == -1 ||
 	    bridgec_attach(&b.c, &cl->c) == -1)
 		rc = CX_UNAVAILABLE;

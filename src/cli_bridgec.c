@@ -98,13 +98,14 @@ bridgec_dial(struct event_base *base, const struct cg_target *t,
 }
 
 /*
- * The authenticate request line, with id (JSON text), to send first;
- * NULL with *rc 0 when none is needed, or NULL with *rc an exit status
- * and err set.  Caller frees (and wipes: it holds the token).
+ * The authenticate request line, with id (JSON text), to send once the
+ * listener is known to be the broker's user's (*owner, the owner of the
+ * token file); NULL with *rc 0 when none is needed, or NULL with *rc an
+ * exit status and err set.  Caller frees (and wipes: it holds the token).
  */
 static char *
-bridgec_auth(const struct cg_target *t, const char *id, int *rc, char *err,
-    size_t errlen)
+bridgec_auth(const struct cg_target *t, const char *id, uid_t *owner,
+    int *rc, char *err, size_t errlen)
 {
 	struct cg_client	 c;
 	char			*tok, *line;
@@ -115,7 +116,7 @@ bridgec_auth(const struct cg_target *t, const char *id, int *rc, char *err,
 		return NULL;	/* trusted by the socket's permissions */
 	memset(&c, 0, sizeof(c));
 	c.fd = -1;
-	if ((*rc = cg_find_token(&c, t, &tok)) != 0 || tok == NULL) {
+	if ((*rc = cg_find_token(&c, t, &tok, owner)) != 0 || tok == NULL) {
 		snprintf(err, errlen, "%s", c.err);
 		return NULL;
 	}
@@ -132,6 +133,30 @@ bridgec_auth(const struct cg_target *t, const char *id, int *rc, char *err,
 	line = xstrdup(json_object_to_json_string_ext(req, BRIDGEC_JSON));
 	json_object_put(req);
 	return line;
+}
+
+/* Forget the authenticate line of a try, wiped. */
+static void
+bridgec_wipe(struct bridgec *c)
+{
+	if (c->auth == NULL)
+		return;
+	explicit_bzero(c->auth, strlen(c->auth));
+	free(c->auth);
+	c->auth = NULL;
+}
+
+/*
+ * Why a try to get back was refused, on the outage's line (its end
+ * completes it); once, not at each try, while the reason stays.
+ */
+static void
+bridgec_say(struct bridgec *c, const char *why)
+{
+	if (strcmp(c->said, why) == 0)
+		return;
+	snprintf(c->said, sizeof(c->said), "%s", why);
+	fprintf(stderr, "\ncmdgate mcp: %s; still trying...", why);
 }
 
 static void
@@ -169,6 +194,7 @@ bridgec_close(struct bridgec *c)
 	c->sock = NULL;
 	c->scanned = 0;
 	c->state = BRIDGEC_DOWN;
+	bridgec_wipe(c);
 	evtimer_del(c->deadline);
 	bridgec_full(c, 0);	/* nothing is sent while it is down */
 }
@@ -179,6 +205,7 @@ bridgec_up(struct bridgec *c)
 {
 	c->state = BRIDGEC_UP;
 	c->up_at = util_monotonic_ms();
+	c->said[0] = '\0';
 	evtimer_del(c->deadline);
 	bufferevent_setcb(c->sock, bridgec_read, bridgec_written,
 	    bridgec_event, c);
@@ -228,26 +255,52 @@ bridgec_auth_line(struct bridgec *c, const char *line, size_t n)
 	json_object_put(msg);
 }
 
-/* Connected: authenticate first, when the broker asks for it. */
+/*
+ * The listener answered the probe, so it has accepted the connection and
+ * the kernel can name its socket's owner: the token goes to the broker's
+ * user only.
+ */
+static void
+bridgec_probe_line(struct bridgec *c)
+{
+	char	err[512];
+
+	if (cg_peer_check(bufferevent_getfd(c->sock), c->owner, err,
+	    sizeof(err)) == -1) {
+		bridgec_say(c, err);
+		bridgec_failed(c);
+		return;
+	}
+	c->state = BRIDGEC_AUTH;
+	bufferevent_write(c->sock, c->auth, strlen(c->auth));
+	bufferevent_write(c->sock, "\n", 1);
+	bridgec_wipe(c);
+}
+
+/*
+ * Connected: when the broker asks for a token, a ping first (probe), the
+ * token once the listener is known (bridgec_probe_line).
+ */
 static void
 bridgec_connected(struct bridgec *c)
 {
-	char	 err[512], id[64], *auth;
+	char	 err[512], id[64], *probe;
 	int	 rc;
 
 	snprintf(id, sizeof(id), "\"%sauthenticate\"", c->own);
-	if ((auth = bridgec_auth(c->t, id, &rc, err, sizeof(err))) == NULL) {
+	if ((c->auth = bridgec_auth(c->t, id, &c->owner, &rc, err,
+	    sizeof(err))) == NULL) {
 		if (rc == 0)
 			bridgec_up(c);
 		else
 			bridgec_failed(c);
 		return;
 	}
-	c->state = BRIDGEC_AUTH;
-	bufferevent_write(c->sock, auth, strlen(auth));
-	bufferevent_write(c->sock, "\n", 1);
-	explicit_bzero(auth, strlen(auth));
-	free(auth);
+	c->state = BRIDGEC_PROBE;
+	probe = xasprintf("{\"jsonrpc\":\"2.0\",\"id\":\"%sprobe\","
+	    "\"method\":\"ping\"}\n", c->own);
+	bufferevent_write(c->sock, probe, strlen(probe));
+	free(probe);
 }
 
 /* One try to get back to the broker, without waiting for it. */
@@ -284,7 +337,9 @@ bridgec_read(struct bufferevent *bev, void *arg)
 
 	while (c->sock == bev && (line = bridgeio_readln(
 	    bufferevent_get_input(bev), &c->scanned, &n)) != NULL) {
-		if (c->state == BRIDGEC_AUTH)
+		if (c->state == BRIDGEC_PROBE)
+			bridgec_probe_line(c);
+		else if (c->state == BRIDGEC_AUTH)
 			bridgec_auth_line(c, line, n);
 		else if (c->state == BRIDGEC_UP)
 			c->cb->line(c->arg, line, n);

@@ -160,7 +160,7 @@ mcpconf_http(struct cli *cl, const struct mcpconf *m, int *rc)
 
 	mcpconf_url_host(m->url, host, sizeof(host));
 	t.host = host;
-	if ((*rc = cg_find_token(&cl->c, &t, &tok)) != 0) {
+	if ((*rc = cg_find_token(&cl->c, &t, &tok, NULL)) != 0) {
 		fprintf(stderr, "cmdgate: %s\n", cl->c.err);
 		return NULL;
 	}

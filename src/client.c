@@ -11,6 +11,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <poll.h>
+#include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,6 +23,7 @@
 #include "jsonl.h"
 #include "jstrict.h"
 #include "options.h"
+#include "peeruid.h"
 #include "rpc.h"
 #include "token.h"
 #include "util.h"
@@ -49,18 +51,20 @@ cg_host_local(const char *host)
  * --state-dir, CMDGATE_STATE_DIR or cmdgated's default, and only to a
  * broker on this machine's loopback.  A state dir
  * without a token means a broker run with --no-auth (or none): connect
- * without.  0 with *tok (caller frees; NULL for none), or an exit status
- * with c->err set.
+ * without.  0 with *tok (caller frees; NULL for none) and, unless owner
+ * is NULL, the owner of its file in *owner; or an exit status with c->err
+ * set.
  */
 int
-cg_find_token(struct cg_client *c, const struct cg_target *t, char **tok)
+cg_find_token(struct cg_client *c, const struct cg_target *t, char **tok,
+    uid_t *owner)
 {
 	char	*dir, *path;
 	int	 errnum;
 
 	*tok = NULL;
 	if (t->token_file != NULL) {
-		*tok = token_read(t->token_file, 0, &errnum, c->err,
+		*tok = token_read(t->token_file, 0, owner, &errnum, c->err,
 		    sizeof(c->err));
 		return *tok != NULL ? 0 : CX_NOPERM;
 	}
@@ -71,7 +75,7 @@ cg_find_token(struct cg_client *c, const struct cg_target *t, char **tok)
 	    options_default_state_dir();
 	path = xasprintf("%s/%s", dir, TOKEN_NAME);
 	free(dir);
-	*tok = token_read(path, 0, &errnum, c->err, sizeof(c->err));
+	*tok = token_read(path, 0, owner, &errnum, c->err, sizeof(c->err));
 	if (*tok == NULL && errnum == EACCES)
 		snprintf(c->err, sizeof(c->err), "cannot read the broker's "
 		    "token %s: %s; run as the user cmdgated runs as, or give "
@@ -132,11 +136,75 @@ cg_dial(struct cg_client *c, const struct cg_target *t)
 	return fd;
 }
 
+/* uid as "uid N (name)" in buf. */
+static void
+cg_user(uid_t uid, char *buf, size_t len)
+{
+	struct passwd	*pw = getpwuid(uid);
+
+	snprintf(buf, len, "uid %u (%s)", (unsigned)uid, pw != NULL ?
+	    pw->pw_name : "no such user");
+}
+
+int
+cg_peer_check(int fd, uid_t owner, char *err, size_t errlen)
+{
+	struct peeruid_conn	 pc;
+	char			 why[256], addr[PEERUID_ADDRSTRLEN];
+	char			 found[96], want[96];
+	uid_t			 uid;
+	int			 rc;
+
+	if (peeruid_ends(fd, &pc, why, sizeof(why)) != 1) {
+		snprintf(err, errlen, "the listener cannot be checked (%s): "
+		    "the token is not sent", why);
+		return -1;
+	}
+	peeruid_remote_str(&pc, addr, sizeof(addr));
+	rc = peeruid_ask(&pc, &uid, why, sizeof(why));
+	/* Not this machine's: nobody here can say who it is (cmdgate(1)). */
+	if (rc == 0 && !peeruid_loopback(&pc))
+		return 0;
+	if (rc != 1) {
+		snprintf(err, errlen, "%s: cannot tell whose it is (%s): the "
+		    "token is not sent", addr, why);
+		return -1;
+	}
+	if (uid == owner)
+		return 0;
+	cg_user(uid, found, sizeof(found));
+	cg_user(owner, want, sizeof(want));
+	snprintf(err, errlen, "%s is not the broker's: the kernel says %s "
+	    "holds it, and the token file is %s's: the token is not sent",
+	    addr, found, want);
+	return -1;
+}
+
+/*
+ * Whether the listener on c is the broker's (cg_peer_check).  The kernel
+ * names the owner of a socket only once a process has accepted it: any
+ * answer to a ping proves that (the broker answers it unauthorized).
+ */
+static int
+cg_check_listener(struct cg_client *c, uid_t owner)
+{
+	json_object	*r, *e = NULL;
+
+	if ((r = cg_call(c, "ping", NULL, &e)) == NULL && e == NULL)
+		return CX_UNAVAILABLE;
+	json_object_put(r);
+	json_object_put(e);
+	if (cg_peer_check(c->fd, owner, c->err, sizeof(c->err)) == -1)
+		return CX_UNAVAILABLE;
+	return 0;
+}
+
 int
 cg_connect(struct cg_client *c, const struct cg_target *t)
 {
 	json_object	*p, *r, *e = NULL;
 	char		*tok;
+	uid_t		 owner = (uid_t)-1;
 	int		 rc;
 
 	memset(c, 0, sizeof(*c));
@@ -148,8 +216,13 @@ cg_connect(struct cg_client *c, const struct cg_target *t)
 	jsonl_init(&c->jl, c->fd, CG_LINE_MAX);
 	if (t->socket != NULL)
 		return 0;	/* trusted by the socket's permissions */
-	if ((rc = cg_find_token(c, t, &tok)) != 0 || tok == NULL)
+	if ((rc = cg_find_token(c, t, &tok, &owner)) != 0 || tok == NULL)
 		return rc;
+	if ((rc = cg_check_listener(c, owner)) != 0) {
+		explicit_bzero(tok, strlen(tok));
+		free(tok);
+		return rc;
+	}
 	p = json_object_new_object();
 	json_object_object_add(p, "token", json_object_new_string(tok));
 	explicit_bzero(tok, strlen(tok));

@@ -95,7 +95,7 @@ server_load_token(struct server *srv, const char *path, char *err,
 	char	*tok;
 	int	 errnum;
 
-	if ((tok = token_read(path, 1, &errnum, err, errlen)) == NULL)
+	if ((tok = token_read(path, 1, NULL, &errnum, err, errlen)) == NULL)
 		return -1;
 	if (srv->token != NULL)
 		explicit_bzero(srv->token, srv->tokenlen);

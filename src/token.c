@@ -15,16 +15,17 @@
 #include "token.h"
 #include "util.h"
 
-static int	token_check(int, const char *, int, char *, size_t);
+static int	token_check(int, const char *, int, uid_t *, char *, size_t);
 static char	*token_trim(char *);
 
 static const struct util_perm token_perm = {
 	"token file", S_IRWXG | S_IRWXO, "read or write it", "chmod 600 it"
 };
 
-/* Whether the open file fd may hold a token; 0, or -1 with err. */
+/* Whether the open file fd may hold a token; 0 with its *owner, or -1. */
 static int
-token_check(int fd, const char *path, int strict, char *err, size_t errlen)
+token_check(int fd, const char *path, int strict, uid_t *owner, char *err,
+    size_t errlen)
 {
 	struct stat	st;
 
@@ -38,6 +39,7 @@ token_check(int fd, const char *path, int strict, char *err, size_t errlen)
 		    path);
 		return -1;
 	}
+	*owner = st.st_uid;
 	if (!strict)
 		return 0;
 	return util_perm_check(&token_perm, path, &st, err, errlen);
@@ -60,11 +62,12 @@ token_trim(char *buf)
 }
 
 char *
-token_read(const char *path, int strict, int *errnum, char *err,
-    size_t errlen)
+token_read(const char *path, int strict, uid_t *owner, int *errnum,
+    char *err, size_t errlen)
 {
 	char	 buf[TOKEN_MAX + 2], *s, *tok = NULL;
 	ssize_t	 n;
+	uid_t	 uid;
 	int	 fd, flags = O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY;
 
 	*errnum = 0;
@@ -77,7 +80,7 @@ token_read(const char *path, int strict, int *errnum, char *err,
 		    "itself)" : strerror(errno));
 		return NULL;
 	}
-	if (token_check(fd, path, strict, err, errlen) == -1) {
+	if (token_check(fd, path, strict, &uid, err, errlen) == -1) {
 		close(fd);
 		return NULL;
 	}
@@ -95,6 +98,8 @@ token_read(const char *path, int strict, int *errnum, char *err,
 		    "hold a token of 1 to %d bytes", path, TOKEN_MAX);
 	else
 		tok = xstrdup(s);
+	if (tok != NULL && owner != NULL)
+		*owner = uid;
 	explicit_bzero(buf, sizeof(buf));
 	return tok;
 }

@@ -104,6 +104,47 @@ START_TEST(token_auth)
 }
 END_TEST
 
+/*
+ * Issue 31.1: the token goes only to a listener of the broker's user.  A
+ * user (nobody) holds a loopback port, as one who took the broker's
+ * while it was away would; the token file is root's.  cmdgate pings it
+ * first (an answer proves it accepted), the kernel says its socket is
+ * nobody's: exit 69, both users named, and the listener never saw the
+ * token.  The same token file made nobody's is sent (and refused by the
+ * fake, 77).  Before, authenticate with the token was the first line.
+ */
+START_TEST(token_not_to_squatter)
+{
+	struct squat	 sq;
+	char		 tok[256], p[16];
+	const char	*first;
+
+	snprintf(tok, sizeof(tok), "%s", broker_path(&b, "token"));
+	write_file(tok, "sesame-31-1\n", 0600);
+	squat_start(&sq, 65534, 0);
+	snprintf(p, sizeof(p), "%d", sq.port);
+	ck_assert_int_eq(run(NULL, "--port", p, "--token-file", tok, "ping",
+	    NULL), 69);
+	ck_assert_msg(strstr(cli_err, "is not the broker's") != NULL &&
+	    strstr(cli_err, "uid 65534") != NULL &&
+	    strstr(cli_err, "uid 0 (root)") != NULL, "stderr: %s", cli_err);
+	ck_assert_msg(squat_await(&sq, "\"ping\"", 1), "seen: %s", sq.seen);
+	ck_assert_int_eq(chown(tok, 65534, 65534), 0);
+	ck_assert_int_eq(run(NULL, "--port", p, "--token-file", tok, "ping",
+	    NULL), 77);
+	ck_assert_msg(squat_await(&sq, "sesame-31-1", 1), "seen: %s",
+	    sq.seen);
+	squat_stop(&sq);
+	/* Once, by the second run: after its ping, the second one seen. */
+	first = strstr(sq.seen, "sesame-31-1");
+	ck_assert_ptr_null(strstr(first + 1, "sesame-31-1"));
+	ck_assert_ptr_nonnull(strstr(strstr(sq.seen, "\"ping\"") + 1,
+	    "\"ping\""));
+	ck_assert(strstr(strstr(sq.seen, "\"ping\"") + 1, "\"ping\"") <
+	    first);
+}
+END_TEST
+
 START_TEST(tools_and_status)
 {
 	json_object	*o;
@@ -639,6 +680,7 @@ main(void)
 	tcase_add_test(tc, ping_and_unreachable);
 	tcase_add_test(tc, usage_errors);
 	tcase_add_test(tc, token_auth);
+	tcase_add_test(tc, token_not_to_squatter);
 	tcase_add_test(tc, tools_and_status);
 	tcase_add_test(tc, submit_statuses);
 	tcase_add_test(tc, multi_and_stdin);

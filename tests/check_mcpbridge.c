@@ -219,6 +219,62 @@ fake_bridge_end(pid_t pid, int lfd, int c, int in, int out, int err)
 	close(err);
 }
 
+/* The fake broker answers line (a request) on fd with an empty result. */
+static void
+fake_answer(int fd, const char *line)
+{
+	json_object	*msg = json_tokener_parse(line);
+	char		 out[512];
+
+	ck_assert_ptr_nonnull(msg);
+	snprintf(out, sizeof(out), "{\"jsonrpc\":\"2.0\",\"id\":%s,"
+	    "\"result\":{}}\n", json_object_to_json_string(jpath(msg, "id")));
+	json_object_put(msg);
+	send_line(fd, out);
+}
+
+/*
+ * Issue 31.8, MCP's side: a request the client cancelled gets no answer.
+ * The fake broker answers a tools/call after reading its cancellation
+ * (as a broker whose job ended before it read it would); the bridge,
+ * holding the call until the broker showed it read the cancellation
+ * (the read mark after it, answered), keeps that answer from the client.
+ * Before, the call was forgotten once the cancellation was written and
+ * the answer went to the client.
+ */
+START_TEST(mcp_cancelled_unanswered)
+{
+	char		*l;
+	int		 lfd, c, in = -1, out = -1, err;
+	pid_t		 pid;
+
+	pid = fake_bridge(&lfd, &c, &in, &out, &err);
+	send_line(in, "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":"
+	    "\"tools/call\",\"params\":{\"name\":\"t\"}}\n");
+	ck_assert_ptr_nonnull(strstr(l = fake_line(c), "\"id\":2"));
+	free(l);
+	ck_assert_ptr_nonnull(strstr(l = fake_line(c), "read:"));
+	fake_answer(c, l);	/* the mark: the call was read */
+	free(l);
+	send_line(in, "{\"jsonrpc\":\"2.0\",\"method\":"
+	    "\"notifications/cancelled\",\"params\":{\"requestId\":2}}\n");
+	ck_assert_ptr_nonnull(strstr(l = fake_line(c), "cancelled"));
+	free(l);
+	send_line(c, "{\"jsonrpc\":\"2.0\",\"id\":2,\"result\":{}}\n");
+	ck_assert_ptr_nonnull(strstr(l = fake_line(c), "read:"));
+	fake_answer(c, l);
+	free(l);
+	send_line(in, "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":"
+	    "\"ping\"}\n");
+	ck_assert_ptr_nonnull(strstr(l = fake_line(c), "\"id\":3"));
+	fake_answer(c, l);
+	free(l);
+	ck_assert_msg(await_out(out, "\"id\":3"), "stdout: %s", cli_out);
+	ck_assert_ptr_null(strstr(cli_out, "\"id\":2"));
+	fake_bridge_end(pid, lfd, c, in, out, err);
+}
+END_TEST
+
 /*
  * Review item 1, the rest: a request that kills the connection (here a
  * fake broker closes it on reading "boom") is sent again once, and after
@@ -386,9 +442,10 @@ END_TEST
 /*
  * Review item 3: reconnecting does not block.  The broker's port is
  * taken by a listener that accepts and never answers; the bridge,
- * waiting for its authentication there (--reply-timeout 60), still reads
- * its client: stdin closed, it gives up and exits at once.  Before, it
- * sat in cg_connect's poll for the whole reply timeout.
+ * waiting for the answer to its probe there (the ping before the token,
+ * --reply-timeout 60), still reads its client: stdin closed, it gives up
+ * and exits at once.  Before, it sat in cg_connect's poll for the whole
+ * reply timeout.
  */
 START_TEST(mcp_reconnect_nonblocking)
 {
@@ -419,13 +476,63 @@ START_TEST(mcp_reconnect_nonblocking)
 	ck_assert_int_eq(bind(lfd, (struct sockaddr *)&sin, sizeof(sin)), 0);
 	ck_assert_int_eq(listen(lfd, 4), 0);
 	ck_assert_int_ge(c = fake_accept(lfd), 0);
-	ck_assert_ptr_nonnull(strstr(l = fake_line(c), "\"authenticate\""));
+	ck_assert_ptr_nonnull(strstr(l = fake_line(c), "probe\","
+	    "\"method\":\"ping\""));
 	free(l);
 	close(in);
 	ck_assert_msg(await_err(err, "gave up"), "stderr: %s", cli_err);
 	ck_assert_int_eq(reap(pid, err), 0);
 	close(c);
 	close(lfd);
+	close(out);
+	close(err);
+}
+END_TEST
+
+/*
+ * Issue 31.1 under cmdgate mcp: while the broker is away another user
+ * (nobody) takes its port.  Each try to get back pings it (the probe),
+ * asks the kernel whose the listener is, and does not send the token:
+ * stderr names both users once, the tries go on (two probes seen), and
+ * the token, root's like the state dir, never reaches the listener.
+ * Before, each try sent authenticate with the token first.
+ */
+START_TEST(mcp_token_not_to_squatter)
+{
+	const char	*args[] = { "--port", port, "--state-dir", NULL, NULL };
+	char		 dir[256], tok[128];
+	struct squat	 sq;
+	int		 in = -1, out = -1, err;
+	pid_t		 pid;
+
+	b.auth = 1;
+	start(NULL);
+	snprintf(dir, sizeof(dir), "%s", broker_path(&b, "state"));
+	args[3] = dir;
+	fd_slurp(open(broker_path(&b, "state/token"), O_RDONLY | O_CLOEXEC),
+	    tok, sizeof(tok));
+	tok[strcspn(tok, "\n")] = '\0';
+	ck_assert_uint_gt(strlen(tok), 0);
+	cli_out[0] = '\0';
+	await_err(-1, NULL);
+	pid = spawn_mcp(args, &in, &out, &err);
+	send_line(in, INIT);
+	ck_assert_msg(await_out(out, "\"id\":1"), "stdout: %s", cli_out);
+	ck_assert_int_eq(broker_signal_wait(&b, SIGKILL), -1);
+	squat_start(&sq, 65534, b.port);
+	ck_assert_msg(squat_await(&sq, "probe\",\"method\":\"ping\"", 2),
+	    "seen: %s", sq.seen);
+	ck_assert_msg(await_err(err, "is not the broker's"), "stderr: %s",
+	    cli_err);
+	close(in);
+	ck_assert_msg(await_err(err, "gave up"), "stderr: %s", cli_err);
+	ck_assert_int_eq(reap(pid, err), 0);
+	squat_stop(&sq);
+	ck_assert_ptr_null(strstr(sq.seen, tok));
+	ck_assert_ptr_null(strstr(sq.seen, "authenticate"));
+	ck_assert_msg(strstr(cli_err, "uid 65534") != NULL &&
+	    strstr(cli_err, "uid 0 (root)") != NULL, "stderr: %s", cli_err);
+	ck_assert_int_eq(count_of(cli_err, "is not the broker's"), 1);
 	close(out);
 	close(err);
 }
@@ -634,8 +741,10 @@ main(void)
 	tcase_add_test(tc, mcp_bounded);
 	tcase_add_test(tc, mcp_bounded_bytes);
 	tcase_add_test(tc, mcp_reconnect_nonblocking);
+	tcase_add_test(tc, mcp_token_not_to_squatter);
 	tcase_add_test(tc, mcp_cancel_while_down);
 	tcase_add_test(tc, mcp_cancel_never_sent);
+	tcase_add_test(tc, mcp_cancelled_unanswered);
 	tcase_add_test(tc, mcp_broker_line_bound);
 	tcase_add_test(tc, mcp_client_ids);
 	tcase_add_test(tc, mcp_progress_resent);

@@ -137,11 +137,14 @@ START_TEST(wait_survives_restart)
 }
 END_TEST
 
-/* cmdgate --socket mcp in the background: stdin, stdout, stderr piped. */
+/*
+ * cmdgate --socket path mcp in the background: stdin, stdout, stderr
+ * piped.
+ */
 static pid_t
-spawn_mcp(int *infd, int *outfd, int *errfd)
+spawn_mcp_at(const char *path, int *infd, int *outfd, int *errfd)
 {
-	const char	*argv[] = { getenv("CMDGATE"), "--socket", b.sock, "mcp",
+	const char	*argv[] = { getenv("CMDGATE"), "--socket", path, "mcp",
 			    NULL };
 	int		 i[2], o[2], e[2];
 	pid_t		 pid;
@@ -168,6 +171,13 @@ spawn_mcp(int *infd, int *outfd, int *errfd)
 	*outfd = o[0];
 	*errfd = e[0];
 	return pid;
+}
+
+/* cmdgate --socket mcp on the broker's socket. */
+static pid_t
+spawn_mcp(int *infd, int *outfd, int *errfd)
+{
+	return spawn_mcp_at(b.sock, infd, outfd, errfd);
 }
 
 static void
@@ -393,14 +403,24 @@ relay_write(int fd, const char *buf, ssize_t n)
 	return 0;
 }
 
+/* What a relay keeps from the first connection that does it. */
+enum relay_mode {
+	RELAY_ANSWER,	/* the broker's answer to a batch_execute */
+	RELAY_CANCEL	/* the client's notifications/cancelled */
+};
+
 /*
- * Relay between client c and broker s until either ends.  Once the
- * client has sent a batch_execute (the first the relay saw, *held 0),
- * the broker's answer is kept from it: 'H' on ev once the whole line is
- * in, then a byte from go, then the connection is dropped unanswered.
+ * Relay between client c and broker s until either ends.  RELAY_ANSWER:
+ * once the client has sent a batch_execute (the first the relay saw,
+ * *held 0), the broker's answer is kept from it: 'H' on ev once the
+ * whole line is in, then a byte from go, then the connection is dropped
+ * unanswered.  RELAY_CANCEL: the first read of the client's that holds a
+ * notifications/cancelled is not passed on (the bridge writes it alone):
+ * 'H' on ev, a byte from go, the connection dropped, as by a broker that
+ * died before reading it.
  */
 static void
-relay(int c, int s, int *held, int ev, int go)
+relay(int c, int s, int *held, enum relay_mode mode, int ev, int go)
 {
 	struct pollfd	 p[2] = { { c, POLLIN, 0 }, { s, POLLIN, 0 } };
 	static char	 seen[RELAY_SEEN + 1];
@@ -413,14 +433,23 @@ relay(int c, int s, int *held, int ev, int go)
 		if (poll(p, 2, -1) == -1)
 			return;
 		if (p[0].revents != 0) {
-			if ((n = read(c, buf, sizeof(buf))) <= 0 ||
-			    relay_write(s, buf, n) == -1)
+			if ((n = read(c, buf, sizeof(buf))) <= 0)
+				return;
+			if (mode == RELAY_CANCEL && !*held && memmem(buf,
+			    (size_t)n, "notifications/cancelled", 23) != NULL) {
+				*held = 1;
+				(void)write(ev, "H", 1);
+				(void)read(go, buf, 1);
+				return;
+			}
+			if (relay_write(s, buf, n) == -1)
 				return;
 			if (nseen + (size_t)n <= RELAY_SEEN) {
 				memcpy(seen + nseen, buf, (size_t)n);
 				seen[nseen += (size_t)n] = '\0';
 			}
-			armed = !*held && strstr(seen, "\"batch_execute\"");
+			armed = mode == RELAY_ANSWER && !*held &&
+			    strstr(seen, "\"batch_execute\"");
 		}
 		if (p[1].revents != 0) {
 			if ((n = read(s, buf, sizeof(buf))) <= 0)
@@ -439,7 +468,7 @@ relay(int c, int s, int *held, int ev, int go)
 
 /* The relay process: accept on lfd, one connection at a time. */
 static void
-relay_main(int lfd, int ev, int go)
+relay_main(int lfd, enum relay_mode mode, int ev, int go)
 {
 	struct sockaddr_un	 sun;
 	int			 c, s, held = 0;
@@ -454,7 +483,7 @@ relay_main(int lfd, int ev, int go)
 			_exit(1);
 		if ((s = socket(AF_UNIX, SOCK_STREAM, 0)) != -1 &&
 		    connect(s, (struct sockaddr *)&sun, sizeof(sun)) == 0)
-			relay(c, s, &held, ev, go);
+			relay(c, s, &held, mode, ev, go);
 		close(s);
 		close(c);
 	}
@@ -466,7 +495,7 @@ relay_main(int lfd, int ev, int go)
  * this process: its pid; *ev reads its 'H', *go releases it.
  */
 static pid_t
-relay_start(const char *path, int *ev, int *go)
+relay_start(const char *path, enum relay_mode mode, int *ev, int *go)
 {
 	struct sockaddr_un	 sun;
 	int			 lfd, e[2], g[2];
@@ -486,7 +515,7 @@ relay_start(const char *path, int *ev, int *go)
 		prctl(PR_SET_PDEATHSIG, SIGKILL);
 		close(e[0]);
 		close(g[1]);
-		relay_main(lfd, e[1], g[0]);
+		relay_main(lfd, mode, e[1], g[0]);
 	}
 	ck_assert_int_gt(pid, 0);
 	close(lfd);
@@ -553,7 +582,7 @@ START_TEST(submit_survives_restart)
 	write_file(tools, json, 0600);
 	ck_assert_int_eq(broker_start(&b, args, 0), 0);
 	/* Before the FIFO is open: the relay must not hold its end. */
-	relay_pid = relay_start(proxy, &ev, &go);
+	relay_pid = relay_start(proxy, RELAY_ANSWER, &ev, &go);
 	snprintf(cmd, sizeof(cmd), "cat %s >/dev/null", fifo);
 	hold_args[5] = cmd;
 	await_err(-1, NULL);
@@ -596,6 +625,178 @@ START_TEST(submit_survives_restart)
 }
 END_TEST
 
+/* The status of ticket once it ends (wait_job); caller frees. */
+static char *
+job_end(const char *ticket)
+{
+	char		 line[256], *st;
+	json_object	*r;
+
+	snprintf(line, sizeof(line), "{\"jsonrpc\":\"2.0\",\"id\":1,"
+	    "\"method\":\"wait_job\",\"params\":{\"ticket\":\"%s\","
+	    "\"timeout_s\":10}}", ticket);
+	r = broker_call(line);
+	st = strdup(json_object_get_string(jpath(r, "status")));
+	json_object_put(r);
+	return st;
+}
+
+/*
+ * editor-state --tests-running holding reloads until *wfd is closed: its
+ * pid, *hfd its output.  A relay, if any, is started before: it must not
+ * hold the FIFO's end.
+ */
+static pid_t
+held_on(int *hfd, int *wfd)
+{
+	const char	*hold_args[] = { "editor-state", "--tests-running",
+			    "--", "sh", "-c", NULL, NULL };
+	static char	 cmd[512];
+	pid_t		 hold;
+
+	snprintf(cmd, sizeof(cmd), "cat %s >/dev/null", fifo);
+	hold_args[5] = cmd;
+	await_err(-1, NULL);
+	hold = spawn_cli(hfd, hold_args);
+	ck_assert_int_ge(*wfd = open(fifo, O_WRONLY | O_CLOEXEC), 0);
+	return hold;
+}
+
+/* The client's initialize, a tools/call of tool (id 7) and a ping (8). */
+static void
+mcp_call(int in, const char *tool)
+{
+	char	line[1024];
+
+	snprintf(line, sizeof(line), "{\"jsonrpc\":\"2.0\",\"id\":1,"
+	    "\"method\":\"initialize\",\"params\":{\"protocolVersion\":"
+	    "\"2025-06-18\",\"capabilities\":{},\"clientInfo\":{\"name\":"
+	    "\"t\",\"version\":\"1\"}}}\n{\"jsonrpc\":\"2.0\",\"id\":7,"
+	    "\"method\":\"tools/call\",\"params\":{\"name\":\"%s\"}}\n"
+	    "{\"jsonrpc\":\"2.0\",\"id\":8,\"method\":\"ping\"}\n", tool);
+	send_line(in, line);
+}
+
+/*
+ * Issue 31.8: the client cancels a tools/call whose job is stored and
+ * held, and the broker dies before it reads the cancellation (a relay
+ * keeps the line from it, then drops the connection; the broker is
+ * killed and started again).  The bridge held the call until the broker
+ * read its cancellation: it sends the call again with its key, then the
+ * cancellation, and the job ends cancelled; the client hears nothing of
+ * the call.  Before, the call was forgotten once the cancellation was
+ * written, the replay had neither, and the job ran (done).
+ */
+START_TEST(mcp_cancel_unread)
+{
+	const char	*args[] = { "--tools", tools, NULL };
+	char		 proxy[256], c, *st;
+	struct pollfd	 pfd;
+	pid_t		 relay_pid, hold, pid;
+	int		 ev, go, hfd, wfd, in, out, err, status;
+
+	write_file(tools, "{\"tools\":[{\"name\":\"rebuild\",\"tier\":"
+	    "\"heavy\",\"reload\":true,\"exec\":[\"echo\",\"rebuilt\"]}]}",
+	    0600);
+	ck_assert_int_eq(broker_start(&b, args, 0), 0);
+	snprintf(proxy, sizeof(proxy), "%s", broker_path(&b, "relay.sock"));
+	relay_pid = relay_start(proxy, RELAY_CANCEL, &ev, &go);
+	hold = held_on(&hfd, &wfd);
+	cli_out[0] = '\0';
+	pid = spawn_mcp_at(proxy, &in, &out, &err);
+	mcp_call(in, "rebuild");
+	/* The ping is read after the call's job is stored. */
+	ck_assert_msg(await_out(out, "\"id\":8"), "stdout: %s", cli_out);
+	assert_held("t-000000");
+	send_line(in, "{\"jsonrpc\":\"2.0\",\"method\":"
+	    "\"notifications/cancelled\",\"params\":{\"requestId\":7}}\n");
+	pfd.fd = ev;
+	pfd.events = POLLIN;
+	ck_assert_int_eq(poll(&pfd, 1, TN_TIMEOUT_MS), 1);
+	ck_assert_int_eq(read(ev, &c, 1), 1);
+	ck_assert_int_eq(broker_signal_wait(&b, SIGKILL), -1);
+	ck_assert_int_eq(broker_start(&b, args, 0), 0);
+	ck_assert_int_eq(write(go, "C", 1), 1);
+	ck_assert_msg(await_err(err, "reconnected after"), "stderr: %s",
+	    cli_err);
+	/* After the replay: the ping is answered once it is read. */
+	send_line(in, "{\"jsonrpc\":\"2.0\",\"id\":9,\"method\":\"ping\"}\n");
+	ck_assert_msg(await_out(out, "\"id\":9"), "stdout: %s", cli_out);
+	close(wfd);	/* the hold ends */
+	ck_assert_int_eq(waitpid(hold, &status, 0), hold);
+	st = job_end("t-000000");
+	ck_assert_str_eq(st, "cancelled");
+	free(st);
+	ck_assert_ptr_null(strstr(cli_out, "\"id\":7"));
+	mcp_end(pid, in, out, err);
+	kill(relay_pid, SIGKILL);
+	ck_assert_int_eq(waitpid(relay_pid, &status, 0), relay_pid);
+	close(ev);
+	close(go);
+	close(hfd);
+}
+END_TEST
+
+/*
+ * Issue 31, connection_lost: a tools/call whose job is stored and held
+ * while the broker is killed twice in quick succession (each time within
+ * 2 s of the call's sending, the second after the new broker read the
+ * call again).  The broker showed it read the call each time, so it is
+ * not what kills it: sent a third time with its key, it gets its job's
+ * result once the hold ends: one job, its tool run once.  Before, the
+ * second loss answered it connection_lost, and its job ran all the same
+ * (a client calling again would run it twice).
+ */
+START_TEST(mcp_two_quick_losses)
+{
+	const char	*args[] = { "--tools", tools, NULL };
+	char		 json[1024], mark[256], ping[128];
+	json_object	*r;
+	pid_t		 hold, pid;
+	int		 hfd, wfd, in, out, err, status, i;
+
+	snprintf(mark, sizeof(mark), "%s", broker_path(&b, "mark"));
+	snprintf(json, sizeof(json), "{\"tools\":[{\"name\":\"mark\","
+	    "\"tier\":\"heavy\",\"reload\":true,\"exec\":[\"sh\",\"-c\","
+	    "\"echo ran >> %s\"]}]}", mark);
+	write_file(tools, json, 0600);
+	ck_assert_int_eq(broker_start(&b, args, 0), 0);
+	hold = held_on(&hfd, &wfd);
+	cli_out[0] = '\0';
+	pid = spawn_mcp(&in, &out, &err);
+	mcp_call(in, "mark");
+	ck_assert_msg(await_out(out, "\"id\":8"), "stdout: %s", cli_out);
+	assert_held("t-000000");
+	for (i = 0; i < 2; i++) {
+		await_err(-1, NULL);
+		ck_assert_int_eq(broker_signal_wait(&b, SIGKILL), -1);
+		ck_assert_int_eq(broker_start(&b, args, 0), 0);
+		ck_assert_msg(await_err(err, "reconnected after"), "stderr: %s",
+		    cli_err);
+		/* Answered after the replay: the broker read the call. */
+		snprintf(ping, sizeof(ping), "{\"jsonrpc\":\"2.0\",\"id\":%d,"
+		    "\"method\":\"ping\"}\n", 10 + i);
+		send_line(in, ping);
+		snprintf(ping, sizeof(ping), "\"id\":%d", 10 + i);
+		ck_assert_msg(await_out(out, ping), "stdout: %s", cli_out);
+	}
+	close(wfd);	/* the hold ends: the job runs */
+	ck_assert_int_eq(waitpid(hold, &status, 0), hold);
+	ck_assert_msg(await_out(out, "\"id\":7"), "stdout: %s", cli_out);
+	ck_assert_msg(strstr(cli_out, "connection_lost") == NULL &&
+	    strstr(cli_out, "\"id\":7,\"result\"") != NULL, "stdout: %s",
+	    cli_out);
+	r = broker_call("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":"
+	    "\"list_jobs\",\"params\":{}}");
+	ck_assert_uint_eq(json_object_array_length(jpath(r, "jobs")), 1);
+	json_object_put(r);
+	fd_slurp(open(mark, O_RDONLY | O_CLOEXEC), json, sizeof(json));
+	ck_assert_str_eq(json, "ran\n");
+	mcp_end(pid, in, out, err);
+	close(hfd);
+}
+END_TEST
+
 int
 main(void)
 {
@@ -609,6 +810,8 @@ main(void)
 	tcase_add_test(tc, mcp_progress_survives_restart);
 	tcase_add_test(tc, mcp_progress_cancelled_away);
 	tcase_add_test(tc, submit_survives_restart);
+	tcase_add_test(tc, mcp_cancel_unread);
+	tcase_add_test(tc, mcp_two_quick_losses);
 	suite_add_tcase(s, tc);
 	return ck_run(s);
 }

@@ -2,10 +2,15 @@
 /* What the cmdgate(1) suites share: a broker, and cmdgate run on it. */
 #include "config.h"
 
+#include <sys/prctl.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <netinet/in.h>
 
+#include <fcntl.h>
 #include <poll.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -221,4 +226,136 @@ await_out(int fd, const char *want)
 		cli_out[n] = '\0';
 	}
 	return 1;
+}
+
+/* The squatter's connection c: what it reads to rec, each line answered. */
+static void
+squat_serve(int c, int rec)
+{
+	static const char	 no[] = "{\"jsonrpc\":\"2.0\",\"id\":null,"
+				    "\"error\":{\"code\":-32005,\"message\":"
+				    "\"Unauthorized\"}}\n";
+	char			 buf[4096];
+	ssize_t			 n, i;
+
+	while ((n = read(c, buf, sizeof(buf))) > 0) {
+		if (write(rec, buf, (size_t)n) != n)
+			return;
+		for (i = 0; i < n; i++)
+			if (buf[i] == '\n' &&
+			    write(c, no, sizeof(no) - 1) == -1)
+				return;
+	}
+}
+
+/* The fds squat_main keeps: rec and ready, as 3 and 4. */
+#define SQUAT_REC	3
+#define SQUAT_READY	4
+
+/*
+ * The squatter's child: uid's from the socket on, its port to ready.  It
+ * holds none of the test's fds (a client's stdin would never end).
+ */
+static void
+squat_main(uid_t uid, int port, int rec, int ready)
+{
+	struct sockaddr_in	 sin;
+	socklen_t		 len = sizeof(sin);
+	int			 lfd, c, one = 1;
+
+	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	if ((rec = fcntl(rec, F_DUPFD, SQUAT_READY + 1)) == -1 ||
+	    (ready = fcntl(ready, F_DUPFD, SQUAT_READY + 1)) == -1 ||
+	    dup2(rec, SQUAT_REC) == -1 || dup2(ready, SQUAT_READY) == -1)
+		_exit(1);
+	close_range(SQUAT_READY + 1, ~0U, 0);
+	rec = SQUAT_REC;
+	ready = SQUAT_READY;
+	if (setgid(uid) == -1 || setuid(uid) == -1 ||
+	    (lfd = socket(AF_INET, SOCK_STREAM, 0)) == -1)
+		_exit(1);
+	setsockopt(lfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	memset(&sin, 0, sizeof(sin));
+	sin.sin_family = AF_INET;
+	sin.sin_port = htons((uint16_t)port);
+	sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	if (bind(lfd, (struct sockaddr *)&sin, sizeof(sin)) == -1 ||
+	    listen(lfd, 4) == -1 ||
+	    getsockname(lfd, (struct sockaddr *)&sin, &len) == -1)
+		_exit(1);
+	port = ntohs(sin.sin_port);
+	if (write(ready, &port, sizeof(port)) != sizeof(port))
+		_exit(1);
+	close(ready);
+	while ((c = accept(lfd, NULL, NULL)) != -1) {
+		squat_serve(c, rec);
+		close(c);
+	}
+	_exit(1);
+}
+
+void
+squat_start(struct squat *sq, uid_t uid, int port)
+{
+	int	r[2], p[2];
+
+	memset(sq, 0, sizeof(*sq));
+	ck_assert_int_eq(pipe2(r, O_CLOEXEC), 0);
+	ck_assert_int_eq(pipe2(p, O_CLOEXEC), 0);
+	if ((sq->pid = fork()) == 0) {
+		close(r[0]);
+		close(p[0]);
+		squat_main(uid, port, r[1], p[1]);
+	}
+	ck_assert_int_gt(sq->pid, 0);
+	close(r[1]);
+	close(p[1]);
+	ck_assert_msg(read(p[0], &sq->port, sizeof(sq->port)) ==
+	    sizeof(sq->port), "no listener of uid %u on port %d",
+	    (unsigned)uid, port);
+	close(p[0]);
+	sq->rec = r[0];
+}
+
+/* Read what the squatter read, into seen; 0 at its end or TN_TIMEOUT_MS. */
+static int
+squat_read(struct squat *sq)
+{
+	struct pollfd	pfd = { sq->rec, POLLIN, 0 };
+	ssize_t		r;
+
+	if (poll(&pfd, 1, TN_TIMEOUT_MS) != 1 || (r = read(sq->rec,
+	    sq->seen + sq->n, sizeof(sq->seen) - 1 - sq->n)) <= 0)
+		return 0;
+	sq->n += (size_t)r;
+	sq->seen[sq->n] = '\0';
+	return 1;
+}
+
+int
+squat_await(struct squat *sq, const char *want, int n)
+{
+	const char	*p;
+	int		 k;
+
+	for (;;) {
+		for (k = 0, p = sq->seen; (p = strstr(p, want)) != NULL; p++)
+			k++;
+		if (k >= n)
+			return 1;
+		if (!squat_read(sq))
+			return 0;
+	}
+}
+
+void
+squat_stop(struct squat *sq)
+{
+	int	status;
+
+	kill(sq->pid, SIGKILL);
+	ck_assert_int_eq(waitpid(sq->pid, &status, 0), sq->pid);
+	while (squat_read(sq))
+		;
+	close(sq->rec);
 }

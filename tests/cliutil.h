@@ -44,4 +44,25 @@ json_object	*broker_call(const char *line);
 /* ticket is queued, held by tests_running. */
 void		 assert_held(const char *ticket);
 
+/*
+ * A listener of another user's on the broker's port, as one who took it
+ * while the broker was away would be: a child that setuid()s to uid,
+ * listens on 127.0.0.1:port (0: a free one), answers each line it reads
+ * with an error whose id is null (as the broker answers a client that
+ * has not authenticated) and keeps all it reads in seen.
+ */
+struct squat {
+	pid_t	 pid;
+	int	 port;
+	int	 rec;		/* what it reads, copied */
+	char	 seen[65536];
+	size_t	 n;
+};
+
+void		 squat_start(struct squat *, uid_t uid, int port);
+/* Whether it has read want n times (awaited, TN_TIMEOUT_MS at most). */
+int		 squat_await(struct squat *, const char *want, int n);
+/* Kill it (reaped), with all it read in seen. */
+void		 squat_stop(struct squat *);
+
 #endif
