@@ -625,14 +625,18 @@ httpsess_get(struct http_sess *s, struct evhttp_request *req,
 	return 0;
 }
 
-/* Whether s is in use: a request open or running, a stream attached. */
+/*
+ * Whether s is in use: a request open or running, a stream attached,
+ * editor flags held (their reloads would run once it went).
+ */
 static int
 hs_busy(struct http_sess *s, struct conn *c)
 {
 	struct http_stream	*st;
 
 	if (!TAILQ_EMPTY(&c->pending) || c->batch != NULL || c->holds > 0 ||
-	    s->get->req != NULL)
+	    c->editor.tests_running || c->editor.compiling ||
+	    c->editor.busy || s->get->req != NULL)
 		return 1;
 	TAILQ_FOREACH(st, &s->streams, entry)
 		if (st->req != NULL || st->body != NULL)
