@@ -185,6 +185,44 @@ START_TEST(http_sse_answer)
 }
 END_TEST
 
+/*
+ * A request of id null is answered with id null (JSON-RPC 2.0), on its
+ * own POST's stream when the answer comes later; an error of id null for
+ * another POST meanwhile stays on that POST.
+ */
+START_TEST(http_null_id)
+{
+	char		 sid[64], id[32];
+	struct hc	*h;
+	json_object	*j, *v;
+
+	start(NULL);
+	initialize(sid, NULL);
+	h = post(sid, NULL, "{\"jsonrpc\":\"2.0\",\"id\":null,\"method\":"
+	    "\"tools/call\",\"params\":{\"name\":\"hold\",\"arguments\":"
+	    "{}}}");
+	assert_priming(h, id);
+	j = reply_json(post(sid, NULL, "{\"jsonrpc\":\"2.0\",\"id\":null}"),
+	    200);
+	ck_assert_int_eq(json_object_get_int(jpath(j, "error.code")), -32600);
+	json_object_put(j);
+	/* An id neither a string nor an integer: answered with id null. */
+	j = reply_json(post(sid, NULL, "{\"jsonrpc\":\"2.0\",\"id\":1.5,"
+	    "\"method\":\"ping\"}"), 200);
+	ck_assert_int_eq(json_object_get_int(jpath(j, "error.code")), -32600);
+	json_object_put(j);
+	release();
+	j = next_message(h);
+	ck_assert_msg(json_object_object_get_ex(j, "id", &v) && v == NULL &&
+	    strstr(json_object_to_json_string(j), "held") != NULL, "%s",
+	    json_object_to_json_string(j));
+	json_object_put(j);
+	ck_assert_ptr_null(hc_event(h));
+	ck_assert(h->ended);
+	hc_close(h);
+}
+END_TEST
+
 START_TEST(http_refusals)
 {
 	char		 sid[64], big[2100], hdrs[256];
@@ -632,6 +670,7 @@ http_suite(void)
 	tcase_set_timeout(tc, 30);
 	tcase_add_test(tc, http_session);
 	tcase_add_test(tc, http_sse_answer);
+	tcase_add_test(tc, http_null_id);
 	tcase_add_test(tc, http_cancelled);
 	tcase_add_test(tc, http_init_refused);
 	tcase_add_test(tc, http_refusals);
