@@ -98,7 +98,10 @@ TAILQ_HEAD(http_sesslist, http_sess);
  * reference) until evhttp has freed it, so that open ones are counted.
  */
 struct http_conn {
+	struct http		*h;
 	struct bufferevent	*bev;
+	struct event		*deadline;	/* --auth-timeout from accept */
+	int			 let_in;	/* a request passed the checks */
 	int			 refuse;	/* over the bound: to close */
 };
 
@@ -111,7 +114,7 @@ struct http {
 	struct event		*retry;		/* accepts again */
 	struct event		*sweep;
 	struct event		*refuse;	/* closes refused connections */
-	struct http_conn	*conns;
+	struct http_conn	**conns;
 	size_t			 nconns, connsize;
 	size_t			 maxconns;	/* 2 * --max-clients + 16 */
 	int			 full;		/* maxconns reached, logged */

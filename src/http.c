@@ -274,8 +274,10 @@ http_request(struct evhttp_request *req, void *arg)
 		    "not_found", "the MCP endpoint is " HTTP_PATH);
 		return;
 	}
-	if (http_check_origin(h, req) == -1 || http_check_auth(h, req) == -1 ||
-	    http_check_version(req) == -1)
+	if (http_check_origin(h, req) == -1 || http_check_auth(h, req) == -1)
+		return;
+	httpconn_let_in(httpconn_of(h, req));
+	if (http_check_version(req) == -1)
 		return;
 	if (h->srv->stopping) {
 		httperr_reply(req, HTTP_SERVUNAVAIL,

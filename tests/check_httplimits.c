@@ -6,7 +6,10 @@
  */
 #include "config.h"
 
+#include <sys/socket.h>
+
 #include <poll.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -41,19 +44,25 @@ teardown(void)
 }
 
 /*
- * The broker with --http 127.0.0.1:0 and the args given, and one tool:
- * flood sends 4000-byte log lines, 50 a second, for 10 s.
+ * The broker with --http 127.0.0.1:0, with --token-file (token "sesame")
+ * when token is set, and the args given; one tool: flood sends 4000-byte
+ * log lines, 50 a second, for 10 s.
  */
 static void
-start(const char *first, ...)
+start_v(int token, const char *first, va_list ap)
 {
 	const char	*args[24] = { "--tools", tools, "--http",
 			    "127.0.0.1:0" };
-	va_list		 ap;
+	char		 path[256];
+	int		 n = 4;
 
-	va_start(ap, first);
-	args_collect(args, 4, 24, first, ap);
-	va_end(ap);
+	if (token) {
+		snprintf(path, sizeof(path), "%s", broker_path(&b, "token"));
+		write_file(path, "sesame\n", 0600);
+		args[n++] = "--token-file";
+		args[n++] = path;
+	}
+	args_collect(args, n, 24, first, ap);
 	write_file(tools, "{\"tools\":[{\"name\":\"flood\",\"tier\":"
 	    "\"smooth\",\"exec\":[\"sh\",\"-c\",\"x=$(printf %4000s . | "
 	    "tr ' ' y); i=0; while [ $i -lt 500 ]; do echo \\\"log warning "
@@ -61,6 +70,26 @@ start(const char *first, ...)
 	    "done\"]}]}", 0600);
 	ck_assert_int_eq(broker_start(&b, args, 0), 0);
 	http_port = http_port_of(&b);
+}
+
+static void
+start(const char *first, ...)
+{
+	va_list	ap;
+
+	va_start(ap, first);
+	start_v(0, first, ap);
+	va_end(ap);
+}
+
+static void
+start_token(const char *first, ...)
+{
+	va_list	ap;
+
+	va_start(ap, first);
+	start_v(1, first, ap);
+	va_end(ap);
 }
 
 /*
@@ -195,6 +224,85 @@ START_TEST(http_unread_stream)
 }
 END_TEST
 
+#define AUTH		"Authorization: Bearer sesame\r\n"
+#define NSLOW		19	/* with the GET stream, 2 x 2 + 16 */
+
+/*
+ * Read what each of fds[n] says, byte by byte sending one more to those
+ * still open (a slow client), until every one is closed or the rounds
+ * run out: how many are still open.  None may have been answered.
+ */
+static int
+trickle_until_closed(int *fds, int n)
+{
+	struct pollfd	 pfd[NSLOW];
+	char		 c;
+	int		 i, open = n, round;
+	ssize_t		 r;
+
+	for (i = 0; i < n; i++)
+		pfd[i] = (struct pollfd){ fds[i], POLLIN, 0 };
+	for (round = 0; open > 0 && round < 100; round++) {
+		/* The pace of the trickle: what the test waits for is the close. */
+		if (poll(pfd, (nfds_t)n, 100) == -1)
+			ck_abort_msg("poll");
+		for (i = 0; i < n; i++) {
+			if (pfd[i].fd == -1)
+				continue;
+			if (pfd[i].revents == 0) {
+				(void)send(pfd[i].fd, "a", 1, MSG_NOSIGNAL);
+				continue;
+			}
+			r = read(pfd[i].fd, &c, 1);
+			ck_assert_msg(r <= 0, "a slow sender was answered");
+			pfd[i].fd = -1;
+			open--;
+		}
+	}
+	return open;
+}
+
+/*
+ * Slow senders without the token hold no place past --auth-timeout,
+ * however they trickle: each is closed, unanswered; the token holder's
+ * stream, let in, outlives it, and the token holder gets in again.
+ */
+START_TEST(http_slow_senders)
+{
+	char		 sid[64], id[32], hdrs[256];
+	struct hc	*g;
+	json_object	*j;
+	int		 fds[NSLOW], i;
+
+	start_token("--auth-timeout", "1", "--max-clients", "2", NULL);
+	initialize(sid, AUTH);
+	snprintf(hdrs, sizeof(hdrs), "Accept: text/event-stream\r\n"
+	    "Mcp-Session-Id: %s\r\n" AUTH, sid);
+	g = hc_request(http_port, "GET", "/mcp", hdrs, NULL);
+	ck_assert_ptr_nonnull(g);
+	assert_priming(g, id);
+	for (i = 0; i < NSLOW; i++) {
+		ck_assert_int_ge(fds[i] = broker_dial(http_port), 0);
+		ck_assert_int_eq(write(fds[i], "POST /mcp HTTP/1.1\r\nX-Slow: ",
+		    29), 29);
+	}
+	ck_assert_int_eq(trickle_until_closed(fds, NSLOW), 0);
+	ck_assert_int_eq(broker_log_count(&b, "(--auth-timeout), closed"),
+	    NSLOW);
+	for (i = 0; i < NSLOW; i++)
+		close(fds[i]);
+	initialize(sid, AUTH);
+	write_file(tools, "{\"tools\":[{\"name\":\"other\",\"exec\":"
+	    "[\"true\"]}]}", 0600);
+	ck_assert_int_eq(kill(b.pid, SIGHUP), 0);
+	j = next_message(g);
+	ck_assert_str_eq(json_object_get_string(jpath(j, "method")),
+	    "notifications/tools/list_changed");
+	json_object_put(j);
+	hc_close(g);
+}
+END_TEST
+
 static Suite *
 httplimits_suite(void)
 {
@@ -205,6 +313,7 @@ httplimits_suite(void)
 	tcase_set_timeout(tc, 30);
 	tcase_add_test(tc, http_max_connections);
 	tcase_add_test(tc, http_unread_stream);
+	tcase_add_test(tc, http_slow_senders);
 	suite_add_tcase(s, tc);
 	return s;
 }
