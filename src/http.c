@@ -266,6 +266,7 @@ static void
 http_request(struct evhttp_request *req, void *arg)
 {
 	struct http		*h = arg;
+	struct http_conn	*c = httpconn_request(h, req);
 	const char		*path;
 
 	path = evhttp_uri_get_path(evhttp_request_get_evhttp_uri(req));
@@ -276,7 +277,7 @@ http_request(struct evhttp_request *req, void *arg)
 	}
 	if (http_check_origin(h, req) == -1 || http_check_auth(h, req) == -1)
 		return;
-	httpconn_let_in(httpconn_of(h, req));
+	httpconn_let_in(c);
 	if (http_check_version(req) == -1)
 		return;
 	if (h->srv->stopping) {

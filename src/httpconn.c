@@ -5,6 +5,11 @@
  * each closed unless a request of it passes the checks within
  * --auth-timeout of its accept (evhttp's own timeout starts again with
  * every byte, so a client that trickles bytes would hold its place).
+ * What a connection sent of a request not yet read whole counts against
+ * --max-partial with the TCP clients' partial messages: libevent 2.1
+ * shows a request to no one before its body is in (evhttp has no header
+ * callback for the requests it accepts), so the bytes are counted as
+ * they come, from the input buffer's callback.
  */
 #include "config.h"
 
@@ -17,6 +22,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include <event2/buffer.h>
 #include <event2/bufferevent.h>
 #include <event2/event.h>
 #include <event2/http.h>
@@ -30,9 +36,13 @@
 
 #define HTTP_CONNS_PER_CLIENT	2	/* open connections: 2 a client, */
 #define HTTP_CONNS_SPARE	16	/* and these more */
+#define HTTP_REAP_S		1	/* a connection gone with bytes held:
+					   forgotten within */
 
 static void	httpconn_refuse(evutil_socket_t, short, void *);
 static void	httpconn_deadline(evutil_socket_t, short, void *);
+static void	httpconn_input(struct evbuffer *,
+		    const struct evbuffer_cb_info *, void *);
 
 /* Whether evhttp has freed c (it clears the callbacks). */
 static int
@@ -45,13 +55,51 @@ httpconn_gone(const struct http_conn *c)
 	return rcb == NULL && ecb == NULL;
 }
 
-/* Close c as at an EOF: evhttp frees it, with no answer. */
+/*
+ * c holds n bytes of a request not read whole: counted in the server's
+ * total of unfinished input (--max-partial).  Until evhttp has freed it,
+ * a connection gone is only seen by looking: looked at in a while.
+ */
+static void
+httpconn_hold(struct http_conn *c, size_t n)
+{
+	struct http	*h = c->h;
+	struct timeval	 tv = { HTTP_REAP_S, 0 };
+
+	h->srv->cs.inbuf_total = h->srv->cs.inbuf_total - c->held + n;
+	h->held = h->held - c->held + n;
+	c->held = n;
+	if (h->held > 0 && !evtimer_pending(h->reaper, NULL))
+		evtimer_add(h->reaper, &tv);
+}
+
+/*
+ * Close c as at an EOF: evhttp frees it, with no answer.  What it sent is
+ * never read: dropped now, not when c is reaped.
+ */
 static void
 httpconn_close(struct http_conn *c)
 {
+	struct evbuffer	*in = bufferevent_get_input(c->bev);
+
 	if (!httpconn_gone(c))
 		bufferevent_trigger_event(c->bev, BEV_EVENT_EOF |
 		    BEV_EVENT_READING, 0);
+	if (!httpconn_gone(c))
+		return;
+	evbuffer_drain(in, evbuffer_get_length(in));
+	httpconn_hold(c, 0);
+}
+
+/* Release c's count, callback and references, and free it. */
+static void
+httpconn_drop(struct http_conn *c)
+{
+	httpconn_hold(c, 0);
+	evbuffer_remove_cb(bufferevent_get_input(c->bev), httpconn_input, c);
+	event_free(c->deadline);
+	bufferevent_decref(c->bev);
+	free(c);
 }
 
 /* Forget the connections evhttp has freed: how many are open. */
@@ -67,9 +115,7 @@ httpconn_reap(struct http *h)
 			i++;
 			continue;
 		}
-		event_free(c->deadline);
-		bufferevent_decref(c->bev);
-		free(c);
+		httpconn_drop(c);
 		h->conns[i] = h->conns[--h->nconns];
 	}
 	if (h->nconns < h->maxconns)
@@ -88,6 +134,9 @@ httpconn_add(struct http *h, struct event_base *base, struct bufferevent *bev)
 	c->bev = bev;
 	if ((c->deadline = evtimer_new(base, httpconn_deadline, c)) == NULL)
 		fatalx("evtimer_new");
+	if (evbuffer_add_cb(bufferevent_get_input(bev), httpconn_input, c) ==
+	    NULL)
+		fatalx("evbuffer_add_cb: out of memory");
 	evtimer_add(c->deadline, &tv);
 	if (h->nconns == h->connsize) {
 		h->connsize = h->connsize == 0 ? 64 : 2 * h->connsize;
@@ -127,7 +176,10 @@ httpconn_new(struct event_base *base, void *arg)
 	return bev;
 }
 
-/* Close the refused connections: evhttp frees them as at an EOF. */
+/*
+ * Close the refused connections and those shed: evhttp frees them as at
+ * an EOF.
+ */
 static void
 httpconn_refuse(evutil_socket_t fd, short ev, void *arg)
 {
@@ -137,11 +189,25 @@ httpconn_refuse(evutil_socket_t fd, short ev, void *arg)
 	(void)fd;
 	(void)ev;
 	for (i = 0; i < h->nconns; i++) {
-		if (!h->conns[i]->refuse)
+		if (!h->conns[i]->refuse && !h->conns[i]->shed)
 			continue;
 		h->conns[i]->refuse = 0;
 		httpconn_close(h->conns[i]);
 	}
+}
+
+/* The reaper's timer: forget the connections gone with bytes held. */
+static void
+httpconn_reaper(evutil_socket_t fd, short ev, void *arg)
+{
+	struct http	*h = arg;
+	struct timeval	 tv = { HTTP_REAP_S, 0 };
+
+	(void)fd;
+	(void)ev;
+	httpconn_reap(h);
+	if (h->held > 0)
+		evtimer_add(h->reaper, &tv);
 }
 
 /* The client's address as "ADDR:PORT", or "?". */
@@ -187,16 +253,76 @@ httpconn_deadline(evutil_socket_t fd, short ev, void *arg)
 	httpconn_close(c);
 }
 
-struct http_conn *
-httpconn_of(struct http *h, struct evhttp_request *req)
+/*
+ * Past --max-partial: the HTTP connection holding the most goes, with no
+ * answer (its request has no evhttp_request yet), as the TCP client that
+ * holds the most does (listener.c): the one that costs the most, and
+ * likely the one that grew it.
+ */
+static void
+httpconn_shed(struct http *h)
 {
-	struct bufferevent	*bev = evhttp_connection_get_bufferevent(
-				    evhttp_request_get_connection(req));
+	const struct options	*opt = h->srv->opt;
+	struct http_conn	*big = NULL;
+	char			 peer[80];
 	size_t			 i;
 
 	for (i = 0; i < h->nconns; i++)
-		if (h->conns[i]->bev == bev)
-			return h->conns[i];
+		if (!h->conns[i]->shed && (big == NULL ||
+		    h->conns[i]->held > big->held))
+			big = h->conns[i];
+	if (big == NULL || big->held == 0)
+		return;
+	httpconn_peer(big, peer, sizeof(peer));
+	log_info("HTTP: connection from %s: the broker holds too many "
+	    "unfinished messages (--max-partial %llu bytes for all clients), "
+	    "and its request's %zu bytes were the most, closed", peer,
+	    (unsigned long long)opt->max_partial, big->held);
+	big->shed = 1;
+	httpconn_hold(big, 0);
+	event_active(h->refuse, EV_TIMEOUT, 1);
+}
+
+/* evbuffer's callback of a connection's input: bytes of its request. */
+static void
+httpconn_input(struct evbuffer *in, const struct evbuffer_cb_info *info,
+    void *arg)
+{
+	struct http_conn	*c = arg;
+	const struct options	*opt = c->h->srv->opt;
+	uint64_t		 max;
+
+	(void)in;
+	if (info->n_added == 0 || c->refuse || c->shed || httpconn_gone(c))
+		return;
+	httpconn_hold(c, c->held + info->n_added);
+	max = opt->max_partial > opt->max_message ? opt->max_partial :
+	    opt->max_message;
+	if (c->h->srv->cs.inbuf_total <= max)
+		return;
+	/* Those gone are not to be counted, nor shed. */
+	httpconn_reap(c->h);
+	if (c->h->srv->cs.inbuf_total > max)
+		httpconn_shed(c->h);
+}
+
+struct http_conn *
+httpconn_request(struct http *h, struct evhttp_request *req)
+{
+	struct bufferevent	*bev = evhttp_connection_get_bufferevent(
+				    evhttp_request_get_connection(req));
+	struct http_conn	*c;
+	size_t			 i;
+
+	for (i = 0; i < h->nconns; i++) {
+		if ((c = h->conns[i])->bev != bev)
+			continue;
+		/* Whole: the body is the request's; what follows is held. */
+		c->shed = 0;
+		httpconn_hold(c, evbuffer_get_length(
+		    bufferevent_get_input(bev)));
+		return c;
+	}
 	return NULL;
 }
 
@@ -215,7 +341,8 @@ httpconn_init(struct http *h)
 	uint64_t	n = h->srv->opt->max_clients;
 
 	if ((h->refuse = evtimer_new(h->srv->base, httpconn_refuse, h)) ==
-	    NULL)
+	    NULL || (h->reaper = evtimer_new(h->srv->base, httpconn_reaper,
+	    h)) == NULL)
 		fatalx("evtimer_new");
 	h->maxconns = n > (SIZE_MAX - HTTP_CONNS_SPARE) / HTTP_CONNS_PER_CLIENT ?
 	    SIZE_MAX : (size_t)(HTTP_CONNS_PER_CLIENT * n + HTTP_CONNS_SPARE);
@@ -224,15 +351,10 @@ httpconn_init(struct http *h)
 void
 httpconn_free(struct http *h)
 {
-	struct http_conn	*c;
-
+	while (h->nconns > 0)
+		httpconn_drop(h->conns[--h->nconns]);
 	event_free(h->refuse);
-	while (h->nconns > 0) {
-		c = h->conns[--h->nconns];
-		event_free(c->deadline);
-		bufferevent_decref(c->bev);
-		free(c);
-	}
+	event_free(h->reaper);
 	free(h->conns);
 	h->conns = NULL;
 }

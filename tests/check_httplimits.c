@@ -228,21 +228,23 @@ END_TEST
 #define NSLOW		19	/* with the GET stream, 2 x 2 + 16 */
 
 /*
- * Read what each of fds[n] says, byte by byte sending one more to those
- * still open (a slow client), until every one is closed or the rounds
- * run out: how many are still open.  None may have been answered.
+ * Read what each of fds[n] says until at least want are closed or the
+ * rounds run out, each round of 100 ms sending one more byte to those
+ * still open when trickle is set (a slow client): how many are still
+ * open.  None may have been answered.
  */
 static int
-trickle_until_closed(int *fds, int n)
+await_closed_by(int *fds, int n, int want, int trickle)
 {
 	struct pollfd	 pfd[NSLOW];
 	char		 c;
 	int		 i, open = n, round;
 	ssize_t		 r;
 
+	ck_assert_int_le(n, NSLOW);
 	for (i = 0; i < n; i++)
 		pfd[i] = (struct pollfd){ fds[i], POLLIN, 0 };
-	for (round = 0; open > 0 && round < 100; round++) {
+	for (round = 0; n - open < want && round < 100; round++) {
 		/* The pace of the trickle: what the test waits for is the close. */
 		if (poll(pfd, (nfds_t)n, 100) == -1)
 			ck_abort_msg("poll");
@@ -250,7 +252,9 @@ trickle_until_closed(int *fds, int n)
 			if (pfd[i].fd == -1)
 				continue;
 			if (pfd[i].revents == 0) {
-				(void)send(pfd[i].fd, "a", 1, MSG_NOSIGNAL);
+				if (trickle)
+					(void)send(pfd[i].fd, "a", 1,
+					    MSG_NOSIGNAL);
 				continue;
 			}
 			r = read(pfd[i].fd, &c, 1);
@@ -260,6 +264,18 @@ trickle_until_closed(int *fds, int n)
 		}
 	}
 	return open;
+}
+
+static int
+trickle_until_closed(int *fds, int n)
+{
+	return await_closed_by(fds, n, n, 1);
+}
+
+static int
+await_closed(int *fds, int n, int want)
+{
+	return await_closed_by(fds, n, want, 0);
 }
 
 /*
@@ -303,6 +319,45 @@ START_TEST(http_slow_senders)
 }
 END_TEST
 
+#define NBIG		8	/* requests that do not end, */
+#define BIG_SENT	60000	/* the bytes of body each sends */
+
+/*
+ * Requests without the token whose bodies do not end count against
+ * --max-partial with every client's unfinished messages: past it, the
+ * connection holding the most is closed, unanswered, so that no more than
+ * 4 of these (4 x 60 kB < 256 KiB) stay; the token holder gets in.
+ */
+START_TEST(http_partial_bodies)
+{
+	char	 head[512], sid[64], *body = malloc(BIG_SENT);
+	int	 fds[NBIG], i, open;
+
+	ck_assert_ptr_nonnull(body);
+	memset(body, 'x', BIG_SENT);
+	start_token("--max-message", "65536", "--max-partial", "262144",
+	    "--auth-timeout", "3600", NULL);
+	snprintf(head, sizeof(head), "POST /mcp HTTP/1.1\r\nHost: "
+	    "127.0.0.1:%d\r\n" JSON_HDRS "Content-Length: 65536\r\n\r\n",
+	    http_port);
+	for (i = 0; i < NBIG; i++) {
+		ck_assert_int_ge(fds[i] = broker_dial(http_port), 0);
+		ck_assert_int_eq(write(fds[i], head, strlen(head)),
+		    (ssize_t)strlen(head));
+		/* It may be closed before it is all sent. */
+		(void)send(fds[i], body, BIG_SENT, MSG_NOSIGNAL);
+	}
+	free(body);
+	open = await_closed(fds, NBIG, NBIG - 4);
+	ck_assert_int_le(open, 4);
+	ck_assert_int_ge(broker_log_count(&b, "(--max-partial 262144 bytes "
+	    "for all clients), and its request's"), NBIG - open);
+	initialize(sid, AUTH);
+	for (i = 0; i < NBIG; i++)
+		close(fds[i]);
+}
+END_TEST
+
 static Suite *
 httplimits_suite(void)
 {
@@ -314,6 +369,7 @@ httplimits_suite(void)
 	tcase_add_test(tc, http_max_connections);
 	tcase_add_test(tc, http_unread_stream);
 	tcase_add_test(tc, http_slow_senders);
+	tcase_add_test(tc, http_partial_bodies);
 	suite_add_tcase(s, tc);
 	return s;
 }
