@@ -258,7 +258,8 @@ await_closed_by(int *fds, int n, int want, int trickle)
 				continue;
 			}
 			r = read(pfd[i].fd, &c, 1);
-			ck_assert_msg(r <= 0, "a slow sender was answered");
+			ck_assert_msg(r <= 0, "a connection that never sent "
+			    "a whole request was answered");
 			pfd[i].fd = -1;
 			open--;
 		}
