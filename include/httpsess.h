@@ -98,8 +98,13 @@ TAILQ_HEAD(http_sesslist, http_sess);
  * reference) until evhttp has freed it, so that open ones are counted.
  */
 struct http_conn {
+	struct http		*h;
 	struct bufferevent	*bev;
+	struct event		*deadline;	/* --auth-timeout from accept */
+	size_t			 held;		/* of a request not read whole */
+	int			 let_in;	/* a request passed the checks */
 	int			 refuse;	/* over the bound: to close */
+	int			 shed;		/* past --max-partial: to close */
 };
 
 /* The endpoint: one evhttp on the broker's loop. */
@@ -111,8 +116,10 @@ struct http {
 	struct event		*retry;		/* accepts again */
 	struct event		*sweep;
 	struct event		*refuse;	/* closes refused connections */
-	struct http_conn	*conns;
+	struct event		*reaper;	/* forgets closed connections */
+	struct http_conn	**conns;
 	size_t			 nconns, connsize;
+	size_t			 held;		/* theirs, in all */
 	size_t			 maxconns;	/* 2 * --max-clients + 16 */
 	int			 full;		/* maxconns reached, logged */
 	struct http_sesslist	 sessions;

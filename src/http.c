@@ -268,6 +268,7 @@ static void
 http_request(struct evhttp_request *req, void *arg)
 {
 	struct http		*h = arg;
+	struct http_conn	*c = httpconn_request(h, req);
 	const char		*path;
 
 	path = evhttp_uri_get_path(evhttp_request_get_evhttp_uri(req));
@@ -276,8 +277,10 @@ http_request(struct evhttp_request *req, void *arg)
 		    "not_found", "the MCP endpoint is " HTTP_PATH);
 		return;
 	}
-	if (http_check_origin(h, req) == -1 || http_check_auth(h, req) == -1 ||
-	    http_check_version(req) == -1)
+	if (http_check_origin(h, req) == -1 || http_check_auth(h, req) == -1)
+		return;
+	httpconn_let_in(c);
+	if (http_check_version(req) == -1)
 		return;
 	if (h->srv->stopping) {
 		httperr_reply(req, HTTP_SERVUNAVAIL,
@@ -349,12 +352,13 @@ http_session_new(struct http *h, struct evhttp_request *req)
 /*
  * Sort the messages of a POST: the ids of its requests as JSON text
  * into keys (an invalid message counts as a request of id null, which
- * gets an error), and whether one is an initialize.
+ * gets an error; so does an id neither a string nor an integer, as
+ * rpc_check answers it), and whether one is an initialize.
  */
 static void
 http_sort(json_object *m, json_object *keys, int *init)
 {
-	json_object	*method, *id;
+	json_object	*method, *id = NULL;
 
 	if (json_object_object_get_ex(m, "method", &method) &&
 	    json_object_is_type(method, json_type_string)) {
@@ -366,7 +370,10 @@ http_sort(json_object *m, json_object *keys, int *init)
 	    (json_object_object_get_ex(m, "result", NULL) ||
 	    json_object_object_get_ex(m, "error", NULL)))
 		return;			/* a response: it asked nothing */
-	else if (!json_object_object_get_ex(m, "id", &id))
+	else
+		json_object_object_get_ex(m, "id", &id);
+	if (!json_object_is_type(id, json_type_string) &&
+	    !json_object_is_type(id, json_type_int))
 		id = NULL;
 	json_object_array_add(keys, json_object_new_string(id == NULL ?
 	    "null" : json_object_to_json_string_ext(id,

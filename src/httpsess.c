@@ -155,21 +155,36 @@ httpsess_headers(struct http_sess *s, struct evhttp_request *req)
 	    "Mcp-Session-Id", s->id);
 }
 
-/* The stream whose requests hold the id key and await their answer. */
+/* Whether st's requests hold the id key and await their answer. */
+static int
+hs_holds(const struct http_stream *st, const char *key)
+{
+	size_t	i;
+
+	if (!st->due || st->keys == NULL)
+		return 0;
+	for (i = 0; i < json_object_array_length(st->keys); i++)
+		if (strcmp(json_object_get_string(
+		    json_object_array_get_idx(st->keys, i)), key) == 0)
+			return 1;
+	return 0;
+}
+
+/*
+ * The stream that awaits the answer of id key: the one whose body runs
+ * when it does (ids may repeat across POSTs: null, an invalid message's),
+ * else the oldest.
+ */
 static struct http_stream *
 hs_find(struct http_sess *s, const char *key)
 {
 	struct http_stream	*st;
-	size_t			 i;
 
-	TAILQ_FOREACH(st, &s->streams, entry) {
-		if (!st->due || st->keys == NULL)
-			continue;
-		for (i = 0; i < json_object_array_length(st->keys); i++)
-			if (strcmp(json_object_get_string(
-			    json_object_array_get_idx(st->keys, i)), key) == 0)
-				return st;
-	}
+	if (s->cur != NULL && hs_holds(s->cur, key))
+		return s->cur;
+	TAILQ_FOREACH(st, &s->streams, entry)
+		if (hs_holds(st, key))
+			return st;
 	return NULL;
 }
 
@@ -203,7 +218,11 @@ hs_add(struct http_stream *st, const char *data, size_t len, int answer)
 	hs_push(st);
 }
 
-/* The id of an answer (an array: a batch's) as JSON text, or NULL. */
+/*
+ * The id of an answer (an array: a batch's, its first id not null) as
+ * JSON text: "null" for id null, which JSON-RPC answers like any other
+ * (a deferred answer finds its POST by it too); NULL for none.
+ */
 static const char *
 hs_answer_key(json_object *msg)
 {
@@ -218,9 +237,11 @@ hs_answer_key(json_object *msg)
 				break;
 			id = NULL;
 		}
+		if (id == NULL && json_object_array_length(msg) > 0)
+			return "null";
 	} else if (!json_object_object_get_ex(msg, "id", &id))
 		return NULL;
-	return id == NULL ? NULL :
+	return id == NULL ? "null" :
 	    json_object_to_json_string_ext(id, JSON_C_TO_STRING_PLAIN);
 }
 
@@ -625,14 +646,18 @@ httpsess_get(struct http_sess *s, struct evhttp_request *req,
 	return 0;
 }
 
-/* Whether s is in use: a request open or running, a stream attached. */
+/*
+ * Whether s is in use: a request open or running, a stream attached,
+ * editor flags held (their reloads would run once it went).
+ */
 static int
 hs_busy(struct http_sess *s, struct conn *c)
 {
 	struct http_stream	*st;
 
 	if (!TAILQ_EMPTY(&c->pending) || c->batch != NULL || c->holds > 0 ||
-	    s->get->req != NULL)
+	    c->editor.tests_running || c->editor.compiling ||
+	    c->editor.busy || s->get->req != NULL)
 		return 1;
 	TAILQ_FOREACH(st, &s->streams, entry)
 		if (st->req != NULL || st->body != NULL)

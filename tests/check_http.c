@@ -46,7 +46,10 @@ teardown(void)
 	broker_stop(&b);
 }
 
-/* hold waits for the fifo; echo answers at once; more: one tool more. */
+/*
+ * hold waits for the fifo; echo answers at once; prog reports; rebuild
+ * is a reload; more: one tool more.
+ */
 static void
 write_tools(int more)
 {
@@ -62,7 +65,9 @@ write_tools(int more)
 	    "{\"name\":\"prog\",\"description\":\"reports\",\"exec\":[\"sh\","
 	    "\"-c\",\"printf 'progress 50/100 half\\\\n' >&$CMDGATE_NOTIFY_FD; "
 	    "printf 'log warning careful\\\\n' >&$CMDGATE_NOTIFY_FD; "
-	    "cat %s >/dev/null\"]}%s]}", fifo, fifo, more ?
+	    "cat %s >/dev/null\"]},"
+	    "{\"name\":\"rebuild\",\"reload\":true,\"exec\":[\"true\"]}"
+	    "%s]}", fifo, fifo, more ?
 	    ",{\"name\":\"more\",\"exec\":[\"true\"]}" : "");
 	write_file(tools, json, 0600);
 }
@@ -173,6 +178,44 @@ START_TEST(http_sse_answer)
 	ck_assert_int_eq(json_object_get_int(jpath(j, "id")), 7);
 	ck_assert_msg(strstr(json_object_to_json_string(j), "held") != NULL,
 	    "%s", json_object_to_json_string(j));
+	json_object_put(j);
+	ck_assert_ptr_null(hc_event(h));
+	ck_assert(h->ended);
+	hc_close(h);
+}
+END_TEST
+
+/*
+ * A request of id null is answered with id null (JSON-RPC 2.0), on its
+ * own POST's stream when the answer comes later; an error of id null for
+ * another POST meanwhile stays on that POST.
+ */
+START_TEST(http_null_id)
+{
+	char		 sid[64], id[32];
+	struct hc	*h;
+	json_object	*j, *v;
+
+	start(NULL);
+	initialize(sid, NULL);
+	h = post(sid, NULL, "{\"jsonrpc\":\"2.0\",\"id\":null,\"method\":"
+	    "\"tools/call\",\"params\":{\"name\":\"hold\",\"arguments\":"
+	    "{}}}");
+	assert_priming(h, id);
+	j = reply_json(post(sid, NULL, "{\"jsonrpc\":\"2.0\",\"id\":null}"),
+	    200);
+	ck_assert_int_eq(json_object_get_int(jpath(j, "error.code")), -32600);
+	json_object_put(j);
+	/* An id neither a string nor an integer: answered with id null. */
+	j = reply_json(post(sid, NULL, "{\"jsonrpc\":\"2.0\",\"id\":1.5,"
+	    "\"method\":\"ping\"}"), 200);
+	ck_assert_int_eq(json_object_get_int(jpath(j, "error.code")), -32600);
+	json_object_put(j);
+	release();
+	j = next_message(h);
+	ck_assert_msg(json_object_object_get_ex(j, "id", &v) && v == NULL &&
+	    strstr(json_object_to_json_string(j), "held") != NULL, "%s",
+	    json_object_to_json_string(j));
 	json_object_put(j);
 	ck_assert_ptr_null(hc_event(h));
 	ck_assert(h->ended);
@@ -468,6 +511,52 @@ START_TEST(http_idle_expiry)
 }
 END_TEST
 
+/*
+ * A session holding editor flags is not idle (cmdgated(8)): it outlives
+ * --idle-timeout, which ends a session begun after it, and the reload
+ * job it holds stays queued.
+ */
+START_TEST(http_idle_flags)
+{
+	char		 sid[64], other[64], want[64], line[256];
+	struct client	*u;
+	json_object	*j;
+
+	start("--idle-timeout", "1", NULL);
+	initialize(sid, NULL);
+	j = reply_json(post(sid, NULL, "{\"jsonrpc\":\"2.0\",\"id\":2,"
+	    "\"method\":\"report_editor_state\",\"params\":{\"compiling\":"
+	    "true}}"), 200);
+	json_object_put(j);
+	initialize(other, NULL);
+	u = client_unix(b.sock);
+	j = client_call(u, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":"
+	    "\"batch_execute\",\"params\":{\"async\":true,\"commands\":"
+	    "[{\"tool\":\"rebuild\"}]}}");
+	ck_assert_ptr_nonnull(jpath(j, "result.ticket"));
+	snprintf(line, sizeof(line), "{\"jsonrpc\":\"2.0\",\"id\":2,"
+	    "\"method\":\"poll_job\",\"params\":{\"ticket\":%s}}",
+	    json_object_to_json_string(jpath(j, "result.ticket")));
+	json_object_put(j);
+	client_close(u);
+	snprintf(want, sizeof(want), "MCP session %.8s...: no request", other);
+	ck_assert_int_gt(broker_await_log(&b, want), 0);
+	snprintf(want, sizeof(want), "MCP session %.8s...: no request", sid);
+	ck_assert_int_eq(broker_log_count(&b, want), 0);
+	u = client_unix(b.sock);	/* the first one idled out too */
+	j = client_call(u, line);
+	ck_assert_str_eq(json_object_get_string(jpath(j, "result.status")),
+	    "queued");
+	ck_assert_str_eq(json_object_get_string(jpath(j,
+	    "result.blocked_by")), "compiling");
+	json_object_put(j);
+	client_close(u);
+	j = reply_json(post(sid, NULL, "{\"jsonrpc\":\"2.0\",\"id\":3,"
+	    "\"method\":\"ping\"}"), 200);
+	json_object_put(j);
+}
+END_TEST
+
 /* Two sessions at once: each gets its own answer. */
 /* list_clients shows n MCP-over-HTTP sessions, face "http". */
 static void
@@ -594,6 +683,7 @@ http_suite(void)
 	tcase_set_timeout(tc, 30);
 	tcase_add_test(tc, http_session);
 	tcase_add_test(tc, http_sse_answer);
+	tcase_add_test(tc, http_null_id);
 	tcase_add_test(tc, http_cancelled);
 	tcase_add_test(tc, http_init_refused);
 	tcase_add_test(tc, http_refusals);
@@ -602,6 +692,7 @@ http_suite(void)
 	tcase_add_test(tc, http_progress);
 	tcase_add_test(tc, http_poll_resume);
 	tcase_add_test(tc, http_idle_expiry);
+	tcase_add_test(tc, http_idle_flags);
 	tcase_add_test(tc, http_two_sessions);
 	tcase_add_test(tc, http_shutdown);
 	tcase_add_test(tc, http_emfile);
