@@ -510,14 +510,14 @@ int
 unity_face_start(struct server *srv, char *err, size_t errlen)
 {
 	const struct options	*opt = srv->opt;
-	int			 port = unity_listen_port(srv);
+	int			 port = unity_listen_port(srv), dirfd;
 
 	if (uf.srv != NULL || opt->unity_status_dir == NULL || port == 0)
 		return 0;
-	if (unitystatus_check(opt, err, errlen) == -1)
+	if ((dirfd = unitystatus_open_dir(opt, err, errlen)) == -1)
 		return -1;
 	uf.srv = srv;
-	uf.status = unitystatus_new(srv->base, opt, port,
+	uf.status = unitystatus_new(srv->base, opt, dirfd, port,
 	    unity_bridge_port(srv->tools));
 	uf.sub = edstate_subscribe(srv, unity_edstate, NULL);
 	unity_edstate(NULL);
