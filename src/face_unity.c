@@ -70,9 +70,14 @@ static int	 unity_bridge_port(const struct tooltab *);
 void
 unity_accept(struct conn *c)
 {
+	uint64_t	max = c->sh->opt->max_message;
+
 	/* Sent before the framer turns to unity frames: a plain line. */
 	conn_send_raw(c, UNITY_WELCOME, strlen(UNITY_WELCOME));
-	frame_init_unity(&c->fr, FRAME_UNITY_MAX);
+	/* --max-message bounds what a client makes the broker hold, as on
+	 * every listener; the bridge's own limit when that is larger. */
+	frame_init_unity(&c->fr, max < FRAME_UNITY_MAX ? (size_t)max :
+	    FRAME_UNITY_MAX);
 }
 
 /*

@@ -31,6 +31,7 @@
 #include "options.h"
 #include "rpc.h"
 #include "server.h"
+#include "sha1.h"
 #include "submit.h"
 #include "ticket.h"
 #include "util.h"
@@ -43,7 +44,7 @@ TAILQ_HEAD(facejoblist, facejob);
 struct fjentry {
 	TAILQ_ENTRY(fjentry)	 entry;
 	struct facejobs		*T;
-	char			*key;		/* agent, tool, params */
+	unsigned char		 key[SHA1_LEN];	/* fj_key() */
 	struct submission	*s;		/* until stored */
 	struct waiter		*w;		/* until it ends */
 	uint64_t		 num;		/* once stored (s NULL) */
@@ -118,19 +119,25 @@ fj_sorted(json_object *v)
 	return o;
 }
 
-/* What makes two requests the same command.  Caller frees. */
-static char *
-fj_key(const struct facejob_req *req)
+/*
+ * What makes two requests the same command: the digest of the agent,
+ * the tool and the params in canonical form (no name holds a newline),
+ * so that an entry costs the same whatever its command's size.  A
+ * collision would take two commands made for it, both the maker's own.
+ */
+static void
+fj_key(const struct facejob_req *req, unsigned char key[SHA1_LEN])
 {
 	json_object	*p = req->params != NULL ? fj_sorted(req->params) :
 			    json_object_new_object();
-	char		*key;
+	char		*text;
 
-	key = xasprintf("%s\n%s\n%s", req->agent != NULL ? req->agent : "",
+	text = xasprintf("%s\n%s\n%s", req->agent != NULL ? req->agent : "",
 	    req->tool, json_object_to_json_string_ext(p,
 	    JSON_C_TO_STRING_PLAIN));
 	json_object_put(p);
-	return key;
+	sha1(text, strlen(text), key);
+	free(text);
 }
 
 /* ---- telling a face -------------------------------------------------- */
@@ -246,7 +253,6 @@ fje_free(struct fjentry *e)
 		fj_detach(fj);
 	}
 	json_object_put(e->first);
-	free(e->key);
 	free(e);
 }
 
@@ -391,10 +397,10 @@ fje_stored(void *arg, uint64_t num, int dedup, struct rpc_error *err)
 	fje_done(e, v, &verr);
 }
 
-/* A new job for req, its key taken: its entry, or NULL with err. */
+/* A new job for req, of key: its entry, or NULL with err. */
 static struct fjentry *
-fje_submit(struct facejobs *T, const struct facejob_req *req, char *key,
-    struct rpc_error *err)
+fje_submit(struct facejobs *T, const struct facejob_req *req,
+    const unsigned char key[SHA1_LEN], struct rpc_error *err)
 {
 	struct fjentry	*e;
 	json_object	*cmds, *cmd, *rec;
@@ -409,13 +415,11 @@ fje_submit(struct facejobs *T, const struct facejob_req *req, char *key,
 	json_object_array_add(cmds, cmd);
 	rec = jobmethods_record(T->srv, cmds, agent, err);
 	json_object_put(cmds);
-	if (rec == NULL) {
-		free(key);
+	if (rec == NULL)
 		return NULL;
-	}
 	e = xcalloc(1, sizeof(*e));
 	e->T = T;
-	e->key = key;
+	memcpy(e->key, key, SHA1_LEN);
 	TAILQ_INIT(&e->fjs);
 	TAILQ_INSERT_TAIL(&T->entries, e, entry);
 	e->s = submit_add(T->J, rec, NULL, 0, fje_stored, e);
@@ -439,12 +443,12 @@ fje_prune(struct facejobs *T)
 }
 
 static struct fjentry *
-fje_find(struct facejobs *T, const char *key)
+fje_find(struct facejobs *T, const unsigned char key[SHA1_LEN])
 {
 	struct fjentry	*e;
 
 	TAILQ_FOREACH(e, &T->entries, entry)
-		if (strcmp(e->key, key) == 0)
+		if (memcmp(e->key, key, SHA1_LEN) == 0)
 			return e;
 	return NULL;
 }
@@ -572,7 +576,7 @@ facejob_start(struct server *srv, const struct facejob_req *req,
 	struct facejob	*fj = fj_new(srv, req, news, arg);
 	struct facejobs	*T;
 	struct fjentry	*e;
-	char		*key;
+	unsigned char	 key[SHA1_LEN];
 
 	if (srv->jobs == NULL) {
 		rpc_fail(&fj->refused, RPC_INTERNAL_ERROR, "internal_error",
@@ -582,9 +586,8 @@ facejob_start(struct server *srv, const struct facejob_req *req,
 	}
 	T = facejobs_of(srv);
 	fje_prune(T);
-	key = fj_key(req);
+	fj_key(req, key);
 	if ((e = fje_find(T, key)) != NULL) {
-		free(key);
 		fj->attached = 1;
 		fj_attach(fj, e);
 		log_debug("%s: a repeat of %s attached", e->s == NULL ?

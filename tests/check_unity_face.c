@@ -361,6 +361,7 @@ END_TEST
 static struct fake	 fk;
 static char		 facedir[PATH_MAX], editordir[PATH_MAX];
 static const char	*idle;		/* --idle-timeout */
+static const char	*maxmsg;	/* --max-message */
 
 static void
 it_setup(void)
@@ -376,6 +377,7 @@ it_setup(void)
 	ck_assert_int_eq(mkdir(editordir, 0700), 0);
 	snprintf(facedir, sizeof(facedir), "%s/face", b.dir);
 	idle = "600";
+	maxmsg = "1048576";
 }
 
 static void
@@ -419,7 +421,8 @@ face_start(struct mfu *m, int timeout_ms, const char *hold,
 {
 	const char	*extra[] = { "--listen", "unity-mcp@127.0.0.1:0",
 			    "--unity-status-dir", facedir, "--unity-hold",
-			    hold, "--idle-timeout", idle, NULL };
+			    hold, "--idle-timeout", idle, "--max-message",
+			    maxmsg, NULL };
 	char		 name[128], path[PATH_MAX + 128];
 
 	fake_start(&fk, "FAKE_UNITY", "-s", editordir, fake_flag, NULL);
@@ -623,6 +626,49 @@ START_TEST(unity_idle_silent)
 }
 END_TEST
 
+/*
+ * Issue 31.9: a frame is bounded by --max-message, as every listener's
+ * messages are (the bridge's 64 MiB only when that is larger): one at the
+ * limit runs, one over it is refused in the bridge's shape, as soon as its
+ * length is read, and the connection closes.
+ */
+START_TEST(unity_frame_max_message)
+{
+	struct mfu	 m;
+	struct client	*u;
+	json_object	*r;
+	char		*cmd, *s;
+	size_t		 n = 65536;
+	const char	*pre = "{\"type\":\"echo\",\"params\":{\"text\":\"";
+
+	maxmsg = "65536";
+	face_start(&m, 5000, "1", NULL);
+	cmd = malloc(n + 1);
+	ck_assert_ptr_nonnull(cmd);
+	memset(cmd, 'x', n);
+	memcpy(cmd, pre, strlen(pre));
+	memcpy(cmd + n - 3, "\"}}", 4);
+	u = unity_open(m.port);
+	r = unity_call(u, cmd);
+	ck_assert_str_eq(str(r, "status"), "success");
+	/* The text and echo's newline. */
+	ck_assert_int_eq(strlen(str(r, "result.stdout")),
+	    n - strlen(pre) - 3 + 1);
+	json_object_put(r);
+	free(cmd);
+	s = raw_call(u, "\0\0\0\0\0\1\0\1", 8);
+	ck_assert_str_eq(s, "{\"status\":\"error\",\"error\":\"cmdgate: "
+	    "message_too_large: a message may hold at most 65536 bytes "
+	    "(--max-message)\"}");
+	free(s);
+	ck_assert(client_eof(u));
+	client_close(u);
+	/* Others are served on. */
+	json_object_put(send1(&m, "get_project_info", "{}"));
+	mfu_close(&m);
+}
+END_TEST
+
 /* get_test_job's status for job, as the client polls it. */
 static char *
 test_status(struct mfu *m, const char *job)
@@ -814,6 +860,7 @@ unity_suite(void)
 	tcase_add_test(tc, unity_two_agents);
 	tcase_add_test(tc, unity_resend_on_timeout);
 	tcase_add_test(tc, unity_idle_silent);
+	tcase_add_test(tc, unity_frame_max_message);
 	tcase_add_test(tc, unity_tests_twice);
 	suite_add_tcase(s, tc);
 	return s;
