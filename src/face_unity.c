@@ -238,6 +238,7 @@ unity_run(struct conn *c, const struct tool *t, json_object *params)
 	ur->pending = conn_defer(&rr, unity_cancel, ur);
 	conn_hold(c);
 	memset(&fr, 0, sizeof(fr));
+	fr.conn = c->id;
 	fr.agent = UNITY_AGENT;
 	fr.tool = t->name;
 	fr.params = p;
@@ -268,6 +269,7 @@ unity_end_window(struct unity_req *ur)
 	struct facejob_req	fr;
 
 	memset(&fr, 0, sizeof(fr));
+	fr.conn = ur->conn->id;
 	fr.agent = UNITY_AGENT;
 	fr.tool = ur->tool;
 	fr.params = ur->params;

@@ -23,6 +23,7 @@
 
 #include <json-c/json.h>
 
+#include "conn.h"
 #include "facejob.h"
 #include "job.h"
 #include "jobmethods.h"
@@ -45,6 +46,7 @@ struct fjentry {
 	TAILQ_ENTRY(fjentry)	 entry;
 	struct facejobs		*T;
 	unsigned char		 key[SHA1_LEN];	/* fj_key() */
+	uint64_t		 owner;		/* the connection whose window */
 	struct submission	*s;		/* until stored */
 	struct waiter		*w;		/* until it ends */
 	uint64_t		 num;		/* once stored (s NULL) */
@@ -420,6 +422,7 @@ fje_submit(struct facejobs *T, const struct facejob_req *req,
 	e = xcalloc(1, sizeof(*e));
 	e->T = T;
 	memcpy(e->key, key, SHA1_LEN);
+	e->owner = req->conn;
 	TAILQ_INIT(&e->fjs);
 	TAILQ_INSERT_TAIL(&T->entries, e, entry);
 	e->s = submit_add(T->J, rec, NULL, 0, fje_stored, e);
@@ -442,15 +445,40 @@ fje_prune(struct facejobs *T)
 	}
 }
 
-static struct fjentry *
-fje_find(struct facejobs *T, const unsigned char key[SHA1_LEN])
+/*
+ * Whether the client of connection id is gone: closed, or half-closed (it
+ * sends nothing more there).  Its commands' windows are then anyone's who
+ * sends the same: MCP for Unity's server sends a command again on a new
+ * connection after its own timeout, a uloop CLI call is a connection.
+ */
+static int
+fje_gone(struct facejobs *T, uint64_t id)
 {
-	struct fjentry	*e;
+	struct conn	*c = server_conn_find(T->srv, id);
 
-	TAILQ_FOREACH(e, &T->entries, entry)
-		if (memcmp(e->key, key, SHA1_LEN) == 0)
+	return c == NULL || c->eof || c->closing || c->dead;
+}
+
+/*
+ * The entry a command of key sent on connection conn repeats: that
+ * connection's, else one whose client is gone; or NULL.  Another live
+ * client's is never joined: whoever sends the same command is not the
+ * one who asked, and must not take its result nor end its window.
+ */
+static struct fjentry *
+fje_find(struct facejobs *T, const unsigned char key[SHA1_LEN], uint64_t conn)
+{
+	struct fjentry	*e, *gone = NULL;
+
+	TAILQ_FOREACH(e, &T->entries, entry) {
+		if (memcmp(e->key, key, SHA1_LEN) != 0)
+			continue;
+		if (e->owner == conn)
 			return e;
-	return NULL;
+		if (gone == NULL && fje_gone(T, e->owner))
+			gone = e;
+	}
+	return gone;
 }
 
 /* The repeat table of srv's engine, made on first use. */
@@ -587,7 +615,8 @@ facejob_start(struct server *srv, const struct facejob_req *req,
 	T = facejobs_of(srv);
 	fje_prune(T);
 	fj_key(req, key);
-	if ((e = fje_find(T, key)) != NULL) {
+	if ((e = fje_find(T, key, req->conn)) != NULL) {
+		e->owner = req->conn;
 		fj->attached = 1;
 		fj_attach(fj, e);
 		log_debug("%s: a repeat of %s attached", e->s == NULL ?
