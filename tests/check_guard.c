@@ -493,6 +493,66 @@ START_TEST(editor_flags_second_restart)
 }
 END_TEST
 
+/* The test table with refresh made a reload whatever its params. */
+static void
+refresh_always_reload(void)
+{
+	static const char	*rule = "\"reload\":{\"param\":\"compile\","
+				    "\"not_in\":[\"none\"]}";
+	char			 buf[8192], *at;
+	int			 fd = open(tools, O_RDONLY | O_CLOEXEC);
+
+	ck_assert_int_ge(fd, 0);
+	fd_slurp(fd, buf, sizeof(buf));
+	ck_assert_ptr_nonnull(at = strstr(buf, rule));
+	memmove(at + strlen("\"reload\":true"), at + strlen(rule),
+	    strlen(at + strlen(rule)) + 1);
+	memcpy(at, "\"reload\":true", strlen("\"reload\":true"));
+	write_file(tools, buf, 0600);
+}
+
+/*
+ * Issue 31, look at: a SIGHUP that makes a tool a reload holds the jobs
+ * of it already queued as reloads: held by the guard when their turn
+ * comes, and run as reloads once it lets them.
+ */
+START_TEST(sighup_makes_queued_reload)
+{
+	const char	*one[] = { "--max-workers", "1", NULL };
+	struct client	*ed;
+	char		 tests[32], smooth[32];
+	json_object	*r;
+
+	start_with("heavy", one);
+	submit(tests, "[{\"tool\":\"run_tests\"}]", "\"notify\":true");
+	await_status(tests, "running");
+	/* The editor's own test run outlasts the job's. */
+	ed = report(NULL, "\"tests_running\":true");
+	submit(smooth, "[{\"tool\":\"refresh\",\"params\":{\"compile\":"
+	    "\"none\"}}]", NULL);
+	r = poll_job(smooth);
+	ck_assert_str_eq(str(r, "result.status"), "queued");
+	ck_assert(!json_object_get_boolean(jpath(r, "result.causes_reload")));
+	json_object_put(r);
+	refresh_always_reload();
+	kill(b.pid, SIGHUP);
+	ck_assert_int_eq(broker_await_log(&b, "tools.json loaded ("), 1);
+	release();
+	wait_end(tests, "done");
+	assert_held(smooth);
+	r = poll_job(smooth);
+	ck_assert(json_object_get_boolean(jpath(r, "result.causes_reload")));
+	ck_assert_str_eq(str(r, "result.tier"), "heavy");
+	json_object_put(r);
+	report(ed, "\"tests_running\":false");
+	r = wait_done(smooth);
+	ck_assert_str_eq(str(r, "status"), "done");
+	ck_assert(json_object_get_boolean(jpath(r, "causes_reload")));
+	json_object_put(r);
+	client_close(ed);
+}
+END_TEST
+
 int
 main(void)
 {
@@ -513,6 +573,7 @@ main(void)
 	tcase_add_test(tc, mcp_wait_finished);
 	tcase_add_test(tc, editor_flags_outlive_restart);
 	tcase_add_test(tc, editor_flags_second_restart);
+	tcase_add_test(tc, sighup_makes_queued_reload);
 	suite_add_tcase(s, tc);
 	return ck_run(s);
 }
