@@ -46,7 +46,7 @@ struct fjentry {
 	TAILQ_ENTRY(fjentry)	 entry;
 	struct facejobs		*T;
 	unsigned char		 key[SHA1_LEN];	/* fj_key() */
-	uint64_t		 owner;		/* the connection whose window */
+	uint64_t		 owner;		/* whose repeat window: a conn */
 	struct submission	*s;		/* until stored */
 	struct waiter		*w;		/* until it ends */
 	uint64_t		 num;		/* once stored (s NULL) */
