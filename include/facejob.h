@@ -12,7 +12,11 @@
  * submit and wait path as batch_execute, with what the faces need on
  * top: an answer before the client gives up ("held"), the upstream's
  * first answer of an awaited tool, and a repeat of a command that was not
- * yet answered attached to its job instead of becoming a second one.
+ * yet answered attached to its job instead of becoming a second one.  A
+ * repeat is the same agent's, tool's and params' on the same connection,
+ * or on another once the first one's client is gone (closed, or
+ * half-closed: it sends nothing more there); the connection that joins
+ * it then has its window.
  */
 
 struct server;
@@ -45,6 +49,7 @@ struct facejob_news {
 typedef void	(*facejob_fn)(void *arg, const struct facejob_news *);
 
 struct facejob_req {
+	uint64_t	 conn;		/* the client's connection (0: none) */
 	const char	*agent;		/* the client's name ("" allowed) */
 	const char	*tool;
 	json_object	*params;	/* borrowed */

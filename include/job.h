@@ -193,6 +193,9 @@ void		 job_set_status(struct jobs *, struct job *, enum job_status);
 /* The queue, in ticket order. */
 void		 job_enqueue(struct jobs *, struct job *);
 void		 job_dequeue(struct jobs *, struct job *);
+/* A queued job's new class (tier, and reload, which only becomes 1). */
+void		 job_reclass(struct jobs *, struct job *, enum tier,
+		    int reload);
 /* Take j off the queued or running list. */
 void		 job_unlist(struct jobs *, struct job *);
 /* The queued job of J->qroot's node n. */

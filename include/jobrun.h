@@ -21,6 +21,13 @@ struct worker;
  */
 int		 jobrun_tools_ok(struct jobs *, struct job *, char *why,
 		    size_t len);
+/*
+ * Whether the table now makes a command of queued job j (its record
+ * loaded) a reload that it was not when j was queued (a SIGHUP): j then
+ * becomes one, its record and its class, to wait for the reload guard as
+ * if it were submitted now.  1 when it changed.
+ */
+int		 jobrun_reload_now(struct jobs *, struct job *);
 /* The state dir, absolute (in buf, PATH_MAX bytes), or as given. */
 const char	*jobrun_state_dir(struct jobs *, char *buf, size_t len);
 /* The spec j's worker reads on its stdin.  Caller puts. */

@@ -5,10 +5,12 @@
 #include <stddef.h>
 
 /*
- * SHA-1 (RFC 3174), only to name MCP for Unity's status file as its
- * bridge does (the first 8 hex digits of the digest of the project's
- * Assets path): neither libevent nor json-c offers one, and cmdgate takes
- * no crypto library for a file name.  Never use it for security.
+ * SHA-1 (RFC 3174), to name MCP for Unity's status file as its bridge
+ * does (the first 8 hex digits of the digest of the project's Assets
+ * path), and as the fixed-size key of a face command in the repeat table
+ * (facejob.c): neither libevent nor json-c offers one, and cmdgate takes
+ * no crypto library for these.  Never use it where a collision someone
+ * made would cost anyone but its maker.
  */
 
 #define SHA1_LEN	20

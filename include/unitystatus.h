@@ -38,18 +38,21 @@ struct unitystatus_id {
 };
 
 /*
- * Check the flags and make the directory (mode 0700) if it is missing:
- * 0, or -1 with err (the directory is the editor's own, or cannot be
- * made).  A NULL --unity-status-dir is 0.
+ * Open --unity-status-dir, made (mode 0700) if it is missing, and check
+ * it: a directory, not a symlink, owned by the broker's user and closed
+ * to group and others' writes (the state dir's rules), not the editor's
+ * own.  Its descriptor, or -1 with err.
  */
-int		 unitystatus_check(const struct options *, char *err,
+int		 unitystatus_open_dir(const struct options *, char *err,
 		    size_t errlen);
 /*
- * Write the file for the face on port every UNITYSTATUS_EVERY_MS; the
- * bridge's port (0: unknown) finds its status file.  Caller frees.
+ * Write the file for the face on port in the directory dirfd (from
+ * unitystatus_open_dir(), taken) every UNITYSTATUS_EVERY_MS; the bridge's
+ * port (0: unknown) finds its status file.  Caller frees.
  */
 struct unitystatus *unitystatus_new(struct event_base *,
-		    const struct options *, int port, int bridge_port);
+		    const struct options *, int dirfd, int port,
+		    int bridge_port);
 /* Stop writing and remove the file. */
 void		 unitystatus_free(struct unitystatus *);
 /* The editor behind reloads (1) or not: written at once. */

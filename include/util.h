@@ -42,6 +42,13 @@ struct util_perm {
 /* Whether path, of status st, is as p says: 0, or -1 with err. */
 int	 util_perm_check(const struct util_perm *p, const char *path,
 	    const struct stat *st, char *err, size_t errlen);
+/*
+ * Open the directory path and check it as p says; with nofollow, a path
+ * that is a symlink is refused too.  Its descriptor (close-on-exec;
+ * caller closes), or -1 with err.
+ */
+int	 util_dir_open(const struct util_perm *p, const char *path,
+	    int nofollow, char *err, size_t errlen);
 
 /* Count UTF-8 code points of a valid UTF-8 string. */
 size_t	 util_utf8_len(const char *);

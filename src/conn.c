@@ -316,8 +316,9 @@ conn_input(struct conn *c, struct evbuffer *in)
 		case FRAME_TOO_LARGE:
 			snprintf(reason, sizeof(reason), "a message may hold "
 			    "at most %zu bytes (%s)", c->fr.max,
-			    c->fr.mode == FRAME_UNITY ? "MCP for Unity's limit" :
-			    "--max-message");
+			    c->fr.mode == FRAME_UNITY &&
+			    c->fr.max == FRAME_UNITY_MAX ?
+			    "MCP for Unity's limit" : "--max-message");
 			conn_fail(c, RPC_INVALID_REQUEST, "message_too_large",
 			    reason);
 			log_info("client %llu (%s): message too large, closed",

@@ -80,6 +80,23 @@ editor_save(struct jobs *J, const struct sched_busy *b)
 	free(path);
 }
 
+/*
+ * Record what a restart must find held, if it changed: the live flags,
+ * and those restored at start whose grace has not ended, so that a
+ * second restart within --editor-grace still holds reloads for them.
+ */
+static void
+editor_record(struct jobs *J, const struct sched_busy *now)
+{
+	struct sched_busy	keep = *now;
+
+	keep.tests_running |= J->editor_restored.tests_running;
+	keep.compiling |= J->editor_restored.compiling;
+	keep.editor_busy |= J->editor_restored.editor_busy;
+	if (memcmp(&keep, &J->editor_saved, sizeof(keep)) != 0)
+		editor_save(J, &keep);
+}
+
 /* What STATE_DIR/editor-flags says was held; all zero when nothing. */
 static void
 editor_read(struct jobs *J, struct sched_busy *b)
@@ -160,8 +177,7 @@ editor_update(struct jobs *J)
 
 	editor_now(J, &now);
 	editor_taken_over(J, &now);
-	if (memcmp(&now, &J->editor_saved, sizeof(now)) != 0)
-		editor_save(J, &now);
+	editor_record(J, &now);
 }
 
 void
@@ -174,6 +190,5 @@ editor_grace_over(struct jobs *J)
 	    sched_guard(&J->editor_restored));
 	memset(&J->editor_restored, 0, sizeof(J->editor_restored));
 	editor_now(J, &now);
-	if (memcmp(&now, &J->editor_saved, sizeof(now)) != 0)
-		editor_save(J, &now);
+	editor_record(J, &now);
 }

@@ -605,6 +605,7 @@ ul_call(struct ureq *q, const struct tool *t, json_object *params)
 	c->face_waits++;
 	c->sh->npending++;
 	memset(&req, 0, sizeof(req));
+	req.conn = c->id;
 	req.agent = c->name != NULL ? c->name : "";
 	req.tool = t->name;
 	req.params = params;

@@ -70,9 +70,14 @@ static int	 unity_bridge_port(const struct tooltab *);
 void
 unity_accept(struct conn *c)
 {
+	uint64_t	max = c->sh->opt->max_message;
+
 	/* Sent before the framer turns to unity frames: a plain line. */
 	conn_send_raw(c, UNITY_WELCOME, strlen(UNITY_WELCOME));
-	frame_init_unity(&c->fr, FRAME_UNITY_MAX);
+	/* --max-message bounds what a client makes the broker hold, as on
+	 * every listener; the bridge's own limit when that is larger. */
+	frame_init_unity(&c->fr, max < FRAME_UNITY_MAX ? (size_t)max :
+	    FRAME_UNITY_MAX);
 }
 
 /*
@@ -233,6 +238,7 @@ unity_run(struct conn *c, const struct tool *t, json_object *params)
 	ur->pending = conn_defer(&rr, unity_cancel, ur);
 	conn_hold(c);
 	memset(&fr, 0, sizeof(fr));
+	fr.conn = c->id;
 	fr.agent = UNITY_AGENT;
 	fr.tool = t->name;
 	fr.params = p;
@@ -263,6 +269,7 @@ unity_end_window(struct unity_req *ur)
 	struct facejob_req	fr;
 
 	memset(&fr, 0, sizeof(fr));
+	fr.conn = ur->conn->id;
 	fr.agent = UNITY_AGENT;
 	fr.tool = ur->tool;
 	fr.params = ur->params;
@@ -510,14 +517,14 @@ int
 unity_face_start(struct server *srv, char *err, size_t errlen)
 {
 	const struct options	*opt = srv->opt;
-	int			 port = unity_listen_port(srv);
+	int			 port = unity_listen_port(srv), dirfd;
 
 	if (uf.srv != NULL || opt->unity_status_dir == NULL || port == 0)
 		return 0;
-	if (unitystatus_check(opt, err, errlen) == -1)
+	if ((dirfd = unitystatus_open_dir(opt, err, errlen)) == -1)
 		return -1;
 	uf.srv = srv;
-	uf.status = unitystatus_new(srv->base, opt, port,
+	uf.status = unitystatus_new(srv->base, opt, dirfd, port,
 	    unity_bridge_port(srv->tools));
 	uf.sub = edstate_subscribe(srv, unity_edstate, NULL);
 	unity_edstate(NULL);

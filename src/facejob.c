@@ -23,6 +23,7 @@
 
 #include <json-c/json.h>
 
+#include "conn.h"
 #include "facejob.h"
 #include "job.h"
 #include "jobmethods.h"
@@ -31,6 +32,7 @@
 #include "options.h"
 #include "rpc.h"
 #include "server.h"
+#include "sha1.h"
 #include "submit.h"
 #include "ticket.h"
 #include "util.h"
@@ -43,7 +45,8 @@ TAILQ_HEAD(facejoblist, facejob);
 struct fjentry {
 	TAILQ_ENTRY(fjentry)	 entry;
 	struct facejobs		*T;
-	char			*key;		/* agent, tool, params */
+	unsigned char		 key[SHA1_LEN];	/* fj_key() */
+	uint64_t		 owner;		/* whose repeat window: a conn */
 	struct submission	*s;		/* until stored */
 	struct waiter		*w;		/* until it ends */
 	uint64_t		 num;		/* once stored (s NULL) */
@@ -118,19 +121,25 @@ fj_sorted(json_object *v)
 	return o;
 }
 
-/* What makes two requests the same command.  Caller frees. */
-static char *
-fj_key(const struct facejob_req *req)
+/*
+ * What makes two requests the same command: the digest of the agent,
+ * the tool and the params in canonical form (no name holds a newline),
+ * so that an entry costs the same whatever its command's size.  A
+ * collision would take two commands made for it, both the maker's own.
+ */
+static void
+fj_key(const struct facejob_req *req, unsigned char key[SHA1_LEN])
 {
 	json_object	*p = req->params != NULL ? fj_sorted(req->params) :
 			    json_object_new_object();
-	char		*key;
+	char		*text;
 
-	key = xasprintf("%s\n%s\n%s", req->agent != NULL ? req->agent : "",
+	text = xasprintf("%s\n%s\n%s", req->agent != NULL ? req->agent : "",
 	    req->tool, json_object_to_json_string_ext(p,
 	    JSON_C_TO_STRING_PLAIN));
 	json_object_put(p);
-	return key;
+	sha1(text, strlen(text), key);
+	free(text);
 }
 
 /* ---- telling a face -------------------------------------------------- */
@@ -246,7 +255,6 @@ fje_free(struct fjentry *e)
 		fj_detach(fj);
 	}
 	json_object_put(e->first);
-	free(e->key);
 	free(e);
 }
 
@@ -391,10 +399,10 @@ fje_stored(void *arg, uint64_t num, int dedup, struct rpc_error *err)
 	fje_done(e, v, &verr);
 }
 
-/* A new job for req, its key taken: its entry, or NULL with err. */
+/* A new job for req, of key: its entry, or NULL with err. */
 static struct fjentry *
-fje_submit(struct facejobs *T, const struct facejob_req *req, char *key,
-    struct rpc_error *err)
+fje_submit(struct facejobs *T, const struct facejob_req *req,
+    const unsigned char key[SHA1_LEN], struct rpc_error *err)
 {
 	struct fjentry	*e;
 	json_object	*cmds, *cmd, *rec;
@@ -409,13 +417,12 @@ fje_submit(struct facejobs *T, const struct facejob_req *req, char *key,
 	json_object_array_add(cmds, cmd);
 	rec = jobmethods_record(T->srv, cmds, agent, err);
 	json_object_put(cmds);
-	if (rec == NULL) {
-		free(key);
+	if (rec == NULL)
 		return NULL;
-	}
 	e = xcalloc(1, sizeof(*e));
 	e->T = T;
-	e->key = key;
+	memcpy(e->key, key, SHA1_LEN);
+	e->owner = req->conn;
 	TAILQ_INIT(&e->fjs);
 	TAILQ_INSERT_TAIL(&T->entries, e, entry);
 	e->s = submit_add(T->J, rec, NULL, 0, fje_stored, e);
@@ -438,15 +445,40 @@ fje_prune(struct facejobs *T)
 	}
 }
 
-static struct fjentry *
-fje_find(struct facejobs *T, const char *key)
+/*
+ * Whether the client of connection id is gone: closed, or half-closed (it
+ * sends nothing more there).  Its commands' windows are then anyone's who
+ * sends the same: MCP for Unity's server sends a command again on a new
+ * connection after its own timeout, a uloop CLI call is a connection.
+ */
+static int
+fje_gone(struct facejobs *T, uint64_t id)
 {
-	struct fjentry	*e;
+	struct conn	*c = server_conn_find(T->srv, id);
 
-	TAILQ_FOREACH(e, &T->entries, entry)
-		if (strcmp(e->key, key) == 0)
+	return c == NULL || c->eof || c->closing || c->dead;
+}
+
+/*
+ * The entry a command of key sent on connection conn repeats: that
+ * connection's, else one whose client is gone; or NULL.  Another live
+ * client's is never joined: whoever sends the same command is not the
+ * one who asked, and must not take its result nor end its window.
+ */
+static struct fjentry *
+fje_find(struct facejobs *T, const unsigned char key[SHA1_LEN], uint64_t conn)
+{
+	struct fjentry	*e, *gone = NULL;
+
+	TAILQ_FOREACH(e, &T->entries, entry) {
+		if (memcmp(e->key, key, SHA1_LEN) != 0)
+			continue;
+		if (e->owner == conn)
 			return e;
-	return NULL;
+		if (gone == NULL && fje_gone(T, e->owner))
+			gone = e;
+	}
+	return gone;
 }
 
 /* The repeat table of srv's engine, made on first use. */
@@ -572,7 +604,7 @@ facejob_start(struct server *srv, const struct facejob_req *req,
 	struct facejob	*fj = fj_new(srv, req, news, arg);
 	struct facejobs	*T;
 	struct fjentry	*e;
-	char		*key;
+	unsigned char	 key[SHA1_LEN];
 
 	if (srv->jobs == NULL) {
 		rpc_fail(&fj->refused, RPC_INTERNAL_ERROR, "internal_error",
@@ -582,9 +614,9 @@ facejob_start(struct server *srv, const struct facejob_req *req,
 	}
 	T = facejobs_of(srv);
 	fje_prune(T);
-	key = fj_key(req);
-	if ((e = fje_find(T, key)) != NULL) {
-		free(key);
+	fj_key(req, key);
+	if ((e = fje_find(T, key, req->conn)) != NULL) {
+		e->owner = req->conn;
 		fj->attached = 1;
 		fj_attach(fj, e);
 		log_debug("%s: a repeat of %s attached", e->s == NULL ?

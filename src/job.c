@@ -163,6 +163,30 @@ job_dequeue(struct jobs *J, struct job *j)
 }
 
 /*
+ * Queued j's class changes (a tool table read again made it a reload):
+ * out of the index and the counts with the old one, back with the new,
+ * keeping its place in the queue.  reload only ever becomes 1 here.
+ */
+void
+job_reclass(struct jobs *J, struct job *j, enum tier tier, int reload)
+{
+	int	watched = job_watched(j);
+
+	qtree_remove(&J->qroot, &j->qn);
+	J->nqueued_beside_heavy -= beside_heavy(j);
+	j->tier = tier;
+	j->reload = j->reload || reload;
+	j->qn.cls = (uint8_t)job_class(j);
+	qtree_insert(&J->qroot, &j->qn);
+	J->nqueued_beside_heavy += beside_heavy(j);
+	if (!watched && job_watched(j)) {
+		J->nqueued_watched++;
+		j->wsynced = 0;
+		TAILQ_INSERT_TAIL(&J->watched_new, j, wentry);
+	}
+}
+
+/*
  * A queued job's record lives in the store only, once its submitter was
  * answered: a queued job costs the heap its struct alone (cmdgated(8)).
  */

@@ -20,7 +20,9 @@
 #include "job.h"
 #include "jobrun.h"
 #include "launch.h"
+#include "log.h"
 #include "options.h"
+#include "toolcmd.h"
 #include "tools.h"
 #include "worker.h"
 
@@ -44,6 +46,48 @@ jobrun_tools_ok(struct jobs *J, struct job *j, char *why, size_t len)
 		}
 	}
 	return 0;
+}
+
+/* Whether command c (of a record) is a reload by the table now; if so
+ * it says so, as a command submitted now would. */
+static int
+jobrun_cmd_reload(struct jobs *J, json_object *c)
+{
+	const struct tool	*t;
+
+	if (json_object_get_boolean(job_rec_get(c, "causes_reload")) ||
+	    (t = tooltab_find(*J->cfg.tools, json_object_get_string(
+	    job_rec_get(c, "tool")))) == NULL ||
+	    !tool_command_reload(t, job_rec_get(c, "params")))
+		return 0;
+	json_object_object_add(c, "causes_reload", json_object_new_boolean(1));
+	job_rec_set(c, "tier", tier_name(TIER_HEAVY));
+	if (job_rec_get(c, "forward") != NULL)
+		json_object_object_add(c, "reload", json_object_new_boolean(1));
+	return 1;
+}
+
+int
+jobrun_reload_now(struct jobs *J, struct job *j)
+{
+	json_object	*cmds;
+	size_t		 i;
+	int		 any = 0;
+
+	if (j->reload || j->rec == NULL)
+		return 0;
+	cmds = job_rec_get(j->rec, "commands");
+	for (i = 0; i < j->ncmds; i++)
+		any |= jobrun_cmd_reload(J, json_object_array_get_idx(cmds, i));
+	if (!any)
+		return 0;
+	json_object_object_add(j->rec, "causes_reload",
+	    json_object_new_boolean(1));
+	job_rec_set(j->rec, "tier", tier_name(TIER_HEAVY));
+	job_reclass(J, j, TIER_HEAVY, 1);
+	log_info("%s: the tool table makes it a reload since it was queued: "
+	    "it waits for the reload guard as one", j->ticket);
+	return 1;
 }
 
 const char *

@@ -11,6 +11,7 @@
 #include <json-c/json.h>
 
 #include "job.h"
+#include "jobrun.h"
 #include "jobsched.h"
 #include "jobview.h"
 #include "log.h"
@@ -69,8 +70,15 @@ jobsched_start(struct jobs *J, const struct sched_state *s, jobsched_fn start)
 			continue;
 		}
 		/* One a restart queued from its status byte is checked now. */
-		if (recover_check_start(J, job_of_node(qn)) == 0)
-			start(J, job_of_node(qn));
+		if (recover_check_start(J, job_of_node(qn)) != 0)
+			continue;
+		/* One a SIGHUP made a reload waits for the guard: the pass
+		 * is decided again with its new class. */
+		if (jobrun_reload_now(J, job_of_node(qn))) {
+			J->reschedule = 1;
+			break;
+		}
+		start(J, job_of_node(qn));
 	}
 	free(first);
 }

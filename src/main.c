@@ -98,18 +98,18 @@ static int
 state_dir_check(const char *dir, char *err, size_t errlen)
 {
 	struct stat	st;
+	int		fd;
 
-	if (stat(dir, &st) == -1 || !S_ISDIR(st.st_mode)) {
-		snprintf(err, errlen, "state dir %s: not a directory", dir);
+	if ((fd = util_dir_open(&state_dir_perm, dir, 0, err, errlen)) == -1)
 		return -1;
-	}
-	if (util_perm_check(&state_dir_perm, dir, &st, err, errlen) == -1)
-		return -1;
-	if ((st.st_mode & 077) != 0 && chmod(dir, 0700) == -1) {
+	if (fstat(fd, &st) == -1 || ((st.st_mode & 077) != 0 &&
+	    fchmod(fd, 0700) == -1)) {
 		snprintf(err, errlen, "state dir %s: chmod 0700: %s", dir,
 		    strerror(errno));
+		close(fd);
 		return -1;
 	}
+	close(fd);
 	if (access(dir, R_OK | W_OK | X_OK) == -1) {
 		snprintf(err, errlen, "state dir %s: %s", dir, strerror(errno));
 		return -1;

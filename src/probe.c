@@ -210,6 +210,24 @@ probe_garbled(struct probe *P, const char *why)
 	probe_clear_flags(P);
 }
 
+/*
+ * {"event":"editor","asked":false,"error":...}: a job's exchange with the
+ * bridge held its lock for the whole poll, so the probe could not ask.
+ * Nothing is known, and nothing changes: the flags and reachability it
+ * last reported stand (a held compile must not run during a test run
+ * because a read was slow).  The error shows in the status meanwhile.
+ */
+static void
+probe_unasked(struct probe *P, json_object *ev)
+{
+	const char	*e = json_object_get_string(json_object_object_get(ev,
+			    "error"));
+
+	log_info("editor probe: could not ask the editor (%s); what it last "
+	    "reported stands", e != NULL ? e : "no reason given");
+	probe_state(P, P->reachable, e != NULL ? e : "could not ask");
+}
+
 /* {"event":"editor","reachable":true,"flags":{...}} or reachable false. */
 static void
 probe_event(struct probe *P, json_object *ev)
@@ -223,6 +241,10 @@ probe_event(struct probe *P, json_object *ev)
 		log_info("editor probe: worker %d reports again", (int)P->pid);
 	P->outage = 0;
 	P->backoff_ms = 0;
+	if (json_object_object_get_ex(ev, "asked", NULL)) {
+		probe_unasked(P, ev);
+		return;
+	}
 	if (!json_object_get_boolean(json_object_object_get(ev,
 	    "reachable"))) {
 		e = json_object_get_string(json_object_object_get(ev, "error"));
@@ -246,18 +268,30 @@ probe_event(struct probe *P, json_object *ev)
 	probe_set_flags(P, &f);
 }
 
+/* Whether ev is an editor event: reachable true or false, or asked false. */
+static int
+probe_is_event(json_object *ev)
+{
+	json_object	*v;
+	const char	*kind;
+
+	if (!json_object_is_type(ev, json_type_object) ||
+	    (kind = json_object_get_string(json_object_object_get(ev,
+	    "event"))) == NULL || strcmp(kind, "editor") != 0)
+		return 0;
+	if (json_object_object_get_ex(ev, "asked", &v))
+		return json_object_is_type(v, json_type_boolean) &&
+		    !json_object_get_boolean(v);
+	return json_object_object_get_ex(ev, "reachable", &v) &&
+	    json_object_is_type(v, json_type_boolean);
+}
+
 static int
 probe_line(struct probe *P, const char *line, size_t len)
 {
-	json_object	*ev = NULL, *v;
-	const char	*kind;
+	json_object	*ev = NULL;
 
-	if (jstrict_parse(line, len, &ev) != 0 ||
-	    !json_object_is_type(ev, json_type_object) ||
-	    (kind = json_object_get_string(json_object_object_get(ev,
-	    "event"))) == NULL || strcmp(kind, "editor") != 0 ||
-	    !json_object_object_get_ex(ev, "reachable", &v) ||
-	    !json_object_is_type(v, json_type_boolean)) {
+	if (jstrict_parse(line, len, &ev) != 0 || !probe_is_event(ev)) {
 		json_object_put(ev);
 		probe_garbled(P, "a line that is not an editor event");
 		return -1;

@@ -37,7 +37,8 @@ struct unitystatus {
 	int			 reloading;
 	unsigned long long	 seq;
 	struct unitystatus_id	 last;		/* fields NULL: none yet */
-	char			*written;	/* the file written, or NULL */
+	int			 dirfd;		/* --unity-status-dir, checked */
+	char			*written;	/* its file written, or NULL */
 	int			 told;		/* "no project" logged */
 };
 
@@ -49,7 +50,8 @@ static int	 us_from_bridge(const char *path, json_object *st,
 static int	 us_find_bridge(int port, struct unitystatus_id *);
 static int	 us_from_project(const char *dir, struct unitystatus_id *);
 static json_object *us_json(struct unitystatus *);
-static int	 us_replace(const char *path, const char *text);
+static int	 us_replace(struct unitystatus *, const char *name,
+		    const char *text);
 static void	 us_tick(evutil_socket_t, short, void *);
 
 /* $HOME/.unity-mcp, where the editor's bridge writes.  Caller frees. */
@@ -228,59 +230,84 @@ unitystatus_identify(const struct options *opt, int bridge_port,
 	return -1;
 }
 
-/* Whether a and b name the same directory (both must exist). */
+/*
+ * Whoever else may write in the directory could plant a link at the name
+ * a root broker writes, or rewrite the file and send agents elsewhere:
+ * the state dir's rules (main.c), and no symlink.
+ */
+static const struct util_perm us_dir_perm = {
+	"--unity-status-dir", S_IWGRP | S_IWOTH, "write in it",
+	"chmod go-w it, or give a directory of the broker's own"
+};
+
+/* Whether the directory fd is path (which must exist). */
 static int
-us_same_dir(const char *a, const char *b)
+us_same_dir(int fd, const char *path)
 {
 	struct stat	sa, sb;
 
-	return stat(a, &sa) == 0 && stat(b, &sb) == 0 &&
+	return fstat(fd, &sa) == 0 && stat(path, &sb) == 0 &&
 	    sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
 }
 
-int
-unitystatus_check(const struct options *opt, char *err, size_t errlen)
+/* Whether fd is where the editor's bridge writes its own file. */
+static int
+us_editors(const struct options *opt, int fd)
 {
-	const char	*dir = opt->unity_status_dir;
-	char		*editor, *bdir, *slash;
-	int		 same;
+	char	*editor, *bdir, *slash;
+	int	 same;
 
-	if (dir == NULL)
-		return 0;
-	if (mkdir(dir, 0700) == -1 && errno != EEXIST) {
-		snprintf(err, errlen, "--unity-status-dir %s: %s", dir,
-		    strerror(errno));
-		return -1;
-	}
 	editor = us_editor_dir();
-	same = editor != NULL && us_same_dir(dir, editor);
+	same = editor != NULL && us_same_dir(fd, editor);
 	free(editor);
 	if (!same && opt->unity_bridge_status != NULL) {
 		bdir = xstrdup(opt->unity_bridge_status);
 		if ((slash = strrchr(bdir, '/')) != NULL)
 			*slash = '\0';
-		same = us_same_dir(dir, slash != NULL ? (*bdir ? bdir : "/") :
+		same = us_same_dir(fd, slash != NULL ? (*bdir ? bdir : "/") :
 		    ".");
 		free(bdir);
 	}
-	if (same) {
+	return same;
+}
+
+int
+unitystatus_open_dir(const struct options *opt, char *err, size_t errlen)
+{
+	const char	*dir = opt->unity_status_dir;
+	int		 fd;
+
+	if (dir == NULL) {
+		snprintf(err, errlen, "no --unity-status-dir");
+		return -1;
+	}
+	if (mkdir(dir, 0700) == -1 && errno != EEXIST) {
+		snprintf(err, errlen, "--unity-status-dir %s: %s", dir,
+		    strerror(errno));
+		return -1;
+	}
+	if ((fd = util_dir_open(&us_dir_perm, dir, 1, err, errlen)) == -1)
+		return -1;
+	if (us_editors(opt, fd)) {
 		snprintf(err, errlen, "--unity-status-dir %s is where the "
 		    "editor's bridge writes its own status file: give the "
 		    "face a directory of its own (the agents' servers then "
 		    "find cmdgate, not the editor)", dir);
+		close(fd);
 		return -1;
 	}
-	return 0;
+	return fd;
 }
 
 struct unitystatus *
-unitystatus_new(struct event_base *base, const struct options *opt, int port,
-    int bridge_port)
+unitystatus_new(struct event_base *base, const struct options *opt, int dirfd,
+    int port, int bridge_port)
 {
 	struct unitystatus	*us = xcalloc(1, sizeof(*us));
 	struct timeval		 tv = { 0, UNITYSTATUS_EVERY_MS * 1000 };
 
 	us->opt = opt;
+	us->dirfd = dirfd;
 	us->port = port;
 	us->bridge_port = bridge_port;
 	if (base != NULL) {
@@ -300,10 +327,12 @@ unitystatus_free(struct unitystatus *us)
 		return;
 	if (us->ev != NULL)
 		event_free(us->ev);
-	if (us->written != NULL && unlink(us->written) == -1 &&
+	if (us->written != NULL && unlinkat(us->dirfd, us->written, 0) == -1 &&
 	    errno != ENOENT)
-		log_warn("unlink %s", us->written);
+		log_warn("unlink %s/%s", us->opt->unity_status_dir,
+		    us->written);
 	free(us->written);
+	close(us->dirfd);
 	json_object_put(us->last.fields);
 	free(us);
 }
@@ -347,24 +376,44 @@ us_json(struct unitystatus *us)
 	return o;
 }
 
-/* Replace path whole with text (write a temporary file, rename it). */
+/*
+ * A new NAME.tmp in the directory: O_EXCL and O_NOFOLLOW, so that nothing
+ * found at that name (a file left by a crash, a planted link) is ever
+ * written through; what is there is removed (the link itself) once.
+ */
 static int
-us_replace(const char *path, const char *text)
+us_create_tmp(struct unitystatus *us, const char *tmp)
 {
-	char	*tmp = xasprintf("%s.tmp", path);
+	int	fd, tries;
+
+	for (tries = 0; tries < 2; tries++) {
+		fd = openat(us->dirfd, tmp, O_WRONLY | O_CREAT | O_EXCL |
+		    O_NOFOLLOW | O_CLOEXEC, 0644);
+		if (fd != -1 || errno != EEXIST ||
+		    unlinkat(us->dirfd, tmp, 0) == -1)
+			break;
+	}
+	return fd;
+}
+
+/* Replace the directory's name whole with text (a temporary, renamed). */
+static int
+us_replace(struct unitystatus *us, const char *name, const char *text)
+{
+	char	*tmp = xasprintf("%s.tmp", name);
 	size_t	 len = strlen(text);
 	int	 fd, rc = -1;
 
-	if ((fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC,
-	    0644)) != -1) {
+	if ((fd = us_create_tmp(us, tmp)) != -1) {
 		if (write(fd, text, len) == (ssize_t)len && close(fd) == 0)
-			rc = rename(tmp, path);
+			rc = renameat(us->dirfd, tmp, us->dirfd, name);
 		else
 			close(fd);
 	}
 	if (rc == -1) {
-		log_warn("unity status file %s", path);
-		(void)unlink(tmp);
+		log_warn("unity status file %s/%s", us->opt->unity_status_dir,
+		    name);
+		(void)unlinkat(us->dirfd, tmp, 0);
 	}
 	free(tmp);
 	return rc;
@@ -375,7 +424,6 @@ unitystatus_write(struct unitystatus *us)
 {
 	struct unitystatus_id	 id;
 	json_object		*o;
-	char			*path;
 	int			 rc;
 
 	if (unitystatus_identify(us->opt, us->bridge_port, &id) == 0) {
@@ -388,13 +436,12 @@ unitystatus_write(struct unitystatus *us)
 			    "written once one is");
 		return 1;
 	}
-	path = xasprintf("%s/%s", us->opt->unity_status_dir, us->last.name);
-	if (us->written != NULL && strcmp(us->written, path) != 0)
-		(void)unlink(us->written);
+	if (us->written != NULL && strcmp(us->written, us->last.name) != 0)
+		(void)unlinkat(us->dirfd, us->written, 0);
 	o = us_json(us);
-	rc = us_replace(path, jstrict_to_string(o));
+	rc = us_replace(us, us->last.name, jstrict_to_string(o));
 	json_object_put(o);
 	free(us->written);
-	us->written = path;
+	us->written = xstrdup(us->last.name);
 	return rc;
 }

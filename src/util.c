@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -122,6 +123,48 @@ util_parse_u64(const char *s, uint64_t min, uint64_t max, uint64_t *out)
 	}
 	*out = v;
 	return 0;
+}
+
+/* Why the directory path (no trailing '/') could not be opened (errno e). */
+static const char *
+util_dir_why(const char *path, int e, int nofollow)
+{
+	struct stat	st;
+
+	if (nofollow && (e == ENOTDIR || e == ELOOP) &&
+	    lstat(path, &st) == 0 && S_ISLNK(st.st_mode))
+		return "a symlink (give the directory itself)";
+	return e == ENOTDIR ? "not a directory" : strerror(e);
+}
+
+int
+util_dir_open(const struct util_perm *p, const char *path, int nofollow,
+    char *err, size_t errlen)
+{
+	struct stat	 st;
+	char		*bare = xstrdup(path);
+	size_t		 n = strlen(bare);
+	int		 fd;
+
+	/* "link/" would follow the link whatever O_NOFOLLOW says. */
+	while (n > 1 && bare[n - 1] == '/')
+		bare[--n] = '\0';
+	fd = open(bare, O_RDONLY | O_DIRECTORY | O_CLOEXEC |
+	    (nofollow ? O_NOFOLLOW : 0));
+	if (fd == -1)
+		snprintf(err, errlen, "%s %s: %s", p->what, path,
+		    util_dir_why(bare, errno, nofollow));
+	else if (fstat(fd, &st) == -1) {
+		snprintf(err, errlen, "%s %s: %s", p->what, path,
+		    strerror(errno));
+		close(fd);
+		fd = -1;
+	} else if (util_perm_check(p, path, &st, err, errlen) == -1) {
+		close(fd);
+		fd = -1;
+	}
+	free(bare);
+	return fd;
 }
 
 size_t

@@ -354,6 +354,58 @@ START_TEST(unity_probe_holds_reload)
 }
 END_TEST
 
+/*
+ * Issue 31.3: a job's read that holds the bridge's lock past the probe's
+ * deadline (a slow answer while the editor's main thread runs tests)
+ * leaves the probe unable to ask, which is no news: tests_running stays
+ * up, the held compile stays held, and the editor counts as reachable.
+ */
+START_TEST(unity_probe_locked_out_keeps_flags)
+{
+	char		 t[32], rd[32];
+	json_object	*o;
+	int		 i;
+
+	fake_start(&fk, "FAKE_UNITY", NULL);
+	table_for(tools, "unity-mcp.json", fk.port, NULL, NULL);
+	start_tools(NULL);
+	fake_ctl(&fk, "start-tests-ui");
+	for (i = 0; i < 5 && !tests_held(); i++)
+		fake_await(&fk, "recv get_editor_state ");
+	ck_assert_msg(tests_held(), "the probe's tests_running never held");
+	submit(t, "[{\"tool\":\"refresh_unity\",\"params\":"
+	    "{\"compile\":\"request\"}}]", NULL);
+	assert_job(c, t, "queued", "tests_running");
+	fake_ctl(&fk, "stall read_console");
+	submit(rd, "[{\"tool\":\"read_console\",\"params\":{}}]", NULL);
+	fake_await(&fk, "stalled read_console");
+	/* The probe's wait for the lock ends (5 s), whatever it says. */
+	ck_assert_int_eq(broker_await_log(&b, "another exchange held its "
+	    "lock"), 1);
+	ck_assert(tests_held());
+	ck_assert_int_eq(broker_log_count(&b, "editor probe: could not ask "
+	    "the editor"), 1);
+	assert_job(c, t, "queued", "tests_running");
+	o = callf("{\"jsonrpc\":\"2.0\",\"id\":8,\"method\":"
+	    "\"queue_status\"}");
+	ck_assert(json_object_get_boolean(jpath(o, "result.editor.reachable")));
+	ck_assert_ptr_nonnull(strstr(str(o, "result.editor.error"),
+	    "held its lock"));
+	json_object_put(o);
+	ck_assert_int_eq(broker_log_count(&b, "editor probe: unreachable"), 0);
+	/* The read answers; the probe asks again and the run goes on. */
+	fake_ctl(&fk, "unstall");
+	wait_end(rd, "done");
+	fake_await(&fk, "recv get_editor_state ");
+	ck_assert(tests_held());
+	fake_ctl(&fk, "end-tests succeeded");
+	fake_await(&fk, "recv refresh_unity ");
+	fake_await(&fk, "reload start");
+	fake_ctl(&fk, "reload-done");
+	wait_end(t, "done");
+}
+END_TEST
+
 /* tools/call name with arguments, sent on who without reading. */
 static void
 mcp_send(struct client *who, const char *name, const char *args)
@@ -620,6 +672,7 @@ main(void)
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, unity_scenario);
 	tcase_add_test(tc, unity_probe_holds_reload);
+	tcase_add_test(tc, unity_probe_locked_out_keeps_flags);
 	tcase_add_test(tc, unity_scenario_mcp);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("uloop");

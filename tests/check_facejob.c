@@ -5,12 +5,16 @@
  */
 #include "config.h"
 
+#include <malloc.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <check.h>
+#include <event2/buffer.h>
 #include <json-c/json.h>
 
+#include "conn.h"
 #include "facejob.h"
 #include "job.h"
 #include "jobs.h"
@@ -208,6 +212,159 @@ START_TEST(facejob_cancelled_job)
 }
 END_TEST
 
+/* A connection of the server's table, as a face's client has one. */
+static struct conn *
+client_conn(void)
+{
+	struct evbuffer	*out = evbuffer_new();
+
+	ck_assert_ptr_nonnull(out);
+	return server_conn_new(&srv, NULL, out, 0, "test");
+}
+
+/* Its client goes; its output buffer is the test's (no socket). */
+static void
+client_conn_free(struct conn *c)
+{
+	struct evbuffer	*out = c->out;
+
+	server_conn_free(&srv, c);
+	evbuffer_free(out);
+}
+
+/*
+ * Issue 31, "one agent name": the unity-mcp face's clients all send
+ * under one agent, so a repeat is a command of the same connection, or
+ * of another once the first one's client is gone (as MCP for Unity's
+ * server sends it again, on a new connection, after its own timeout);
+ * another live client's identical command is a job of its own.
+ */
+START_TEST(facejob_repeat_per_connection)
+{
+	struct conn	*a = client_conn(), *b = client_conn(), *a2;
+	struct got	 h, g1, g2, g3, g4, g5;
+	const char	*cmd = "{\"text\":\"c\"}";
+
+	start(&h, "u", "hold", NULL, 0, 0);
+	await_running(0);
+	start_on(a->id, &g1, "u", "later", cmd, HOLD_MS, 0);
+	await_news(&g1, FJ_HELD);
+	start_on(b->id, &g2, "u", "later", cmd, HOLD_MS, 0);
+	await_news(&g2, FJ_HELD);
+	ck_assert_int_eq(g2.attached, 0);
+	ck_assert_str_ne(g2.ticket, g1.ticket);
+	start_on(a->id, &g3, "u", "later", cmd, HOLD_MS, 0);
+	await_news(&g3, FJ_HELD);
+	ck_assert_int_eq(g3.attached, 1);
+	ck_assert_str_eq(g3.ticket, g1.ticket);
+	/* a's client half-closes and comes back on a new connection. */
+	a->eof = 1;
+	a2 = client_conn();
+	start_on(a2->id, &g4, "u", "later", cmd, HOLD_MS, 0);
+	await_news(&g4, FJ_HELD);
+	ck_assert_int_eq(g4.attached, 1);
+	ck_assert_str_eq(g4.ticket, g1.ticket);
+	/* b's own window is b's still; the claimed one is a2's now. */
+	client_conn_free(a);
+	start_on(b->id, &g5, "u", "later", cmd, 0, 0);
+	release();
+	await_news(&g5, FJ_DONE);
+	ck_assert_str_eq(g5.ticket, g2.ticket);
+	ck_assert_int_eq(g5.attached, 1);
+	got_free(&g5);
+	start_on(a2->id, &g5, "u", "later", cmd, 0, 0);
+	await_news(&g5, FJ_DONE);
+	ck_assert_str_eq(g5.ticket, g1.ticket);
+	ck_assert_int_eq(g5.attached, 1);
+	got_free(&g5);
+	ck_assert_uint_eq(njobs(), 3);
+	client_conn_free(b);
+	client_conn_free(a2);
+	await_news(&h, FJ_DONE);
+	got_free(&h);
+}
+END_TEST
+
+/* Bytes in use on the heap as glibc counts them, small and mmapped. */
+static size_t
+heap_used(void)
+{
+	struct mallinfo2	mi = mallinfo2();
+
+	return mi.uordblks + mi.hblkhd;
+}
+
+#define BIG	(1024 * 1024)	/* a big command's params */
+
+/* Params of a later command of about BIG bytes, told apart by n. */
+static char *
+big_params(int n)
+{
+	char	*p = malloc(BIG + 64);
+	int	 k;
+
+	ck_assert_ptr_nonnull(p);
+	k = snprintf(p, 64, "{\"n\":%d,\"text\":\"", n);
+	memset(p + k, 'x', BIG);
+	memcpy(p + k + BIG, "\"}", 3);
+	return p;
+}
+
+/* Whether heap_used() sees a block: a sanitizer's or valgrind's
+ * allocator is not glibc's to count. */
+static int
+heap_counted(void)
+{
+	char *volatile	p;
+	size_t		before = heap_used();
+	int		seen;
+
+	p = malloc(BIG);
+	ck_assert_ptr_nonnull(p);
+	p[0] = 1;
+	seen = heap_used() - before >= BIG;
+	free(p);
+	return seen;
+}
+
+/*
+ * Issue 31.9: the repeat table keys a command by a fixed-size digest, so
+ * that a queued face job costs the heap the same whatever its command:
+ * four held 1 MiB commands leave it well under 1 MiB bigger, and a repeat
+ * of one is still recognised.
+ */
+START_TEST(facejob_key_bounded)
+{
+	struct got	 h, g[4], r;
+	size_t		 before;
+	char		*p;
+	int		 i, counted;
+
+	start(&h, "a", "hold", NULL, 0, 0);
+	await_running(0);
+	counted = heap_counted();
+	before = heap_used();
+	for (i = 0; i < 4; i++) {
+		start(&g[i], "a", "later", p = big_params(i), HOLD_MS, 0);
+		free(p);
+		await_news(&g[i], FJ_HELD);
+		ck_assert_int_eq(g[i].attached, 0);
+	}
+	ck_assert_msg(!counted || heap_used() < before + BIG / 4, "4 held "
+	    "commands of 1 MiB hold %zu bytes of the heap",
+	    heap_used() - before);
+	start(&r, "a", "later", p = big_params(1), HOLD_MS, 0);
+	free(p);
+	await_news(&r, FJ_HELD);
+	ck_assert_int_eq(r.attached, 1);
+	ck_assert_str_eq(r.ticket, g[1].ticket);
+	ck_assert_uint_eq(njobs(), 5);
+	release();
+	await_news(&h, FJ_DONE);
+	got_free(&h);
+}
+END_TEST
+
 /* ---- unity-mcp.json against the fake bridge --------------------------- */
 
 /*
@@ -301,6 +458,8 @@ facejob_suite(void)
 	tcase_add_test(tc, facejob_result_kept_for_repeat);
 	tcase_add_test(tc, facejob_window_ttl);
 	tcase_add_test(tc, facejob_cancelled_job);
+	tcase_add_test(tc, facejob_key_bounded);
+	tcase_add_test(tc, facejob_repeat_per_connection);
 	suite_add_tcase(s, tc);
 	tcase_add_checked_fixture(tu, setup_unity, teardown);
 	tcase_add_test(tu, facejob_first_answer);

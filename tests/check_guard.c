@@ -416,6 +416,143 @@ START_TEST(editor_flags_outlive_restart)
 }
 END_TEST
 
+/* Report flags (a JSON object's members) on a client of its own. */
+static struct client *
+report(struct client *ed, const char *flags)
+{
+	char	line[256];
+
+	if (ed == NULL)
+		ed = client_unix(b.sock);
+	snprintf(line, sizeof(line), "{\"jsonrpc\":\"2.0\",\"id\":1,"
+	    "\"method\":\"report_editor_state\",\"params\":{%s}}", flags);
+	json_object_put(client_call(ed, line));
+	return ed;
+}
+
+/* Whether the file at path holds needle. */
+static int
+file_has(const char *path, const char *needle)
+{
+	char	buf[512];
+	int	fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	if (fd == -1)
+		return 0;
+	fd_slurp(fd, buf, sizeof(buf));
+	return strstr(buf, needle) != NULL;
+}
+
+/* The restarted broker still holds reload on tests_running. */
+static void
+assert_held(const char *reload)
+{
+	json_object	*r = poll_job(reload);
+
+	ck_assert_msg(strcmp(str(r, "result.status"), "queued") == 0,
+	    "%s is %s", reload, str(r, "result.status"));
+	ck_assert_str_eq(str(r, "result.blocked_by"), "tests_running");
+	json_object_put(r);
+}
+
+/*
+ * Issue 31.7: a flag restored at start stays recorded while its grace
+ * runs, whatever other flags do meanwhile: a second restart within
+ * --editor-grace still holds the reload.
+ */
+START_TEST(editor_flags_second_restart)
+{
+	const char	*grace[] = { "--editor-grace", "60", NULL };
+	const char	*args[] = { "--tools", tools, "--kill-grace", "1",
+			    "--editor-grace", "1", NULL };
+	struct client	*ed;
+	char		 reload[32], flags[300];
+
+	start_with("heavy", grace);
+	snprintf(flags, sizeof(flags), "%s",
+	    broker_path(&b, "state/editor-flags"));
+	ed = report(NULL, "\"tests_running\":true");
+	submit(reload, "[{\"tool\":\"refresh\",\"params\":{}}]", NULL);
+	client_close(c);
+	ck_assert_int_eq(broker_signal_wait(&b, SIGTERM), 0);
+	client_close(ed);
+	start_tools(grace);
+	assert_held(reload);
+	/* Another client's flag comes and goes; the restored one stays. */
+	ed = report(NULL, "\"compiling\":true");
+	report(ed, "\"compiling\":false");
+	ck_assert(file_has(flags, "\"tests_running\":true"));
+	client_close(c);
+	ck_assert_int_eq(broker_signal_wait(&b, SIGTERM), 0);
+	client_close(ed);
+	ck_assert_int_eq(broker_start(&b, args, 0), 0);
+	c = client_tcp(b.port);
+	assert_held(reload);
+	wait_end(reload, "done");
+	ck_assert_int_eq(access(flags, F_OK), -1);
+}
+END_TEST
+
+/* The test table with refresh made a reload whatever its params. */
+static void
+refresh_always_reload(void)
+{
+	static const char	*rule = "\"reload\":{\"param\":\"compile\","
+				    "\"not_in\":[\"none\"]}";
+	char			 buf[8192], *at;
+	int			 fd = open(tools, O_RDONLY | O_CLOEXEC);
+
+	ck_assert_int_ge(fd, 0);
+	fd_slurp(fd, buf, sizeof(buf));
+	ck_assert_ptr_nonnull(at = strstr(buf, rule));
+	memmove(at + strlen("\"reload\":true"), at + strlen(rule),
+	    strlen(at + strlen(rule)) + 1);
+	memcpy(at, "\"reload\":true", strlen("\"reload\":true"));
+	write_file(tools, buf, 0600);
+}
+
+/*
+ * Issue 31, look at: a SIGHUP that makes a tool a reload holds the jobs
+ * of it already queued as reloads: held by the guard when their turn
+ * comes, and run as reloads once it lets them.
+ */
+START_TEST(sighup_makes_queued_reload)
+{
+	const char	*one[] = { "--max-workers", "1", NULL };
+	struct client	*ed;
+	char		 tests[32], smooth[32];
+	json_object	*r;
+
+	start_with("heavy", one);
+	submit(tests, "[{\"tool\":\"run_tests\"}]", "\"notify\":true");
+	await_status(tests, "running");
+	/* The editor's own test run outlasts the job's. */
+	ed = report(NULL, "\"tests_running\":true");
+	submit(smooth, "[{\"tool\":\"refresh\",\"params\":{\"compile\":"
+	    "\"none\"}}]", NULL);
+	r = poll_job(smooth);
+	ck_assert_str_eq(str(r, "result.status"), "queued");
+	ck_assert(!json_object_get_boolean(jpath(r, "result.causes_reload")));
+	json_object_put(r);
+	refresh_always_reload();
+	kill(b.pid, SIGHUP);
+	ck_assert_int_eq(broker_await_log(&b, "tools.json loaded ("), 1);
+	release();
+	wait_end(tests, "done");
+	assert_held(smooth);
+	r = poll_job(smooth);
+	ck_assert(json_object_get_boolean(jpath(r, "result.causes_reload")));
+	ck_assert_str_eq(str(r, "result.tier"), "heavy");
+	json_object_put(r);
+	report(ed, "\"tests_running\":false");
+	r = wait_done(smooth);
+	ck_assert_str_eq(str(r, "status"), "done");
+	ck_assert(json_object_get_boolean(jpath(r, "causes_reload")));
+	json_object_put(r);
+	client_close(ed);
+}
+END_TEST
+
 int
 main(void)
 {
@@ -435,6 +572,8 @@ main(void)
 	tcase_add_loop_test(tc, shutdown_answers_waiters, 0, 2);
 	tcase_add_test(tc, mcp_wait_finished);
 	tcase_add_test(tc, editor_flags_outlive_restart);
+	tcase_add_test(tc, editor_flags_second_restart);
+	tcase_add_test(tc, sighup_makes_queued_reload);
 	suite_add_tcase(s, tc);
 	return ck_run(s);
 }

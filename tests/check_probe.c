@@ -268,6 +268,45 @@ START_TEST(unreachable_clears)
 }
 END_TEST
 
+/*
+ * asked: false (a job's exchange held the bridge's lock all the poll
+ * long): nothing is known, so the flags and reachability stand.
+ */
+START_TEST(unasked_keeps_flags)
+{
+	json_object	*r;
+	char		 t[32];
+
+	start(1000, NULL, NULL);
+	(void)probe_pid();
+	probe_say(HELD);
+	ck_assert_int_eq(broker_await_log(&b, "the editor answers"), 1);
+	submit(t, REFRESH, NULL);
+	probe_say("{\"event\":\"editor\",\"asked\":false,\"error\":"
+	    "\"127.0.0.1:9: another exchange held its lock until the "
+	    "deadline\"}");
+	ck_assert_int_eq(broker_await_log(&b, "editor probe: could not ask "
+	    "the editor (127.0.0.1:9: another exchange held its lock"), 1);
+	r = queue_status();
+	ck_assert(json_object_get_boolean(jpath(r,
+	    "result.busy.tests_running")));
+	ck_assert(json_object_get_boolean(jpath(r,
+	    "result.editor.reachable")));
+	ck_assert_ptr_nonnull(strstr(str(r, "result.editor.error"),
+	    "held its lock"));
+	json_object_put(r);
+	r = poll_job(t);
+	ck_assert_str_eq(str(r, "result.blocked_by"), "tests_running");
+	json_object_put(r);
+	/* Its next answer ends the error. */
+	probe_say(FREE);
+	wait_end(t, "done");
+	r = queue_status();
+	ck_assert_ptr_null(jpath(r, "result.editor.error"));
+	json_object_put(r);
+}
+END_TEST
+
 /* A probe that dies is restarted (1 s, then 2 s), logged once. */
 START_TEST(dead_probe_restarts)
 {
@@ -429,6 +468,7 @@ probe_suite(void)
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, flags_hold_reload);
 	tcase_add_test(tc, unreachable_clears);
+	tcase_add_test(tc, unasked_keeps_flags);
 	tcase_add_test(tc, dead_probe_restarts);
 	tcase_add_test(tc, sighup_restarts_probe);
 	tcase_add_loop_test(tc, stopped_at_shutdown, 0, 2);

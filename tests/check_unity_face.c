@@ -144,6 +144,7 @@ START_TEST(status_from_project)
 	json_object		*o;
 	char			 root[PATH_MAX], assets[PATH_MAX + 8], name[64],
 				 hash[9], dir[PATH_MAX];
+	int			 fd;
 
 	put("Game/ProjectSettings/ProjectVersion.txt",
 	    "m_EditorVersion: 6000.0.23f1\nm_EditorVersionWithRevision: x\n");
@@ -152,8 +153,9 @@ START_TEST(status_from_project)
 	opt.unity_project = root;
 	snprintf(dir, sizeof(dir), "%s/face", tmp);
 	opt.unity_status_dir = dir;
-	ck_assert_int_eq(unitystatus_check(&opt, name, sizeof(name)), 0);
-	us = unitystatus_new(NULL, &opt, 6411, 6400);
+	ck_assert_int_ge(fd = unitystatus_open_dir(&opt, name, sizeof(name)),
+	    0);
+	us = unitystatus_new(NULL, &opt, fd, 6411, 6400);
 	ck_assert_ptr_nonnull(realpath(root, assets));
 	strcat(assets, "/Assets");
 	sha1_hex8(assets, hash);
@@ -196,6 +198,7 @@ START_TEST(status_from_bridge)
 	struct unitystatus_id	 id;
 	json_object		*o;
 	char			 dir[PATH_MAX], file[PATH_MAX + 64];
+	int			 fd;
 
 	put(".unity-mcp/unity-mcp-status-0badcafe.json", bridge);
 	memset(&opt, 0, sizeof(opt));
@@ -206,8 +209,9 @@ START_TEST(status_from_bridge)
 	ck_assert_int_eq(unitystatus_identify(&opt, 6499, &id), 0);
 	ck_assert_str_eq(id.name, "unity-mcp-status-0badcafe.json");
 	json_object_put(id.fields);
-	ck_assert_int_eq(unitystatus_check(&opt, file, sizeof(file)), 0);
-	us = unitystatus_new(NULL, &opt, 6411, 6499);
+	ck_assert_int_ge(fd = unitystatus_open_dir(&opt, file, sizeof(file)),
+	    0);
+	us = unitystatus_new(NULL, &opt, fd, 6411, 6499);
 	ck_assert_ptr_nonnull(o = get("face/unity-mcp-status-0badcafe.json"));
 	ck_assert_str_eq(field(o, "unity_port"), "6411");
 	ck_assert_str_eq(field(o, "seq"), "1");
@@ -234,17 +238,120 @@ START_TEST(status_dir_refused)
 	struct options		 opt;
 	struct unitystatus	*us;
 	char			 dir[PATH_MAX], err[256];
+	int			 fd;
 
 	memset(&opt, 0, sizeof(opt));
 	snprintf(dir, sizeof(dir), "%s/.unity-mcp", tmp);
 	opt.unity_status_dir = dir;
-	ck_assert_int_eq(unitystatus_check(&opt, err, sizeof(err)), -1);
+	ck_assert_int_eq(unitystatus_open_dir(&opt, err, sizeof(err)), -1);
 	ck_assert_ptr_nonnull(strstr(err, "editor's bridge"));
 	snprintf(dir, sizeof(dir), "%s/face", tmp);
-	ck_assert_int_eq(unitystatus_check(&opt, err, sizeof(err)), 0);
+	ck_assert_int_ge(fd = unitystatus_open_dir(&opt, err, sizeof(err)), 0);
 	/* No project at all: nothing written until one is known. */
-	us = unitystatus_new(NULL, &opt, 1, 0);
+	us = unitystatus_new(NULL, &opt, fd, 1, 0);
 	ck_assert_int_eq(unitystatus_write(us), 1);
+	unitystatus_free(us);
+}
+END_TEST
+
+/* The path of the one status file in dir (its name found there). */
+static void
+status_path(const char *dir, char *path, size_t len)
+{
+	DIR		*d = opendir(dir);
+	struct dirent	*e;
+
+	ck_assert_ptr_nonnull(d);
+	path[0] = '\0';
+	while ((e = readdir(d)) != NULL)
+		if (strncmp(e->d_name, "unity-mcp-status-", 17) == 0 &&
+		    strstr(e->d_name, ".tmp") == NULL)
+			ck_assert_int_lt(snprintf(path, len, "%s/%s", dir,
+			    e->d_name), (int)len);
+	closedir(d);
+	ck_assert_msg(path[0] != '\0', "no status file in %s", dir);
+}
+
+/* The text of the file at path, in buf. */
+static const char *
+text_of(const char *path, char *buf, size_t len)
+{
+	FILE	*f = fopen(path, "r");
+	size_t	 n;
+
+	ck_assert_ptr_nonnull(f);
+	n = fread(buf, 1, len - 1, f);
+	buf[n] = '\0';
+	fclose(f);
+	return buf;
+}
+
+/* Whether the directory dir is refused, err holding why. */
+static void
+dir_refused(struct options *opt, char *dir, const char *why)
+{
+	char	err[512];
+
+	opt->unity_status_dir = dir;
+	ck_assert_int_eq(unitystatus_open_dir(opt, err, sizeof(err)), -1);
+	ck_assert_msg(strstr(err, why) != NULL, "%s: %s", dir, err);
+}
+
+/*
+ * Issue 31.2: a root broker writes there, and agents go where the file
+ * says: the state dir's rules (no other owner, no group or others'
+ * writes, no symlink), and a link planted at the temporary name is
+ * replaced, never written through.
+ */
+START_TEST(status_dir_rules)
+{
+	struct options		 opt;
+	struct unitystatus	*us;
+	struct stat		 st;
+	char			 dir[PATH_MAX], link[PATH_MAX + 8],
+				 victim[PATH_MAX], err[256], game[PATH_MAX],
+				 file[PATH_MAX], buf[64];
+	int			 fd;
+
+	memset(&opt, 0, sizeof(opt));
+	snprintf(dir, sizeof(dir), "%s/shared", tmp);
+	ck_assert_int_eq(mkdir(dir, 0700), 0);
+	ck_assert_int_eq(chmod(dir, 01777), 0);
+	dir_refused(&opt, dir, "lets group or others write in it");
+	ck_assert_int_eq(chmod(dir, 0770), 0);
+	dir_refused(&opt, dir, "lets group or others write in it");
+	ck_assert_int_eq(chmod(dir, 0755), 0);
+	snprintf(link, sizeof(link), "%s/link", tmp);
+	ck_assert_int_eq(symlink(dir, link), 0);
+	dir_refused(&opt, link, "a symlink");
+	strcat(link, "/");
+	dir_refused(&opt, link, "a symlink");
+	if (geteuid() == 0) {
+		ck_assert_int_eq(chown(dir, 65534, 65534), 0);
+		dir_refused(&opt, dir, "owned by uid 65534");
+	} else
+		dir_refused(&opt, strcpy(dir, "/"), "owned by uid 0");
+	/* A private one: a link planted at the temporary name is no path
+	 * to another file. */
+	put("Game/Assets/.keep", "");
+	put("victim", "precious\n");
+	snprintf(victim, sizeof(victim), "%s/victim", tmp);
+	snprintf(dir, sizeof(dir), "%s/face", tmp);
+	snprintf(game, sizeof(game), "%s/Game", tmp);
+	opt.unity_project = game;
+	opt.unity_status_dir = dir;
+	ck_assert_int_ge(fd = unitystatus_open_dir(&opt, err, sizeof(err)), 0);
+	ck_assert_int_eq(fstat(fd, &st), 0);
+	ck_assert_int_eq(st.st_mode & 0777, 0700);
+	us = unitystatus_new(NULL, &opt, fd, 6411, 0);
+	status_path(dir, file, sizeof(file));
+	snprintf(link, sizeof(link), "%s.tmp", file);
+	ck_assert_int_eq(symlink(victim, link), 0);
+	ck_assert_int_eq(unitystatus_write(us), 0);
+	ck_assert_str_eq(text_of(victim, buf, sizeof(buf)), "precious\n");
+	ck_assert_int_eq(lstat(file, &st), 0);
+	ck_assert(S_ISREG(st.st_mode));
+	ck_assert_int_eq(lstat(link, &st), -1);
 	unitystatus_free(us);
 }
 END_TEST
@@ -254,6 +361,7 @@ END_TEST
 static struct fake	 fk;
 static char		 facedir[PATH_MAX], editordir[PATH_MAX];
 static const char	*idle;		/* --idle-timeout */
+static const char	*maxmsg;	/* --max-message */
 
 static void
 it_setup(void)
@@ -269,6 +377,7 @@ it_setup(void)
 	ck_assert_int_eq(mkdir(editordir, 0700), 0);
 	snprintf(facedir, sizeof(facedir), "%s/face", b.dir);
 	idle = "600";
+	maxmsg = "1048576";
 }
 
 static void
@@ -312,7 +421,8 @@ face_start(struct mfu *m, int timeout_ms, const char *hold,
 {
 	const char	*extra[] = { "--listen", "unity-mcp@127.0.0.1:0",
 			    "--unity-status-dir", facedir, "--unity-hold",
-			    hold, "--idle-timeout", idle, NULL };
+			    hold, "--idle-timeout", idle, "--max-message",
+			    maxmsg, NULL };
 	char		 name[128], path[PATH_MAX + 128];
 
 	fake_start(&fk, "FAKE_UNITY", "-s", editordir, fake_flag, NULL);
@@ -461,6 +571,23 @@ START_TEST(unity_face_wire)
 }
 END_TEST
 
+/* A status dir others may write in stops the broker at start (exit 78). */
+START_TEST(unity_status_dir_refused_at_start)
+{
+	const char	*args[] = { "--tools", tools, "--listen",
+			    "unity-mcp@127.0.0.1:0", "--unity-status-dir",
+			    facedir, NULL };
+
+	ck_assert_int_eq(mkdir(facedir, 0700), 0);
+	ck_assert_int_eq(chmod(facedir, 0777), 0);
+	write_tools("heavy");
+	ck_assert_int_eq(broker_start(&b, args, 0), 78);
+	ck_assert_int_eq(broker_log_count(&b, "--unity-status-dir"), 1);
+	ck_assert_int_eq(broker_log_count(&b, "lets group or others write"),
+	    1);
+}
+END_TEST
+
 /* Whether u's connection ends (within the timeout) with nothing sent. */
 static int
 eof_without_data(struct client *u)
@@ -495,6 +622,49 @@ START_TEST(unity_idle_silent)
 	ck_assert_str_eq(str(r, "status"), "success");
 	ck_assert_int_eq(m.tries, 2);
 	json_object_put(r);
+	mfu_close(&m);
+}
+END_TEST
+
+/*
+ * Issue 31.9: a frame is bounded by --max-message, as every listener's
+ * messages are (the bridge's 64 MiB only when that is larger): one at the
+ * limit runs, one over it is refused in the bridge's shape, as soon as its
+ * length is read, and the connection closes.
+ */
+START_TEST(unity_frame_max_message)
+{
+	struct mfu	 m;
+	struct client	*u;
+	json_object	*r;
+	char		*cmd, *s;
+	size_t		 n = 65536;
+	const char	*pre = "{\"type\":\"echo\",\"params\":{\"text\":\"";
+
+	maxmsg = "65536";
+	face_start(&m, 5000, "1", NULL);
+	cmd = malloc(n + 1);
+	ck_assert_ptr_nonnull(cmd);
+	memset(cmd, 'x', n);
+	memcpy(cmd, pre, strlen(pre));
+	memcpy(cmd + n - 3, "\"}}", 4);
+	u = unity_open(m.port);
+	r = unity_call(u, cmd);
+	ck_assert_str_eq(str(r, "status"), "success");
+	/* The text and echo's newline. */
+	ck_assert_int_eq(strlen(str(r, "result.stdout")),
+	    n - strlen(pre) - 3 + 1);
+	json_object_put(r);
+	free(cmd);
+	s = raw_call(u, "\0\0\0\0\0\1\0\1", 8);
+	ck_assert_str_eq(s, "{\"status\":\"error\",\"error\":\"cmdgate: "
+	    "message_too_large: a message may hold at most 65536 bytes "
+	    "(--max-message)\"}");
+	free(s);
+	ck_assert(client_eof(u));
+	client_close(u);
+	/* Others are served on. */
+	json_object_put(send1(&m, "get_project_info", "{}"));
 	mfu_close(&m);
 }
 END_TEST
@@ -680,14 +850,17 @@ unity_suite(void)
 	tcase_add_test(tc, status_from_project);
 	tcase_add_test(tc, status_from_bridge);
 	tcase_add_test(tc, status_dir_refused);
+	tcase_add_test(tc, status_dir_rules);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("face");
 	tcase_add_checked_fixture(tc, it_setup, it_teardown);
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, unity_face_wire);
+	tcase_add_test(tc, unity_status_dir_refused_at_start);
 	tcase_add_test(tc, unity_two_agents);
 	tcase_add_test(tc, unity_resend_on_timeout);
 	tcase_add_test(tc, unity_idle_silent);
+	tcase_add_test(tc, unity_frame_max_message);
 	tcase_add_test(tc, unity_tests_twice);
 	suite_add_tcase(s, tc);
 	return s;

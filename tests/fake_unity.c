@@ -18,9 +18,11 @@
  *
  * Control channel, lines on stdin (EOF ends the fake): end-tests
  * succeeded|failed|cancelled, start-tests-ui, compiling 1|0, reload,
- * reload-done, quit.  Log on stdout, one event a line: port N, accept,
- * cut N (clients cut off by a newer one), close, recv TYPE PARAMS, recv
- * ping, tests start ID BY, tests end ID STATUS, reload start, reload end,
+ * reload-done, stall TYPE (the next TYPE command's answer waits, as a
+ * read does while the editor's main thread is busy), unstall (it goes),
+ * quit.  Log on stdout, one event a line: port N, accept, cut N (clients
+ * cut off by a newer one), close, recv TYPE PARAMS, recv ping, stalled
+ * TYPE, tests start ID BY, tests end ID STATUS, reload start, reload end,
  * ctl LINE (once it took effect).
  */
 #include "config.h"
@@ -74,6 +76,9 @@ static struct {
 	struct job	*running;	/* the active run, or NULL */
 	int		 compiling;
 	int		 playing, paused;
+	char		 stall[64];	/* the next such command waits */
+	struct fb_conn	*stalled;	/* whose answer waits; NULL: gone */
+	json_object	*stalled_ans;
 	struct fb_conn	 conns[FB_MAXCONN];
 } fu;
 
@@ -108,6 +113,15 @@ status_write(const char *reason)
 	fu.next_heartbeat = fb_now_ms(CLOCK_MONOTONIC) + HEARTBEAT_MS;
 }
 
+/* Close c; an answer waiting for it is dropped with it. */
+static void
+conn_close(struct fb_conn *c)
+{
+	if (fu.stalled == c)
+		fu.stalled = NULL;
+	fb_conn_close(c);
+}
+
 /* Whether the client already closed c (its EOF is waiting). */
 static int
 peer_closed(struct fb_conn *c)
@@ -131,7 +145,7 @@ close_all(struct fb_conn *keep)
 		if (fu.conns[i].fd != -1 && &fu.conns[i] != keep) {
 			if (!peer_closed(&fu.conns[i]))
 				n++;
-			fb_conn_close(&fu.conns[i]);
+			conn_close(&fu.conns[i]);
 		}
 	if (n > 0 && keep != NULL)
 		fb_log("cut %d", n);
@@ -495,10 +509,39 @@ dispatch(const char *payload, size_t n)
 	return ans;
 }
 
+/* Whether ans (taken), the answer to a command of type, must wait. */
+static int
+stall(struct fb_conn *c, const char *type, json_object *ans)
+{
+	if (fu.stall[0] == '\0' || type == NULL || strcmp(type, fu.stall) != 0)
+		return 0;
+	fu.stall[0] = '\0';
+	fu.stalled = c;
+	fu.stalled_ans = ans;
+	fb_log("stalled %s", type);
+	return 1;
+}
+
+/* The answer that waited goes, if its client is still there. */
+static void
+unstall(void)
+{
+	const char	*s;
+
+	if (fu.stalled_ans == NULL)
+		return;
+	s = jstrict_to_string(fu.stalled_ans);
+	if (fu.stalled != NULL)
+		send_frame(fu.stalled->fd, s, strlen(s));
+	json_object_put(fu.stalled_ans);
+	fu.stalled_ans = NULL;
+	fu.stalled = NULL;
+}
+
 static void
 frame(struct fb_conn *c, const char *payload, size_t n)
 {
-	json_object	*ans;
+	json_object	*ans, *req = NULL;
 	const char	*s;
 
 	if (n == 4 && memcmp(payload, "ping", 4) == 0) {
@@ -506,7 +549,12 @@ frame(struct fb_conn *c, const char *payload, size_t n)
 		send_frame(c->fd, PONG, strlen(PONG));
 		return;
 	}
-	if ((ans = dispatch(payload, n)) != NULL) {
+	ans = dispatch(payload, n);
+	if (ans != NULL && jstrict_parse(payload, n, &req) == 0 &&
+	    stall(c, param(req, "type", NULL), ans))
+		ans = NULL;
+	json_object_put(req);
+	if (ans != NULL) {
 		s = jstrict_to_string(ans);
 		send_frame(c->fd, s, strlen(s));
 		json_object_put(ans);
@@ -527,7 +575,7 @@ serve(struct fb_conn *c)
 
 	if (!fb_conn_read(c)) {
 		fb_log("close");
-		fb_conn_close(c);
+		conn_close(c);
 		return;
 	}
 	while (c->fd != -1 && c->len >= 8) {
@@ -535,7 +583,7 @@ serve(struct fb_conn *c)
 			n = n << 8 | (unsigned char)c->buf[i];
 		if (n == 0 || n > FB_MAX_MSG) {
 			fb_log("bad frame length %llu", (unsigned long long)n);
-			fb_conn_close(c);
+			conn_close(c);
 			return;
 		}
 		if (c->len < 8 + n)
@@ -585,6 +633,10 @@ control(char *line)
 		reload_start();
 	else if (strcmp(line, "reload-done") == 0)
 		reload_finish();
+	else if (strncmp(line, "stall ", 6) == 0)
+		snprintf(fu.stall, sizeof(fu.stall), "%s", line + 6);
+	else if (strcmp(line, "unstall") == 0)
+		unstall();
 	else if (strcmp(line, "quit") == 0)
 		exit(0);
 	else

@@ -156,6 +156,13 @@ struct facejob *
 start(struct got *g, const char *agent, const char *tool,
     const char *params, uint64_t hold_ms, int want_first)
 {
+	return start_on(0, g, agent, tool, params, hold_ms, want_first);
+}
+
+struct facejob *
+start_on(uint64_t conn, struct got *g, const char *agent, const char *tool,
+    const char *params, uint64_t hold_ms, int want_first)
+{
 	struct facejob_req	 req;
 	struct facejob		*fj;
 	json_object		*p = params != NULL ?
@@ -163,6 +170,8 @@ start(struct got *g, const char *agent, const char *tool,
 
 	ck_assert(params == NULL || p != NULL);
 	memset(g, 0, sizeof(*g));
+	memset(&req, 0, sizeof(req));
+	req.conn = conn;
 	req.agent = agent;
 	req.tool = tool;
 	req.params = p;

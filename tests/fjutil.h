@@ -39,6 +39,10 @@ void		 loop_until(int (*cond)(void *), void *arg, const char *what);
 /* facejob_start with params as JSON text (NULL: none), told into g. */
 struct facejob	*start(struct got *g, const char *agent, const char *tool,
 		    const char *params, uint64_t hold_ms, int want_first);
+/* The same, sent on connection conn (start's is 0). */
+struct facejob	*start_on(uint64_t conn, struct got *g, const char *agent,
+		    const char *tool, const char *params, uint64_t hold_ms,
+		    int want_first);
 void		 on_news(void *arg, const struct facejob_news *);
 /* Wait for g's news: it is event ev, once. */
 void		 await_news(struct got *g, enum facejob_event ev);

@@ -19,7 +19,8 @@
 #include "worker.h"
 
 #define PROBE_EVERY_MS	1000	/* every_ms's default */
-#define PROBE_CALL_MS	5000	/* one poll, at least this long */
+#define PROBE_CALL_MS	5000	/* a poll's wait for the lock, then its
+				   call: each at least this long */
 
 static json_object *
 member(json_object *o, const char *name)
@@ -75,19 +76,39 @@ edwatch_unreachable(const char *why)
 	return ev;
 }
 
+/*
+ * Another exchange (a job's forward to the same bridge, which serves one
+ * client at a time) held the lock all along: nothing was asked, so
+ * nothing is known of the editor; what was last said stands.
+ */
+static json_object *
+edwatch_unasked(const char *why)
+{
+	json_object	*ev = json_object_new_object();
+
+	json_object_object_add(ev, "event", json_object_new_string("editor"));
+	json_object_object_add(ev, "asked", json_object_new_boolean(0));
+	json_object_object_add(ev, "error", json_object_new_string(why));
+	return ev;
+}
+
 /* One poll: its event.  Caller puts. */
 static json_object *
-edwatch_poll(struct exchange *x, json_object *probe, int64_t every)
+edwatch_poll(struct exchange *x, json_object *probe)
 {
 	json_object	*out = NULL, *ev;
 	enum up_status	 st;
 	const char	*call = json_object_get_string(member(probe, "call"));
 
 	st = exchange_once(x, call, member(probe, "params"), now_ms() +
-	    (every > PROBE_CALL_MS ? every : PROBE_CALL_MS), &out);
+	    x->call_ms, &out);
 	/* An error answer says nothing of the flags: as if unreachable. */
-	ev = st == UP_OK ? edwatch_reachable(probe, out) :
-	    edwatch_unreachable(x->err);
+	if (st == UP_OK)
+		ev = edwatch_reachable(probe, out);
+	else if (st == UP_TIMEOUT && x->locked_out)
+		ev = edwatch_unasked(x->err);
+	else
+		ev = edwatch_unreachable(x->err);
 	json_object_put(out);
 	return ev;
 }
@@ -111,9 +132,10 @@ edwatch_run(json_object *probe, const char *lock_dir,
 	x.to = x.to != NULL ? x.to : "?";
 	x.lock_dir = lock_dir;
 	x.waitmask = waitmask;
-	x.open_ms = every > PROBE_CALL_MS ? every : PROBE_CALL_MS;
+	/* The lock waited for that long, then the call as long again. */
+	x.open_ms = x.call_ms = every > PROBE_CALL_MS ? every : PROBE_CALL_MS;
 	while (!got_term) {
-		ev = edwatch_poll(&x, probe, every);
+		ev = edwatch_poll(&x, probe);
 		s = jstrict_to_string(ev);
 		if (got_term == 0 && (last == NULL || strcmp(s, last) != 0)) {
 			free(last);

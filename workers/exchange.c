@@ -32,6 +32,7 @@ exchange_lock(struct exchange *x, int64_t deadline, int *fd)
 	case 1:
 		snprintf(x->err, sizeof(x->err), "%s: another exchange held "
 		    "its lock until the deadline", x->to);
+		x->locked_out = 1;
 		return UP_TIMEOUT;
 	case -1:
 		snprintf(x->err, sizeof(x->err), "%s: call cancelled", x->to);
@@ -51,10 +52,13 @@ exchange_once(struct exchange *x, const char *method, json_object *params,
 	int		 lfd;
 
 	*out = NULL;
-	x->sent = x->closed = 0;
+	x->sent = x->closed = x->locked_out = x->nolisten = 0;
 	if ((st = exchange_lock(x, deadline, &lfd)) != UP_OK)
 		return st;
-	/* The connect's window starts once the lock is ours. */
+	/* The windows start once the lock is ours: a wait for it that
+	 * ended just in time leaves the call its whole time. */
+	if (x->call_ms > 0)
+		deadline = now_ms() + x->call_ms;
 	open_by = now_ms() + x->open_ms;
 	st = upstream_open(x->dialect, x->to, open_by < deadline ? open_by :
 	    deadline, x->waitmask, &u, &x->nolisten, x->err, sizeof(x->err));

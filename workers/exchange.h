@@ -19,9 +19,13 @@ struct exchange {
 	const char	*lock_dir;	/* NULL: no lock */
 	const sigset_t	*waitmask;
 	int64_t		 open_ms;	/* connect + handshake, at most */
+	int64_t		 call_ms;	/* the rest, from when the lock is
+					   ours; 0: the deadline given */
 	int		 sent;		/* the request went out whole */
 	int		 closed;	/* UP_REFUSED came after the connect */
 	int		 nolisten;	/* UP_REFUSED: the connect was refused */
+	int		 locked_out;	/* UP_TIMEOUT: another exchange held
+					   the lock; nothing was asked */
 	char		 err[1024];	/* why, when not UP_OK */
 };
 
