@@ -334,6 +334,8 @@ jstrict_check(const char *buf, size_t len)
 	struct jscan	s;
 	int		rc;
 
+	if (len == 0)
+		return JSTRICT_EMPTY;	/* buf may be NULL: no arithmetic */
 	s.p = (const unsigned char *)buf;
 	s.end = s.p + len;
 	skip_ws(&s);

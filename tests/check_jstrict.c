@@ -175,6 +175,17 @@ START_TEST(string_of_any_bytes)
 }
 END_TEST
 
+/* Nothing at all, whatever the pointer: a library call with len 0. */
+START_TEST(empty_without_buffer)
+{
+	json_object	*v = NULL;
+
+	ck_assert_int_eq(jstrict_check(NULL, 0), JSTRICT_EMPTY);
+	ck_assert_int_eq(jstrict_parse(NULL, 0, &v), JSTRICT_EMPTY);
+	ck_assert_ptr_null(v);
+}
+END_TEST
+
 int
 main(void)
 {
@@ -187,6 +198,7 @@ main(void)
 	tcase_add_test(tc, nul_found_anywhere);
 	tcase_add_test(tc, strings_roundtrip);
 	tcase_add_test(tc, string_of_any_bytes);
+	tcase_add_test(tc, empty_without_buffer);
 	suite_add_tcase(s, tc);
 	return ck_run(s);
 }
