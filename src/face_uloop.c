@@ -168,12 +168,13 @@ ul_error_response(json_object *id, int code, const char *type,
 {
 	json_object	*r, *e, *d;
 
+	/* The reason may quote a method name cut at RPC_REASON_MAX bytes. */
 	d = json_object_new_object();
 	json_object_object_add(d, "type", json_object_new_string(type));
-	json_object_object_add(d, "message", json_object_new_string(reason));
+	json_object_object_add(d, "message", jstrict_string(reason));
 	e = json_object_new_object();
 	json_object_object_add(e, "code", json_object_new_int(code));
-	json_object_object_add(e, "message", json_object_new_string(reason));
+	json_object_object_add(e, "message", jstrict_string(reason));
 	json_object_object_add(e, "data", d);
 	r = json_object_new_object();
 	json_object_object_add(r, "jsonrpc", json_object_new_string("2.0"));
