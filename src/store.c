@@ -456,6 +456,17 @@ store_job_put(struct store *st, uint64_t num, char status, int64_t expire_ms,
 }
 
 int
+store_job_put_raw(struct store *st, uint64_t num, const void *rec,
+    size_t len)
+{
+	unsigned char	kb[8];
+	MDB_val		k = { 8, kb }, v = { len, (void *)rec };
+
+	kv_be64(kb, num);
+	return mdb_put(st->txn, st->jobs, &k, &v, 0);
+}
+
+int
 store_job_del(struct store *st, uint64_t num)
 {
 	unsigned char	kb[8];
