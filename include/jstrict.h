@@ -46,6 +46,13 @@ int		 jstrict_parse_str(const char *s, json_object **out);
 const char	*jstrict_strerror(int code);
 /* Whether any string or member name under v holds U+0000. */
 int		 jstrict_has_nul(json_object *v);
+/*
+ * A JSON string of s, bytes that may not be UTF-8 (a header, a text cut
+ * at a byte count): each byte that begins no valid sequence becomes
+ * U+FFFD, so that what quotes it is JSON.  Caller puts; NULL when out
+ * of memory.
+ */
+json_object	*jstrict_string(const char *s);
 /* v (borrowed) as compact JSON; borrowed until v changes or is put. */
 const char	*jstrict_to_string(json_object *v);
 

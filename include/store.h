@@ -97,6 +97,13 @@ int		 store_sync(struct store *);
 /* Within a transaction.  expire_ms 0: not finished, nothing to expire. */
 int		 store_job_put(struct store *, uint64_t num, char status,
 		    int64_t expire_ms, const char *json);
+/*
+ * Job num's value as the bytes rec[len] (status byte, expiry, JSON),
+ * whatever they hold, with no expiry index: a damaged record as a disk
+ * could leave it, for the fuzzer of recovery.
+ */
+int		 store_job_put_raw(struct store *, uint64_t num,
+		    const void *rec, size_t len);
 int		 store_job_del(struct store *, uint64_t num);
 int		 store_take_ticket(struct store *, uint64_t *num);
 int		 store_idem_put(struct store *, const char *key, uint64_t num);

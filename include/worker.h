@@ -22,6 +22,7 @@
 struct event;
 struct event_base;
 struct bufferevent;
+struct evbuffer;
 struct job;
 struct workers;
 
@@ -114,6 +115,13 @@ void		 worker_kill(struct worker *, int sig);
 /* Take on worker pid of a past run (its stored record rec, borrowed) and
  * stop it: 0, or -1 when it is long gone. */
 int		 worker_adopt(struct workers *, pid_t, json_object *rec);
+/*
+ * What w wrote, in: each whole line is an event, told through the hooks
+ * until one is garbled (then in is drained); a partial line stays in in
+ * unless it passes event_max.  Its pipe's callbacks call it; the fuzzer
+ * feeds it bytes.
+ */
+void		 worker_read(struct worker *, struct evbuffer *in);
 /* w said something wrong (why): it is killed, its output ignored. */
 void		 worker_garbled(struct worker *, const char *why);
 /* The stored record of w, running ticket (NULL: none).  Caller puts. */

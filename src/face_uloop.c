@@ -175,7 +175,8 @@ ul_error_response(json_object *id, int code, const char *type,
 	json_object_object_add(d, "message", json_object_new_string(type));
 	e = json_object_new_object();
 	json_object_object_add(e, "code", json_object_new_int(code));
-	json_object_object_add(e, "message", json_object_new_string(reason));
+	/* The reason may quote a method name cut at RPC_REASON_MAX bytes. */
+	json_object_object_add(e, "message", jstrict_string(reason));
 	json_object_object_add(e, "data", d);
 	r = json_object_new_object();
 	json_object_object_add(r, "jsonrpc", json_object_new_string("2.0"));

@@ -99,13 +99,18 @@ scan_escape(struct jscan *s)
 	return JSTRICT_OK;
 }
 
-/* One multi-byte UTF-8 sequence (RFC 3629, table of section 4). */
-static int
-scan_utf8(struct jscan *s)
+/*
+ * The length of the UTF-8 sequence at p, end the first byte past the
+ * text, or 0 when none begins there (RFC 3629, table of section 4).
+ */
+static size_t
+utf8_seq(const unsigned char *p, const unsigned char *end)
 {
-	unsigned char	c = *s->p, lo = 0x80, hi = 0xbf;
-	int		n, i;
+	unsigned char	c = *p, lo = 0x80, hi = 0xbf;
+	size_t		n, i;
 
+	if (c < 0x80)
+		return 1;
 	if (c >= 0xc2 && c <= 0xdf)
 		n = 1;
 	else if (c >= 0xe0 && c <= 0xef) {
@@ -121,16 +126,27 @@ scan_utf8(struct jscan *s)
 		else if (c == 0xf4)
 			hi = 0x8f;	/* nothing above U+10FFFF */
 	} else
-		return JSTRICT_UTF8;
-	if (s->end - s->p <= n)
-		return JSTRICT_UTF8;
+		return 0;
+	if ((size_t)(end - p) <= n)
+		return 0;
 	for (i = 1; i <= n; i++) {
-		if (s->p[i] < lo || s->p[i] > hi)
-			return JSTRICT_UTF8;
+		if (p[i] < lo || p[i] > hi)
+			return 0;
 		lo = 0x80;
 		hi = 0xbf;
 	}
-	s->p += n + 1;
+	return n + 1;
+}
+
+/* One multi-byte UTF-8 sequence. */
+static int
+scan_utf8(struct jscan *s)
+{
+	size_t	n = utf8_seq(s->p, s->end);
+
+	if (n == 0)
+		return JSTRICT_UTF8;
+	s->p += n;
 	return JSTRICT_OK;
 }
 
@@ -318,6 +334,8 @@ jstrict_check(const char *buf, size_t len)
 	struct jscan	s;
 	int		rc;
 
+	if (len == 0)
+		return JSTRICT_EMPTY;	/* buf may be NULL: no arithmetic */
 	s.p = (const unsigned char *)buf;
 	s.end = s.p + len;
 	skip_ws(&s);
@@ -422,4 +440,32 @@ jstrict_to_string(json_object *v)
 {
 	return json_object_to_json_string_ext(v, JSON_C_TO_STRING_PLAIN |
 	    JSON_C_TO_STRING_NOSLASHESCAPE);
+}
+
+json_object *
+jstrict_string(const char *s)
+{
+	const unsigned char	*p = (const unsigned char *)s;
+	const unsigned char	*end = p + strlen(s);
+	json_object		*o;
+	char			*buf;
+	size_t			 n, len = 0;
+
+	/* Each byte that begins no sequence becomes U+FFFD, 3 bytes. */
+	if ((buf = malloc(3 * (size_t)(end - p) + 1)) == NULL)
+		return NULL;
+	while (p < end) {
+		if ((n = utf8_seq(p, end)) == 0) {
+			memcpy(buf + len, "\xef\xbf\xbd", 3);
+			len += 3;
+			p++;
+		} else {
+			memcpy(buf + len, p, n);
+			len += n;
+			p += n;
+		}
+	}
+	o = json_object_new_string_len(buf, (int)len);
+	free(buf);
+	return o;
 }

@@ -66,7 +66,8 @@ rpc_error_response(json_object *id, int code, const char *type,
 	json_object_object_add(d, "type", json_object_new_string(type));
 	json_object_object_add(d, "command", command != NULL ?
 	    json_object_new_string(command) : NULL);
-	json_object_object_add(d, "reason", json_object_new_string(reason));
+	/* A reason may quote what a client sent, cut at a byte count. */
+	json_object_object_add(d, "reason", jstrict_string(reason));
 	e = json_object_new_object();
 	json_object_object_add(e, "code", json_object_new_int(code));
 	/* The reason as the message: most clients show only that. */

@@ -423,10 +423,11 @@ store_job_put(struct store *st, uint64_t num, char status, int64_t expire_ms,
 	int		 rc;
 
 	kv_be64(kb, num);
+	/* A value too short for its header has no expiry to undo: the
+	 * record recovery puts in place of a damaged one overwrites it. */
 	if ((rc = mdb_get(st->txn, st->jobs, &k, &v)) == 0) {
-		if (v.mv_size < REC_HEADER)
-			return STORE_EBADRECORD;
-		if ((rc = expire_key_del(st, num, v.mv_data)) != 0)
+		if (v.mv_size >= REC_HEADER &&
+		    (rc = expire_key_del(st, num, v.mv_data)) != 0)
 			return rc;
 	} else if (rc != MDB_NOTFOUND)
 		return rc;
@@ -452,6 +453,17 @@ store_job_put(struct store *st, uint64_t num, char status, int64_t expire_ms,
 	kv_be64(key, (uint64_t)expire_ms);
 	kv_be64(key + 8, num);
 	return mdb_put(st->txn, st->expire, &ek, &ev, 0);
+}
+
+int
+store_job_put_raw(struct store *st, uint64_t num, const void *rec,
+    size_t len)
+{
+	unsigned char	kb[8];
+	MDB_val		k = { 8, kb }, v = { len, (void *)rec };
+
+	kv_be64(kb, num);
+	return mdb_put(st->txn, st->jobs, &k, &v, 0);
 }
 
 int

@@ -333,7 +333,7 @@ worker_event(struct worker *w, const char *line, size_t len)
 	json_object_put(ev);
 }
 
-static void
+void
 worker_read(struct worker *w, struct evbuffer *in)
 {
 	char	*line;

@@ -130,11 +130,13 @@ serve_unity(int fd)
 	"\"dialect\":\"unity-mcp\",\"method\":\"" tool "\"," \
 	"\"connect_timeout_s\":10" extra "}}"
 
-/* A first line of phase 0: not a bridge; phase 3: an unknown framing. */
+/* A first line of phase 0: not a bridge; phase 3: an unknown framing;
+ * phase 4: bytes that are not UTF-8. */
 static void
 serve_welcome(int fd)
 {
 	const char	*w = sh->phase == 3 ? "WELCOME UNITY-MCP 1 FRAMING=2\n" :
+			    sh->phase == 4 ? "WELCOME \xff\xc3 1 FRAMING=1\n" :
 			    "HTTP/1.1 400 Bad Request\r\n";
 	char		 buf[64];
 
@@ -157,6 +159,14 @@ START_TEST(unity_welcome_refused)
 	r = run(UNITY("x", ""));
 	assert_result(r, 0, "upstream_protocol");
 	ck_assert_ptr_nonnull(strstr(fstr(r, "error"), "unknown framing"));
+	json_object_put(r);
+	/* Quoted in the error, each bad byte is U+FFFD: the result is still
+	 * strict JSON, which the broker takes (not a garbled worker). */
+	sh->phase = 4;
+	r = run(UNITY("x", ""));
+	assert_result(r, 0, "upstream_protocol");
+	ck_assert_ptr_nonnull(strstr(fstr(r, "error"),
+	    "\"WELCOME \xef\xbf\xbd\xef\xbf\xbd 1 FRAMING=1\""));
 	json_object_put(r);
 }
 END_TEST
@@ -592,6 +602,38 @@ START_TEST(probe_reports_changes)
 }
 END_TEST
 
+/* The bridge's first line is not UTF-8: the probe's line quoting it is
+ * still strict JSON, which the broker takes. */
+START_TEST(probe_error_not_utf8)
+{
+	struct jsonl	 jl;
+	json_object	*ev;
+	char		 spec[1024];
+	int		 out, status;
+	pid_t		 pid;
+
+	sh->phase = 4;
+	fake_start(0, serve_welcome);
+	snprintf(spec, sizeof(spec), "{\"lock_dir\":\"%s\",\"probe\":{"
+	    "\"to\":\"127.0.0.1:%d\",\"dialect\":\"unity-mcp\",\"call\":"
+	    "\"get_editor_state\",\"params\":{},\"every_ms\":50}}", lockdir,
+	    fake_port);
+	pid = worker_spawn(spec, &out, NULL);
+	jsonl_init(&jl, out, 1 << 20);
+	ev = editor_event(&jl);
+	ck_assert(!json_object_get_boolean(jpath_get(ev, "reachable")));
+	ck_assert_ptr_nonnull(strstr(fstr(ev, "error"),
+	    "WELCOME \xef\xbf\xbd\xef\xbf\xbd 1"));
+	json_object_put(ev);
+	kill(pid, SIGTERM);
+	ck_assert_int_eq(jsonl_json(&jl, 20000, &ev), JSONL_EOF);
+	jsonl_free(&jl);
+	close(out);
+	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+	ck_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+}
+END_TEST
+
 /* Another holder of the upstream's lock: the wait ends at the deadline. */
 START_TEST(lock_wait_ends_at_deadline)
 {
@@ -641,6 +683,7 @@ main(void)
 	tcase_add_test(tc, no_lock_for_many_client_upstreams);
 	tcase_add_test(tc, lock_wait_ends_at_deadline);
 	tcase_add_test(tc, probe_reports_changes);
+	tcase_add_test(tc, probe_error_not_utf8);
 	suite_add_tcase(s, tc);
 	return ck_run(s);
 }

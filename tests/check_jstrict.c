@@ -142,6 +142,50 @@ START_TEST(strings_roundtrip)
 }
 END_TEST
 
+/*
+ * Text that quotes bytes a client sent (an HTTP header) or that a quote
+ * cut inside a character: a JSON string whose serialization is strict
+ * JSON, each byte that begins no sequence U+FFFD, valid text untouched.
+ */
+START_TEST(string_of_any_bytes)
+{
+	static const struct {
+		const char	*in, *out;
+	} t[] = {
+		{ "caf\xc3\xa9 \xf0\x9f\x98\x80", "caf\xc3\xa9 \xf0\x9f\x98\x80" },
+		{ "caf\xe9", "caf\xef\xbf\xbd" },
+		{ "cut \xc3", "cut \xef\xbf\xbd" },
+		{ "cut \xf0\x9f\x98", "cut \xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd" },
+		{ "\xc0\xaf \xed\xa0\x80 \xf4\x90\x80\x80", "\xef\xbf\xbd"
+		    "\xef\xbf\xbd \xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd "
+		    "\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd" },
+	};
+	json_object	*v, *back;
+	const char	*s;
+	size_t		 i;
+
+	for (i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
+		ck_assert_ptr_nonnull(v = jstrict_string(t[i].in));
+		ck_assert_str_eq(json_object_get_string(v), t[i].out);
+		s = jstrict_to_string(v);
+		ck_assert_int_eq(jstrict_parse(s, strlen(s), &back), 0);
+		json_object_put(back);
+		json_object_put(v);
+	}
+}
+END_TEST
+
+/* Nothing at all, whatever the pointer: a library call with len 0. */
+START_TEST(empty_without_buffer)
+{
+	json_object	*v = NULL;
+
+	ck_assert_int_eq(jstrict_check(NULL, 0), JSTRICT_EMPTY);
+	ck_assert_int_eq(jstrict_parse(NULL, 0, &v), JSTRICT_EMPTY);
+	ck_assert_ptr_null(v);
+}
+END_TEST
+
 int
 main(void)
 {
@@ -153,6 +197,8 @@ main(void)
 	tcase_add_test(tc, integers_echo_exactly);
 	tcase_add_test(tc, nul_found_anywhere);
 	tcase_add_test(tc, strings_roundtrip);
+	tcase_add_test(tc, string_of_any_bytes);
+	tcase_add_test(tc, empty_without_buffer);
 	suite_add_tcase(s, tc);
 	return ck_run(s);
 }

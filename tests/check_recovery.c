@@ -264,6 +264,46 @@ START_TEST(bad_record_fails_alone)
 }
 END_TEST
 
+/*
+ * A value too short to hold a record's header (status byte and expiry):
+ * the failed record put in its place overwrites it, and the broker
+ * starts (it refused the whole store, exit 78, before).
+ */
+START_TEST(short_record_fails_alone)
+{
+	unsigned char	 kb[8] = { 0, 0, 0, 0, 0, 0, 0, 2 };
+	MDB_val		 k = { 8, kb }, v = { 3, "q\0\0" };
+	MDB_env		*env;
+	MDB_txn		*txn;
+	MDB_dbi		 dbi;
+	json_object	*r;
+
+	start(NULL);
+	ck_assert_int_eq(submit_num("hold", "{}"), 0);
+	ck_assert_int_eq(submit_num("later", "{}"), 1);
+	ck_assert_int_eq(submit_num("later", "{}"), 2);
+	ck_assert_int_eq(submit_num("later", "{}"), 3);
+	ck_assert_int_eq(broker_signal_wait(&b, SIGTERM), 0);
+	env = store_txn(&txn, "jobs", &dbi);
+	ck_assert_int_eq(mdb_put(txn, dbi, &k, &v, 0), 0);
+	kb[7] = 3;
+	v.mv_size = 0;
+	ck_assert_int_eq(mdb_put(txn, dbi, &k, &v, 0), 0);
+	ck_assert_int_eq(mdb_txn_commit(txn), 0);
+	mdb_env_close(env);
+	start(NULL);
+	ck_assert_int_eq(broker_log_count(&b, "2 damaged records failed"), 1);
+	r = poll_num(2);
+	ck_assert_str_eq(str(r, "result.status"), "failed");
+	ck_assert_ptr_nonnull(strstr(str(r, "result.error"),
+	    "damaged record"));
+	json_object_put(r);
+	r = wait_num(1);
+	ck_assert_str_eq(str(r, "result.status"), "done");
+	json_object_put(r);
+}
+END_TEST
+
 int
 main(void)
 {
@@ -276,6 +316,7 @@ main(void)
 	tcase_add_test(tc, store_full_keeps_room);
 	tcase_add_test(tc, long_keys_invalid_params);
 	tcase_add_test(tc, bad_record_fails_alone);
+	tcase_add_test(tc, short_record_fails_alone);
 	suite_add_tcase(s, tc);
 	return ck_run(s);
 }

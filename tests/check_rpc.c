@@ -15,6 +15,7 @@
 
 #include "authlimit.h"
 #include "conn.h"
+#include "jstrict.h"
 #include "options.h"
 #include "rpc.h"
 #include "server.h"
@@ -398,6 +399,27 @@ START_TEST(nul_refused)
 }
 END_TEST
 
+/*
+ * An error whose reason quotes what a client sent (an HTTP header that
+ * is not UTF-8, httperr.c), or a quote cut inside a character: the
+ * answer is still JSON, RFC 8259's UTF-8, each bad byte U+FFFD.
+ */
+START_TEST(error_reason_utf8)
+{
+	json_object	*r, *back;
+	const char	*s;
+
+	r = rpc_error_response(NULL, RPC_SECURITY_BLOCKED, "forbidden_host",
+	    NULL, "Host 'caf\xe9' is not this broker; cut '\xc3'");
+	s = json_object_to_json_string_ext(r, JSON_C_TO_STRING_PLAIN);
+	ck_assert_int_eq(jstrict_parse(s, strlen(s), &back), 0);
+	ck_assert_str_eq(getstr(back, "error.data.reason"), "Host "
+	    "'caf\xef\xbf\xbd' is not this broker; cut '\xef\xbf\xbd'");
+	json_object_put(back);
+	json_object_put(r);
+}
+END_TEST
+
 /* Wrong tokens per address: lockouts that double, shared by an address. */
 START_TEST(auth_limit_per_address)
 {
@@ -468,6 +490,7 @@ rpc_suite(void)
 	tcase_add_test(tc, not_requests);
 	tcase_add_test(tc, nul_refused);
 	tcase_add_test(tc, auth_limit_per_address);
+	tcase_add_test(tc, error_reason_utf8);
 	suite_add_tcase(s, tc);
 	return s;
 }

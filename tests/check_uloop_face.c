@@ -300,6 +300,8 @@ START_TEST(uloop_errors)
 {
 	struct ulc	 u;
 	json_object	*r;
+	char		 name[610];
+	int		 i;
 
 	start_uloop(NULL);
 	ulc_open(&u, uloop_port(), 1, 0);
@@ -312,6 +314,15 @@ START_TEST(uloop_errors)
 	json_object_put(r);
 	r = ulc_call(&u, "set-client-name", "{\"ClientName\":7}");
 	assert_ul_error(r, -32602, "invalid_params");
+	json_object_put(r);
+	/* Quoted and cut at 512 bytes inside a character: still JSON. */
+	memset(name, 0, sizeof(name));
+	name[0] = 'a';
+	for (i = 0; i < 300; i++)
+		memcpy(name + 1 + 2 * i, "\xc3\xa9", 2);
+	r = ulc_call(&u, name, "{}");
+	assert_ul_error(r, -32601, "method_not_found");
+	ck_assert_ptr_nonnull(strstr(str(r, "error.message"), "\xef\xbf\xbd"));
 	json_object_put(r);
 	ulc_send(&u, "{\"jsonrpc\":\"2.0\",\"id\":5,\"method\":");
 	r = ulc_read(&u);

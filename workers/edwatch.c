@@ -16,6 +16,7 @@
 #include "jstrict.h"
 #include "jtemplate.h"
 #include "edwatch.h"
+#include "notify.h"
 #include "worker.h"
 
 #define PROBE_EVERY_MS	1000	/* every_ms's default */
@@ -72,7 +73,8 @@ edwatch_unreachable(const char *why)
 
 	json_object_object_add(ev, "event", json_object_new_string("editor"));
 	json_object_object_add(ev, "reachable", json_object_new_boolean(0));
-	json_object_object_add(ev, "error", json_object_new_string(why));
+	/* It may quote the editor's bytes: the broker reads strict JSON. */
+	json_object_object_add(ev, "error", utf8_json(why, strlen(why)));
 	return ev;
 }
 

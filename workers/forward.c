@@ -20,6 +20,7 @@
 #include "exchange.h"
 #include "forward.h"
 #include "jtemplate.h"
+#include "notify.h"
 #include "uplock.h"
 #include "upstream.h"
 #include "worker.h"
@@ -98,7 +99,9 @@ static void
 fwd_fail(struct fwd *f, enum up_status st)
 {
 	fwd_set(f, "ok", json_object_new_boolean(0));
-	fwd_set(f, "error", json_object_new_string(f->x.err));
+	/* It may quote the upstream's bytes, or cut a text at a byte
+	 * count: the broker reads the result as strict JSON. */
+	fwd_set(f, "error", utf8_json(f->x.err, strlen(f->x.err)));
 	fwd_set(f, "error_type", json_object_new_string(fwd_error_type(f,
 	    st)));
 	if (st == UP_TIMEOUT)

@@ -3,7 +3,7 @@
  * libFuzzer harness: one message through the JSON-RPC path (parse, checks,
  * dispatch, the methods, the answer), on a connection with no socket and a
  * broker with no store.  Whatever comes in, one line goes out at most per
- * request, and it is JSON.
+ * request, and it is strict JSON (jstrict: RFC 8259, UTF-8).
  */
 #include "config.h"
 
@@ -16,6 +16,8 @@
 #include <json-c/json.h>
 
 #include "conn.h"
+#include "fuzzutil.h"
+#include "jstrict.h"
 #include "log.h"
 #include "options.h"
 #include "rpc.h"
@@ -56,8 +58,9 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	msg[size] = '\0';
 	conn_message(c, msg, size);
 	while ((line = evbuffer_readln(out, &n, EVBUFFER_EOL_LF)) != NULL) {
-		if ((o = json_tokener_parse(line)) == NULL)
-			abort();	/* every answer is JSON */
+		/* Every answer is JSON, strictly: RFC 8259, UTF-8. */
+		if (jstrict_parse(line, n, &o) != 0)
+			fuzz_fail("an answer that is not JSON: %s", line);
 		json_object_put(o);
 		free(line);
 	}
