@@ -71,9 +71,9 @@ rpc_error_response(json_object *id, int code, const char *type,
 	e = json_object_new_object();
 	json_object_object_add(e, "code", json_object_new_int(code));
 	/* The reason as the message: most clients show only that. */
-	json_object_object_add(e, "message", json_object_new_string(
-	    reason != NULL && *reason != '\0' ? reason :
-	    rpc_code_message(code)));
+	json_object_object_add(e, "message", reason != NULL &&
+	    *reason != '\0' ? jstrict_string(reason) :
+	    json_object_new_string(rpc_code_message(code)));
 	json_object_object_add(e, "data", d);
 	r = json_object_new_object();
 	json_object_object_add(r, "jsonrpc", json_object_new_string("2.0"));

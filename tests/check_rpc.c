@@ -415,6 +415,8 @@ START_TEST(error_reason_utf8)
 	ck_assert_int_eq(jstrict_parse(s, strlen(s), &back), 0);
 	ck_assert_str_eq(getstr(back, "error.data.reason"), "Host "
 	    "'caf\xef\xbf\xbd' is not this broker; cut '\xef\xbf\xbd'");
+	ck_assert_str_eq(getstr(back, "error.message"), "Host "
+	    "'caf\xef\xbf\xbd' is not this broker; cut '\xef\xbf\xbd'");
 	json_object_put(back);
 	json_object_put(r);
 }
