@@ -144,7 +144,7 @@ check_answer(const char *buf, size_t len)
 	    !json_object_object_get_ex(e, "data", &d) ||
 	    !json_object_is_type(json_object_object_get(d, "type"),
 	    json_type_string) || !json_object_equal(json_object_object_get(d,
-	    "message"), json_object_object_get(e, "message"))))
+	    "message"), json_object_object_get(d, "type"))))
 		fuzz_fail("not the uloop face's error: %.*s", (int)len, buf);
 	id = strdup(json_object_to_json_string_ext(json_object_object_get(o,
 	    "id"), JSON_C_TO_STRING_PLAIN));

@@ -79,6 +79,14 @@ is_ping(const uint8_t *p, size_t n)
 	return n == 4 && memcmp(p, "ping", 4) == 0;
 }
 
+/* The face's frame limit: --max-message, at most the bridge's own. */
+static uint64_t
+frame_max(void)
+{
+	return opt.max_message < FRAME_UNITY_MAX ? opt.max_message :
+	    FRAME_UNITY_MAX;
+}
+
 /*
  * What the input asks, read here on its own: *pings[i] whether frame i
  * is a ping; the number of whole frames, and *last whether a bad frame
@@ -93,7 +101,7 @@ frames(const uint8_t *p, size_t n, int *pings, size_t maxf, int *last)
 	*last = 0;
 	while (n >= 8) {
 		len = be64(p);
-		if (len == 0 || len > FRAME_UNITY_MAX) {
+		if (len == 0 || len > frame_max()) {
 			*last = 1;
 			break;
 		}
@@ -144,7 +152,7 @@ check_out(struct evbuffer *out, const int *pings, size_t nf, int last)
 		if (evbuffer_remove(out, h, 8) != 8)
 			fuzz_fail("a frame header cut short");
 		len = (size_t)be64(h);
-		if (len == 0 || len > FRAME_UNITY_MAX ||
+		if (len == 0 || len > frame_max() ||
 		    evbuffer_get_length(out) < len)
 			fuzz_fail("a frame of %zu bytes out", len);
 		body = malloc(len);

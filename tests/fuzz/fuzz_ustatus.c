@@ -111,7 +111,8 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct unitystatus_id	 id;
 	struct unitystatus	*us;
 	json_object		*src;
-	int			 port = 0;
+	char			 err[256];
+	int			 port = 0, dirfd;
 
 	if (size < 1)
 		return 0;
@@ -130,7 +131,10 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		if (strcmp(id.name, NAME) != 0)
 			fuzz_fail("named %s", id.name);
 		json_object_put(id.fields);
-		us = unitystatus_new(NULL, &opt, FACE_PORT, port);
+		if ((dirfd = unitystatus_open_dir(&opt, err,
+		    sizeof(err))) == -1)
+			fuzz_fail("%s", err);
+		us = unitystatus_new(NULL, &opt, dirfd, FACE_PORT, port);
 		check_written(src, 0, 1);
 		unitystatus_set_reloading(us, 1);
 		check_written(src, 1, 2);
