@@ -48,6 +48,7 @@ static int	cmd_status(struct cli *, int, char **);
 static int	cmd_tools(struct cli *, int, char **);
 static int	cmd_tool(struct cli *, int, char **);
 static int	cmd_editor_state(struct cli *, int, char **);
+static int	cmd_target_check(struct cli *, const char *);
 
 static const struct {
 	const char	*name;
@@ -525,6 +526,24 @@ cmd_editor_state(struct cli *cl, int argc, char **argv)
 
 /* ---- main -------------------------------------------------------------- */
 
+/* The target's port and --reply-timeout (reply, NULL: none): 0 or an
+ * exit status, said. */
+static int
+cmd_target_check(struct cli *cl, const char *reply)
+{
+	uint64_t	port, secs;
+
+	if (util_parse_u64(cl->t.port, 1, 65535, &port) == -1)
+		return cli_usage_error("port '%s' is not 1-65535", cl->t.port);
+	if (reply != NULL && *reply != '\0') {
+		if (util_parse_u64(reply, 1, REPLY_TIMEOUT_MAX, &secs) == -1)
+			return cli_usage_error("--reply-timeout '%s' is not "
+			    "1-3600 seconds", reply);
+		cl->t.reply_timeout_ms = (int64_t)secs * 1000;
+	}
+	return 0;
+}
+
 int
 main(int argc, char **argv)
 {
@@ -545,7 +564,6 @@ main(int argc, char **argv)
 	const char	*reply = getenv("CMDGATE_REPLY_TIMEOUT");
 	const char	*inst = getenv("CMDGATE_INSTANCE");
 	int		 aimed;
-	uint64_t	 port, secs;
 	size_t		 i;
 	int		 ch, rc;
 
@@ -611,33 +629,30 @@ main(int argc, char **argv)
 		}
 	}
 	if (inst != NULL && (rc = cli_instance_use(&cl, inst)) != 0)
-		return rc;
+		goto out;
 	if (!aimed)
 		cli_instance_default(&cl);
-	if (util_parse_u64(cl.t.port, 1, 65535, &port) == -1)
-		return cli_usage_error("port '%s' is not 1-65535", cl.t.port);
-	if (reply != NULL && *reply != '\0') {
-		if (util_parse_u64(reply, 1, REPLY_TIMEOUT_MAX, &secs) == -1)
-			return cli_usage_error("--reply-timeout '%s' is not "
-			    "1-3600 seconds", reply);
-		cl.t.reply_timeout_ms = (int64_t)secs * 1000;
-	}
+	if ((rc = cmd_target_check(&cl, reply)) != 0)
+		goto out;
 	if (optind >= argc) {
 		usage(stderr);
-		return CX_USAGE;
+		rc = CX_USAGE;
+		goto out;
 	}
 	for (i = 0; i < NCOMMANDS; i++)
 		if (strcmp(argv[optind], commands[i].name) == 0)
 			break;
-	if (i == NCOMMANDS)
-		return cli_usage_error("unknown command '%s'", argv[optind]);
-	if (commands[i].connect && (rc = cg_connect(&cl.c, &cl.t)) != 0) {
-		fprintf(stderr, "cmdgate: %s\n", cl.c.err);
-		cg_close(&cl.c);
-		return rc;
+	if (i == NCOMMANDS) {
+		rc = cli_usage_error("unknown command '%s'", argv[optind]);
+		goto out;
 	}
-	rc = commands[i].fn(&cl, argc - optind, argv + optind);
+	if (commands[i].connect && (rc = cg_connect(&cl.c, &cl.t)) != 0)
+		fprintf(stderr, "cmdgate: %s\n", cl.c.err);
+	else
+		rc = commands[i].fn(&cl, argc - optind, argv + optind);
 	cg_close(&cl.c);
+out:
+	/* An instance's file, read whatever the outcome (LSan counts it). */
 	json_object_put(cl.inst);
 	return rc;
 }
