@@ -131,7 +131,8 @@ unity_outer_error(struct conn *c, const char *fmt, ...)
 	vsnprintf(text, sizeof(text), fmt, ap);
 	va_end(ap);
 	json_object_object_add(o, "status", json_object_new_string("error"));
-	json_object_object_add(o, "error", json_object_new_string(text));
+	/* The text may quote a client's bytes, cut at a byte count. */
+	json_object_object_add(o, "error", jstrict_string(text));
 	unity_send(c, o);
 }
 

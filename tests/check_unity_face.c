@@ -669,6 +669,36 @@ START_TEST(unity_frame_max_message)
 }
 END_TEST
 
+/*
+ * An outer error quoting an unknown type cut inside a character (at the
+ * 100th byte here) is still the bridge's JSON: the cut byte is U+FFFD.
+ */
+START_TEST(unity_error_utf8)
+{
+	struct mfu	 m;
+	struct client	*u;
+	json_object	*r;
+	char		 frame[8 + 160], *s;
+	int		 n;
+
+	face_start(&m, 5000, "1", NULL);
+	n = snprintf(frame + 8, sizeof(frame) - 8, "{\"type\":\"%099d"
+	    "\xc3\xa9\"}", 0);
+	memset(frame, 0, 8);
+	frame[7] = (char)n;
+	u = unity_open(m.port);
+	s = raw_call(u, frame, (size_t)n + 8);
+	ck_assert_int_eq(jstrict_parse(s, strlen(s), &r), 0);
+	ck_assert_str_eq(str(r, "status"), "error");
+	ck_assert_ptr_nonnull(strstr(str(r, "error"), "0\xef\xbf\xbd (not "
+	    "in cmdgate's tool table)"));
+	json_object_put(r);
+	free(s);
+	client_close(u);
+	mfu_close(&m);
+}
+END_TEST
+
 /* get_test_job's status for job, as the client polls it. */
 static char *
 test_status(struct mfu *m, const char *job)
@@ -861,6 +891,7 @@ unity_suite(void)
 	tcase_add_test(tc, unity_resend_on_timeout);
 	tcase_add_test(tc, unity_idle_silent);
 	tcase_add_test(tc, unity_frame_max_message);
+	tcase_add_test(tc, unity_error_utf8);
 	tcase_add_test(tc, unity_tests_twice);
 	suite_add_tcase(s, tc);
 	return s;
