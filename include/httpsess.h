@@ -37,7 +37,6 @@ struct server;
 #define HTTP_UNREAD_MAX	(2 * HTTP_RING_BYTES) /* unread: a replay, as much more */
 
 /* Statuses event2/http.h does not name. */
-#define HTTP_S_UNAUTHORIZED	401
 #define HTTP_S_FORBIDDEN	403
 #define HTTP_S_NOT_ACCEPTABLE	406
 #define HTTP_S_CONFLICT		409
