@@ -39,9 +39,9 @@ struct event_base;
  * What a listener face does with its connections (cmdgated(8), Listener
  * faces), indexed by enum face.  conn.c keeps the socket side, limits,
  * timeouts and framing for every face; FACE_CMDGATE's entry is all NULL:
- * conn.c's own JSON-RPC.  The table is defined with the handlers
- * (methods.c), a table of pointers like rpc_methods[], so that the
- * transport includes no face.
+ * conn.c's own JSON-RPC.  The table is the faces' (src/faces/faces.c),
+ * a table of pointers like rpc_methods[], so that the transport and the
+ * methods below the faces include none of them.
  */
 struct face_ops {
 	/* Just accepted (a greeting, the peer check); NULL: nothing. */
@@ -55,6 +55,9 @@ struct face_ops {
 	void	(*closed)(struct conn *);
 	/* Who hears cmdgate's JSON-RPC notifications: FACE_NOTES_*. */
 	int	  notes;
+	/* What server_status says of the face (a new reference, or NULL
+	 * for JSON null); NULL: nothing. */
+	json_object	*(*status)(const struct server *);
 };
 #define FACE_NOTES_NONE		0
 #define FACE_NOTES_ALL		1

@@ -8,6 +8,8 @@
 
 #include <json-c/json.h>
 
+#include "wire.h"
+
 struct event;
 struct event_base;
 
@@ -23,17 +25,6 @@ struct event_base;
 #define FORKSRV_RETRY_S		5
 #define FORKSRV_TRIES		3	/* starts in a row that never got ready */
 #define FORKSRV_REPLY_MS	2000	/* a fork's answer, at most */
-
-/* What the two sides say on the fork server's descriptor FORKER_FD. */
-#define FORKER_FD	3
-#define FORKER_HELLO	'h'	/* the fork server, once, when ready */
-#define FORKER_NOPIDFD	'p'	/* instead: no pidfds, it cannot serve */
-#define FORKER_REQUEST	'w'	/* the broker: a worker, with 2 fds */
-
-struct forker_reply {
-	int32_t	pid;		/* the worker's, or -errno */
-	int32_t	forks;		/* 1: cloned; 2: forked twice over */
-};
 
 struct forksrv {
 	struct event_base	*base;

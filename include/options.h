@@ -6,11 +6,12 @@
 
 #include <stddef.h>
 #include <stdint.h>
-#include <stdio.h>
 
 /*
- * The broker's command line.  One table (options.c) feeds getopt_long,
- * --help and the checks; cmdgated(8) documents the same entries.
+ * The broker's configuration, as its command line set it: every layer
+ * reads it.  The parser is the daemon's (src/daemon/options.c, one table
+ * that feeds getopt_long, --help and the checks); cmdgated(8) documents
+ * the same entries.
  */
 
 #define OPT_DEFAULT_PORT	8700
@@ -69,36 +70,5 @@ struct options {
 	int		 log_level;
 	int		 check_config;
 };
-
-enum opt_result {
-	OPT_RUN,	/* options parsed, run the broker */
-	OPT_EXIT,	/* --help or --version printed, exit 0 */
-	OPT_USAGE,	/* bad flag or value, message in err; exit 64 */
-};
-
-/*
- * Fill *o from defaults, the environment and argv.  On OPT_USAGE err holds
- * one line naming the flag.  Strings in *o are owned by it: options_free().
- */
-enum opt_result	 options_parse(struct options *o, int argc, char **argv,
-		    FILE *out, char *err, size_t errlen);
-void		 options_free(struct options *o);
-void		 options_usage(FILE *);
-const char	*options_sync_name(enum sync_mode);
-/*
- * The state dir when --state-dir is not given: $CMDGATE_STATE_DIR, else
- * systemd's $STATE_DIRECTORY, else /var/lib/cmdgate for root, else
- * $XDG_STATE_HOME/cmdgate or ~/.local/state/cmdgate.  cmdgate(1) looks
- * for the broker's token there.  Caller frees.
- */
-char		*options_default_state_dir(void);
-
-/*
- * Split "ADDR:PORT" or "[V6ADDR]:PORT" into a sockaddr; 0 on success, -1
- * when malformed.  ss must be a struct sockaddr_storage.
- */
-struct sockaddr_storage;
-int		 options_parse_addr(const char *, struct sockaddr_storage *,
-		    int *sslen);
 
 #endif

@@ -6,6 +6,13 @@
 
 #define RUNFILE_NAME_MAX	64
 
+/*
+ * The state dir when --state-dir is not given: $CMDGATE_STATE_DIR, else
+ * systemd's $STATE_DIRECTORY, else /var/lib/cmdgate for root, else
+ * $XDG_STATE_HOME/cmdgate or ~/.local/state/cmdgate.  cmdgate(1) looks
+ * for the broker's token there.  Caller frees.
+ */
+char	*runfile_state_dir(void);
 /* 1 when name is 1 to 64 of [A-Za-z0-9._-] and not "." or "..". */
 int	 runfile_name_ok(const char *name);
 /*

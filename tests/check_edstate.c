@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: ISC */
 /*
- * The editor state (src/edstate.c, cmdgated(8) Editor state) in-process:
+ * The editor state (src/faces/edstate.c, cmdgated(8) Editor state) in-process:
  * a subscriber told of each change, fed by reload jobs and the editor
  * probe (tests/fjutil.c).
  */

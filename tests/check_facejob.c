@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: ISC */
 /*
- * Face jobs (src/facejob.c, cmdgated(8) Face jobs) in-process: driven
+ * Face jobs (src/faces/facejob.c, cmdgated(8) Face jobs) in-process: driven
  * through facejob_start() as a listener face drives it (tests/fjutil.c).
  */
 #include "config.h"

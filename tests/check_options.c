@@ -12,7 +12,7 @@
 #include <check.h>
 
 #include "log.h"
-#include "options.h"
+#include "../src/daemon/daemon.h"
 #include "ckrun.h"
 
 static struct options	opt;

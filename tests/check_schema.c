@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: ISC */
 /*
- * The JSON Schema subset of tool tables (src/schema.c): what a table may
+ * The JSON Schema subset of tool tables (src/tools/schema.c): what a table may
  * say, and values checked against it, through $ref to $defs too.
  */
 #include "config.h"

@@ -27,7 +27,7 @@
 #include "job.h"
 #include "jobs.h"
 #include "launch.h"
-#include "options.h"
+#include "../src/daemon/daemon.h"
 #include "probe.h"
 #include "server.h"
 #include "tools.h"

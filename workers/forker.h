@@ -2,7 +2,7 @@
 #ifndef CMDGATE_WORKERS_FORKER_H
 #define CMDGATE_WORKERS_FORKER_H
 
-#include "forksrv.h"	/* FORKER_FD and the messages */
+#include "wire.h"	/* FORKER_FD and the messages */
 
 /*
  * cmdgate-worker --forker (forker.c): serve the broker's requests on

@@ -4,7 +4,7 @@
  * message (or a DELETE) on a connection of its own, in an event base
  * made for it and freed after it, and the answer read as it comes:
  * application/json, or a text/event-stream whose events are parsed one
- * by one (src/sse.c) until our response.  The worker is otherwise a
+ * by one (src/common/sse.c) until our response.  The worker is otherwise a
  * blocking ppoll(2) program: libevent runs only inside httpx_request.
  */
 #include "config.h"

@@ -22,7 +22,7 @@
 #include "client.h"
 #include "jsonl.h"
 #include "jstrict.h"
-#include "options.h"
+#include "runfile.h"
 #include "peeruid.h"
 #include "rpc.h"
 #include "token.h"
@@ -72,7 +72,7 @@ cg_find_token(struct cg_client *c, const struct cg_target *t, char **tok,
 	if (!cg_host_local(t->host))
 		return 0;
 	dir = t->state_dir != NULL ? xstrdup(t->state_dir) :
-	    options_default_state_dir();
+	    runfile_state_dir();
 	path = xasprintf("%s/%s", dir, TOKEN_NAME);
 	free(dir);
 	*tok = token_read(path, 0, owner, &errnum, c->err, sizeof(c->err));

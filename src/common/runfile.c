@@ -16,7 +16,6 @@
 
 #include <json-c/json.h>
 
-#include "options.h"
 #include "runfile.h"
 #include "util.h"
 
@@ -33,6 +32,25 @@ runfile_name_ok(const char *name)
 }
 
 char *
+runfile_state_dir(void)
+{
+	const char	*s;
+
+	if ((s = getenv("CMDGATE_STATE_DIR")) != NULL && *s == '/')
+		return xstrdup(s);
+	/* systemd's StateDirectory= may name several, colon-separated. */
+	if ((s = getenv("STATE_DIRECTORY")) != NULL && *s != '\0')
+		return xasprintf("%.*s", (int)strcspn(s, ":"), s);
+	if (geteuid() == 0)
+		return xstrdup("/var/lib/cmdgate");
+	if ((s = getenv("XDG_STATE_HOME")) != NULL && *s == '/')
+		return xasprintf("%s/cmdgate", s);
+	if ((s = getenv("HOME")) != NULL && *s == '/')
+		return xasprintf("%s/.local/state/cmdgate", s);
+	return xstrdup("/tmp/cmdgate-state");
+}
+
+char *
 runfile_dir(const char *state_dir)
 {
 	const char	*s;
@@ -46,7 +64,7 @@ runfile_dir(const char *state_dir)
 		return xasprintf("%s/cmdgate", s);
 	if (state_dir != NULL)
 		return xasprintf("%s/run", state_dir);
-	d = options_default_state_dir();
+	d = runfile_state_dir();
 	r = xasprintf("%s/run", d);
 	free(d);
 	return r;

@@ -26,7 +26,7 @@
 #include "instance.h"
 #include "listener.h"
 #include "log.h"
-#include "options.h"
+#include "daemon.h"
 #include "sdnotify.h"
 #include "server.h"
 #include "launch.h"

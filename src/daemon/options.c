@@ -15,9 +15,11 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "addr.h"
 #include "face.h"
 #include "log.h"
-#include "options.h"
+#include "daemon.h"
+#include "runfile.h"
 #include "util.h"
 
 #define KIB	1024ULL
@@ -226,52 +228,6 @@ options_usage(FILE *f)
 	}
 }
 
-int
-options_parse_addr(const char *spec, struct sockaddr_storage *ss, int *sslen)
-{
-	char		 host[INET6_ADDRSTRLEN + 2];
-	const char	*colon, *h;
-	size_t		 hlen;
-	uint64_t	 port;
-
-	memset(ss, 0, sizeof(*ss));
-	colon = strrchr(spec, ':');
-	if (colon == NULL || colon == spec)
-		return -1;
-	h = spec;
-	hlen = (size_t)(colon - spec);
-	if (h[0] == '[') {
-		if (hlen < 3 || h[hlen - 1] != ']')
-			return -1;
-		h++;
-		hlen -= 2;
-	}
-	if (hlen >= sizeof(host))
-		return -1;
-	memcpy(host, h, hlen);
-	host[hlen] = '\0';
-	if (util_parse_u64(colon + 1, 0, 65535, &port) == -1)
-		return -1;
-	if (spec[0] != '[') {
-		struct sockaddr_in *sin = (struct sockaddr_in *)ss;
-
-		if (inet_pton(AF_INET, host, &sin->sin_addr) != 1)
-			return -1;
-		sin->sin_family = AF_INET;
-		sin->sin_port = htons((uint16_t)port);
-		*sslen = sizeof(*sin);
-	} else {
-		struct sockaddr_in6 *sin6 = (struct sockaddr_in6 *)ss;
-
-		if (inet_pton(AF_INET6, host, &sin6->sin6_addr) != 1)
-			return -1;
-		sin6->sin6_family = AF_INET6;
-		sin6->sin6_port = htons((uint16_t)port);
-		*sslen = sizeof(*sin6);
-	}
-	return 0;
-}
-
 static int
 opt_apply(struct options *o, const struct opt_def *d, const char *arg,
     char *err, size_t errlen)
@@ -410,7 +366,7 @@ opt_listen(struct options *o, const char *arg, char *err, size_t errlen)
 		    "own", (int)strcspn(arg, "@"), arg);
 		return -1;
 	}
-	if (options_parse_addr(addr, &ss, &sslen) == -1) {
+	if (addr_parse(addr, &ss, &sslen) == -1) {
 		snprintf(err, errlen, "--listen: '%s' is not %sADDR:PORT "
 		    "(numeric IPv4, or [IPv6], port 0-65535)", arg,
 		    face == FACE_ULOOP ? "uloop@" : face == FACE_UNITY ?
@@ -446,7 +402,7 @@ opt_http(struct options *o, const struct opt_def *d, const char *arg,
 		o->http_origin[o->nhttp_origin++] = xstrdup(arg);
 		return 0;
 	}
-	if (options_parse_addr(arg, &ss, &sslen) == -1) {
+	if (addr_parse(arg, &ss, &sslen) == -1) {
 		snprintf(err, errlen, "--http: '%s' is not ADDR:PORT (numeric "
 		    "IPv4, or [IPv6], port 0-65535)", arg);
 		return -1;
@@ -553,7 +509,7 @@ opt_loopback(const char *spec)
 	int			 sslen;
 
 	if (face_parse(spec, &face, &spec) == -1 ||
-	    options_parse_addr(spec, &ss, &sslen) == -1)
+	    addr_parse(spec, &ss, &sslen) == -1)
 		return 0;
 	if (ss.ss_family == AF_INET)
 		return (ntohl(sin->sin_addr.s_addr) >> 24) == 127;
@@ -598,25 +554,6 @@ opt_check_auth(struct options *o, char *err, size_t errlen)
 		return -1;
 	}
 	return 0;
-}
-
-char *
-options_default_state_dir(void)
-{
-	const char	*s;
-
-	if ((s = getenv("CMDGATE_STATE_DIR")) != NULL && *s == '/')
-		return xstrdup(s);
-	/* systemd's StateDirectory= may name several, colon-separated. */
-	if ((s = getenv("STATE_DIRECTORY")) != NULL && *s != '\0')
-		return xasprintf("%.*s", (int)strcspn(s, ":"), s);
-	if (geteuid() == 0)
-		return xstrdup("/var/lib/cmdgate");
-	if ((s = getenv("XDG_STATE_HOME")) != NULL && *s == '/')
-		return xasprintf("%s/cmdgate", s);
-	if ((s = getenv("HOME")) != NULL && *s == '/')
-		return xasprintf("%s/.local/state/cmdgate", s);
-	return xstrdup("/tmp/cmdgate-state");
 }
 
 enum opt_result
@@ -689,7 +626,7 @@ options_parse(struct options *o, int argc, char **argv, FILE *out,
 	    opt_check_unity(o, err, errlen) == -1)
 		return OPT_USAGE;
 	if (o->state_dir == NULL)
-		o->state_dir = options_default_state_dir();
+		o->state_dir = runfile_state_dir();
 	return OPT_RUN;
 }
 

@@ -11,8 +11,6 @@
 #include "authlimit.h"
 #include "clientlist.h"
 #include "conn.h"
-#include "face_uloop.h"
-#include "face_unity.h"
 #include "forksrv.h"
 #include "holds.h"
 #include "jobmethods.h"
@@ -57,15 +55,6 @@ const struct rpc_method rpc_methods[] = {
 	{ "list_jobs", method_list_jobs, 0 },
 	{ "queue_status", method_queue_status, 0 },
 	{ NULL, NULL, 0 },
-};
-
-/* conn.h: what each listener face does; FACE_CMDGATE is conn.c's own. */
-const struct face_ops face_ops[FACE_COUNT] = {
-	[FACE_CMDGATE] = { NULL, NULL, NULL, NULL, FACE_NOTES_ALL },
-	[FACE_ULOOP] = { uloop_accept, uloop_message, uloop_fail,
-	    uloop_closed, FACE_NOTES_NAMED },
-	[FACE_UNITY] = { unity_accept, unity_message, unity_fail, NULL,
-	    FACE_NOTES_NONE },
 };
 
 enum rpc_status
@@ -214,7 +203,8 @@ method_server_status(struct rpc_req *req, json_object *params,
 	json_object_object_add(r, "fork_server", srv->jobs != NULL ?
 	    forksrv_json(&srv->jobs->W.fs) : NULL);
 	json_object_object_add(r, "editor", probe_json(srv->probe));
-	json_object_object_add(r, "unity_status_dir", unity_status_dir(srv));
+	json_object_object_add(r, "unity_status_dir",
+	    face_ops[FACE_UNITY].status(srv));
 	*result = r;
 	return RPC_OK;
 }

@@ -26,6 +26,7 @@
 
 #include <json-c/json.h>
 
+#include "addr.h"
 #include "authlimit.h"
 #include "http.h"
 #include "httpconn.h"
@@ -572,7 +573,7 @@ http_open(struct server *srv, char *err, size_t errlen)
 
 	if (opt->http == NULL)
 		return 0;
-	if (options_parse_addr(opt->http, &ss, &sslen) == -1 ||
+	if (addr_parse(opt->http, &ss, &sslen) == -1 ||
 	    (lev = evconnlistener_new_bind(srv->base, NULL, NULL,
 	    LEV_OPT_CLOSE_ON_FREE | LEV_OPT_CLOSE_ON_EXEC | LEV_OPT_REUSEABLE,
 	    HTTP_BACKLOG, (struct sockaddr *)&ss, sslen)) == NULL) {

@@ -24,6 +24,7 @@
 
 #include <json-c/json.h>
 
+#include "addr.h"
 #include "conn.h"
 #include "connface.h"
 #include "face.h"
@@ -117,7 +118,7 @@ lst_bind_tcp(struct listener *l, const char *spec, char *err, size_t errlen)
 	int			 sslen;
 
 	if (face_parse(spec, &face, &addr) == -1 ||
-	    options_parse_addr(addr, &ss, &sslen) == -1) {
+	    addr_parse(addr, &ss, &sslen) == -1) {
 		snprintf(err, errlen, "--listen %s: not ADDR:PORT", spec);
 		return -1;
 	}
