@@ -35,5 +35,12 @@ json_object	*jobview_queue(struct jobs *);
 const char	*jobview_blocked_by_queued(struct jobs *);
 /* What holds the queued reload j back, or NULL (borrowed, static). */
 const char	*jobview_blocked_by(struct jobs *, const struct job *j);
+/*
+ * Why job num (its ticket given) is held, in one line for the client
+ * who waits: running, held by the reload guard, queued behind another
+ * job or a heavy one running, or waiting for a worker.
+ */
+void		 jobview_why_held(struct jobs *, uint64_t num,
+		    const char *ticket, char *why, size_t len);
 
 #endif

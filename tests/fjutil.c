@@ -25,6 +25,7 @@
 
 #include "facejob.h"
 #include "job.h"
+#include "../src/engine/engine.h"
 #include "jobs.h"
 #include "launch.h"
 #include "../src/daemon/daemon.h"

@@ -19,6 +19,7 @@
 
 #include "editor.h"
 #include "holds.h"
+#include "engine.h"
 #include "job.h"
 #include "jstrict.h"
 #include "log.h"

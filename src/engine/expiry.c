@@ -12,6 +12,7 @@
 #include <json-c/json.h>
 
 #include "expiry.h"
+#include "engine.h"
 #include "job.h"
 #include "jstrict.h"
 #include "log.h"

@@ -16,6 +16,7 @@
 #include <json-c/json.h>
 
 #include "holds.h"
+#include "engine.h"
 #include "job.h"
 #include "jstrict.h"
 #include "log.h"
@@ -664,4 +665,86 @@ job_store_grow(struct jobs *J, const char *what)
 		log_info("%s: the store's map was full: grown to %llu bytes",
 		    what, (unsigned long long)si.map_size);
 	return 0;
+}
+
+/* struct jobs, as the folders above the engine see it (job.h). */
+
+const struct options *
+jobs_options(const struct jobs *J)
+{
+	return J->cfg.opt;
+}
+
+struct store *
+jobs_store(const struct jobs *J)
+{
+	return J->st;
+}
+
+uint64_t
+jobs_count(const struct jobs *J, enum job_status s)
+{
+	return J->count[s];
+}
+
+const struct forksrv *
+jobs_forksrv(const struct jobs *J)
+{
+	return &J->W.fs;
+}
+
+char **
+jobs_worker_env(const struct jobs *J)
+{
+	return J->W.env;
+}
+
+struct facejobs *
+jobs_facejobs(const struct jobs *J)
+{
+	return J->facejobs;
+}
+
+void
+jobs_set_facejobs(struct jobs *J, struct facejobs *T,
+    void (*free_fn)(struct facejobs *))
+{
+	J->facejobs = T;
+	J->facejobs_free = free_fn;
+}
+
+struct edsubs *
+jobs_edsubs(const struct jobs *J)
+{
+	return J->edsubs;
+}
+
+void
+jobs_set_edsubs(struct jobs *J, struct edsubs *S,
+    void (*changed)(struct edsubs *))
+{
+	J->edsubs = S;
+	J->reloads_changed = changed;
+}
+
+void
+job_foreach_queued(struct jobs *J, void (*fn)(struct job *, void *),
+    void *arg)
+{
+	struct job	*j;
+
+	TAILQ_FOREACH(j, &J->queued, entry)
+		fn(j, arg);
+}
+
+uint64_t
+job_owner_conn(const struct job *j)
+{
+	return j->owner_conn;
+}
+
+int
+job_reload(const struct job *j)
+{
+	return j->reload;
 }

@@ -17,6 +17,7 @@
 
 #include <json-c/json.h>
 
+#include "engine.h"
 #include "job.h"
 #include "jobrun.h"
 #include "launch.h"

@@ -10,6 +10,7 @@
 
 #include <json-c/json.h>
 
+#include "engine.h"
 #include "job.h"
 #include "jobrun.h"
 #include "jobsched.h"

@@ -5,12 +5,14 @@
  */
 #include "config.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include <json-c/json.h>
 
 #include "holds.h"
+#include "engine.h"
 #include "job.h"
 #include "jobview.h"
 #include "jstrict.h"
@@ -338,4 +340,34 @@ jobview_queue(struct jobs *J)
 	job_busy(J, &b);
 	json_object_object_add(r, "busy", holds_json(&b));
 	return r;
+}
+
+void
+jobview_why_held(struct jobs *J, uint64_t num, const char *ticket,
+    char *why, size_t len)
+{
+	struct job	*j = job_find(J, num), *k;
+	const char	*bb;
+
+	if (j == NULL || j->status == JOB_RUNNING) {
+		snprintf(why, len, "%s is running", ticket);
+		return;
+	}
+	if ((bb = jobview_blocked_by(J, j)) != NULL) {
+		snprintf(why, len, "%s is queued: the reload guard holds it "
+		    "while %s (blocked_by)", j->ticket, bb);
+		return;
+	}
+	if ((k = TAILQ_PREV(j, joblist, entry)) != NULL) {
+		snprintf(why, len, "%s is queued behind %s", j->ticket,
+		    k->ticket);
+		return;
+	}
+	if ((k = job_heavy_stored(J)) != NULL) {
+		snprintf(why, len, "%s is queued behind %s (running)",
+		    j->ticket, k->ticket);
+		return;
+	}
+	snprintf(why, len, "%s is queued: waiting for a free worker "
+	    "(--max-workers)", j->ticket);
 }

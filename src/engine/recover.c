@@ -12,6 +12,7 @@
 
 #include <json-c/json.h>
 
+#include "engine.h"
 #include "job.h"
 #include "jobend.h"
 #include "jstrict.h"

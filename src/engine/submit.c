@@ -13,6 +13,7 @@
 
 #include <json-c/json.h>
 
+#include "engine.h"
 #include "job.h"
 #include "jobview.h"
 #include "log.h"

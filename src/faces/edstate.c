@@ -47,7 +47,7 @@ reload_running(struct job *j, void *arg)
 {
 	int	*reloading = arg;
 
-	*reloading |= j->reload;
+	*reloading |= job_reload(j);
 }
 
 /* The state now; *lost_end (monotonic ms) when a reload taken from the
@@ -152,8 +152,7 @@ edsubs_new(struct server *srv)
 	if (S->kick == NULL || S->lost_ev == NULL)
 		fatalx("event_new");
 	edstate_now(srv, &S->last, &lost_end);
-	srv->jobs->edsubs = S;
-	srv->jobs->reloads_changed = edsubs_feed;
+	jobs_set_edsubs(srv->jobs, S, edsubs_feed);
 	probe_watch(srv->probe, edsubs_feed_arg, S);
 	/* The loss's end, if one is under way. */
 	if (lost_end != 0)
@@ -164,8 +163,7 @@ edsubs_new(struct server *srv)
 static void
 edsubs_free(struct edsubs *S)
 {
-	S->srv->jobs->edsubs = NULL;
-	S->srv->jobs->reloads_changed = NULL;
+	jobs_set_edsubs(S->srv->jobs, NULL, NULL);
 	probe_watch(S->srv->probe, NULL, NULL);
 	event_free(S->kick);
 	event_free(S->lost_ev);
@@ -181,7 +179,7 @@ edstate_subscribe(struct server *srv, void (*fn)(void *), void *arg)
 	sub->arg = arg;
 	if (srv->jobs == NULL)
 		return sub;
-	if ((sub->S = srv->jobs->edsubs) == NULL)
+	if ((sub->S = jobs_edsubs(srv->jobs)) == NULL)
 		sub->S = edsubs_new(srv);
 	sub->told = sub->S->gen;
 	TAILQ_INSERT_TAIL(&sub->S->subs, sub, entry);

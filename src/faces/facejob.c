@@ -193,42 +193,13 @@ fj_tell_refused(struct facejob *fj)
  * t-000004", "... is running", the reload guard's holder, or a worker.
  */
 static void
-fj_held_why(struct fjentry *e, char *why, size_t len)
-{
-	struct jobs	*J = e->T->J;
-	struct job	*j = job_find(J, e->num), *k;
-	const char	*bb;
-
-	if (j == NULL || j->status == JOB_RUNNING) {
-		snprintf(why, len, "%s is running", e->ticket);
-		return;
-	}
-	if ((bb = jobview_blocked_by(J, j)) != NULL) {
-		snprintf(why, len, "%s is queued: the reload guard holds it "
-		    "while %s (blocked_by)", j->ticket, bb);
-		return;
-	}
-	if ((k = TAILQ_PREV(j, joblist, entry)) != NULL) {
-		snprintf(why, len, "%s is queued behind %s", j->ticket,
-		    k->ticket);
-		return;
-	}
-	if ((k = job_heavy_stored(J)) != NULL) {
-		snprintf(why, len, "%s is queued behind %s (running)",
-		    j->ticket, k->ticket);
-		return;
-	}
-	snprintf(why, len, "%s is queued: waiting for a free worker "
-	    "(--max-workers)", j->ticket);
-}
-
-static void
 fj_tell_held(struct facejob *fj)
 {
 	struct facejob_news	n;
 	char			why[FJ_WHY_MAX];
 
-	fj_held_why(fj->e, why, sizeof(why));
+	jobview_why_held(fj->e->T->J, fj->e->num, fj->e->ticket, why,
+	    sizeof(why));
 	memset(&n, 0, sizeof(n));
 	n.event = FJ_HELD;
 	n.why = why;
@@ -435,7 +406,7 @@ fje_prune(struct facejobs *T)
 {
 	struct fjentry	*e, *next;
 	int64_t		 now = util_monotonic_ms();
-	int64_t		 ttl = (int64_t)T->J->cfg.opt->result_ttl * 1000;
+	int64_t		 ttl = (int64_t)jobs_options(T->J)->result_ttl * 1000;
 
 	for (e = TAILQ_FIRST(&T->entries); e != NULL; e = next) {
 		next = TAILQ_NEXT(e, entry);
@@ -487,14 +458,16 @@ facejobs_of(struct server *srv)
 {
 	struct jobs	*J = srv->jobs;
 
-	if (J->facejobs == NULL) {
-		J->facejobs = xcalloc(1, sizeof(*J->facejobs));
-		J->facejobs->srv = srv;
-		J->facejobs->J = J;
-		TAILQ_INIT(&J->facejobs->entries);
-		J->facejobs_free = facejobs_free;
+	struct facejobs	*T;
+
+	if ((T = jobs_facejobs(J)) == NULL) {
+		T = xcalloc(1, sizeof(*T));
+		T->srv = srv;
+		T->J = J;
+		TAILQ_INIT(&T->entries);
+		jobs_set_facejobs(J, T, facejobs_free);
 	}
-	return J->facejobs;
+	return T;
 }
 
 static void
@@ -506,7 +479,7 @@ facejobs_free(struct facejobs *T)
 		return;
 	while ((e = TAILQ_FIRST(&T->entries)) != NULL)
 		fje_free(e);
-	T->J->facejobs = NULL;
+	jobs_set_facejobs(T->J, NULL, NULL);
 	free(T);
 }
 

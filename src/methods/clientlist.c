@@ -23,7 +23,7 @@ owned_one(struct job *j, void *arg)
 {
 	struct owned	*o = arg;
 
-	if (j->owner_conn == o->id)
+	if (job_owner_conn(j) == o->id)
 		o->n++;
 }
 
@@ -32,10 +32,8 @@ static int64_t
 owned(struct jobs *J, uint64_t id)
 {
 	struct owned	 o = { id, 0 };
-	struct job	*j;
 
-	TAILQ_FOREACH(j, &J->queued, entry)
-		owned_one(j, &o);
+	job_foreach_queued(J, owned_one, &o);
 	job_foreach_stored(J, JOB_QUEUED, owned_one, &o);
 	job_foreach_stored(J, JOB_RUNNING, owned_one, &o);
 	return o.n;

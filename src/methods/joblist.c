@@ -103,7 +103,7 @@ method_list_jobs(struct rpc_req *req, json_object *params,
 		}
 	}
 	lc.jobs = json_object_new_array();
-	if ((rc = store_jobs_each(lc.J->st, after, list_one, &lc)) != 0 &&
+	if ((rc = store_jobs_each(jobs_store(lc.J), after, list_one, &lc)) != 0 &&
 	    rc != 1) {
 		json_object_put(lc.jobs);
 		return rpc_fail(err, RPC_STORAGE_ERROR, "storage_error",

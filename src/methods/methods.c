@@ -156,7 +156,7 @@ status_jobs_by_status(struct jobs *J)
 
 	for (i = 0; i < JOB_NSTATUS; i++)
 		json_object_object_add(o, job_status_name(i),
-		    json_object_new_int64(J != NULL ? (int64_t)J->count[i] : 0));
+		    json_object_new_int64(J != NULL ? (int64_t)jobs_count(J, i) : 0));
 	return o;
 }
 
@@ -170,7 +170,7 @@ method_server_status(struct rpc_req *req, json_object *params,
 	int			 rc;
 
 	(void)params;
-	if (srv->jobs != NULL && (rc = store_info(srv->jobs->st, &si)) != 0)
+	if (srv->jobs != NULL && (rc = store_info(jobs_store(srv->jobs), &si)) != 0)
 		return rpc_fail(err, RPC_STORAGE_ERROR, "storage_error",
 		    "the store could not be read: %s", store_strerror(rc));
 	store = json_object_new_object();
@@ -193,7 +193,7 @@ method_server_status(struct rpc_req *req, json_object *params,
 	    json_object_new_int((int)srv->nconns));
 	json_object_object_add(r, "store", store);
 	json_object_object_add(r, "workers_alive", json_object_new_int64(
-	    srv->jobs != NULL ? (int64_t)srv->jobs->W.nworkers : 0));
+	    (int64_t)jobs_nworkers(srv->jobs)));
 	json_object_object_add(r, "jobs_by_status",
 	    status_jobs_by_status(srv->jobs));
 	json_object_object_add(r, "tools", json_object_new_string(
@@ -201,7 +201,7 @@ method_server_status(struct rpc_req *req, json_object *params,
 	json_object_object_add(r, "worker", srv->worker_path != NULL ?
 	    json_object_new_string(srv->worker_path) : NULL);
 	json_object_object_add(r, "fork_server", srv->jobs != NULL ?
-	    forksrv_json(&srv->jobs->W.fs) : NULL);
+	    forksrv_json(jobs_forksrv(srv->jobs)) : NULL);
 	json_object_object_add(r, "editor", probe_json(srv->probe));
 	json_object_object_add(r, "unity_status_dir",
 	    face_ops[FACE_UNITY].status(srv));

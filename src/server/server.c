@@ -341,7 +341,7 @@ server_probe_open(struct server *srv)
 	    dir : srv->opt->state_dir);
 	pc.base = srv->base;
 	pc.worker_path = srv->worker_path;
-	pc.env = srv->jobs->W.env;
+	pc.env = jobs_worker_env(srv->jobs);
 	pc.kill_grace = srv->opt->kill_grace;
 	pc.lock_dir = srv->lock_dir;
 	srv->probe = probe_new(&pc, &ph);

@@ -20,6 +20,7 @@
 #include "fuzzutil.h"
 #include "holds.h"
 #include "job.h"
+#include "../../src/engine/engine.h"
 #include "log.h"
 #include "options.h"
 

@@ -27,6 +27,7 @@
 
 #include "fuzzutil.h"
 #include "job.h"
+#include "../../src/engine/engine.h"
 #include "jstrict.h"
 #include "log.h"
 #include "options.h"
