@@ -25,7 +25,7 @@
 
 #include "facejob.h"
 #include "job.h"
-#include "../src/engine/engine.h"
+#include "../src/engine/internal.h"
 #include "jobs.h"
 #include "launch.h"
 #include "../src/daemon/daemon.h"

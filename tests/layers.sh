@@ -71,6 +71,10 @@ for f in $folders; do
 		[ -f "$file" ] || continue
 		for h in $(sed -n 's/^#include "\([^"]*\.h\)".*/\1/p' "$file"); do
 			[ "$h" = config.h ] && continue
+			case $h in
+			*/*)	fail "$file includes $h: by a path, past the folder rules"
+				continue ;;
+			esac
 			if [ -f "$d/$h" ]; then continue; fi
 			if [ ! -f "include/$h" ]; then
 				fail "$file includes $h, which is neither in $d/ nor in include/"

@@ -19,7 +19,7 @@
 
 #include "editor.h"
 #include "holds.h"
-#include "engine.h"
+#include "internal.h"
 #include "job.h"
 #include "jstrict.h"
 #include "log.h"

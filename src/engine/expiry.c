@@ -12,7 +12,7 @@
 #include <json-c/json.h>
 
 #include "expiry.h"
-#include "engine.h"
+#include "internal.h"
 #include "job.h"
 #include "jstrict.h"
 #include "log.h"

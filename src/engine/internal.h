@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: ISC */
-#ifndef CMDGATE_ENGINE_H
-#define CMDGATE_ENGINE_H
+#ifndef CMDGATE_ENGINE_INTERNAL_H
+#define CMDGATE_ENGINE_INTERNAL_H
 
 /*
  * The engine's own types, private to src/engine/: a job and the jobs.

@@ -16,7 +16,7 @@
 #include <json-c/json.h>
 
 #include "holds.h"
-#include "engine.h"
+#include "internal.h"
 #include "job.h"
 #include "jstrict.h"
 #include "log.h"

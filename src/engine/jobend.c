@@ -17,7 +17,7 @@
 #include <json-c/json.h>
 
 #include "expiry.h"
-#include "engine.h"
+#include "internal.h"
 #include "job.h"
 #include "jobend.h"
 #include "jobview.h"

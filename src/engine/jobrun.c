@@ -17,7 +17,7 @@
 
 #include <json-c/json.h>
 
-#include "engine.h"
+#include "internal.h"
 #include "job.h"
 #include "jobrun.h"
 #include "launch.h"

@@ -18,7 +18,7 @@
 
 #include "editor.h"
 #include "expiry.h"
-#include "engine.h"
+#include "internal.h"
 #include "job.h"
 #include "jobend.h"
 #include "jobrun.h"

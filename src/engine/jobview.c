@@ -12,7 +12,7 @@
 #include <json-c/json.h>
 
 #include "holds.h"
-#include "engine.h"
+#include "internal.h"
 #include "job.h"
 #include "jobview.h"
 #include "jstrict.h"

@@ -12,7 +12,7 @@
 
 #include <json-c/json.h>
 
-#include "engine.h"
+#include "internal.h"
 #include "job.h"
 #include "jobend.h"
 #include "jstrict.h"

@@ -14,7 +14,7 @@
 
 #include <event2/event.h>
 
-#include "engine.h"
+#include "internal.h"
 #include "job.h"
 #include "log.h"
 #include "options.h"

@@ -13,7 +13,7 @@
 
 #include <json-c/json.h>
 
-#include "engine.h"
+#include "internal.h"
 #include "job.h"
 #include "jobview.h"
 #include "log.h"

@@ -19,7 +19,7 @@
 
 #include <json-c/json.h>
 
-#include "engine.h"
+#include "internal.h"
 #include "job.h"
 #include "log.h"
 #include "store.h"

@@ -20,7 +20,7 @@
 #include "fuzzutil.h"
 #include "holds.h"
 #include "job.h"
-#include "../../src/engine/engine.h"
+#include "../../src/engine/internal.h"
 #include "log.h"
 #include "options.h"
 

@@ -27,7 +27,7 @@
 
 #include "fuzzutil.h"
 #include "job.h"
-#include "../../src/engine/engine.h"
+#include "../../src/engine/internal.h"
 #include "jstrict.h"
 #include "log.h"
 #include "options.h"
