@@ -600,7 +600,7 @@ everything_start(void)
 	if (everything_find(ev, sizeof(ev)) == -1 ||
 	    system("node --version >/dev/null 2>&1") != 0)
 		return 0;
-	snprintf(pre, sizeof(pre), "%s/tests/loopback.mjs", src ? src : ".");
+	snprintf(pre, sizeof(pre), "%s/tests/scripts/loopback.mjs", src ? src : ".");
 	ck_assert_int_eq(socketpair(AF_UNIX, SOCK_STREAM, 0, sp), 0);
 	if ((node = fork()) == 0) {
 		dup2(sp[1], 3);

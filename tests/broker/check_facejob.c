@@ -17,7 +17,7 @@
 #include "conn.h"
 #include "facejob.h"
 #include "job.h"
-#include "../src/engine/internal.h"
+#include "../../src/engine/internal.h"
 #include "jobs.h"
 #include "rpc.h"
 #include "fjutil.h"

@@ -24,7 +24,7 @@
 #include "testnet.h"
 #include "jobsutil.h"
 #include "ckrun.h"
-#include "../workers/notify.h"
+#include "../../workers/notify.h"
 
 static const char *scripts[][2] = {
 	{ "prog.sh",

@@ -14,6 +14,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,10 +26,10 @@
 
 #include "facejob.h"
 #include "job.h"
-#include "../src/engine/internal.h"
+#include "../../src/engine/internal.h"
 #include "jobs.h"
 #include "launch.h"
-#include "../src/daemon/daemon.h"
+#include "../../src/daemon/daemon.h"
 #include "probe.h"
 #include "server.h"
 #include "tools.h"
@@ -236,6 +237,25 @@ fake_logged(void *prefix)
 	return fake_poll(&fk, prefix);
 }
 
+/*
+ * The built cmdgate-worker, beside $CMDGATED's src/ (the suite's own
+ * executable is in tests/broker/, where launch_find_worker would not
+ * find workers/), unless $CMDGATE_WORKER names one.
+ */
+static void
+worker_beside_broker(void)
+{
+	const char	*broker = getenv("CMDGATED"), *slash;
+	char		 path[PATH_MAX];
+
+	if (getenv("CMDGATE_WORKER") != NULL || broker == NULL ||
+	    (slash = strrchr(broker, '/')) == NULL)
+		return;
+	snprintf(path, sizeof(path), "%.*s/../workers/cmdgate-worker",
+	    (int)(slash - broker), broker);
+	setenv("CMDGATE_WORKER", path, 1);
+}
+
 /* fake_await with the loop running: the job that makes it log runs. */
 void
 await_fake(const char *prefix)
@@ -262,6 +282,7 @@ server_up(void)
 	tick = event_new(base, -1, EV_PERSIST, on_tick, NULL);
 	event_add(tick, &(struct timeval){ 0, TICK_MS * 1000 });
 	server_init(&srv, base, &opt, tab);
+	worker_beside_broker();
 	ck_assert_msg(launch_find_worker(&srv.worker_path, err,
 	    sizeof(err)) == 0, "%s", err);
 	ck_assert_int_eq(server_jobs_open(&srv), 0);

@@ -45,10 +45,10 @@ trap 'rm -rf "$tmp"' EXIT
 # with Last-Event-ID (server-sse-polling).  No token: the suite sends
 # none (the endpoint's bearer check has its own tests).
 "$WITH_BROKER" --no-auth --http 127.0.0.1:0 --http-poll 1 \
-    --tools "$srcdir/tests/conformance.json" -- \
+    --tools "$srcdir/tests/scripts/conformance.json" -- \
     sh -c 'cd "$1" && exec "$2" "$3" server --url "$CMDGATE_HTTP_URL" \
     --suite all --expected-failures "$4" -o "$1/results"' sh "$tmp" "$node22" "$suite" \
-    "$(cd "$srcdir" && pwd)/tests/conformance-expected.yaml" \
+    "$(cd "$srcdir" && pwd)/tests/scripts/conformance-expected.yaml" \
     >"$tmp/out" 2>&1
 rc=$?
 cat "$tmp/out"

@@ -31,4 +31,4 @@ JSON
 exec "$WITH_BROKER" --http 127.0.0.1:0 --tools "$tmp/tools.json" -- \
     sh -c 'cd "$1" && exec node "$2" "$CMDGATE_HTTP_URL" \
     "$(cat "$CMDGATE_STATE_DIR/token")"' sh "$srcdir" \
-    "$(cd "$srcdir" && pwd)/tests/mcp-http-sdk.mjs"
+    "$(cd "$srcdir" && pwd)/tests/scripts/mcp-http-sdk.mjs"

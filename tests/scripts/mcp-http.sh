@@ -55,7 +55,7 @@ listening() {
 start() {
 	mkfifo "$tmp/listening" || exit 1
 	PORT=0 LOOPBACK_HOST=$1 LISTENING_FD=3 node --import \
-	    "$srcdir/tests/loopback.mjs" "$ev" streamableHttp \
+	    "$srcdir/tests/scripts/loopback.mjs" "$ev" streamableHttp \
 	    3>"$tmp/listening" >>"$tmp/server.log" 2>&1 &
 	pid=$!
 	listening
@@ -64,7 +64,7 @@ start() {
 # start_json: the same server, every answer application/json.
 start_json() {
 	mkfifo "$tmp/listening" || exit 1
-	node "$srcdir/tests/mcp-http-json.mjs" \
+	node "$srcdir/tests/scripts/mcp-http-json.mjs" \
 	    3>"$tmp/listening" >>"$tmp/server.log" 2>&1 &
 	pid=$!
 	listening
@@ -159,7 +159,7 @@ else
 fi
 # Every answer application/json (the SDK's enableJsonResponse), and
 # answers of the test's own making for what the client must refuse.
-start_json || fail "tests/mcp-http-json.mjs did not start"
+start_json || fail "tests/scripts/mcp-http-json.mjs did not start"
 url=http://127.0.0.1:$port/mcp
 run "$url" 10000 echo '{"message":"json"}'
 check "JSON answer" '"status":"ok","out":{"content":[{"type":"text","text":"Echo: json"}]}' "$out"

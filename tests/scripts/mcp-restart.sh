@@ -18,7 +18,7 @@ elif ! command -v npm >/dev/null 2>&1 || ! (cd "$tmp" && npm install \
 	echo "SKIP: no @modelcontextprotocol/sdk in node_modules, nor from npm"
 	exit 77
 fi
-cp "$srcdir/tests/mcp-restart.mjs" "$tmp/"
+cp "$srcdir/tests/scripts/mcp-restart.mjs" "$tmp/"
 mkdir "$tmp/run"
 # slow: writes its line, then takes 2 s; the broker dies meanwhile.
 cat >"$tmp/tools.json" <<JSON

@@ -17,7 +17,7 @@ elif ! command -v npm >/dev/null 2>&1 || ! (cd "$tmp" && npm install \
 	echo "SKIP: no @modelcontextprotocol/sdk in node_modules, nor from npm"
 	exit 77
 fi
-cp "$srcdir/tests/mcp-sdk.mjs" "$tmp/"
+cp "$srcdir/tests/scripts/mcp-sdk.mjs" "$tmp/"
 # The README's table, plus tools whose schemas name no type (issue 19.13)
 # and one that fails (issue 35.1).
 sed '$ s/^]}$/,{"name":"bare","exec":["true"],"params":{}},{"name":"untyped","exec":["true"],"params":{"properties":{"x":{"type":"string"}}}},{"name":"fails","exec":["sh","-c","echo no such thing >\&2; exit 3"]}]}/' \

@@ -22,7 +22,7 @@
 #include <json-c/json.h>
 
 #include "ckrun.h"
-#include "fakeup.h"
+#include "../fakes/fakeup.h"
 #include "jsonl.h"
 #include "jtemplate.h"
 

@@ -15,7 +15,7 @@
 #include <json-c/json.h>
 
 #include "ckrun.h"
-#include "../workers/notify.h"
+#include "../../workers/notify.h"
 
 START_TEST(parse_lines)
 {

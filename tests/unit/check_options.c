@@ -12,7 +12,7 @@
 #include <check.h>
 
 #include "log.h"
-#include "../src/daemon/daemon.h"
+#include "../../src/daemon/daemon.h"
 #include "ckrun.h"
 
 static struct options	opt;

@@ -10,7 +10,7 @@
 
 #include "conn.h"
 #include "holds.h"
-#include "../src/daemon/daemon.h"
+#include "../../src/daemon/daemon.h"
 #include "scheduler.h"
 #include "server.h"
 #include "tools.h"

@@ -15,7 +15,7 @@
 
 #include "authlimit.h"
 #include "conn.h"
-#include "../src/daemon/daemon.h"
+#include "../../src/daemon/daemon.h"
 #include "rpc.h"
 #include "server.h"
 #include "tools.h"
