@@ -27,10 +27,10 @@
 
 #include <json-c/json.h>
 
-#include "broker.h"
-#include "table.h"
-#include "peers.h"
 #include "bench.h"
+#include "broker.h"
+#include "peers.h"
+#include "table.h"
 
 #define MAXR		64
 #define RTT_N		2000

@@ -16,10 +16,10 @@
 
 #include <json-c/json.h>
 
-#include "broker.h"
-#include "table.h"
-#include "peers.h"
 #include "bench.h"
+#include "broker.h"
+#include "peers.h"
+#include "table.h"
 
 #define LEVELS		5
 #define MAXR		64

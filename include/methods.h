@@ -2,9 +2,128 @@
 #ifndef CMDGATE_METHODS_H
 #define CMDGATE_METHODS_H
 
+/*
+ * The JSON-RPC and MCP methods (src/methods/).
+ */
+
+#include <stdint.h>
+
 #include <json-c/json.h>
 
-#include "rpc.h"
+#include "net.h"
+#include "tools.h"
+
+struct conn;
+struct jobs;
+struct mcpwatch;
+struct server;
+struct waiter;
+
+/* clientlist.c */
+
+/* list_clients: every connected client, in the order they connected. */
+enum rpc_status	method_list_clients(struct rpc_req *, json_object *,
+		    json_object **, struct rpc_error *);
+
+/* subscribe_status: this connection hears notifications/status. */
+enum rpc_status	method_subscribe_status(struct rpc_req *, json_object *,
+		    json_object **, struct rpc_error *);
+
+/* joblist.c */
+
+/* list_jobs (cmdgate-protocol(7), Methods). */
+enum rpc_status	 method_list_jobs(struct rpc_req *, json_object *,
+		    json_object **, struct rpc_error *);
+
+/* jobmethods.c */
+
+/* The job methods behind rpc_methods[] (cmdgate-protocol(7), Jobs). */
+enum rpc_status	 method_batch_execute(struct rpc_req *, json_object *,
+		    json_object **, struct rpc_error *);
+enum rpc_status	 method_poll_job(struct rpc_req *, json_object *,
+		    json_object **, struct rpc_error *);
+enum rpc_status	 method_wait_job(struct rpc_req *, json_object *,
+		    json_object **, struct rpc_error *);
+enum rpc_status	 method_cancel_job(struct rpc_req *, json_object *,
+		    json_object **, struct rpc_error *);
+enum rpc_status	 method_queue_status(struct rpc_req *, json_object *,
+		    json_object **, struct rpc_error *);
+/* MCP tools/call: a tool becomes a job, a job method answers as a tool. */
+enum rpc_status	 method_tools_call(struct rpc_req *, json_object *,
+		    json_object **, struct rpc_error *);
+/* MCP notifications/cancelled: the pending tools/call of that requestId
+ * goes unanswered, and the job it submitted is cancelled. */
+enum rpc_status	 method_mcp_cancelled(struct rpc_req *, json_object *,
+		    json_object **, struct rpc_error *);
+
+/*
+ * The record of a new job of commands by agent, each checked against the
+ * table as batch_execute checks it (no label, no idempotency key, neither
+ * atomic nor fail_fast), for submit_add(); NULL with err.  Caller puts.
+ */
+json_object	*jobmethods_record(struct server *, json_object *commands,
+		    const char *agent, struct rpc_error *err);
+
+/* mcp.c */
+
+/* The Model Context Protocol methods behind rpc_methods[] (mcp.c). */
+enum rpc_status	mcp_initialize(struct rpc_req *, json_object *,
+		    json_object **, struct rpc_error *);
+enum rpc_status	mcp_initialized(struct rpc_req *, json_object *,
+		    json_object **, struct rpc_error *);
+enum rpc_status	mcp_tools_list(struct rpc_req *, json_object *,
+		    json_object **, struct rpc_error *);
+
+/* The tools/call result that carries r (taken) as text and as
+ * structuredContent.  Caller puts. */
+json_object	*mcp_tool_result(json_object *r, int is_error);
+/*
+ * The tools/call result of a job object (taken), its ticket and status in
+ * _meta ("cmdgate/ticket", "cmdgate/status").  Done: what its commands
+ * printed as content (an exec tool's stdout, an MCP upstream's content,
+ * another upstream's result as JSON) and the job as structuredContent;
+ * failed or cancelled: isError, and why as text; else where it stands.
+ * With structured, when the job's tool declares an output_schema in tab:
+ * its output as structuredContent, or an error saying why there is none.
+ * Caller puts.
+ */
+json_object	*mcp_job_result(const struct tooltab *tab, json_object *job,
+		    int structured);
+
+/* mcplog.c */
+
+/*
+ * What an MCP client hears of its own tools/call jobs
+ * (cmdgate-protocol(7), Model Context Protocol): notifications/progress
+ * for a call with a progressToken, notifications/message at or above the
+ * connection's level (logging/setLevel), each related to its call
+ * (conn_send_rel), after the submit's commit and before the answer.
+ */
+
+/* logging/setLevel {level}. */
+enum rpc_status	 method_logging_set_level(struct rpc_req *, json_object *,
+		    json_object **, struct rpc_error *);
+/* The index of level name in the order debug .. emergency, or -1. */
+int		 mcplog_level(const char *name);
+/*
+ * The params._meta.progressToken of a tools/call: 0 with *token (borrowed;
+ * NULL when there is none), or -1 with err (not a string or an integer).
+ */
+int		 mcplog_token(json_object *params, json_object **token,
+		    struct rpc_error *err);
+/*
+ * Watch job num of tool for the call of id on c (both borrowed; token
+ * NULL: no progress), through its waiter w, and say where it stands now.
+ * Caller frees (mcpwatch_free) before w is gone or once it is answered.
+ */
+struct mcpwatch	*mcpwatch_new(struct conn *c, json_object *id,
+		    json_object *token, struct jobs *J, struct waiter *w,
+		    uint64_t num, const char *tool);
+/* The job ended as job (borrowed, its object): its last log line. */
+void		 mcpwatch_end(struct mcpwatch *, json_object *job);
+void		 mcpwatch_free(struct mcpwatch *);
+
+/* methods.c */
 
 /*
  * The broker's own methods behind rpc_methods[] (methods.c); the job
@@ -25,5 +144,22 @@ enum rpc_status	method_get_tool_details(struct rpc_req *, json_object *,
 		    json_object **, struct rpc_error *);
 enum rpc_status	method_report_editor_state(struct rpc_req *, json_object *,
 		    json_object **, struct rpc_error *);
+
+/* params.c */
+
+/*
+ * A method's params: 0, 1 when absent and optional, or -1 with err
+ * filled (invalid_params, or unknown_ticket for param_ticket()).
+ */
+int	param_string(json_object *params, const char *key, int required,
+	    const char **out, struct rpc_error *err);
+int	param_bool(json_object *params, const char *key, int *out,
+	    struct rpc_error *err);
+int	param_uint(json_object *params, const char *key, uint64_t min,
+	    uint64_t max, uint64_t *out, struct rpc_error *err);
+/* The ticket parameter; -1 with err when missing or not a ticket. */
+int	param_ticket(json_object *params, uint64_t *num, struct rpc_error *err);
+/* Check a client name: 1-64 characters, no control characters. */
+int	param_name_ok(const char *);
 
 #endif

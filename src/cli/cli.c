@@ -12,7 +12,6 @@
 #include <json-c/json.h>
 
 #include "cli.h"
-#include "client.h"
 #include "util.h"
 
 #define VIS_SLOTS	16	/* cli_vis() results alive at once */

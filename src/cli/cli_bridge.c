@@ -19,11 +19,6 @@
 #include <json-c/json.h>
 
 #include "cli.h"
-#include "cli_bridge.h"
-#include "cli_bridgec.h"
-#include "cli_bridgeio.h"
-#include "cli_bridgeq.h"
-#include "client.h"
 #include "jsonl.h"
 #include "jstrict.h"
 #include "util.h"

@@ -18,9 +18,7 @@
 
 #include <json-c/json.h>
 
-#include "cli_bridgec.h"
-#include "cli_bridgeio.h"
-#include "client.h"
+#include "cli.h"
 #include "jstrict.h"
 #include "util.h"
 

@@ -14,8 +14,7 @@
 #include <event2/bufferevent.h>
 #include <event2/event.h>
 
-#include "cli_bridgeio.h"
-#include "cli_bridgeq.h"
+#include "cli.h"
 #include "util.h"
 
 #define BRIDGEIO_CHUNK	(64 * 1024)	/* read from a file per turn */

@@ -12,7 +12,7 @@
 
 #include <json-c/json.h>
 
-#include "cli_bridgeq.h"
+#include "cli.h"
 #include "jstrict.h"
 #include "util.h"
 

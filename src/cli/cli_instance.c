@@ -20,8 +20,6 @@
 #include <json-c/json.h>
 
 #include "cli.h"
-#include "cli_instance.h"
-#include "client.h"
 #include "runfile.h"
 #include "token.h"
 #include "util.h"

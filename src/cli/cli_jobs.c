@@ -14,8 +14,6 @@
 #include <json-c/json.h>
 
 #include "cli.h"
-#include "cli_jobs.h"
-#include "client.h"
 #include "jstrict.h"
 #include "util.h"
 

@@ -13,8 +13,6 @@
 #include <json-c/json.h>
 
 #include "cli.h"
-#include "cli_mcp.h"
-#include "client.h"
 #include "util.h"
 
 /* The URL of mcp-config --http when neither --url nor CMDGATE_HTTP. */

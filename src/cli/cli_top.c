@@ -18,8 +18,6 @@
 #include <json-c/json.h>
 
 #include "cli.h"
-#include "cli_top.h"
-#include "client.h"
 #include "util.h"
 
 #define TOP_WIDTH	80	/* without a terminal or COLUMNS */

@@ -21,9 +21,6 @@
 #include <json-c/json.h>
 
 #include "cli.h"
-#include "cli_top.h"
-#include "cli_toplive.h"
-#include "client.h"
 #include "jsonl.h"
 #include "util.h"
 

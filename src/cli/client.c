@@ -19,12 +19,12 @@
 
 #include <json-c/json.h>
 
-#include "client.h"
+#include "cli.h"
 #include "jsonl.h"
 #include "jstrict.h"
-#include "runfile.h"
+#include "net.h"
 #include "peeruid.h"
-#include "rpc.h"
+#include "runfile.h"
 #include "token.h"
 #include "util.h"
 

@@ -26,12 +26,6 @@
 #include <json-c/json.h>
 
 #include "cli.h"
-#include "cli_bridge.h"
-#include "cli_instance.h"
-#include "cli_jobs.h"
-#include "cli_mcp.h"
-#include "cli_toplive.h"
-#include "client.h"
 #include "util.h"
 
 #define DEFAULT_PORT	"8700"

@@ -20,7 +20,7 @@
 
 #include <json-c/json.h>
 
-#include "instance.h"
+#include "daemon.h"
 #include "log.h"
 #include "options.h"
 #include "runfile.h"

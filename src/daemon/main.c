@@ -20,16 +20,13 @@
 
 #include <event2/event.h>
 
-#include "face_unity.h"
-#include "jobs.h"
-#include "http.h"
-#include "instance.h"
-#include "listener.h"
-#include "log.h"
 #include "daemon.h"
-#include "sdnotify.h"
+#include "daemon.h"
+#include "engine.h"
+#include "faces.h"
+#include "log.h"
+#include "proc.h"
 #include "server.h"
-#include "launch.h"
 #include "token.h"
 #include "tools.h"
 #include "util.h"

@@ -16,9 +16,9 @@
 #include <unistd.h>
 
 #include "addr.h"
+#include "daemon.h"
 #include "face.h"
 #include "log.h"
-#include "daemon.h"
 #include "runfile.h"
 #include "util.h"
 

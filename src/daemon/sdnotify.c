@@ -11,8 +11,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "daemon.h"
 #include "log.h"
-#include "sdnotify.h"
 
 int
 sdnotify(const char *fmt, ...)

@@ -17,14 +17,12 @@
 
 #include <json-c/json.h>
 
-#include "editor.h"
-#include "holds.h"
+#include "engine.h"
 #include "internal.h"
-#include "job.h"
 #include "jstrict.h"
 #include "log.h"
 #include "options.h"
-#include "scheduler.h"
+#include "policy.h"
 #include "util.h"
 
 #define EDITOR_FILE	"editor-flags"	/* in the state dir */

@@ -11,9 +11,8 @@
 
 #include <json-c/json.h>
 
-#include "expiry.h"
+#include "engine.h"
 #include "internal.h"
-#include "job.h"
 #include "jstrict.h"
 #include "log.h"
 #include "store.h"

@@ -10,7 +10,7 @@
 
 #include <sys/queue.h>
 
-#include "job.h"
+#include "engine.h"
 
 struct job {
 	TAILQ_ENTRY(job)	 entry;		/* queued or running list */

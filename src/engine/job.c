@@ -15,14 +15,12 @@
 
 #include <json-c/json.h>
 
-#include "holds.h"
+#include "engine.h"
 #include "internal.h"
-#include "job.h"
 #include "jstrict.h"
 #include "log.h"
 #include "options.h"
-#include "qtree.h"
-#include "scheduler.h"
+#include "policy.h"
 #include "store.h"
 #include "ticket.h"
 #include "tools.h"

@@ -16,16 +16,11 @@
 
 #include <json-c/json.h>
 
-#include "expiry.h"
+#include "engine.h"
 #include "internal.h"
-#include "job.h"
-#include "jobend.h"
-#include "jobview.h"
 #include "log.h"
+#include "proc.h"
 #include "store.h"
-#include "submit.h"
-#include "turn.h"
-#include "worker.h"
 
 /* Tell the submitter (notify: true) that j changed. */
 void

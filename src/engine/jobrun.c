@@ -17,15 +17,12 @@
 
 #include <json-c/json.h>
 
+#include "engine.h"
 #include "internal.h"
-#include "job.h"
-#include "jobrun.h"
-#include "launch.h"
 #include "log.h"
 #include "options.h"
-#include "toolcmd.h"
+#include "proc.h"
 #include "tools.h"
-#include "worker.h"
 
 int
 jobrun_tools_ok(struct jobs *J, struct job *j, char *why, size_t len)

@@ -16,28 +16,17 @@
 
 #include <json-c/json.h>
 
-#include "editor.h"
-#include "expiry.h"
+#include "engine.h"
 #include "internal.h"
-#include "job.h"
-#include "jobend.h"
-#include "jobrun.h"
-#include "jobs.h"
-#include "jobsched.h"
-#include "jobview.h"
 #include "log.h"
+#include "net.h"
 #include "options.h"
-#include "recover.h"
-#include "rpc.h"
-#include "scheduler.h"
-#include "spare.h"
+#include "policy.h"
+#include "proc.h"
 #include "store.h"
-#include "submit.h"
 #include "ticket.h"
-#include "turn.h"
 #include "tools.h"
 #include "util.h"
-#include "worker.h"
 
 #define EVENT_SLACK	(1024 * 1024)
 

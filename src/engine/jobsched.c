@@ -10,18 +10,12 @@
 
 #include <json-c/json.h>
 
+#include "engine.h"
 #include "internal.h"
-#include "job.h"
-#include "jobrun.h"
-#include "jobsched.h"
-#include "jobview.h"
 #include "log.h"
 #include "options.h"
-#include "qtree.h"
-#include "recover.h"
-#include "scheduler.h"
+#include "policy.h"
 #include "store.h"
-#include "submit.h"
 #include "util.h"
 
 /* sched_pick()'s view of the queue: J->qroot by class. */

@@ -11,13 +11,11 @@
 
 #include <json-c/json.h>
 
-#include "holds.h"
+#include "engine.h"
 #include "internal.h"
-#include "job.h"
-#include "jobview.h"
 #include "jstrict.h"
-#include "rpc.h"
-#include "scheduler.h"
+#include "net.h"
+#include "policy.h"
 #include "store.h"
 #include "tools.h"
 

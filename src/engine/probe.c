@@ -23,11 +23,11 @@
 
 #include <json-c/json.h>
 
-#include "holds.h"
+#include "engine.h"
 #include "jstrict.h"
-#include "launch.h"
 #include "log.h"
-#include "probe.h"
+#include "policy.h"
+#include "proc.h"
 #include "util.h"
 
 struct probe {

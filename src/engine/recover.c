@@ -12,16 +12,14 @@
 
 #include <json-c/json.h>
 
+#include "engine.h"
 #include "internal.h"
-#include "job.h"
-#include "jobend.h"
 #include "jstrict.h"
 #include "log.h"
-#include "recover.h"
+#include "proc.h"
 #include "store.h"
 #include "ticket.h"
 #include "util.h"
-#include "worker.h"
 
 struct load_ctx {
 	struct jobs	*J;

@@ -14,13 +14,12 @@
 
 #include <event2/event.h>
 
+#include "engine.h"
 #include "internal.h"
-#include "job.h"
 #include "log.h"
 #include "options.h"
-#include "spare.h"
+#include "proc.h"
 #include "util.h"
-#include "worker.h"
 
 struct spare {
 	struct event	*fill_ev;	/* zero timer: start one */

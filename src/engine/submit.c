@@ -13,14 +13,12 @@
 
 #include <json-c/json.h>
 
+#include "engine.h"
 #include "internal.h"
-#include "job.h"
-#include "jobview.h"
 #include "log.h"
+#include "net.h"
 #include "options.h"
-#include "rpc.h"
 #include "store.h"
-#include "submit.h"
 #include "ticket.h"
 #include "tools.h"
 #include "util.h"

@@ -19,11 +19,10 @@
 
 #include <json-c/json.h>
 
+#include "engine.h"
 #include "internal.h"
-#include "job.h"
 #include "log.h"
 #include "store.h"
-#include "turn.h"
 #include "util.h"
 
 #define TURN_LOG_OPS	4	/* transitions named in the debug line */

@@ -13,10 +13,9 @@
 
 #include <event2/event.h>
 
-#include "edstate.h"
-#include "job.h"
+#include "engine.h"
+#include "faces.h"
 #include "log.h"
-#include "probe.h"
 #include "server.h"
 #include "util.h"
 

@@ -10,14 +10,11 @@
 
 #include <json-c/json.h>
 
-#include "conn.h"
-#include "edstate.h"
-#include "face_uloop.h"
-#include "facejob.h"
+#include "faces.h"
 #include "jstrict.h"
+#include "methods.h"
+#include "net.h"
 #include "options.h"
-#include "params.h"
-#include "rpc.h"
 #include "server.h"
 #include "tools.h"
 #include "util.h"

@@ -10,17 +10,13 @@
 
 #include <json-c/json.h>
 
-#include "conn.h"
-#include "edstate.h"
-#include "face_unity.h"
-#include "facejob.h"
+#include "faces.h"
 #include "jstrict.h"
 #include "log.h"
+#include "net.h"
 #include "options.h"
-#include "rpc.h"
 #include "server.h"
 #include "tools.h"
-#include "unitystatus.h"
 #include "util.h"
 
 /* One command waiting for its job's news; its connection reads nothing

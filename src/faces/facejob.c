@@ -23,17 +23,14 @@
 
 #include <json-c/json.h>
 
-#include "conn.h"
-#include "facejob.h"
-#include "job.h"
-#include "jobmethods.h"
-#include "jobview.h"
+#include "engine.h"
+#include "faces.h"
 #include "log.h"
+#include "methods.h"
+#include "net.h"
 #include "options.h"
-#include "rpc.h"
 #include "server.h"
 #include "sha1.h"
-#include "submit.h"
 #include "ticket.h"
 #include "util.h"
 

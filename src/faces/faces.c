@@ -5,9 +5,8 @@
 
 #include <json-c/json.h>
 
-#include "conn.h"
-#include "face_uloop.h"
-#include "face_unity.h"
+#include "faces.h"
+#include "net.h"
 
 /* conn.h: what each listener face does; FACE_CMDGATE is conn.c's own. */
 const struct face_ops face_ops[FACE_COUNT] = {

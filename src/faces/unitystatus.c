@@ -16,11 +16,11 @@
 
 #include <json-c/json.h>
 
+#include "faces.h"
 #include "jstrict.h"
 #include "log.h"
 #include "options.h"
 #include "sha1.h"
-#include "unitystatus.h"
 #include "util.h"
 
 #define US_PREFIX	"unity-mcp-status-"

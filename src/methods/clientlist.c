@@ -5,11 +5,10 @@
 
 #include <json-c/json.h>
 
-#include "clientlist.h"
-#include "conn.h"
+#include "engine.h"
 #include "face.h"
-#include "job.h"
-#include "rpc.h"
+#include "methods.h"
+#include "net.h"
 #include "server.h"
 #include "util.h"
 

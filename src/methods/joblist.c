@@ -8,13 +8,10 @@
 
 #include <json-c/json.h>
 
-#include "conn.h"
-#include "job.h"
-#include "joblist.h"
-#include "jobview.h"
+#include "engine.h"
 #include "jstrict.h"
-#include "params.h"
-#include "rpc.h"
+#include "methods.h"
+#include "net.h"
 #include "server.h"
 #include "store.h"
 #include "ticket.h"

@@ -7,15 +7,11 @@
 
 #include <json-c/json.h>
 
-#include "conn.h"
 #include "jstrict.h"
-#include "mcp.h"
 #include "mcpver.h"
-#include "params.h"
-#include "rpc.h"
-#include "schema.h"
+#include "methods.h"
+#include "net.h"
 #include "server.h"
-#include "toolcmd.h"
 #include "tools.h"
 #include "util.h"
 

@@ -13,11 +13,9 @@
 
 #include <json-c/json.h>
 
-#include "conn.h"
-#include "mcplog.h"
-#include "params.h"
-#include "rpc.h"
-#include "submit.h"
+#include "engine.h"
+#include "methods.h"
+#include "net.h"
 #include "ticket.h"
 #include "util.h"
 

@@ -5,9 +5,8 @@
 
 #include <json-c/json.h>
 
-#include "conn.h"
-#include "params.h"
-#include "rpc.h"
+#include "methods.h"
+#include "net.h"
 #include "ticket.h"
 #include "util.h"
 

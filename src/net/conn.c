@@ -11,13 +11,11 @@
 
 #include <json-c/json.h>
 
-#include "conn.h"
 #include "face.h"
-#include "frame.h"
 #include "jstrict.h"
 #include "log.h"
+#include "net.h"
 #include "options.h"
-#include "rpc.h"
 #include "util.h"
 
 /*

@@ -5,13 +5,10 @@
 
 #include <event2/bufferevent.h>
 
-#include "conn.h"
-#include "connface.h"
 #include "face.h"
 #include "log.h"
+#include "net.h"
 #include "options.h"
-#include "peercred.h"
-#include "rpc.h"
 
 /* A connection's peer check: the listener faces and --peer-auth. */
 

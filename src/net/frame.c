@@ -9,7 +9,7 @@
 
 #include <event2/buffer.h>
 
-#include "frame.h"
+#include "net.h"
 #include "util.h"
 
 #define CL_NAME		"content-length:"

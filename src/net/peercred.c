@@ -12,8 +12,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "net.h"
 #include "options.h"
-#include "peercred.h"
 #include "peeruid.h"
 
 #define PC_NGROUPS	64	/* supplementary groups tried first */

@@ -8,7 +8,7 @@
 #include <json-c/json.h>
 
 #include "jstrict.h"
-#include "rpc.h"
+#include "net.h"
 
 static int		 rpc_str_has_nul(json_object *);
 static int		 rpc_nul_path(json_object *, const char *, char *,

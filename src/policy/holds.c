@@ -5,8 +5,7 @@
 
 #include <json-c/json.h>
 
-#include "holds.h"
-#include "scheduler.h"
+#include "policy.h"
 
 static void
 holds_count(unsigned *n, int from, int to)

@@ -9,7 +9,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "qtree.h"
+#include "policy.h"
 
 static uint32_t
 qtree_prio(uint64_t key)

@@ -3,7 +3,7 @@
 
 #include <stddef.h>
 
-#include "scheduler.h"
+#include "policy.h"
 
 const char *
 sched_guard(const struct sched_busy *b)

@@ -24,9 +24,8 @@
 #include <json-c/json.h>
 
 #include "fdpass.h"
-#include "forksrv.h"
-#include "launch.h"
 #include "log.h"
+#include "proc.h"
 #include "util.h"
 
 static void	forksrv_start(struct forksrv *);

@@ -15,7 +15,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "launch.h"
+#include "proc.h"
 #include "util.h"
 
 #define WORKER_NAME	"cmdgate-worker"

@@ -22,13 +22,11 @@
 
 #include <json-c/json.h>
 
-#include "forksrv.h"
 #include "jstrict.h"
-#include "launch.h"
 #include "log.h"
+#include "proc.h"
 #include "proclist.h"
 #include "util.h"
-#include "worker.h"
 
 #define ORPHAN_POLL_MS	100	/* without a pidfd: how often to look */
 

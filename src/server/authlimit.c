@@ -10,8 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "authlimit.h"
 #include "log.h"
+#include "server.h"
 #include "util.h"
 
 #define AUTHLIMIT_KEY_MAX	(INET6_ADDRSTRLEN + 4)

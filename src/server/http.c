@@ -27,16 +27,11 @@
 #include <json-c/json.h>
 
 #include "addr.h"
-#include "authlimit.h"
-#include "http.h"
-#include "httpconn.h"
-#include "httperr.h"
-#include "httpsess.h"
-#include "mcpver.h"
 #include "jstrict.h"
 #include "log.h"
+#include "mcpver.h"
+#include "net.h"
 #include "options.h"
-#include "rpc.h"
 #include "server.h"
 #include "util.h"
 

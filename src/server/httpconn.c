@@ -27,8 +27,6 @@
 #include <event2/event.h>
 #include <event2/http.h>
 
-#include "httpconn.h"
-#include "httpsess.h"
 #include "log.h"
 #include "options.h"
 #include "server.h"

@@ -9,9 +9,9 @@
 
 #include <json-c/json.h>
 
-#include "httperr.h"
 #include "log.h"
-#include "rpc.h"
+#include "net.h"
+#include "server.h"
 
 void
 httperr_reply(struct evhttp_request *req, int status, int code,

@@ -17,12 +17,9 @@
 
 #include <json-c/json.h>
 
-#include "conn.h"
-#include "httperr.h"
-#include "httpsess.h"
 #include "log.h"
+#include "net.h"
 #include "options.h"
-#include "rpc.h"
 #include "server.h"
 #include "sse.h"
 #include "util.h"

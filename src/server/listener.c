@@ -25,13 +25,10 @@
 #include <json-c/json.h>
 
 #include "addr.h"
-#include "conn.h"
-#include "connface.h"
 #include "face.h"
-#include "listener.h"
 #include "log.h"
+#include "net.h"
 #include "options.h"
-#include "rpc.h"
 #include "server.h"
 #include "util.h"
 

@@ -12,14 +12,10 @@
 
 #include <json-c/json.h>
 
-#include "authlimit.h"
-#include "conn.h"
-#include "holds.h"
-#include "job.h"
-#include "jobs.h"
+#include "engine.h"
 #include "log.h"
-#include "probe.h"
-#include "rpc.h"
+#include "net.h"
+#include "policy.h"
 #include "server.h"
 #include "token.h"
 #include "tools.h"

@@ -12,7 +12,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "datafile.h"
+#include "internal.h"
 #include "util.h"
 
 /*

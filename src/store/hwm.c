@@ -9,7 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "hwm.h"
+#include "internal.h"
 #include "util.h"
 
 int

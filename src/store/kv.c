@@ -6,7 +6,7 @@
 
 #include <lmdb.h>
 
-#include "kv.h"
+#include "internal.h"
 #include "util.h"
 
 void

@@ -5,7 +5,7 @@
 
 #include <lmdb.h>
 
-#include "mapsize.h"
+#include "internal.h"
 
 #define FREE_DBI	0
 #define MAIN_DBI	1

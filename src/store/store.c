@@ -10,12 +10,8 @@
 
 #include <lmdb.h>
 
-#include "datafile.h"
-#include "hwm.h"
-#include "kv.h"
-#include "mapsize.h"
+#include "internal.h"
 #include "store.h"
-#include "storemeta.h"
 #include "util.h"
 
 #define STORE_MAXDBS	8

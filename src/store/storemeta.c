@@ -9,8 +9,7 @@
 
 #include <lmdb.h>
 
-#include "kv.h"
-#include "storemeta.h"
+#include "internal.h"
 
 int
 storemeta_read(MDB_txn *txn, MDB_dbi meta, uint64_t schema, uint64_t *next)

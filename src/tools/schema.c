@@ -7,7 +7,7 @@
 
 #include <json-c/json.h>
 
-#include "schema.h"
+#include "tools.h"
 
 #define SCHEMA_REF_PREFIX	"#/$defs/"
 #define SCHEMA_REF_PREFIX_LEN	(sizeof(SCHEMA_REF_PREFIX) - 1)

@@ -13,8 +13,6 @@
 #include <json-c/json.h>
 
 #include "jtemplate.h"
-#include "toolcmd.h"
-#include "toolfwd.h"
 #include "tools.h"
 #include "util.h"
 

@@ -18,7 +18,7 @@
 #include <json-c/json.h>
 
 #include "jtemplate.h"
-#include "toolfwd.h"
+#include "tools.h"
 #include "util.h"
 
 #define FWD_PATH_MAX	256	/* of a dotted path */

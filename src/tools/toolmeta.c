@@ -8,8 +8,7 @@
 
 #include <json-c/json.h>
 
-#include "schema.h"
-#include "toolmeta.h"
+#include "tools.h"
 #include "util.h"
 
 /* MCP's ToolAnnotations: title a string, the hints booleans. */

@@ -11,9 +11,6 @@
 
 #include <json-c/json.h>
 
-#include "schema.h"
-#include "toolfwd.h"
-#include "toolmeta.h"
 #include "tools.h"
 #include "util.h"
 

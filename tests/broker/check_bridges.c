@@ -22,11 +22,11 @@
 #include <check.h>
 #include <json-c/json.h>
 
+#include "ckrun.h"
+#include "fakeutil.h"
+#include "jobsutil.h"
 #include "jstrict.h"
 #include "testnet.h"
-#include "jobsutil.h"
-#include "fakeutil.h"
-#include "ckrun.h"
 
 static struct fake	 fk;
 static pid_t		 node = -1;	/* server-everything */

@@ -13,10 +13,10 @@
 #include <check.h>
 #include <json-c/json.h>
 
-#include "tools.h"
-#include "testnet.h"
-#include "jobsutil.h"
 #include "ckrun.h"
+#include "jobsutil.h"
+#include "testnet.h"
+#include "tools.h"
 
 /* Tables refused, each with what its error must say. */
 static const struct {

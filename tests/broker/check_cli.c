@@ -19,9 +19,9 @@
 #include <check.h>
 #include <json-c/json.h>
 
-#include "testnet.h"
-#include "cliutil.h"
 #include "ckrun.h"
+#include "cliutil.h"
+#include "testnet.h"
 
 
 START_TEST(ping_and_unreachable)

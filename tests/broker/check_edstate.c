@@ -12,11 +12,10 @@
 #include <check.h>
 #include <json-c/json.h>
 
-#include "edstate.h"
-#include "job.h"
-#include "facejob.h"
-#include "fjutil.h"
 #include "ckrun.h"
+#include "engine.h"
+#include "faces.h"
+#include "fjutil.h"
 
 static struct edstate	 ed;
 static int		 ed_n, ed_reloads;

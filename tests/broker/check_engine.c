@@ -23,10 +23,10 @@
 #include <check.h>
 #include <json-c/json.h>
 
+#include "ckrun.h"
+#include "jobsutil.h"
 #include "jstrict.h"
 #include "testnet.h"
-#include "jobsutil.h"
-#include "ckrun.h"
 
 #define MAX_CHILDREN	8
 

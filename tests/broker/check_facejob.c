@@ -14,14 +14,12 @@
 #include <event2/buffer.h>
 #include <json-c/json.h>
 
-#include "conn.h"
-#include "facejob.h"
-#include "job.h"
 #include "../../src/engine/internal.h"
-#include "jobs.h"
-#include "rpc.h"
-#include "fjutil.h"
 #include "ckrun.h"
+#include "engine.h"
+#include "faces.h"
+#include "fjutil.h"
+#include "net.h"
 
 /* ---- exec tools -------------------------------------------------------- */
 

@@ -28,9 +28,9 @@
 #include <check.h>
 #include <json-c/json.h>
 
-#include "testnet.h"
-#include "jobsutil.h"
 #include "ckrun.h"
+#include "jobsutil.h"
+#include "testnet.h"
 
 /* A fake upstream: answers "answer", errors "oops", closes on "hangup",
  * resets on "reset", says nothing to "silent"; closes on every other

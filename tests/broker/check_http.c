@@ -19,10 +19,10 @@
 #include <check.h>
 #include <json-c/json.h>
 
-#include "testnet.h"
+#include "ckrun.h"
 #include "httpcli.h"
 #include "httpsuite.h"
-#include "ckrun.h"
+#include "testnet.h"
 
 
 #define PING(n)		"{\"jsonrpc\":\"2.0\",\"id\":" #n ",\"method\":" \

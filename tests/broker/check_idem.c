@@ -15,9 +15,9 @@
 #include <check.h>
 #include <json-c/json.h>
 
-#include "testnet.h"
-#include "jobsutil.h"
 #include "ckrun.h"
+#include "jobsutil.h"
+#include "testnet.h"
 
 #define REPEAT	"{\"jsonrpc\":\"2.0\",\"id\":9,\"method\":\"batch_execute\"," \
 		"\"params\":{\"commands\":%s,\"async\":%s,\"agent\":\"a1\"," \

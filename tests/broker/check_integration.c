@@ -24,9 +24,9 @@
 #include <check.h>
 #include <json-c/json.h>
 
-#include "testnet.h"
-#include "integutil.h"
 #include "ckrun.h"
+#include "integutil.h"
+#include "testnet.h"
 
 START_TEST(tcp_and_unix)
 {

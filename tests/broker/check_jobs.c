@@ -30,9 +30,9 @@
 #include <check.h>
 #include <json-c/json.h>
 
-#include "testnet.h"
-#include "jobsutil.h"
 #include "ckrun.h"
+#include "jobsutil.h"
+#include "testnet.h"
 
 START_TEST(cancel_stubborn_worker)
 {

@@ -20,10 +20,10 @@
 #include <check.h>
 #include <json-c/json.h>
 
-#include "testnet.h"
-#include "cliutil.h"
 #include "ckrun.h"
+#include "cliutil.h"
 #include "mcputil.h"
+#include "testnet.h"
 #include "util.h"
 
 /*

@@ -33,8 +33,8 @@
 #include <json-c/json.h>
 
 #include "ckrun.h"
+#include "net.h"
 #include "options.h"
-#include "peercred.h"
 #include "testnet.h"
 
 #define WAIT_MS		TN_TIMEOUT_MS

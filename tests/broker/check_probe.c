@@ -24,9 +24,9 @@
 #include <check.h>
 #include <json-c/json.h>
 
-#include "testnet.h"
-#include "jobsutil.h"
 #include "ckrun.h"
+#include "jobsutil.h"
+#include "testnet.h"
 
 #define EDITOR	"{\"to\":\"127.0.0.1:9\",\"dialect\":\"unity-mcp\"," \
 		"\"call\":\"get_editor_state\",\"every_ms\":%d,\"flags\":" \

@@ -21,10 +21,10 @@
 #include <check.h>
 #include <json-c/json.h>
 
-#include "testnet.h"
-#include "jobsutil.h"
-#include "ckrun.h"
 #include "../../workers/notify.h"
+#include "ckrun.h"
+#include "jobsutil.h"
+#include "testnet.h"
 
 static const char *scripts[][2] = {
 	{ "prog.sh",

@@ -14,9 +14,9 @@
 #include <check.h>
 #include <json-c/json.h>
 
-#include "testnet.h"
-#include "jobsutil.h"
 #include "ckrun.h"
+#include "jobsutil.h"
+#include "testnet.h"
 
 #define NJOBS		600	/* queued behind the held heavy job */
 #define NCANCEL		100	/* cancelled from the middle */

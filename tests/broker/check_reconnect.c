@@ -21,9 +21,9 @@
 #include <check.h>
 #include <json-c/json.h>
 
-#include "testnet.h"
-#include "cliutil.h"
 #include "ckrun.h"
+#include "cliutil.h"
+#include "testnet.h"
 
 /* cmdgate --socket wait TICKET in the background: stdout, stderr piped. */
 static pid_t

@@ -23,9 +23,9 @@
 #include <check.h>
 #include <json-c/json.h>
 
-#include "testnet.h"
-#include "integutil.h"
 #include "ckrun.h"
+#include "integutil.h"
+#include "testnet.h"
 
 static json_object *
 auth_try(struct client *c, const char *token)

@@ -16,9 +16,9 @@
 #include <check.h>
 #include <json-c/json.h>
 
-#include "testnet.h"
-#include "cliutil.h"
 #include "ckrun.h"
+#include "cliutil.h"
+#include "testnet.h"
 
 #define CALL(m, p) "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"" m "\"," \
 	"\"params\":" p "}"

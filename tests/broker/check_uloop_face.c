@@ -25,13 +25,13 @@
 #include <check.h>
 #include <json-c/json.h>
 
+#include "ckrun.h"
 #include "face.h"
+#include "fakeutil.h"
+#include "jobsutil.h"
 #include "jstrict.h"
 #include "testnet.h"
-#include "jobsutil.h"
-#include "fakeutil.h"
 #include "ulclient.h"
-#include "ckrun.h"
 
 static struct fake	 fk;		/* the fake editor, when one runs */
 

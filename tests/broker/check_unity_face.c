@@ -28,15 +28,15 @@
 #include <check.h>
 #include <json-c/json.h>
 
+#include "ckrun.h"
+#include "faces.h"
+#include "fakeutil.h"
+#include "jobsutil.h"
 #include "jstrict.h"
+#include "mfu.h"
 #include "options.h"
 #include "sha1.h"
-#include "unitystatus.h"
 #include "testnet.h"
-#include "jobsutil.h"
-#include "fakeutil.h"
-#include "mfu.h"
-#include "ckrun.h"
 
 static char	 tmp[512];	/* a mkdtemp name: room for what follows */
 static char	*home_was;

@@ -27,10 +27,10 @@
 #include <check.h>
 #include <json-c/json.h>
 
+#include "ckrun.h"
+#include "jobsutil.h"
 #include "proclist.h"
 #include "testnet.h"
-#include "jobsutil.h"
-#include "ckrun.h"
 
 START_TEST(worker_killed_by_signal)
 {

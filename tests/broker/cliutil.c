@@ -20,8 +20,8 @@
 #include <check.h>
 #include <json-c/json.h>
 
-#include "testnet.h"
 #include "cliutil.h"
+#include "testnet.h"
 
 struct broker	b;
 char		tools[256], fifo[256], port[16];

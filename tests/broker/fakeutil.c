@@ -19,8 +19,8 @@
 #include <check.h>
 #include <json-c/json.h>
 
-#include "jstrict.h"
 #include "fakeutil.h"
+#include "jstrict.h"
 
 #define FAKE_LINE_MAX	(1024 * 1024)
 

@@ -24,19 +24,17 @@
 #include <event2/event.h>
 #include <json-c/json.h>
 
-#include "facejob.h"
-#include "job.h"
-#include "../../src/engine/internal.h"
-#include "jobs.h"
-#include "launch.h"
 #include "../../src/daemon/daemon.h"
-#include "probe.h"
-#include "server.h"
-#include "tools.h"
-#include "util.h"
+#include "../../src/engine/internal.h"
+#include "engine.h"
+#include "faces.h"
 #include "fakeutil.h"
 #include "fjutil.h"
+#include "proc.h"
+#include "server.h"
 #include "testnet.h"
+#include "tools.h"
+#include "util.h"
 
 #define TICK_MS		50	/* the loop wakes at least this often */
 

@@ -7,7 +7,7 @@
 
 #include <json-c/json.h>
 
-#include "facejob.h"
+#include "faces.h"
 #include "fakeutil.h"
 #include "options.h"
 #include "server.h"

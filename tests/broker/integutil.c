@@ -22,9 +22,9 @@
 #include <check.h>
 #include <json-c/json.h>
 
-#include "testnet.h"
-#include "integutil.h"
 #include "ckrun.h"
+#include "integutil.h"
+#include "testnet.h"
 
 struct broker	b;
 

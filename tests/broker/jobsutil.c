@@ -28,9 +28,9 @@
 #include <check.h>
 #include <json-c/json.h>
 
-#include "testnet.h"
-#include "jobsutil.h"
 #include "ckrun.h"
+#include "jobsutil.h"
+#include "testnet.h"
 
 struct broker	 b;
 struct client	*c;

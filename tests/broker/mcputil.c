@@ -13,9 +13,9 @@
 #include <check.h>
 #include <json-c/json.h>
 
-#include "testnet.h"
 #include "cliutil.h"
 #include "mcputil.h"
+#include "testnet.h"
 
 /*
  * cmdgate ARGS mcp in the background (ARGS NULL-ended; NULL: --socket,

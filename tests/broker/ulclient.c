@@ -16,9 +16,9 @@
 #include <check.h>
 #include <json-c/json.h>
 
+#include "jobsutil.h"
 #include "jstrict.h"
 #include "testnet.h"
-#include "jobsutil.h"
 #include "ulclient.h"
 
 void

@@ -16,13 +16,12 @@
 
 #include <event2/event.h>
 
-#include "editor.h"
-#include "fuzzutil.h"
-#include "holds.h"
-#include "job.h"
 #include "../../src/engine/internal.h"
+#include "engine.h"
+#include "fuzzutil.h"
 #include "log.h"
 #include "options.h"
+#include "policy.h"
 
 static struct event_base	*base;
 static struct options		 opt;

@@ -12,7 +12,7 @@
 
 #include <event2/buffer.h>
 
-#include "frame.h"
+#include "net.h"
 
 static size_t
 run(const uint8_t *p, size_t n, size_t max, size_t step, char **out,

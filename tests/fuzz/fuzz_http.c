@@ -37,12 +37,8 @@
 
 #include <json-c/json.h>
 
-#include "authlimit.h"
 #include "fuzzutil.h"
-#include "http.h"
-#include "httpsess.h"
 #include "jstrict.h"
-#include "listener.h"
 #include "options.h"
 #include "server.h"
 #include "sse.h"

@@ -15,12 +15,11 @@
 #include <event2/buffer.h>
 #include <json-c/json.h>
 
-#include "conn.h"
 #include "fuzzutil.h"
 #include "jstrict.h"
 #include "log.h"
+#include "net.h"
 #include "options.h"
-#include "rpc.h"
 #include "server.h"
 #include "tools.h"
 

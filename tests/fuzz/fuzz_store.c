@@ -25,13 +25,12 @@
 
 #include <json-c/json.h>
 
-#include "fuzzutil.h"
-#include "job.h"
 #include "../../src/engine/internal.h"
+#include "engine.h"
+#include "fuzzutil.h"
 #include "jstrict.h"
 #include "log.h"
 #include "options.h"
-#include "recover.h"
 #include "store.h"
 
 #define MAXREC		8

@@ -13,8 +13,6 @@
 
 #include <json-c/json.h>
 
-#include "schema.h"
-#include "toolcmd.h"
 #include "tools.h"
 
 int

@@ -27,13 +27,10 @@
 #include <event2/event.h>
 #include <json-c/json.h>
 
-#include "conn.h"
-#include "connface.h"
-#include "frame.h"
 #include "fuzzutil.h"
 #include "jstrict.h"
+#include "net.h"
 #include "options.h"
-#include "rpc.h"
 #include "server.h"
 #include "tools.h"
 

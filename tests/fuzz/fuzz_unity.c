@@ -30,13 +30,10 @@
 #include <event2/event.h>
 #include <json-c/json.h>
 
-#include "conn.h"
-#include "connface.h"
-#include "face_unity.h"
-#include "facejob.h"
-#include "frame.h"
+#include "faces.h"
 #include "fuzzutil.h"
 #include "jstrict.h"
+#include "net.h"
 #include "options.h"
 #include "server.h"
 

@@ -46,12 +46,12 @@
 
 #include <json-c/json.h>
 
-#include "fuzzutil.h"
-#include "jstrict.h"
 #include "../../workers/edwatch.h"
 #include "../../workers/exchange.h"
 #include "../../workers/forward.h"
 #include "../../workers/worker.h"
+#include "fuzzutil.h"
+#include "jstrict.h"
 
 #define SEP		"\n~~\n"
 #define MAXSEG		16

@@ -20,11 +20,11 @@
 
 #include <json-c/json.h>
 
+#include "faces.h"
 #include "fuzzutil.h"
 #include "jstrict.h"
 #include "log.h"
 #include "options.h"
-#include "unitystatus.h"
 
 #define FACE_PORT	7777
 #define NAME		"unity-mcp-status-0123abcd.json"

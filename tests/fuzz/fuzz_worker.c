@@ -21,7 +21,7 @@
 
 #include "fuzzutil.h"
 #include "jstrict.h"
-#include "worker.h"
+#include "proc.h"
 
 /* What the hooks were told, one line per call. */
 static struct evbuffer	*said;

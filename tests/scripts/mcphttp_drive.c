@@ -27,7 +27,7 @@
 
 #include "jstrict.h"
 #include "mcphttp.h"
-#include "worker.h"
+#include "proc.h"
 
 volatile sig_atomic_t	got_term;
 int64_t			kill_grace_ms = 5000;

@@ -21,8 +21,8 @@
 #include <check.h>
 #include <json-c/json.h>
 
-#include "ckrun.h"
 #include "../fakes/fakeup.h"
+#include "ckrun.h"
 #include "jsonl.h"
 #include "jtemplate.h"
 

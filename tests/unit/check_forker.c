@@ -32,9 +32,9 @@
 
 #include <check.h>
 
-#include "fdpass.h"
-#include "forksrv.h"
 #include "ckrun.h"
+#include "fdpass.h"
+#include "proc.h"
 
 #define WAIT_MS	10000	/* any one wait of these tests, at most */
 

@@ -8,8 +8,8 @@
 #include <check.h>
 #include <event2/buffer.h>
 
-#include "frame.h"
 #include "ckrun.h"
+#include "net.h"
 
 static struct framer	 fr;
 static struct evbuffer	*in;

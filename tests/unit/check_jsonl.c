@@ -13,9 +13,9 @@
 #include <check.h>
 #include <json-c/json.h>
 
+#include "ckrun.h"
 #include "jsonl.h"
 #include "util.h"
-#include "ckrun.h"
 
 static int	sv[2];		/* sv[0] is read, sv[1] is the peer */
 static struct jsonl j;

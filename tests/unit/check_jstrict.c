@@ -9,8 +9,8 @@
 #include <check.h>
 #include <json-c/json.h>
 
-#include "jstrict.h"
 #include "ckrun.h"
+#include "jstrict.h"
 
 static const struct {
 	const char	*text;

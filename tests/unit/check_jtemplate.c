@@ -8,9 +8,9 @@
 #include <check.h>
 #include <json-c/json.h>
 
+#include "ckrun.h"
 #include "jstrict.h"
 #include "jtemplate.h"
-#include "ckrun.h"
 
 static json_object *
 J(const char *s)

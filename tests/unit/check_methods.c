@@ -14,16 +14,14 @@
 #include <event2/buffer.h>
 #include <json-c/json.h>
 
-#include "authlimit.h"
-#include "conn.h"
-#include "mcp.h"
+#include "ckrun.h"
 #include "mcpver.h"
+#include "methods.h"
+#include "net.h"
 #include "options.h"
-#include "rpc.h"
+#include "rpcutil.h"
 #include "server.h"
 #include "tools.h"
-#include "rpcutil.h"
-#include "ckrun.h"
 
 START_TEST(details_and_list)
 {

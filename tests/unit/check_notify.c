@@ -14,8 +14,8 @@
 #include <check.h>
 #include <json-c/json.h>
 
-#include "ckrun.h"
 #include "../../workers/notify.h"
+#include "ckrun.h"
 
 START_TEST(parse_lines)
 {

@@ -11,9 +11,9 @@
 
 #include <check.h>
 
-#include "log.h"
 #include "../../src/daemon/daemon.h"
 #include "ckrun.h"
+#include "log.h"
 
 static struct options	opt;
 static char		err[512];

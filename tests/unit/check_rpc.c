@@ -13,15 +13,13 @@
 #include <event2/buffer.h>
 #include <json-c/json.h>
 
-#include "authlimit.h"
-#include "conn.h"
+#include "ckrun.h"
 #include "jstrict.h"
+#include "net.h"
 #include "options.h"
-#include "rpc.h"
+#include "rpcutil.h"
 #include "server.h"
 #include "tools.h"
-#include "rpcutil.h"
-#include "ckrun.h"
 
 START_TEST(ping_echo)
 {

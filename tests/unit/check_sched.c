@@ -8,13 +8,12 @@
 #include <check.h>
 #include <event2/buffer.h>
 
-#include "conn.h"
-#include "holds.h"
 #include "../../src/daemon/daemon.h"
-#include "scheduler.h"
+#include "ckrun.h"
+#include "net.h"
+#include "policy.h"
 #include "server.h"
 #include "tools.h"
-#include "ckrun.h"
 
 #define T	SCHED_BUSY_BIT(BUSY_TESTS_RUNNING)
 #define C	SCHED_BUSY_BIT(BUSY_COMPILING)

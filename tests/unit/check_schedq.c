@@ -13,10 +13,9 @@
 
 #include <check.h>
 
-#include "qtree.h"
-#include "scheduler.h"
-#include "tools.h"
 #include "ckrun.h"
+#include "policy.h"
+#include "tools.h"
 
 #define QMAX		48	/* jobs in a random queue */
 #define ROUNDS		200000

@@ -11,9 +11,8 @@
 #include <check.h>
 #include <json-c/json.h>
 
-#include "schema.h"
-#include "tools.h"
 #include "ckrun.h"
+#include "tools.h"
 
 static char	err[1024];
 

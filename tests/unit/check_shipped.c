@@ -13,10 +13,8 @@
 #include <check.h>
 #include <json-c/json.h>
 
-#include "schema.h"
-#include "toolcmd.h"
-#include "tools.h"
 #include "ckrun.h"
+#include "tools.h"
 
 static struct tooltab *
 load_example(const char *name)

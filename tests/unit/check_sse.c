@@ -9,8 +9,8 @@
 
 #include <check.h>
 
-#include "sse.h"
 #include "ckrun.h"
+#include "sse.h"
 
 /* The events seen, one "type|id|data" line each. */
 static char	seen[4096];

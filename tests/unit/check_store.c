@@ -19,8 +19,8 @@
 #include <check.h>
 #include <lmdb.h>
 
-#include "store.h"
 #include "ckrun.h"
+#include "store.h"
 
 static char	dir[64];
 

@@ -13,10 +13,8 @@
 #include <check.h>
 #include <json-c/json.h>
 
-#include "toolcmd.h"
-#include "toolfwd.h"
-#include "tools.h"
 #include "ckrun.h"
+#include "tools.h"
 
 static char	err[1024];
 

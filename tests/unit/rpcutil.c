@@ -13,14 +13,12 @@
 #include <event2/buffer.h>
 #include <json-c/json.h>
 
-#include "authlimit.h"
-#include "conn.h"
 #include "../../src/daemon/daemon.h"
-#include "rpc.h"
+#include "ckrun.h"
+#include "net.h"
+#include "rpcutil.h"
 #include "server.h"
 #include "tools.h"
-#include "rpcutil.h"
-#include "ckrun.h"
 
 struct options	 opt;
 struct server	 srv;

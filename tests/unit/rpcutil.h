@@ -7,7 +7,7 @@
 
 #include <event2/buffer.h>
 
-#include "conn.h"
+#include "net.h"
 #include "options.h"
 #include "server.h"
 

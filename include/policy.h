@@ -1,11 +1,20 @@
 /* SPDX-License-Identifier: ISC */
-#ifndef CMDGATE_SCHEDULER_H
-#define CMDGATE_SCHEDULER_H
+#ifndef CMDGATE_POLICY_H
+#define CMDGATE_POLICY_H
+
+/*
+ * Pure policy (src/policy/): the tiers, the reload guard, the queue
+ * index, the editor flags counted over connections.
+ */
 
 #include <stddef.h>
 #include <stdint.h>
 
+#include <json-c/json.h>
+
 #include "tools.h"
+
+/* scheduler.c */
 
 /*
  * The scheduling rules of cmdgate-protocol(7), Scheduling, and of
@@ -84,5 +93,77 @@ size_t		 sched_pick(const struct sched_queue *q,
 const char	*sched_guard(const struct sched_busy *);
 /* Add the busy labels of bits (SCHED_BUSY_BIT()s) to b. */
 void		 sched_hold(struct sched_busy *b, unsigned bits);
+
+/* holds.c */
+
+/*
+ * Who holds reloads back (cmdgate-protocol(7), Scheduling): how many
+ * connections hold each editor flag, so that the broker-wide state is a
+ * look-up, not a walk over every connection; and the editor probe's
+ * flags (probe.c), a holder of its own.
+ */
+
+#define BUSY_BIT(b)	SCHED_BUSY_BIT(b)
+
+/* What one connection reported (report_editor_state). */
+struct editor_flags {
+	int	tests_running;
+	int	compiling;
+	int	busy;
+};
+
+/* Connections holding each flag, and the editor probe's flags. */
+struct holds {
+	unsigned		tests_running;
+	unsigned		compiling;
+	unsigned		busy;
+	struct editor_flags	probe;
+};
+
+/* A connection's flags go from from to to: 1 when they differ, else 0. */
+int		 holds_change(struct holds *, const struct editor_flags *from,
+		    const struct editor_flags *to);
+/* The editor probe's flags are f now: 1 when they changed, else 0. */
+int		 holds_set_probe(struct holds *, const struct editor_flags *f);
+/* The flags held by any connection or the probe. */
+void		 holds_get(const struct holds *, struct editor_flags *);
+/* What holds reloads: the connections' and the probe's flags, tool_bits (BUSY_BIT()s
+ * of the running tools). */
+void		 holds_busy(const struct holds *, unsigned tool_bits,
+		    struct sched_busy *);
+/* The "busy" object of cmdgate-protocol(7).  Caller puts. */
+json_object	*holds_json(const struct sched_busy *);
+
+/* qtree.c */
+
+/*
+ * An ordered index of the queue: a treap keyed by ticket number whose
+ * nodes live inside the jobs (struct job's qn), each subtree knowing its
+ * size and the classes (enum sched_class) it holds.  Insert, remove,
+ * find, rank and "the first job at or after a key whose class is in a
+ * set" each take O(log n) expected, so that neither the scheduler's pass
+ * nor a position walks the queue.  Pure: no allocation, no I/O.
+ */
+
+struct qnode {
+	struct qnode	*l, *r;
+	uint64_t	 key;
+	uint32_t	 prio;		/* a hash of key: heap-ordered */
+	uint32_t	 size;		/* nodes in this subtree */
+	uint8_t		 cls;		/* the node's class, < 8 */
+	uint8_t		 mask;		/* 1 << cls of each node below */
+};
+
+/* Add n (n->key, not in the tree yet, and n->cls set by the caller). */
+void		 qtree_insert(struct qnode **root, struct qnode *n);
+/* Take n out of the tree. */
+void		 qtree_remove(struct qnode **root, struct qnode *n);
+/* The node of key, or NULL. */
+struct qnode	*qtree_find(struct qnode *root, uint64_t key);
+/* How many nodes have a smaller key. */
+size_t		 qtree_rank(const struct qnode *root, uint64_t key);
+/* The node of least key >= from whose class is in mask (bits 1 << cls),
+ * or NULL. */
+struct qnode	*qtree_next(struct qnode *root, uint64_t from, unsigned mask);
 
 #endif

@@ -1,16 +1,124 @@
 /* SPDX-License-Identifier: ISC */
-#ifndef CMDGATE_WORKER_H
-#define CMDGATE_WORKER_H
+#ifndef CMDGATE_PROC_H
+#define CMDGATE_PROC_H
+
+/*
+ * The worker processes (src/proc/): spawn, fork server, launch.
+ */
 
 #include <sys/queue.h>
 #include <sys/types.h>
-
 #include <stddef.h>
 #include <stdint.h>
 
 #include <json-c/json.h>
 
-#include "forksrv.h"
+#include "wire.h"
+
+struct bufferevent;
+struct evbuffer;
+struct event;
+struct event_base;
+struct job;
+struct workers;
+
+/* forksrv.c */
+
+/*
+ * The fork server (cmdgate-worker --forker): exec'd once, it forks each
+ * new worker, which costs a fork of a small process instead of an exec.
+ * The broker is a child subreaper, so the worker is the broker's child
+ * as a spawned one is.  While there is no fork server (not ready yet,
+ * gone, or silent), launch_worker() spawns workers as before; a fork
+ * server that is gone is started again after FORKSRV_RETRY_S seconds,
+ * unless FORKSRV_TRIES in a row ended before they were ready.
+ */
+#define FORKSRV_RETRY_S		5
+#define FORKSRV_TRIES		3	/* starts in a row that never got ready */
+#define FORKSRV_REPLY_MS	2000	/* a fork's answer, at most */
+
+struct forksrv {
+	struct event_base	*base;
+	const char		*path;		/* of cmdgate-worker */
+	char			**env;
+	pid_t			 pid;		/* 0: none */
+	int			 fd;		/* its socket; -1: none */
+	int			 ready;		/* it said hello */
+	int			 failing;	/* said so once */
+	int			 never;		/* none for good */
+	int			 unready;	/* starts since the last ready */
+	uint64_t		 forked;	/* workers it forked */
+	uint64_t		 twice;		/* of them, forked twice */
+	struct event		*ev;		/* its socket: hello or end */
+	struct event		*retry_ev;
+};
+
+/* Start it (and make the broker a child subreaper). */
+void	forksrv_init(struct forksrv *, struct event_base *, const char *path,
+	    char **env);
+/* Stop it: the end of its socket; it exits. */
+void	forksrv_free(struct forksrv *);
+/*
+ * A worker from the fork server, as launch_worker() gives one: 0, or -1
+ * when there is no fork server to ask (the caller spawns one itself).
+ */
+int	forksrv_fork(struct forksrv *, pid_t *pid, int *spec, int *events);
+/*
+ * For server_status: {"pid": its pid, null while it is not ready,
+ * "workers_forked": N, "workers_forked_twice": M}, or NULL when the
+ * broker has none (it could not be a child subreaper).  Caller puts.
+ */
+json_object	*forksrv_json(const struct forksrv *);
+/* pid was reaped: 1 when it was the fork server. */
+int	forksrv_reaped(struct forksrv *, pid_t pid, int status);
+
+/* launch.c */
+
+/*
+ * Starting worker processes.  The worker is its own program,
+ * cmdgate-worker: in the build tree next to the broker's (so the broker
+ * runs uninstalled), else in LIBEXECDIR.
+ */
+
+/* Find the worker: 0 and *path (caller frees), or -1 with err. */
+int	launch_find_worker(char **path, char *err, size_t errlen);
+
+/*
+ * The environment workers and their tools get: PATH (the broker's, or a
+ * default), and HOME, USER, LOGNAME, LANG, LC_ALL, TZ and TMPDIR when set;
+ * nothing else.  NULL-terminated; caller frees with launch_env_free().
+ */
+char	**launch_env(void);
+void	  launch_env_free(char **);
+
+/*
+ * Start the worker with posix_spawn: its own process group, signals
+ * reset, stdin /dev/null, stdout a pipe whose read end is *events, fd 3 a
+ * pipe whose write end is *spec, stderr the broker's.  Both ends returned
+ * are non-blocking and close-on-exec.  0, or an errno value.
+ */
+int	  launch_worker(const char *path, char **env, pid_t *pid, int *spec,
+	      int *events);
+/* A worker's two pipes, close-on-exec; the broker's ends (sp[1], ev[0])
+ * non-blocking.  0, or an errno value. */
+int	  launch_pipes(int sp[2], int ev[2]);
+/*
+ * Start the fork server, "path --forker", as a worker is started but with
+ * no pipes: descriptor 3 is a SOCK_SEQPACKET socket whose other end is
+ * *sock (close-on-exec, blocking).  0, or an errno value.
+ */
+int	  launch_forker(const char *path, char **env, pid_t *pid, int *sock);
+/*
+ * Remember RLIMIT_NOFILE's soft limit before the broker raises its own
+ * (call it first); launch_nofile() gives it back, -1 when unknown.
+ * Workers set it again for their tools.
+ */
+void	  launch_save_nofile(void);
+long long launch_nofile(void);
+/* Process start time from /proc/PID/stat, in clock ticks; -1 if gone. */
+long long launch_starttime(pid_t);
+
+/* worker.c */
 
 /*
  * Worker processes (cmdgate-worker, one per running job): started,
@@ -18,13 +126,6 @@
  * restart.  What they report goes to the engine through worker_hooks;
  * a job is only a pointer here.
  */
-
-struct event;
-struct event_base;
-struct bufferevent;
-struct evbuffer;
-struct job;
-struct workers;
 
 struct worker {
 	TAILQ_ENTRY(worker)	 entry;

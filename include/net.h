@@ -1,17 +1,174 @@
 /* SPDX-License-Identifier: ISC */
-#ifndef CMDGATE_CONN_H
-#define CMDGATE_CONN_H
+#ifndef CMDGATE_NET_H
+#define CMDGATE_NET_H
+
+/*
+ * One connection and what is on its wire (src/net/).
+ */
 
 #include <sys/queue.h>
-
+#include <stddef.h>
 #include <stdint.h>
 
 #include <json-c/json.h>
 
 #include "face.h"
-#include "frame.h"
-#include "holds.h"
-#include "rpc.h"
+#include "policy.h"
+
+struct bufferevent;
+struct conn;
+struct conn_batch;
+struct evbuffer;
+struct event;
+struct event_base;
+struct options;
+struct server;
+
+/* frame.c */
+
+/*
+ * Message framing of cmdgate-protocol(7), Framing.  A framer is fed the input
+ * buffer of one connection and cuts whole messages out of it: JSON lines,
+ * or LSP-style Content-Length frames when the connection's first bytes say
+ * so, or the 8-byte frames of MCP for Unity's bridge when its face says so.
+ * It never reads the socket itself, so it can be tested on buffers.
+ */
+
+enum frame_mode {
+	FRAME_UNKNOWN,		/* nothing decided yet */
+	FRAME_LINE,		/* one JSON message per line */
+	FRAME_LSP,		/* Content-Length headers, then the body */
+	FRAME_UNITY,		/* 8-byte big-endian length, then the body */
+};
+
+enum frame_status {
+	FRAME_MSG,		/* *msg holds one message */
+	FRAME_MORE,		/* need more input */
+	FRAME_TOO_LARGE,	/* a message passes the limit: close */
+	FRAME_BAD_HEADER,	/* bad Content-Length header, or a unity
+				   frame of length 0: close */
+};
+
+#define FRAME_LSP_HEADER_MAX	8192	/* bytes of headers per message */
+#define FRAME_UNITY_HEADER	8	/* bytes of a unity frame's length */
+#define FRAME_UNITY_MAX		(64 * 1024 * 1024)	/* the bridge's limit */
+
+struct framer {
+	enum frame_mode	 mode;
+	size_t		 max;		/* largest message, bytes */
+	size_t		 scanned;	/* input bytes known to hold no '\n' */
+	size_t		 header_bytes;	/* LSP: header bytes of this frame */
+	long long	 body_len;	/* LSP: -1 until Content-Length seen */
+	int		 in_body;	/* LSP: headers done, reading body */
+};
+
+void			 frame_init(struct framer *, size_t max);
+/* Speak MCP for Unity's frames from now on, up to max bytes a message. */
+void			 frame_init_unity(struct framer *, size_t max);
+/*
+ * Take the next message out of in.  On FRAME_MSG *msg is a NUL-terminated
+ * copy of the message without its framing (caller frees) and *len its
+ * length.  Blank lines are skipped.
+ */
+enum frame_status	 frame_next(struct framer *, struct evbuffer *in,
+			    char **msg, size_t *len);
+/* Append one framed message to out in the connection's framing. */
+int			 frame_write(const struct framer *, struct evbuffer *out,
+			    const char *msg, size_t len);
+
+/* rpc.c */
+
+/*
+ * JSON-RPC 2.0 of cmdgate-protocol(7), Framing and Errors: the envelope
+ * of requests, answers, errors and notifications.  conn.c runs requests
+ * through rpc_methods[], the table of handlers, defined in methods.c (a
+ * table of pointers, so that the transport includes no handler).
+ */
+
+enum rpc_code {
+	RPC_PARSE_ERROR = -32700,
+	RPC_INVALID_REQUEST = -32600,
+	RPC_METHOD_NOT_FOUND = -32601,
+	RPC_INVALID_PARAMS = -32602,
+	RPC_INTERNAL_ERROR = -32603,
+	RPC_SECURITY_BLOCKED = -32001,
+	RPC_UNKNOWN_TICKET = -32002,
+	RPC_QUEUE_FULL = -32003,
+	RPC_STORAGE_ERROR = -32004,
+	RPC_UNAUTHORIZED = -32005,
+	RPC_HELD = -32006,	/* a face's call: its job still waits */
+};
+
+#define RPC_REASON_MAX	512
+
+struct rpc_error {
+	int		 code;
+	const char	*type;		/* data.type */
+	char		*command;	/* data.command; NULL = the method */
+	char		 reason[RPC_REASON_MAX];
+};
+
+/* What a method returns. */
+enum rpc_status {
+	RPC_OK,		/* *result set (may be NULL: answered with {}) */
+	RPC_ERROR,	/* err filled in */
+	RPC_DEFERRED,	/* conn_defer() was called: answered later */
+};
+
+/* One request while it is being answered. */
+struct rpc_req {
+	struct conn		*conn;
+	json_object		*id;		/* borrowed; NULL with id null */
+	int			 notification;	/* no id member: no answer */
+	const char		*method;	/* borrowed from the message */
+	struct conn_batch	*batch;		/* the batch it came in or NULL */
+};
+
+typedef enum rpc_status (*rpc_handler)(struct rpc_req *, json_object *params,
+    json_object **result, struct rpc_error *);
+
+#define RPC_NOAUTH	0x01	/* may be called before authenticating */
+#define RPC_WAITS	0x02	/* may answer later (counts to --max-waits) */
+#define RPC_SESSION	0x04	/* once answered, the connection is a session
+				   that is never idle */
+
+struct rpc_method {
+	const char	*name;
+	rpc_handler	 handler;
+	int		 flags;
+};
+
+extern const struct rpc_method	rpc_methods[];
+
+/* Fill err; returns RPC_ERROR so handlers can "return rpc_fail(...)". */
+enum rpc_status	 rpc_fail(struct rpc_error *err, int code, const char *type,
+		    const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+/* Error response {"jsonrpc","id","error"}; id borrowed; caller puts. */
+json_object	*rpc_error_response(json_object *id, int code,
+		    const char *type, const char *command, const char *reason);
+/* A notification {"jsonrpc","method","params"}; params taken; caller puts. */
+json_object	*rpc_notification(const char *method, json_object *params);
+const char	*rpc_code_message(int code);
+
+/* The method called name, or NULL. */
+const struct rpc_method *rpc_lookup(const char *name);
+/*
+ * Check the envelope of one request.  0 with *id, *method, *notif set
+ * (id borrowed, NULL for id null), or -1 with err (-32600); *id is kept
+ * when it is a valid one, so that the client can match the error.
+ */
+int		 rpc_check(json_object *msg, json_object **id,
+		    const char **method, int *notif, struct rpc_error *err);
+/* Check the params of msg: 0 with *params (borrowed, NULL when absent),
+ * or -1 with err. */
+int		 rpc_check_params(json_object *msg, json_object **params,
+		    struct rpc_error *err);
+/* The response to req: result (taken) or err; NULL for a notification.
+ * Caller puts. */
+json_object	*rpc_answer(struct rpc_req *req, enum rpc_status,
+		    json_object *result, struct rpc_error *err);
+
+/* conn.c */
 
 /*
  * One client connection.  The listener owns the socket side; conn.c owns
@@ -19,13 +176,6 @@
  * (server_conn_new/free).  Unit tests make connections with no socket and
  * read what was sent from conn->out.
  */
-
-struct server;
-struct options;
-struct bufferevent;
-struct evbuffer;
-struct event;
-struct event_base;
 
 #define CONN_NAME_MAX	64	/* characters of a client name */
 #define CONN_OUT_HIGH	(1024 * 1024)	/* stop reading a client above */
@@ -224,5 +374,38 @@ int		 conn_hears(const struct conn *);
  * answer (a face's too), holds editor flags, or is an MCP session.
  */
 int		 conn_busy(const struct conn *);
+
+/* connface.c */
+
+/* The peer check of a connection (peercred.h), for the listener. */
+
+/*
+ * c came in on a listener of face f: no token is asked (where one is
+ * needed, the peer check lets the client in or it is refused in the
+ * face's shape and closed), and its messages go to face_ops[f].
+ */
+void		 conn_set_face(struct conn *, enum face f);
+/*
+ * --peer-auth: a client that must authenticate and whose peer on fd the
+ * peer check allows (peercred.h) is authenticated at once.
+ */
+void		 conn_peer_auth(struct conn *, int fd);
+
+/* peercred.c */
+
+/*
+ * Who is at the other end of a local connection, as the kernel says
+ * (cmdgated(8), Peer credentials): SO_PEERCRED on a Unix socket; on a
+ * loopback TCP connection the owner of the peer's socket (peeruid.h).
+ * Library-like: nothing here exits or logs.
+ */
+
+/*
+ * 1: fd's peer is allowed (the broker's own uid, or --allow-user /
+ * --allow-group), why says who; 0: not, why says who and why (a TCP peer
+ * that is not loopback is never allowed); -1: could not tell, why.
+ */
+int	peercred_check(const struct options *, int fd, char *why,
+	    size_t whylen);
 
 #endif

@@ -1,0 +1,631 @@
+/* SPDX-License-Identifier: ISC */
+#ifndef CMDGATE_ENGINE_H
+#define CMDGATE_ENGINE_H
+
+/*
+ * The engine (src/engine/): jobs from submission to their end.
+ * struct job and struct jobs are its own (src/engine/internal.h).
+ */
+
+#include <sys/queue.h>
+#include <sys/types.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <json-c/json.h>
+
+#include "net.h"
+#include "policy.h"
+#include "proc.h"
+#include "ticket.h"
+#include "tools.h"
+
+struct edsubs;
+struct event;
+struct event_base;
+struct facejobs;
+struct forksrv;
+struct job;
+struct jobs;
+struct options;
+struct probe;
+struct spare;
+struct store;
+struct submission;
+struct tooltab;
+struct turn;
+struct waiter;
+struct worker;
+
+/* editor.c */
+
+/* Editor flags across a restart (editor.c). */
+
+/* At start: the flags held when the last run ended hold reloads for
+ * --editor-grace seconds (J->grace_ev), or until clients hold them again. */
+void	editor_restore(struct jobs *);
+/* The connections' flags changed: record them for a restart. */
+void	editor_update(struct jobs *);
+/* --editor-grace passed: the flags of the last run hold nothing now. */
+void	editor_grace_over(struct jobs *);
+
+/* expiry.c */
+
+/* Finished jobs expire from the store (expiry.c). */
+
+/* Make J->expire_ev; jobs_free() frees it. */
+void	expiry_init(struct jobs *);
+/* Wake at the next expiry the store holds, if any. */
+void	expiry_arm(struct jobs *);
+
+/* job.c */
+
+/*
+ * A job, and the engine's state (struct jobs): the queued and running
+ * jobs, their workers, the counters of the store.  The store holds every
+ * job; a change is committed (job_commit()) before anyone is told.
+ */
+
+#define STORE_RETRY_S	1	/* after the store refused a change... */
+#define SPAWN_RETRY_S	1	/* the queue, after a worker failed to start */
+#define STORE_RETRY_MAX_S 60	/* ...doubling up to this */
+
+/* What the engine needs of the broker; all borrowed, outliving it. */
+struct jobs_config {
+	struct event_base	*base;
+	const struct options	*opt;
+	const char		*worker_path;
+	const struct holds	*holds;		/* the connections' flags */
+	struct tooltab		**tools;	/* the table now */
+};
+
+/* What the engine tells the broker (from inside its own calls). */
+struct jobs_hooks {
+	void	*arg;
+	/* Job news for connection conn_id (note borrowed). */
+	void	(*job_changed)(void *arg, uint64_t conn_id, json_object *note);
+	/* --sync group: 1, hold every answer until the sync; 0, send them. */
+	void	(*job_synced)(void *arg, int held);
+	/* Stopping, and the last worker is gone. */
+	void	(*idle)(void *arg);
+	/* A child that is no worker was reaped: 1 when the broker knew it. */
+	int	(*child)(void *arg, pid_t pid, int status);
+	/* A job was queued or changed status; NULL: nobody asks. */
+	void	(*changed)(void *arg);
+};
+
+enum job_status {
+	JOB_QUEUED,
+	JOB_RUNNING,
+	JOB_DONE,
+	JOB_FAILED,
+	JOB_CANCELLED,
+};
+#define JOB_NSTATUS	5
+
+/* A queued job of the stored record rec (taken). */
+struct job	*job_new(json_object *rec, uint64_t num);
+/* A queued job from its packed status byte alone: no record yet. */
+struct job	*job_new_packed(uint64_t num, enum tier, int reload,
+		    unsigned busy);
+/* Whether rec is a string member key of rec (one of names, if given). */
+int		 job_rec_string(json_object *rec, const char *key,
+		    const char **names);
+/* What is wrong with rec's shape, that every reader relies on, or NULL. */
+const char	*job_rec_malformed(json_object *rec);
+/* j->ncmds and j->completed from j->rec. */
+void		 job_rec_counts(struct job *);
+void		 job_free(struct job *);
+/* A held reload whose submitter hears when its holder changes. */
+int		 job_watched(const struct job *);
+const char	*job_status_name(enum job_status);
+char		 job_status_char(enum job_status);
+/* The status of a store's status letter, or -1. */
+int		 job_status_from_char(char);
+/* The status byte j is stored with: a queued job's packs its class. */
+char		 job_store_status(const struct job *);
+/* A packed status byte's class: 0, or -1 when c packs none. */
+int		 job_unpack_status(char c, enum tier *, int *reload,
+		    unsigned *busy);
+/* Change j's status, its record and the counters. */
+void		 job_set_status(struct jobs *, struct job *, enum job_status);
+
+/* The queue, in ticket order. */
+void		 job_enqueue(struct jobs *, struct job *);
+void		 job_dequeue(struct jobs *, struct job *);
+/* A queued job's new class (tier, and reload, which only becomes 1). */
+void		 job_reclass(struct jobs *, struct job *, enum tier,
+		    int reload);
+/* Take j off the queued or running list. */
+void		 job_unlist(struct jobs *, struct job *);
+/* The queued job of J->qroot's node n. */
+struct job	*job_of_node(struct qnode *n);
+/* How many jobs are queued ahead of j. */
+size_t		 job_position(struct jobs *, struct job *);
+/* The queued or running job num, or NULL. */
+struct job	*job_find(struct jobs *, uint64_t num);
+/* Not over yet, or over with its end not yet stored. */
+int		 job_pending(struct jobs *, uint64_t num);
+/* What holds reloads now: editor flags, past holders, running tools. */
+void		 job_busy(struct jobs *, struct sched_busy *);
+/*
+ * Call fn on every job whose end is not stored yet (the turn's commit, or
+ * a store that refuses) and that is stored with status s; for
+ * JOB_RUNNING, on those running first.  What clients see of running and
+ * queued jobs (queue_status, list_clients, the editor state) is what is
+ * stored; the scheduler works on J->running and the queue.
+ */
+void		 job_foreach_stored(struct jobs *, enum job_status s,
+		    void (*fn)(struct job *, void *), void *arg);
+/* The heavy job stored as running (its end may not be stored), or NULL. */
+struct job	*job_heavy_stored(struct jobs *);
+
+/*
+ * struct jobs and struct job are the engine's (src/engine/engine.h); the
+ * folders above it ask through these.  jobs_set_facejobs: the faces'
+ * repeat table (facejob.c), which jobs_free frees first with free_fn (it
+ * holds waiters and submits of this engine).  jobs_set_edsubs: the
+ * editor state's subscriptions (edstate.c), told by changed when a
+ * reload job starts or stops running.
+ */
+const struct options	*jobs_options(const struct jobs *);
+struct store	*jobs_store(const struct jobs *);
+uint64_t	 jobs_count(const struct jobs *, enum job_status);
+const struct forksrv	*jobs_forksrv(const struct jobs *);
+char		**jobs_worker_env(const struct jobs *);
+struct facejobs	*jobs_facejobs(const struct jobs *);
+void		 jobs_set_facejobs(struct jobs *, struct facejobs *,
+		    void (*free_fn)(struct facejobs *));
+struct edsubs	*jobs_edsubs(const struct jobs *);
+void		 jobs_set_edsubs(struct jobs *, struct edsubs *,
+		    void (*changed)(struct edsubs *));
+/* fn on every queued job, in ticket order. */
+void		 job_foreach_queued(struct jobs *,
+		    void (*fn)(struct job *, void *), void *arg);
+/* Its submitter's connection (0: none known); whether it reloads. */
+uint64_t	 job_owner_conn(const struct job *);
+int		 job_reload(const struct job *);
+
+/* A queued job's record: dropped from the heap (the store keeps it), and
+ * read back.  job_rec_ref: a new reference (caller puts), or NULL with
+ * *rc; job_rec_load: j->rec read back, 0 or the store's error. */
+void		 job_rec_drop(struct job *);
+json_object	*job_rec_ref(struct jobs *, struct job *, int *rc);
+int		 job_rec_load(struct jobs *, struct job *);
+
+/* Records: members of a job's stored JSON object. */
+json_object	*job_rec_get(json_object *rec, const char *key); /* borrowed */
+void		 job_rec_set(json_object *rec, const char *key,
+		    const char *val);
+/* Mark rec finished with status s at the current time. */
+void		 job_rec_finish(json_object *rec, enum job_status s,
+		    const char *error);
+/* Copy member key of from (if any) into to. */
+void		 job_copy(json_object *to, json_object *from, const char *key);
+
+/* The store. */
+/* Write j's record in the open transaction. */
+int		 job_put(struct jobs *, struct job *);
+/* Write w's record in the open transaction. */
+int		 job_put_worker(struct jobs *, struct worker *);
+/* Commit; with --sync group, hold every answer until the sync. */
+int		 job_commit(struct jobs *);
+/* Record j in one transaction, with its worker's record put (put_worker)
+ * or deleted (del_pid > 0).  0, or the error with nothing applied. */
+int		 job_save(struct jobs *, struct job *, int put_worker,
+		    pid_t del_pid);
+/* The store cannot take j's state (rc): j fails, its results dropped. */
+void		 job_shrink(struct jobs *, struct job *, int rc);
+/* A change was stored after the store refused some: the backoff ends. */
+void		 job_store_recovered(struct jobs *);
+/* The store's map is full: grow it (logged, what changed).  0, or rc. */
+int		 job_store_grow(struct jobs *, const char *what);
+/*
+ * Run fn(J, arg), a whole transaction, again as long as it finds the
+ * map full and the map may grow (it doubles, up to --map-size-max): 0, or
+ * the last error.
+ */
+int		 job_store_growing(struct jobs *, const char *what,
+		    int (*fn)(struct jobs *, void *), void *arg);
+/*
+ * Store rec, num's record in its final status s (kept --result-ttl), in a
+ * commit of its own, growing a full map (job_store_growing).  0, or rc.
+ */
+int		 job_store_final(struct jobs *, const char *what, uint64_t num,
+		    enum job_status s, json_object *rec);
+/* A change cannot be recorded: stop (fatalx). */
+void		 job_fatal_store(const char *what, int rc)
+		    __attribute__((noreturn));
+
+/* jobend.c */
+
+#define JOBEND_WHOLE_TRIES	6	/* an end a full disk refused waits whole */
+
+/*
+ * The ends of jobs (jobend.c) and the notes of changes: the engine's
+ * coordinator (jobs.c) and the turn's commit (turn.c) call them.
+ */
+
+/* Tell j's submitter (notify: true) that j changed. */
+void	jobend_notify(struct jobs *, struct job *);
+/* j ends with s: stored with the turn's commit, then jobend_forget(). */
+void	jobend_finish(struct jobs *, struct job *, enum job_status,
+	    const char *error);
+/* The end of j (worker del, 0: none) could not be stored with the turn
+ * (rc): j shrinks (unless the disk is full) and is stored alone, or waits
+ * in J->unstored. */
+void	jobend_finish_alone(struct jobs *, struct job *, pid_t del, int rc);
+/* Store the end of j from J->unstored, shrunk if it must (last: the
+ * stop's try, which shrinks at once): 0, or the store's error. */
+int	jobend_save_unstored(struct jobs *, struct job *, int last);
+/* j is over and stored: tell whoever waits, forget it here. */
+void	jobend_forget(struct jobs *, struct job *);
+/* The store refused a change (rc): start nothing new, retry later. */
+void	jobend_store_blocked(struct jobs *, const char *what, int rc);
+
+/* jobrun.c */
+
+/*
+ * The run of a job: whether it may start, what its worker is given, and
+ * how it ended.  The coordinator (jobs.c) acts on the answers.
+ */
+
+/*
+ * A queued job's tools as the table has them now: a tool that a SIGHUP
+ * removed or disabled fails the job instead of running.  0, or -1 with why.
+ */
+int		 jobrun_tools_ok(struct jobs *, struct job *, char *why,
+		    size_t len);
+/*
+ * Whether the table now makes a command of queued job j (its record
+ * loaded) a reload that it was not when j was queued (a SIGHUP): j then
+ * becomes one, its record and its class, to wait for the reload guard as
+ * if it were submitted now.  1 when it changed.
+ */
+int		 jobrun_reload_now(struct jobs *, struct job *);
+/* The state dir, absolute (in buf, PATH_MAX bytes), or as given. */
+const char	*jobrun_state_dir(struct jobs *, char *buf, size_t len);
+/* The spec j's worker reads on its stdin.  Caller puts. */
+json_object	*jobrun_spec(struct jobs *, struct job *);
+/*
+ * How j ended, its worker w reaped with wait status: why filled, empty
+ * when the job is done.
+ */
+enum job_status	 jobrun_outcome(struct job *, struct worker *, int status,
+		    char *why, size_t len);
+
+/* jobs.c */
+
+/*
+ * Jobs: cmdgate-protocol(7), Jobs.  The coordinator: recovery, the
+ * scheduler's passes, submits, waits, cancels and the ends of jobs; a job
+ * and the engine's state are in job.h.
+ */
+
+/* Open the store and recover (cmdgate-protocol(7), Durability): 0 with
+ * *J set, or an exit status (with *J set when the store opened). */
+int		 jobs_open(struct jobs **J, const struct jobs_config *,
+		    const struct jobs_hooks *);
+void		 jobs_free(struct jobs *);
+/* Stop: every running job's processes get SIGTERM, then SIGKILL. */
+void		 jobs_shutdown(struct jobs *);
+/* No worker is left (or J is NULL); how many are. */
+int		 jobs_idle(const struct jobs *);
+size_t		 jobs_nworkers(const struct jobs *);
+/* A holder changed. */
+void		 jobs_schedule(struct jobs *);
+/*
+ * The editor flags changed: save them for a restart (STATE_DIR/
+ * editor-flags), then jobs_schedule().  Not while stopping: the flags go
+ * with the connections then, and the file keeps what they held, so that
+ * after a restart reloads wait --editor-grace seconds for their holders to
+ * report again.
+ */
+void		 jobs_editor_changed(struct jobs *);
+
+/* Used by the methods. */
+int		 jobs_cancel(struct jobs *, uint64_t num, json_object **,
+		    struct rpc_error *);
+
+/* jobsched.c */
+
+/*
+ * The scheduler's pass over the engine (cmdgate-protocol(7), Scheduling):
+ * which queued jobs start now (scheduler.c decides), then what the
+ * watchers of queued jobs hear.  jobs.c owns starting a job and telling
+ * its submitter; it hands both in.
+ */
+
+/* Start j (jobs.c jobs_start); tell j's submitter it changed. */
+typedef void	(*jobsched_fn)(struct jobs *, struct job *);
+
+/* Start what may start now, then tell the watchers of queued jobs. */
+void	 jobsched_pass(struct jobs *, jobsched_fn start, jobsched_fn notify);
+
+/* jobview.c */
+
+/*
+ * What the methods and notifications show of jobs (cmdgate-protocol(7),
+ * Jobs).  Each returns a new reference: caller puts.
+ */
+
+/* The job object of rec (borrowed), full or its summary; j is its live
+ * job, NULL when it is over. */
+json_object	*jobview_make(struct jobs *, json_object *rec, struct job *j,
+		    int full);
+/* The job object of job num, live or stored; NULL with *found 0 when no
+ * job has it, or NULL with err filled when the store failed. */
+json_object	*jobview_get(struct jobs *, uint64_t num, int full, int *found,
+		    struct rpc_error *err);
+/* The summary of job num from its stored record rec (borrowed); a live
+ * job's own state wins. */
+json_object	*jobview_record(struct jobs *, uint64_t num, json_object *rec);
+/* The params of a notifications/job about j. */
+json_object	*jobview_note(struct jobs *, struct job *j);
+/* The queue_status result. */
+json_object	*jobview_queue(struct jobs *);
+/* What holds every queued reload back, or NULL (borrowed, static). */
+const char	*jobview_blocked_by_queued(struct jobs *);
+/* What holds the queued reload j back, or NULL (borrowed, static). */
+const char	*jobview_blocked_by(struct jobs *, const struct job *j);
+/*
+ * Why job num (its ticket given) is held, in one line for the client
+ * who waits: running, held by the reload guard, queued behind another
+ * job or a heavy one running, or waiting for a worker.
+ */
+void		 jobview_why_held(struct jobs *, uint64_t num,
+		    const char *ticket, char *why, size_t len);
+
+/* probe.c */
+
+/*
+ * The editor probe (cmdgate.tools(5), editor; cmdgated(8)): one
+ * long-lived cmdgate-worker in probe mode, started when the tool table
+ * names an editor, restarted when it dies (backoff) or when the table's
+ * editor changes, stopped at shutdown.  It is not a job: no store
+ * record, not counted by --max-workers.  The flags it reports leave
+ * through probe_hooks; its exit is handed in by whoever reaps children
+ * (probe_reaped).
+ */
+
+#define PROBE_BACKOFF_MS	1000	/* the first restart after a death... */
+#define PROBE_BACKOFF_MAX_MS	30000	/* ...doubling up to this */
+#define PROBE_LINE_MAX		65536	/* bytes of one event line */
+
+struct probe_hooks {
+	void	*arg;
+	/* The probe's flags are f now (cleared when it is unreachable or
+	 * gone); called only when they change. */
+	void	(*flags)(void *arg, const struct editor_flags *f);
+};
+
+/* The settings of a probe, all borrowed for its life. */
+struct probe_config {
+	struct event_base	*base;
+	const char		*worker_path;
+	char			**env;
+	uint64_t		 kill_grace;	/* seconds */
+	const char		*lock_dir;	/* absolute */
+};
+
+/* A probe that runs nothing until probe_configure().  Free with
+ * probe_free(), which kills a process still alive. */
+struct probe	*probe_new(const struct probe_config *,
+		    const struct probe_hooks *);
+void		 probe_free(struct probe *);
+/*
+ * The table's editor object (borrowed; NULL: none): start the probe,
+ * restart it when the object changed, or stop it.
+ */
+void		 probe_configure(struct probe *, json_object *editor);
+/* Stop for good: SIGTERM, SIGKILL after kill_grace; no restart. */
+void		 probe_stop(struct probe *);
+/* fn(arg) after the editor's reachable changed (one watcher; fn NULL:
+ * none); p may be NULL. */
+void		 probe_watch(struct probe *p, void (*fn)(void *), void *arg);
+/*
+ * Whether the editor answers: 1, 0, or -1 (no probe or not known yet);
+ * *lost_ms (monotonic) when it stopped answering after it had answered,
+ * 0 when it did not.  p may be NULL.
+ */
+int		 probe_reachable(const struct probe *p, int64_t *lost_ms);
+/* Whether its process is alive (not yet reaped). */
+int		 probe_alive(const struct probe *);
+/* Child pid was reaped with status: 1 when it was the probe's, else 0. */
+int		 probe_reaped(struct probe *, pid_t pid, int status);
+/* The status object {probe, reachable, error?, since}; p may be NULL.
+ * Caller puts. */
+json_object	*probe_json(const struct probe *);
+
+/* recover.c */
+
+/* Recovery at start (recover.c). */
+
+/* Read the store in one transaction: 0 with how many jobs were
+ * interrupted and how many damaged records failed, or the store's
+ * error. */
+int		 recover_store(struct jobs *, size_t *interrupted,
+		    size_t *damaged);
+
+/*
+ * The failed record that replaces queued job j's damaged one, keeping of
+ * it what can be read, its error saying why and when (caller puts).
+ */
+json_object	*recover_damaged(struct jobs *, struct job *, const char *when);
+
+/*
+ * A queued job about to start, its record just read (NULL: it was not
+ * JSON): 0 when it can run; -1 when the record is damaged, and the job
+ * has failed saying so.
+ */
+int		 recover_check_start(struct jobs *, struct job *);
+
+/* spare.c */
+
+/*
+ * The spare worker (cmdgated(8), Workers): after a job starts, another
+ * worker is started from a zero timer, off the job's path, to wait for
+ * the next job's spec, so that a start costs one message to a ready
+ * worker.  --max-workers counts it; it is retired when no job took it for
+ * SPARE_IDLE_S seconds, and at shutdown.
+ */
+
+#define SPARE_IDLE_S	2
+
+void	spare_init(struct jobs *);
+void	spare_free(struct jobs *);
+/* A job started: start a spare at the next turn, keep it a while. */
+void	spare_refill(struct jobs *);
+/* Retire the spare now (shutdown). */
+void	spare_retire(struct jobs *);
+
+/* submit.c */
+
+/*
+ * Submits and waits (cmdgate-protocol(7), Jobs).  The submits of one loop
+ * turn are stored in one commit (group commit) at its end, each in a
+ * nested transaction when one fails, so that it fails alone; then they are
+ * queued, and each caller is told.  A waiter is told when its job ends,
+ * or after its timeout.
+ */
+
+/* num stored (dedup: found by its idempotency key), or err (borrowed). */
+typedef void	(*submit_done_fn)(void *arg, uint64_t num, int dedup,
+		    struct rpc_error *err);
+/* The job object (taken), or NULL with err (borrowed). */
+typedef void	(*waiter_done_fn)(void *arg, json_object *job,
+		    struct rpc_error *err);
+/* An awaited forward command's first upstream answer (borrowed; not
+ * stored), index the command's. */
+typedef void	(*waiter_answer_fn)(void *arg, size_t index,
+		    json_object *result);
+
+/*
+ * What a watching waiter is told of its job (ev borrowed; nothing of it
+ * is stored): {"event":"queued","position":N,"blocked_by":X|null} once
+ * stored and after each scheduler pass while queued, {"event":"running"},
+ * {"event":"result","index":I,"ok":B} as each command ends, and the
+ * tool's own {"event":"progress",...} and {"event":"log",...}.
+ */
+typedef void	(*waiter_watch_fn)(void *arg, json_object *ev);
+
+/* Submit the validated job record rec under idempotency key idem (both
+ * taken; idem NULL for none); done(arg) at the end of the turn. */
+struct submission *submit_add(struct jobs *, json_object *rec, char *idem,
+		    uint64_t notify_conn, submit_done_fn done, void *arg);
+/* The job of s is owned by connection id (list_clients counts it). */
+void		 submit_set_owner(struct submission *s, uint64_t id);
+/* The caller of s is gone: s is stored all the same, and nobody told. */
+void		 submit_forget(struct submission *s);
+/* Store and queue this turn's submits: how many were queued. */
+size_t		 submit_store_turn(struct jobs *);
+/* Tell the callers of this turn's submits, and free them. */
+void		 submit_answer_turn(struct jobs *);
+/* Free every submit and waiter (their callers are gone). */
+void		 submit_free_all(struct jobs *);
+
+/* Wait for job num, which must be job_pending(): done(arg) once it ends or
+ * after timeout_s, never from here. */
+struct waiter	*waiter_add(struct jobs *, uint64_t num, uint64_t timeout_s,
+		    waiter_done_fn done, void *arg);
+/* The same without a timeout, and told each first upstream answer of an
+ * awaited command of the job too (answer may be NULL). */
+struct waiter	*waiter_watch(struct jobs *, uint64_t num,
+		    waiter_done_fn done, waiter_answer_fn answer, void *arg);
+/* Tell watch(arg) of w's job's changes too, until w is answered. */
+void		 waiter_set_watch(struct waiter *w, waiter_watch_fn watch,
+		    void *arg);
+/* Job num's event ev (borrowed): tell its watchers. */
+void		 waiter_job_note(struct jobs *, uint64_t num, json_object *ev);
+/* The worker hook (worker.h, note) of the engine J (arg): w's job's
+ * progress or log event ev (borrowed) to its watchers. */
+void		 waiter_worker_note(void *arg, struct worker *w,
+		    json_object *ev);
+/* Job num's command index ended (ok 1 or 0), or (ok -1) it started
+ * running: tell its watchers. */
+void		 waiter_job_result(struct jobs *, uint64_t num, size_t index,
+		    int ok);
+/* Tell the watchers of queued jobs where they stand (a scheduler pass). */
+void		 waiter_queue_pass(struct jobs *);
+/* Job num's state as a queued or running event, or NULL when it is not
+ * live.  Caller puts. */
+json_object	*waiter_state(struct jobs *, uint64_t num);
+/* The caller of w is gone. */
+void		 waiter_cancel(struct waiter *w);
+/* Job num ended: tell its waiters. */
+void		 waiter_job_done(struct jobs *, uint64_t num);
+/* Command index of job num had its first upstream answer result
+ * (borrowed): tell its watchers. */
+void		 waiter_job_answer(struct jobs *, uint64_t num, size_t index,
+		    json_object *result);
+/* What a waiter of job num is told: the full job object, or NULL with err
+ * ("expired while it was waited for").  Caller puts. */
+json_object	*waiter_view(struct jobs *, uint64_t num,
+		    struct rpc_error *err);
+
+/* turn.c */
+
+/*
+ * The transitions of running jobs in one loop turn (a tool's group, a
+ * result, an end), stored in one commit with the next start, or at the
+ * end of the turn, as submits are (cmdgated(8), The store); a tool's
+ * group alone, which nobody is told of, waits for the next commit
+ * (TURN_LATE_MS at most), and a job's last result for its end, which
+ * its worker's exit brings (TURN_LAST_MS at most).  Until the commit of a change that is told,
+ * nothing leaves: every connection's output is held (the hook
+ * job_synced), and what it tells (notifications, waiters) is done by the
+ * engine's turn_done_fn once the commit is in.  A worker's spec goes
+ * only after its job's start is committed (turn_commit_with).
+ */
+
+enum turn_kind {
+	TURN_STARTED,	/* j's tool started: its worker's record */
+	TURN_RESULT,	/* j finished command index */
+	TURN_FINISH,	/* j ended: its record, del's record deleted */
+	TURN_LAST,	/* j finished its last command: told with its end */
+};
+
+struct turn_op {
+	TAILQ_ENTRY(turn_op)	 entry;
+	enum turn_kind		 kind;
+	struct job		*j;
+	pid_t			 del;	/* FINISH: the worker's pid, or 0 */
+	size_t			 index;	/* RESULT, LAST */
+	int			 ok;	/* RESULT, LAST */
+	int			 stored;	/* committed with a start */
+};
+TAILQ_HEAD(turn_oplist, turn_op);
+
+/* At the end of the turn, once op is committed (rc 0), or after op alone
+ * could not be stored (rc); op is freed next. */
+typedef void	(*turn_done_fn)(struct jobs *, struct turn_op *op, int rc);
+
+void	 turn_init(struct jobs *, turn_done_fn);
+void	 turn_free(struct jobs *);
+/* Add a transition of this turn. */
+void	 turn_add(struct jobs *, enum turn_kind, struct job *, pid_t del,
+	    size_t index, int ok);
+/*
+ * A job starts: commit put(arg) (its running record and its worker's)
+ * now, with the transitions pending, in one transaction (a job's end and
+ * the next one's start): 0, the pending then told by turn_tell_stored().
+ * If that fails, the pending are stored one by one and told here (their
+ * turn_done_fn runs inside this call), then put alone, unless an end was
+ * refused (J->store_blocked): the error, put's changes not applied.
+ * what names the start in the debug log.
+ */
+int	 turn_commit_with(struct jobs *, const char *what,
+	    int (*put)(struct jobs *, void *), void *arg);
+/* Commit what is pending now (shutdown). */
+void	 turn_flush(struct jobs *);
+/*
+ * When all that is pending was stored with a start (turn_commit_with),
+ * tell it now, in its order, so that the start, told next, comes after
+ * it: a job's end before the next job's start.
+ */
+void	 turn_tell_stored(struct jobs *);
+/* Transitions are pending; the output is held for some. */
+int	 turn_pending(const struct jobs *);
+int	 turn_held(const struct jobs *);
+
+#endif
