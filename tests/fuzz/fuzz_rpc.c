@@ -19,6 +19,7 @@
 #include "jstrict.h"
 #include "log.h"
 #include "net.h"
+#include "../../src/daemon/daemon.h"
 #include "options.h"
 #include "server.h"
 #include "tools.h"

@@ -30,6 +30,7 @@
 #include "fuzzutil.h"
 #include "jstrict.h"
 #include "log.h"
+#include "../../src/daemon/daemon.h"
 #include "options.h"
 #include "store.h"
 

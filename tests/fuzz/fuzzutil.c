@@ -19,6 +19,7 @@
 #include "fuzzutil.h"
 #include "jstrict.h"
 #include "log.h"
+#include "../../src/daemon/daemon.h"
 #include "options.h"
 #include "server.h"
 #include "tools.h"
