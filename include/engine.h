@@ -315,6 +315,11 @@ size_t		 jobs_nworkers(const struct jobs *);
 /* A holder changed. */
 void		 jobs_schedule(struct jobs *);
 /*
+ * Something of this turn is to be stored, synced or told: the end of the
+ * loop turn does it, once, in its order (jobs.c jobs_turn_end).
+ */
+void		 jobs_turn_wake(struct jobs *);
+/*
  * The editor flags changed: save them for a restart (STATE_DIR/
  * editor-flags), then jobs_schedule().  Not while stopping: the flags go
  * with the connections then, and the file keeps what they held, so that
@@ -616,6 +621,9 @@ void	 turn_add(struct jobs *, enum turn_kind, struct job *, pid_t del,
  */
 int	 turn_commit_with(struct jobs *, const char *what,
 	    int (*put)(struct jobs *, void *), void *arg);
+/* At the turn's end (jobs_turn_end): commit what is pending, if any of
+ * it is told or waited its time. */
+void	 turn_end(struct jobs *);
 /* Commit what is pending now (shutdown). */
 void	 turn_flush(struct jobs *);
 /*

@@ -76,8 +76,7 @@ struct jobs {
 	struct spare		*spare;		/* spare.c */
 	struct turn		*trans;		/* turn.c: this turn's commit */
 	struct event		*expire_ev;
-	struct event		*sync_ev;
-	struct event		*group_ev;	/* commits this turn's submits */
+	struct event		*turn_ev;	/* jobs_turn_end: the turn's end */
 	struct event		*retry_ev;	/* the store refused a change */
 	struct event		*spawn_ev;	/* a worker could not be started */
 	int			 store_blocked;	/* start nothing until it takes */

@@ -355,7 +355,7 @@ job_commit(struct jobs *J)
 	if (J->cfg.opt->sync == SYNC_GROUP && !J->sync_held) {
 		J->sync_held = 1;
 		J->hooks.job_synced(J->hooks.arg, 1);
-		event_active(J->sync_ev, EV_TIMEOUT, 0);
+		jobs_turn_wake(J);	/* the sync, at the turn's end */
 	}
 	return 0;
 }

@@ -33,8 +33,7 @@
 static void	 jobs_start(struct jobs *, struct job *);
 static void	 on_store_retry(evutil_socket_t, short, void *);
 static void	 on_spawn_retry(evutil_socket_t, short, void *);
-static void	 on_sync(evutil_socket_t, short, void *);
-static void	 on_group(evutil_socket_t, short, void *);
+static void	 jobs_turn_end(evutil_socket_t, short, void *);
 static void	 on_editor_grace(evutil_socket_t, short, void *);
 
 static void
@@ -59,14 +58,45 @@ jobs_sync(struct jobs *J)
 		J->hooks.job_synced(J->hooks.arg, 0);
 }
 
+void
+jobs_turn_wake(struct jobs *J)
+{
+	event_active(J->turn_ev, EV_TIMEOUT, 0);
+}
+
+/*
+ * The end of a loop turn, the one place where what the turn changed is
+ * stored, synced and only then told, in this order (redis's beforeSleep
+ * is the model).  jobs_turn_wake() brings it: a submission (submit_add),
+ * a running job's news that someone hears of (turn_add, and turn.c's
+ * timer for those nobody is told of) and, under --sync group, any commit
+ * (job_commit).
+ *  1. This turn's submissions, in one commit for all their clients; a
+ *     commit that fails queues none of them.
+ *  2. The scheduler's pass for what 1 queued: each start is stored with
+ *     the transitions the turn holds (one commit for a job's end and the
+ *     next one's start), which is why it comes before 3.
+ *  3. The transitions left, in one commit (each alone if that fails),
+ *     then what they tell: notes, waiters.
+ *  4. The submitters' answers: after 2 and 3, so that an answer never
+ *     leaves ahead of a change it follows; output is held until 5.
+ *  5. --sync group: one fsync for every commit of the turn, then the held
+ *     output goes.  A sync that fails stops the broker before any answer
+ *     claims it (cmdgate-protocol(7), 4).  Under --sync full each commit
+ *     synced itself, and the output went when 3 was stored.
+ */
 static void
-on_sync(evutil_socket_t fd, short ev, void *arg)
+jobs_turn_end(evutil_socket_t fd, short ev, void *arg)
 {
 	struct jobs	*J = arg;
 
 	(void)fd;
 	(void)ev;
-	if (J->sync_held)	/* else the shutdown synced already */
+	if (submit_store_turn(J) > 0)			/* 1 */
+		jobs_schedule(J);			/* 2 */
+	turn_end(J);					/* 3 */
+	submit_answer_turn(J);				/* 4 */
+	if (J->sync_held)				/* 5 */
 		jobs_sync(J);
 }
 
@@ -80,23 +110,6 @@ jobs_notify(struct jobs *J, struct job *j)
 }
 
 /* ---- submit, cancel, finish ----------------------------------------- */
-
-/*
- * The end of a loop turn with submits: store them all in one commit (one
- * sync to disk for all the clients of the turn), then queue and answer
- * them.  If the shared commit fails, none of them is queued.
- */
-static void
-on_group(evutil_socket_t fd, short ev, void *arg)
-{
-	struct jobs	*J = arg;
-
-	(void)fd;
-	(void)ev;
-	if (submit_store_turn(J) > 0)
-		jobs_schedule(J);
-	submit_answer_turn(J);
-}
 
 static void
 on_store_retry(evutil_socket_t fd, short ev, void *arg)
@@ -533,11 +546,10 @@ jobs_open(struct jobs **Jp, const struct jobs_config *cfg,
 	expiry_init(J);
 	J->retry_ev = evtimer_new(J->cfg.base, on_store_retry, J);
 	J->spawn_ev = evtimer_new(J->cfg.base, on_spawn_retry, J);
-	J->sync_ev = event_new(J->cfg.base, -1, 0, on_sync, J);
-	J->group_ev = event_new(J->cfg.base, -1, 0, on_group, J);
+	J->turn_ev = event_new(J->cfg.base, -1, 0, jobs_turn_end, J);
 	J->grace_ev = evtimer_new(J->cfg.base, on_editor_grace, J);
-	if (J->sync_ev == NULL || J->retry_ev == NULL || J->spawn_ev == NULL ||
-	    J->group_ev == NULL || J->grace_ev == NULL)
+	if (J->turn_ev == NULL || J->retry_ev == NULL || J->spawn_ev == NULL ||
+	    J->grace_ev == NULL)
 		fatalx("event_new");
 	if ((rc = recover_store(J, &interrupted, &damaged)) != 0) {
 		log_errx("store: recovery failed: %s", store_strerror(rc));
@@ -661,8 +673,7 @@ jobs_free(struct jobs *J)
 	event_free(J->expire_ev);
 	event_free(J->retry_ev);
 	event_free(J->spawn_ev);
-	event_free(J->sync_ev);
-	event_free(J->group_ev);
+	event_free(J->turn_ev);
 	if (J->grace_ev != NULL)
 		event_free(J->grace_ev);
 	store_close(J->st);

@@ -67,7 +67,7 @@ submit_add(struct jobs *J, json_object *rec, char *idem, uint64_t notify_conn,
 	s->done = done;
 	s->arg = arg;
 	if (TAILQ_EMPTY(&J->submits))
-		event_active(J->group_ev, EV_TIMEOUT, 0);
+		jobs_turn_wake(J);
 	TAILQ_INSERT_TAIL(&J->submits, s, entry);
 	return s;
 }
@@ -245,6 +245,8 @@ submit_store_turn(struct jobs *J)
 	size_t			 added = 0;
 	int			 rc;
 
+	if (TAILQ_EMPTY(&J->submits))
+		return 0;	/* the turn ended for other news */
 	TAILQ_CONCAT(&J->turn, &J->submits, entry);
 	submit_check_room(J);
 	rc = group_store(J, &J->turn, &added);

@@ -31,17 +31,15 @@
 
 struct turn {
 	struct turn_oplist	 ops;
-	struct event		*ev;	/* the end of the turn */
 	struct event		*late;	/* tool groups alone: a bit later */
 	turn_done_fn		 done;
-	int			 active;	/* ev is active */
+	int			 active;	/* for turn_end: someone is told */
 	int			 held;	/* the output is held for it */
 };
 
 static const char *kind_names[] = { "tool started", "result", NULL,
     "result" };
 
-static void	 on_turn(evutil_socket_t, short, void *);
 static void	 on_late(evutil_socket_t, short, void *);
 static void	 turn_log(struct turn_oplist *, const char *);
 static int	 turn_store_once(struct jobs *, void *);
@@ -53,8 +51,7 @@ turn_init(struct jobs *J, turn_done_fn done)
 
 	TAILQ_INIT(&T->ops);
 	T->done = done;
-	if ((T->ev = event_new(J->cfg.base, -1, 0, on_turn, J)) == NULL ||
-	    (T->late = evtimer_new(J->cfg.base, on_late, J)) == NULL)
+	if ((T->late = evtimer_new(J->cfg.base, on_late, J)) == NULL)
 		fatalx("event_new");
 	J->trans = T;
 }
@@ -70,7 +67,6 @@ turn_free(struct jobs *J)
 		TAILQ_REMOVE(&J->trans->ops, op, entry);
 		free(op);
 	}
-	event_free(J->trans->ev);
 	event_free(J->trans->late);
 	free(J->trans);
 	J->trans = NULL;
@@ -132,7 +128,7 @@ turn_add(struct jobs *J, enum turn_kind kind, struct job *j, pid_t del,
 	}
 	if (!T->active) {
 		T->active = 1;
-		event_active(T->ev, EV_TIMEOUT, 0);
+		jobs_turn_wake(J);
 	}
 	/* Nothing anyone hears of may leave before the commit. */
 	if (!T->held) {
@@ -307,18 +303,19 @@ turn_tell_stored(struct jobs *J)
 	turn_flush(J);
 }
 
-static void
-on_turn(evutil_socket_t fd, short ev, void *arg)
+void
+turn_end(struct jobs *J)
 {
-	struct jobs	*J = arg;
+	struct turn	*T = J->trans;
 
-	(void)fd;
-	(void)ev;
-	J->trans->active = 0;
+	if (!T->active)
+		return;
+	T->active = 0;
 	if (turn_pending(J))
 		turn_flush(J);
 }
 
+/* What nobody is told of waited its time: the turn's end stores it. */
 static void
 on_late(evutil_socket_t fd, short ev, void *arg)
 {
@@ -326,6 +323,8 @@ on_late(evutil_socket_t fd, short ev, void *arg)
 
 	(void)fd;
 	(void)ev;
-	if (turn_pending(J))
-		turn_flush(J);
+	if (turn_pending(J) && !J->trans->active) {
+		J->trans->active = 1;
+		jobs_turn_wake(J);
+	}
 }
