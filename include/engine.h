@@ -337,15 +337,12 @@ int		 jobs_cancel(struct jobs *, uint64_t num, json_object **,
 /*
  * The scheduler's pass over the engine (cmdgate-protocol(7), Scheduling):
  * which queued jobs start now (scheduler.c decides), then what the
- * watchers of queued jobs hear.  jobs.c owns starting a job and telling
- * its submitter; it hands both in.
+ * watchers of queued jobs hear: it starts each with jobs.c jobs_start and
+ * tells a submitter with jobend.c jobend_notify.
  */
 
-/* Start j (jobs.c jobs_start); tell j's submitter it changed. */
-typedef void	(*jobsched_fn)(struct jobs *, struct job *);
-
 /* Start what may start now, then tell the watchers of queued jobs. */
-void	 jobsched_pass(struct jobs *, jobsched_fn start, jobsched_fn notify);
+void	 jobsched_pass(struct jobs *);
 
 /* jobview.c */
 
@@ -579,7 +576,7 @@ json_object	*waiter_view(struct jobs *, uint64_t num,
  * its worker's exit brings (TURN_LAST_MS at most).  Until the commit of a change that is told,
  * nothing leaves: every connection's output is held (the hook
  * job_synced), and what it tells (notifications, waiters) is done by the
- * engine's turn_done_fn once the commit is in.  A worker's spec goes
+ * engine's jobs_turn_done() once the commit is in.  A worker's spec goes
  * only after its job's start is committed (turn_commit_with).
  */
 
@@ -601,11 +598,7 @@ struct turn_op {
 };
 TAILQ_HEAD(turn_oplist, turn_op);
 
-/* At the end of the turn, once op is committed (rc 0), or after op alone
- * could not be stored (rc); op is freed next. */
-typedef void	(*turn_done_fn)(struct jobs *, struct turn_op *op, int rc);
-
-void	 turn_init(struct jobs *, turn_done_fn);
+void	 turn_init(struct jobs *);
 void	 turn_free(struct jobs *);
 /* Add a transition of this turn. */
 void	 turn_add(struct jobs *, enum turn_kind, struct job *, pid_t del,

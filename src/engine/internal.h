@@ -101,4 +101,16 @@ struct jobs {
 	void			(*reloads_changed)(struct edsubs *);
 };
 
+/*
+ * What the engine's files call of each other's, beside include/engine.h:
+ * jobsched.c starts the jobs its pass picks (jobs.c jobs_start: stored as
+ * running with the turn's transitions, then its worker's spec), and turn.c
+ * has each transition's effect done once it is stored (rc 0), or after it
+ * could not be stored alone (rc), before freeing it (jobs.c
+ * jobs_turn_done).
+ */
+struct turn_op;
+void	jobs_start(struct jobs *, struct job *);
+void	jobs_turn_done(struct jobs *, struct turn_op *op, int rc);
+
 #endif

@@ -30,7 +30,6 @@
 
 #define EVENT_SLACK	(1024 * 1024)
 
-static void	 jobs_start(struct jobs *, struct job *);
 static void	 on_store_retry(evutil_socket_t, short, void *);
 static void	 on_spawn_retry(evutil_socket_t, short, void *);
 static void	 jobs_turn_end(evutil_socket_t, short, void *);
@@ -102,12 +101,6 @@ jobs_turn_end(evutil_socket_t fd, short ev, void *arg)
 
 /* ---- notifications -------------------------------------------------- */
 
-/* Tell the submitter (notify: true) that j changed. */
-static void
-jobs_notify(struct jobs *J, struct job *j)
-{
-	jobend_notify(J, j);
-}
 
 /* ---- submit, cancel, finish ----------------------------------------- */
 
@@ -271,7 +264,7 @@ jobs_worker_result(void *arg, struct worker *w, json_object *res)
 }
 
 /* The turn's transition op is stored (rc 0) or could not be (rc). */
-static void
+void
 jobs_turn_done(struct jobs *J, struct turn_op *op, int rc)
 {
 	struct job	*j = op->j;
@@ -326,7 +319,7 @@ jobs_put_start(struct jobs *J, void *arg)
  * Start j's worker (the spare, if there is one); the job is running once
  * that is committed, with the turn's transitions so far.
  */
-static void
+void
 jobs_start(struct jobs *J, struct job *j)
 {
 	struct timeval	 spawn_tv = { SPAWN_RETRY_S, 0 };
@@ -474,7 +467,7 @@ on_editor_grace(evutil_socket_t fd, short ev, void *arg)
 void
 jobs_schedule(struct jobs *J)
 {
-	jobsched_pass(J, jobs_start, jobs_notify);
+	jobsched_pass(J);
 }
 
 /* ---- start-up and shutdown ------------------------------------------ */
@@ -542,7 +535,7 @@ jobs_open(struct jobs **Jp, const struct jobs_config *cfg,
 	    &wh) == -1)
 		fatalx("evsignal_add");
 	spare_init(J);
-	turn_init(J, jobs_turn_done);
+	turn_init(J);
 	expiry_init(J);
 	J->retry_ev = evtimer_new(J->cfg.base, on_store_retry, J);
 	J->spawn_ev = evtimer_new(J->cfg.base, on_spawn_retry, J);

@@ -39,7 +39,7 @@ queue_next(void *arg, uint64_t from, unsigned mask, uint64_t *key,
 
 /* Start the queued jobs sched_pick() picks, in its order. */
 static void
-jobsched_start(struct jobs *J, const struct sched_state *s, jobsched_fn start)
+jobsched_start(struct jobs *J, const struct sched_state *s)
 {
 	struct sched_queue	 q = { queue_next, J };
 	uint64_t		*first;
@@ -73,7 +73,7 @@ jobsched_start(struct jobs *J, const struct sched_state *s, jobsched_fn start)
 			J->reschedule = 1;
 			break;
 		}
-		start(J, job_of_node(qn));
+		jobs_start(J, job_of_node(qn));
 	}
 	free(first);
 }
@@ -84,7 +84,7 @@ jobsched_start(struct jobs *J, const struct sched_state *s, jobsched_fn start)
  * queued since the last pass are looked at, unless it changed.
  */
 static void
-jobsched_watched(struct jobs *J, jobsched_fn notify)
+jobsched_watched(struct jobs *J)
 {
 	struct job	*j;
 	const char	*bb;
@@ -95,18 +95,18 @@ jobsched_watched(struct jobs *J, jobsched_fn notify)
 	if (bb != J->watched_bb)
 		TAILQ_FOREACH(j, &J->watched, wentry)
 			if (j->last_blocked != bb)
-				notify(J, j);
+				jobend_notify(J, j);
 	J->watched_bb = bb;
 	TAILQ_FOREACH(j, &J->watched_new, wentry) {
 		if (j->last_blocked != bb)
-			notify(J, j);
+			jobend_notify(J, j);
 		j->wsynced = 1;
 	}
 	TAILQ_CONCAT(&J->watched, &J->watched_new, wentry);
 }
 
 void
-jobsched_pass(struct jobs *J, jobsched_fn start, jobsched_fn notify)
+jobsched_pass(struct jobs *J)
 {
 	struct sched_state	 s;
 	struct job		*j;
@@ -136,9 +136,9 @@ jobsched_pass(struct jobs *J, jobsched_fn start, jobsched_fn notify)
 		    (s.heavy_running && J->nqueued_beside_heavy == 0))
 			break;
 		job_busy(J, &s.busy);
-		jobsched_start(J, &s, start);
+		jobsched_start(J, &s);
 	} while (J->reschedule);
 	J->scheduling = 0;
 	waiter_queue_pass(J);
-	jobsched_watched(J, notify);
+	jobsched_watched(J);
 }

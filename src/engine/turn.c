@@ -32,7 +32,6 @@
 struct turn {
 	struct turn_oplist	 ops;
 	struct event		*late;	/* tool groups alone: a bit later */
-	turn_done_fn		 done;
 	int			 active;	/* for turn_end: someone is told */
 	int			 held;	/* the output is held for it */
 };
@@ -45,12 +44,11 @@ static void	 turn_log(struct turn_oplist *, const char *);
 static int	 turn_store_once(struct jobs *, void *);
 
 void
-turn_init(struct jobs *J, turn_done_fn done)
+turn_init(struct jobs *J)
 {
 	struct turn	*T = xcalloc(1, sizeof(*T));
 
 	TAILQ_INIT(&T->ops);
-	T->done = done;
 	if ((T->late = evtimer_new(J->cfg.base, on_late, J)) == NULL)
 		fatalx("event_new");
 	J->trans = T;
@@ -277,7 +275,7 @@ turn_flush(struct jobs *J)
 		    ((one = turn_put(J, op)) != 0 ||
 		    (one = job_commit(J)) != 0))
 			store_abort(J->st);
-		T->done(J, op, one);
+		jobs_turn_done(J, op, one);
 		free(op);
 	}
 	/* What the effects added is a turn of its own, pending. */
