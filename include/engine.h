@@ -487,8 +487,8 @@ void	spare_retire(struct jobs *);
  * Submits and waits (cmdgate-protocol(7), Jobs).  The submits of one loop
  * turn are stored in one commit (group commit) at its end, each in a
  * nested transaction when one fails, so that it fails alone; then they are
- * queued, and each caller is told.  A waiter is told when its job ends,
- * or after its timeout.
+ * queued, and each caller is told.  A waiter (waiter.c) is told when its
+ * job ends, or after its timeout.
  */
 
 /* num stored (dedup: found by its idempotency key), or err (borrowed). */
@@ -523,8 +523,11 @@ void		 submit_forget(struct submission *s);
 size_t		 submit_store_turn(struct jobs *);
 /* Tell the callers of this turn's submits, and free them. */
 void		 submit_answer_turn(struct jobs *);
-/* Free every submit and waiter (their callers are gone). */
+/* Free every submit (their callers are gone). */
 void		 submit_free_all(struct jobs *);
+
+/* waiter.c */
+
 
 /* Wait for job num, which must be job_pending(): done(arg) once it ends or
  * after timeout_s, never from here. */
@@ -564,6 +567,8 @@ void		 waiter_job_answer(struct jobs *, uint64_t num, size_t index,
  * ("expired while it was waited for").  Caller puts. */
 json_object	*waiter_view(struct jobs *, uint64_t num,
 		    struct rpc_error *err);
+/* Free every waiter (their callers are gone). */
+void		 waiter_free_all(struct jobs *);
 
 /* turn.c */
 

@@ -644,6 +644,7 @@ jobs_free(struct jobs *J)
 	if (J->facejobs_free != NULL)
 		J->facejobs_free(J->facejobs);
 	submit_free_all(J);
+	waiter_free_all(J);
 	while ((j = TAILQ_FIRST(&J->queued)) != NULL) {
 		TAILQ_REMOVE(&J->queued, j, entry);
 		job_free(j);
