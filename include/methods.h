@@ -90,7 +90,7 @@ json_object	*mcp_tool_result(json_object *r, int is_error);
 json_object	*mcp_job_result(const struct tooltab *tab, json_object *job,
 		    int structured);
 
-/* mcplog.c */
+/* mcpwatch.c */
 
 /*
  * What an MCP client hears of its own tools/call jobs
@@ -104,12 +104,12 @@ json_object	*mcp_job_result(const struct tooltab *tab, json_object *job,
 enum rpc_status	 method_logging_set_level(struct rpc_req *, json_object *,
 		    json_object **, struct rpc_error *);
 /* The index of level name in the order debug .. emergency, or -1. */
-int		 mcplog_level(const char *name);
+int		 mcpwatch_level(const char *name);
 /*
  * The params._meta.progressToken of a tools/call: 0 with *token (borrowed;
  * NULL when there is none), or -1 with err (not a string or an integer).
  */
-int		 mcplog_token(json_object *params, json_object **token,
+int		 mcpwatch_token(json_object *params, json_object **token,
 		    struct rpc_error *err);
 /*
  * Watch job num of tool for the call of id on c (both borrowed; token

@@ -183,7 +183,7 @@ json_object	*rpc_answer(struct rpc_req *req, enum rpc_status,
 #define CONN_OUT_MAX	(64 * 1024 * 1024)	/* drop a client above */
 #define CONN_FAIL_FLUSH_S	5	/* to read a last error, or dropped */
 #define CONN_BATCH_STEP	8	/* batch requests answered per loop turn */
-#define CONN_LOG_DEFAULT 3	/* "warning" in mcplog.c's order of levels */
+#define CONN_LOG_DEFAULT 3	/* "warning" in mcpwatch.c's order of levels */
 
 /*
  * What a listener face does with its connections (cmdgated(8), Listener
@@ -285,7 +285,7 @@ struct conn {
 	int64_t			 active_ms;	/* last request or answer */
 	int			 session;	/* an MCP session: never idle */
 	int			 status_sub;	/* subscribe_status asked */
-	int			 log_level;	/* MCP logging/setLevel (mcplog.h) */
+	int			 log_level;	/* MCP logging/setLevel (mcpwatch.c) */
 	size_t			 inbuf;		/* unread input, as counted in
 						   sh->inbuf_total */
 	struct evbuffer		*held;		/* answers held for a sync */

@@ -41,12 +41,12 @@ cli_error(struct cli *cl, json_object *error)
 	    *cli_hstr(d, "command") != '\0') {
 		fprintf(stderr, "cmdgate: no tool '%s' in the table; "
 		    "'cmdgate tools' lists them\n", cli_hstr(d, "command"));
-		return cg_error_status(error);
+		return client_error_status(error);
 	}
 	fprintf(stderr, "cmdgate: %s (%s)\n", *cli_hstr(d, "reason") != '\0' ?
 	    cli_hstr(d, "reason") : cli_hstr(error, "message"),
 	    cli_hstr(d, "type"));
-	return cg_error_status(error);
+	return client_error_status(error);
 }
 
 /* Bytes of the UTF-8 sequence at p, or 0 when it is not one. */
@@ -206,7 +206,7 @@ cli_call_wait(struct cli *cl, const char *method, json_object *params,
 {
 	json_object	*r, *e = NULL;
 
-	if ((r = cg_call_wait(&cl->c, method, params, wait_s * 1000,
+	if ((r = client_call_wait(&cl->c, method, params, wait_s * 1000,
 	    &e)) == NULL) {
 		*rc = cli_error(cl, e);
 		json_object_put(e);
@@ -255,14 +255,14 @@ cli_reconnect(struct cli *cl, int64_t deadline_ms, const struct cli_wake *w)
 	fprintf(stderr, "cmdgate: broker lost (%s), reconnecting...",
 	    cli_vis(cl->c.err));
 	for (;;) {
-		cg_close(&cl->c);
+		client_close(&cl->c);
 		now = util_monotonic_ms();
 		if (cli_pause(delay < deadline_ms - now ? delay :
 		    deadline_ms - now, w)) {
 			fprintf(stderr, " stopped\n");
 			return CLI_QUIT;
 		}
-		if (cg_connect(&cl->c, &cl->t) == 0) {
+		if (client_connect(&cl->c, &cl->t) == 0) {
 			fprintf(stderr, " reconnected after %lld s\n",
 			    (long long)(util_monotonic_ms() - lost + 500) /
 			    1000);

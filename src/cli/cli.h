@@ -48,7 +48,7 @@ struct cli;
 #define CG_RETRY_FIRST_MS	100
 #define CG_RETRY_MAX_MS		2000
 
-struct cg_client {
+struct client_client {
 	int		 fd;
 	struct jsonl	 jl;		/* reads fd */
 	int64_t		 next_id;
@@ -57,7 +57,7 @@ struct cg_client {
 	int		 lost;		/* ... by the connection's end */
 };
 
-struct cg_target {
+struct client_target {
 	const char	*host;
 	const char	*port;
 	const char	*socket;	/* wins over host and port */
@@ -71,7 +71,7 @@ struct cg_target {
  * (caller frees; NULL for none) and, unless owner is NULL, the owner of
  * its file in *owner; or an exit status with c->err set.
  */
-int		 cg_find_token(struct cg_client *, const struct cg_target *,
+int		 client_find_token(struct client_client *, const struct client_target *,
 		    char **tok, uid_t *owner);
 /*
  * Whether the TCP listener at the other end of fd may have the token of
@@ -82,14 +82,14 @@ int		 cg_find_token(struct cg_client *, const struct cg_target *,
  * listener has sent something: before it accepts, the kernel names no
  * owner.
  */
-int		 cg_peer_check(int fd, uid_t owner, char *err, size_t errlen);
+int		 client_peer_check(int fd, uid_t owner, char *err, size_t errlen);
 /*
- * Connect, and authenticate with the token found (cg_find_token) once the
- * listener is known to be the broker's (cg_peer_check); 0, or an exit
+ * Connect, and authenticate with the token found (client_find_token) once the
+ * listener is known to be the broker's (client_peer_check); 0, or an exit
  * status with c->err set.
  */
-int		 cg_connect(struct cg_client *, const struct cg_target *);
-void		 cg_close(struct cg_client *);
+int		 client_connect(struct client_client *, const struct client_target *);
+void		 client_close(struct client_client *);
 /*
  * Call method with params (taken; NULL for none).  Returns the result
  * (caller puts), or NULL with *error the error object (caller puts) or,
@@ -98,13 +98,13 @@ void		 cg_close(struct cg_client *);
  * could not read the request); it must come within c->timeout_ms, and
  * must be strict JSON.
  */
-json_object	*cg_call(struct cg_client *, const char *method,
+json_object	*client_call(struct client_client *, const char *method,
 		    json_object *params, json_object **error);
 /* The same for a request that asks the broker to wait up to wait_ms. */
-json_object	*cg_call_wait(struct cg_client *, const char *method,
+json_object	*client_call_wait(struct client_client *, const char *method,
 		    json_object *params, int64_t wait_ms, json_object **error);
 /* The exit status that fits a JSON-RPC error object. */
-int		 cg_error_status(json_object *error);
+int		 client_error_status(json_object *error);
 
 /* cli.c */
 
@@ -115,8 +115,8 @@ int		 cg_error_status(json_object *error);
  */
 
 struct cli {
-	struct cg_target	 t;
-	struct cg_client	 c;
+	struct client_target	 t;
+	struct client_client	 c;
 	int			 json;	/* --json */
 	json_object		*inst;	/* --instance's file, held for t */
 };
@@ -196,7 +196,7 @@ int	 cmd_mcp(struct cli *, int, char **);
  * cmdgate mcp's connection to the broker, and its way back when it is
  * lost: tries with the backoff of client.h, each made by libevent
  * without blocking; over TCP with a token, a ping first (the probe), then
- * the listener's owner checked (cg_peer_check), then the authentication,
+ * the listener's owner checked (client_peer_check), then the authentication,
  * each one request among the others.
  */
 
@@ -221,7 +221,7 @@ enum bridgec_state { BRIDGEC_DOWN, BRIDGEC_DIAL, BRIDGEC_PROBE, BRIDGEC_AUTH,
 
 struct bridgec {
 	struct event_base	*base;
-	const struct cg_target	*t;
+	const struct client_target	*t;
 	const char		*own;		/* the prefix of its ids */
 	const struct bridgec_cb	*cb;
 	void			*arg;
@@ -242,10 +242,10 @@ struct bridgec {
 
 /* 0, or -1.  own (the prefix of the ids it sends) is borrowed. */
 int	 bridgec_init(struct bridgec *, struct event_base *,
-	    const struct cg_target *, const char *own,
+	    const struct client_target *, const char *own,
 	    const struct bridgec_cb *, void *arg);
 /* Take the connection c made (authenticated), up: 0, or -1. */
-int	 bridgec_attach(struct bridgec *, struct cg_client *c);
+int	 bridgec_attach(struct bridgec *, struct client_client *c);
 int	 bridgec_is_up(const struct bridgec *);
 /* line (n bytes) and a newline to the broker; nothing unless up. */
 void	 bridgec_send(struct bridgec *, const char *line, size_t n);

@@ -60,7 +60,7 @@ bridgec_unix(struct event_base *base, const char *path, char *err,
  * picks which of the host's addresses is tried.
  */
 static struct bufferevent *
-bridgec_dial(struct event_base *base, const struct cg_target *t,
+bridgec_dial(struct event_base *base, const struct client_target *t,
     unsigned attempt, char *err, size_t errlen)
 {
 	struct addrinfo		 hints, *ai, *p;
@@ -102,10 +102,10 @@ bridgec_dial(struct event_base *base, const struct cg_target *t,
  * exit status and err set.  Caller frees (and wipes: it holds the token).
  */
 static char *
-bridgec_auth(const struct cg_target *t, const char *id, uid_t *owner,
+bridgec_auth(const struct client_target *t, const char *id, uid_t *owner,
     int *rc, char *err, size_t errlen)
 {
-	struct cg_client	 c;
+	struct client_client	 c;
 	char			*tok, *line;
 	json_object		*req, *p;
 
@@ -114,7 +114,7 @@ bridgec_auth(const struct cg_target *t, const char *id, uid_t *owner,
 		return NULL;	/* trusted by the socket's permissions */
 	memset(&c, 0, sizeof(c));
 	c.fd = -1;
-	if ((*rc = cg_find_token(&c, t, &tok, owner)) != 0 || tok == NULL) {
+	if ((*rc = client_find_token(&c, t, &tok, owner)) != 0 || tok == NULL) {
 		snprintf(err, errlen, "%s", c.err);
 		return NULL;
 	}
@@ -263,7 +263,7 @@ bridgec_probe_line(struct bridgec *c)
 {
 	char	err[512];
 
-	if (cg_peer_check(bufferevent_getfd(c->sock), c->owner, err,
+	if (client_peer_check(bufferevent_getfd(c->sock), c->owner, err,
 	    sizeof(err)) == -1) {
 		bridgec_say(c, err);
 		bridgec_failed(c);
@@ -407,7 +407,7 @@ bridgec_event(struct bufferevent *bev, short what, void *arg)
 
 int
 bridgec_init(struct bridgec *c, struct event_base *base,
-    const struct cg_target *t, const char *own, const struct bridgec_cb *cb,
+    const struct client_target *t, const char *own, const struct bridgec_cb *cb,
     void *arg)
 {
 	memset(c, 0, sizeof(*c));
@@ -423,7 +423,7 @@ bridgec_init(struct bridgec *c, struct event_base *base,
 }
 
 int
-bridgec_attach(struct bridgec *c, struct cg_client *cc)
+bridgec_attach(struct bridgec *c, struct client_client *cc)
 {
 	const char	*rest;
 	size_t		 n = 0;

@@ -40,7 +40,7 @@ member(json_object *o, const char *key)
 
 /* The first plain TCP address of the file o, split into t; 0 or -1. */
 static int
-target_tcp(json_object *o, struct cg_target *t, char *host, size_t len)
+target_tcp(json_object *o, struct client_target *t, char *host, size_t len)
 {
 	json_object	*a, *v;
 	const char	*s, *colon;
@@ -69,7 +69,7 @@ target_tcp(json_object *o, struct cg_target *t, char *host, size_t len)
 
 /* Aim t at the broker of the file o (which keeps the strings): 0/-1. */
 static int
-target_of(json_object *o, struct cg_target *t, char *host, size_t len)
+target_of(json_object *o, struct client_target *t, char *host, size_t len)
 {
 	const char	*s;
 
@@ -373,8 +373,8 @@ cli_instance_default(struct cli *cl)
 static int
 answers(json_object *o)
 {
-	struct cg_target	 t;
-	struct cg_client	 c;
+	struct client_target	 t;
+	struct client_client	 c;
 	json_object		*r, *err = NULL;
 	char			 host[256];
 	int			 ok;
@@ -384,15 +384,15 @@ answers(json_object *o)
 	c.fd = -1;
 	t.reply_timeout_ms = 2000;
 	if (target_of(o, &t, host, sizeof(host)) == -1 ||
-	    cg_connect(&c, &t) != 0) {
-		cg_close(&c);
+	    client_connect(&c, &t) != 0) {
+		client_close(&c);
 		return 0;
 	}
-	r = cg_call(&c, "ping", NULL, &err);
+	r = client_call(&c, "ping", NULL, &err);
 	ok = r != NULL;
 	json_object_put(r);
 	json_object_put(err);
-	cg_close(&c);
+	client_close(&c);
 	return ok;
 }
 

@@ -297,7 +297,7 @@ tool_schema(struct cli *cl, const char *tool)
 	json_object	*p = json_object_new_object(), *d, *e = NULL, *s;
 
 	json_object_object_add(p, "name", json_object_new_string(tool));
-	if ((d = cg_call(&cl->c, "get_tool_details", p, &e)) == NULL) {
+	if ((d = client_call(&cl->c, "get_tool_details", p, &e)) == NULL) {
 		json_object_put(e);
 		return NULL;	/* the submit will say what is wrong */
 	}
@@ -337,7 +337,7 @@ wait_step(struct cli *cl, const char *ticket, int64_t step, int64_t deadline,
 		    json_object_new_string(ticket));
 		json_object_object_add(p, "timeout_s",
 		    json_object_new_int64(step));
-		if ((job = cg_call_wait(&cl->c, "wait_job", p, step * 1000,
+		if ((job = client_call_wait(&cl->c, "wait_job", p, step * 1000,
 		    &e)) != NULL)
 			return job;
 		wait_clear(shown);
@@ -541,7 +541,7 @@ submit_send(struct cli *cl, json_object *params, int64_t deadline, int *rc)
 	int		 again = submit_key(params);
 
 	for (;;) {
-		if ((r = cg_call(&cl->c, "batch_execute",
+		if ((r = client_call(&cl->c, "batch_execute",
 		    json_object_get(params), &e)) != NULL)
 			break;
 		if (e != NULL || !cl->c.lost || !again ||

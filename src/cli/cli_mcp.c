@@ -108,8 +108,8 @@ mcpconf_ask(struct cli *cl, struct mcpconf *m)
 	size_t		 i;
 
 	if (m->uloop_port != NULL || m->unity_dir != NULL ||
-	    cg_connect(&cl->c, &cl->t) != 0 ||
-	    (s = cg_call_wait(&cl->c, "server_status", NULL, 0, &e)) == NULL) {
+	    client_connect(&cl->c, &cl->t) != 0 ||
+	    (s = client_call_wait(&cl->c, "server_status", NULL, 0, &e)) == NULL) {
 		json_object_put(e);
 		return;
 	}
@@ -152,13 +152,13 @@ mcpconf_url_host(const char *url, char *buf, size_t len)
 static json_object *
 mcpconf_http(struct cli *cl, const struct mcpconf *m, int *rc)
 {
-	struct cg_target	 t = cl->t;
+	struct client_target	 t = cl->t;
 	json_object		*srv, *h;
 	char			 host[256], *tok, *bearer;
 
 	mcpconf_url_host(m->url, host, sizeof(host));
 	t.host = host;
-	if ((*rc = cg_find_token(&cl->c, &t, &tok, NULL)) != 0) {
+	if ((*rc = client_find_token(&cl->c, &t, &tok, NULL)) != 0) {
 		fprintf(stderr, "cmdgate: %s\n", cl->c.err);
 		return NULL;
 	}

@@ -32,7 +32,7 @@
 
 /* Whether host is this machine's loopback: 127/8, ::1 or localhost. */
 static int
-cg_host_local(const char *host)
+client_host_local(const char *host)
 {
 	struct in_addr	a4;
 	struct in6_addr	a6;
@@ -56,7 +56,7 @@ cg_host_local(const char *host)
  * set.
  */
 int
-cg_find_token(struct cg_client *c, const struct cg_target *t, char **tok,
+client_find_token(struct client_client *c, const struct client_target *t, char **tok,
     uid_t *owner)
 {
 	char	*dir, *path;
@@ -69,7 +69,7 @@ cg_find_token(struct cg_client *c, const struct cg_target *t, char **tok,
 		return *tok != NULL ? 0 : CX_NOPERM;
 	}
 	/* The state dir's token is the local broker's: never sent away. */
-	if (!cg_host_local(t->host))
+	if (!client_host_local(t->host))
 		return 0;
 	dir = t->state_dir != NULL ? xstrdup(t->state_dir) :
 	    runfile_state_dir();
@@ -87,7 +87,7 @@ cg_find_token(struct cg_client *c, const struct cg_target *t, char **tok,
 }
 
 static int
-cg_dial(struct cg_client *c, const struct cg_target *t)
+client_dial(struct client_client *c, const struct client_target *t)
 {
 	struct addrinfo	 hints, *ai, *p;
 	int		 rc, fd = -1;
@@ -138,7 +138,7 @@ cg_dial(struct cg_client *c, const struct cg_target *t)
 
 /* uid as "uid N (name)" in buf. */
 static void
-cg_user(uid_t uid, char *buf, size_t len)
+client_user(uid_t uid, char *buf, size_t len)
 {
 	struct passwd	*pw = getpwuid(uid);
 
@@ -147,7 +147,7 @@ cg_user(uid_t uid, char *buf, size_t len)
 }
 
 int
-cg_peer_check(int fd, uid_t owner, char *err, size_t errlen)
+client_peer_check(int fd, uid_t owner, char *err, size_t errlen)
 {
 	struct peeruid_conn	 pc;
 	char			 why[256], addr[PEERUID_ADDRSTRLEN];
@@ -172,8 +172,8 @@ cg_peer_check(int fd, uid_t owner, char *err, size_t errlen)
 	}
 	if (uid == owner)
 		return 0;
-	cg_user(uid, found, sizeof(found));
-	cg_user(owner, want, sizeof(want));
+	client_user(uid, found, sizeof(found));
+	client_user(owner, want, sizeof(want));
 	snprintf(err, errlen, "%s is not the broker's: the kernel says %s "
 	    "holds it, and the token file is %s's: the token is not sent",
 	    addr, found, want);
@@ -181,26 +181,26 @@ cg_peer_check(int fd, uid_t owner, char *err, size_t errlen)
 }
 
 /*
- * Whether the listener on c is the broker's (cg_peer_check).  The kernel
+ * Whether the listener on c is the broker's (client_peer_check).  The kernel
  * names the owner of a socket only once a process has accepted it: any
  * answer to a ping proves that (the broker answers it unauthorized).
  */
 static int
-cg_check_listener(struct cg_client *c, uid_t owner)
+client_check_listener(struct client_client *c, uid_t owner)
 {
 	json_object	*r, *e = NULL;
 
-	if ((r = cg_call(c, "ping", NULL, &e)) == NULL && e == NULL)
+	if ((r = client_call(c, "ping", NULL, &e)) == NULL && e == NULL)
 		return CX_UNAVAILABLE;
 	json_object_put(r);
 	json_object_put(e);
-	if (cg_peer_check(c->fd, owner, c->err, sizeof(c->err)) == -1)
+	if (client_peer_check(c->fd, owner, c->err, sizeof(c->err)) == -1)
 		return CX_UNAVAILABLE;
 	return 0;
 }
 
 int
-cg_connect(struct cg_client *c, const struct cg_target *t)
+client_connect(struct client_client *c, const struct client_target *t)
 {
 	json_object	*p, *r, *e = NULL;
 	char		*tok;
@@ -211,14 +211,14 @@ cg_connect(struct cg_client *c, const struct cg_target *t)
 	c->next_id = 1;
 	c->timeout_ms = t->reply_timeout_ms > 0 ? t->reply_timeout_ms :
 	    CG_REPLY_TIMEOUT_S * 1000;
-	if ((c->fd = cg_dial(c, t)) == -1)
+	if ((c->fd = client_dial(c, t)) == -1)
 		return CX_UNAVAILABLE;
 	jsonl_init(&c->jl, c->fd, CG_LINE_MAX);
 	if (t->socket != NULL)
 		return 0;	/* trusted by the socket's permissions */
-	if ((rc = cg_find_token(c, t, &tok, &owner)) != 0 || tok == NULL)
+	if ((rc = client_find_token(c, t, &tok, &owner)) != 0 || tok == NULL)
 		return rc;
-	if ((rc = cg_check_listener(c, owner)) != 0) {
+	if ((rc = client_check_listener(c, owner)) != 0) {
 		explicit_bzero(tok, strlen(tok));
 		free(tok);
 		return rc;
@@ -227,7 +227,7 @@ cg_connect(struct cg_client *c, const struct cg_target *t)
 	json_object_object_add(p, "token", json_object_new_string(tok));
 	explicit_bzero(tok, strlen(tok));
 	free(tok);
-	if ((r = cg_call(c, "authenticate", p, &e)) == NULL) {
+	if ((r = client_call(c, "authenticate", p, &e)) == NULL) {
 		if (e != NULL)
 			snprintf(c->err, sizeof(c->err), "not authorized: %s",
 			    json_object_get_string(json_object_object_get(
@@ -240,7 +240,7 @@ cg_connect(struct cg_client *c, const struct cg_target *t)
 }
 
 void
-cg_close(struct cg_client *c)
+client_close(struct client_client *c)
 {
 	if (c->fd != -1)
 		close(c->fd);
@@ -250,7 +250,7 @@ cg_close(struct cg_client *c)
 
 /* Set c->err to why no answer could be read. */
 static void
-cg_read_failed(struct cg_client *c, enum jsonl_status st)
+client_read_failed(struct client_client *c, enum jsonl_status st)
 {
 	c->lost = st != JSONL_TIMEOUT && st != JSONL_TOO_LONG &&
 	    st != JSONL_BAD_JSON;
@@ -281,7 +281,7 @@ cg_read_failed(struct cg_client *c, enum jsonl_status st)
  * take wait_ms (what the request asked the broker to wait) more.
  */
 static json_object *
-cg_answer(struct cg_client *c, int64_t id, int64_t wait_ms)
+client_answer(struct client_client *c, int64_t id, int64_t wait_ms)
 {
 	int64_t			 deadline = util_monotonic_ms() + c->timeout_ms +
 				    wait_ms, left;
@@ -292,7 +292,7 @@ cg_answer(struct cg_client *c, int64_t id, int64_t wait_ms)
 		left = deadline - util_monotonic_ms();
 		if ((st = jsonl_json(&c->jl, left < 0 ? 0 : left, &resp)) !=
 		    JSONL_MSG) {
-			cg_read_failed(c, st);
+			client_read_failed(c, st);
 			return NULL;
 		}
 		if (jsonl_is_answer(resp, id))
@@ -302,14 +302,14 @@ cg_answer(struct cg_client *c, int64_t id, int64_t wait_ms)
 }
 
 json_object *
-cg_call(struct cg_client *c, const char *method, json_object *params,
+client_call(struct client_client *c, const char *method, json_object *params,
     json_object **error)
 {
-	return cg_call_wait(c, method, params, 0, error);
+	return client_call_wait(c, method, params, 0, error);
 }
 
 json_object *
-cg_call_wait(struct cg_client *c, const char *method, json_object *params,
+client_call_wait(struct client_client *c, const char *method, json_object *params,
     int64_t wait_ms, json_object **error)
 {
 	json_object	*req = json_object_new_object(), *resp, *v, *r;
@@ -333,7 +333,7 @@ cg_call_wait(struct cg_client *c, const char *method, json_object *params,
 		return NULL;
 	}
 	json_object_put(req);
-	if ((resp = cg_answer(c, id, wait_ms)) == NULL)
+	if ((resp = client_answer(c, id, wait_ms)) == NULL)
 		return NULL;
 	if (json_object_object_get_ex(resp, "error", &v) &&
 	    json_object_is_type(v, json_type_object)) {
@@ -353,7 +353,7 @@ cg_call_wait(struct cg_client *c, const char *method, json_object *params,
 }
 
 int
-cg_error_status(json_object *error)
+client_error_status(json_object *error)
 {
 	switch (json_object_get_int(json_object_object_get(error, "code"))) {
 	case RPC_UNAUTHORIZED:

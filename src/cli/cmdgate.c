@@ -333,7 +333,7 @@ editor_lost(struct cli *cl, struct hold *h)
 	fprintf(stderr, "cmdgate: editor-state: lost the broker (%s): reload "
 	    "jobs are not held until it is back; reconnecting\n",
 	    cli_vis(cl->c.err));
-	cg_close(&cl->c);
+	client_close(&cl->c);
 	h->lost_at = h->retry_at = util_monotonic_ms();
 	h->backoff = RECONNECT_FIRST_MS;
 }
@@ -344,8 +344,8 @@ editor_reconnect(struct cli *cl, struct hold *h)
 {
 	json_object	*p, *r, *e = NULL;
 
-	if (cg_connect(&cl->c, &cl->t) != 0) {
-		cg_close(&cl->c);
+	if (client_connect(&cl->c, &cl->t) != 0) {
+		client_close(&cl->c);
 		return -1;
 	}
 	p = json_object_new_object();
@@ -354,13 +354,13 @@ editor_reconnect(struct cli *cl, struct hold *h)
 	json_object_object_add(p, "compiling",
 	    json_object_new_boolean(h->compiling));
 	json_object_object_add(p, "busy", json_object_new_boolean(h->busy));
-	if ((r = cg_call(&cl->c, "report_editor_state", p, &e)) == NULL) {
+	if ((r = client_call(&cl->c, "report_editor_state", p, &e)) == NULL) {
 		if (e != NULL)
 			snprintf(cl->c.err, sizeof(cl->c.err), "%s",
 			    cli_hstr(json_object_object_get(e, "data"),
 			    "reason"));
 		json_object_put(e);
-		cg_close(&cl->c);
+		client_close(&cl->c);
 		return -1;
 	}
 	json_object_put(r);
@@ -640,11 +640,11 @@ main(int argc, char **argv)
 		rc = cli_usage_error("unknown command '%s'", argv[optind]);
 		goto out;
 	}
-	if (commands[i].connect && (rc = cg_connect(&cl.c, &cl.t)) != 0)
+	if (commands[i].connect && (rc = client_connect(&cl.c, &cl.t)) != 0)
 		fprintf(stderr, "cmdgate: %s\n", cl.c.err);
 	else
 		rc = commands[i].fn(&cl, argc - optind, argv + optind);
-	cg_close(&cl.c);
+	client_close(&cl.c);
 out:
 	/* An instance's file, read whatever the outcome (LSan counts it). */
 	json_object_put(cl.inst);

@@ -658,7 +658,7 @@ method_tools_call(struct rpc_req *req, json_object *params,
 	if (no_store(req, err))
 		return RPC_ERROR;
 	if (param_string(params, "name", 1, &name, err) == -1 ||
-	    mcplog_token(params, &token, err) == -1)
+	    mcpwatch_token(params, &token, err) == -1)
 		return RPC_ERROR;
 	json_object_object_get_ex(params, "arguments", &args);
 	if (args != NULL && !json_object_is_type(args, json_type_object))

@@ -49,7 +49,7 @@ struct mcpwatch {
 static void	 mcpwatch_event(void *, json_object *);
 
 int
-mcplog_level(const char *name)
+mcpwatch_level(const char *name)
 {
 	int	i;
 
@@ -68,7 +68,7 @@ method_logging_set_level(struct rpc_req *req, json_object *params,
 
 	if (param_string(params, "level", 1, &name, err) == -1)
 		return RPC_ERROR;
-	if ((level = mcplog_level(name)) == -1)
+	if ((level = mcpwatch_level(name)) == -1)
 		return rpc_fail(err, RPC_INVALID_PARAMS, "invalid_params",
 		    "\"level\" must be one of debug, info, notice, warning, "
 		    "error, critical, alert, emergency; not '%.64s'", name);
@@ -78,7 +78,7 @@ method_logging_set_level(struct rpc_req *req, json_object *params,
 }
 
 int
-mcplog_token(json_object *params, json_object **token,
+mcpwatch_token(json_object *params, json_object **token,
     struct rpc_error *err)
 {
 	json_object	*meta, *t;
@@ -148,7 +148,7 @@ mw_log(struct mcpwatch *mw, const char *level, const char *msg,
     int64_t index)
 {
 	json_object	*data, *p, *note;
-	int		 lv = mcplog_level(level);
+	int		 lv = mcpwatch_level(level);
 
 	if (lv < 0 || lv < mw->c->log_level)
 		return;
