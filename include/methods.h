@@ -17,6 +17,8 @@ struct conn;
 struct jobs;
 struct mcpwatch;
 struct server;
+struct tool;
+struct tooltab;
 struct waiter;
 
 /* clientlist.c */
@@ -144,6 +146,10 @@ enum rpc_status	method_get_tool_details(struct rpc_req *, json_object *,
 		    json_object **, struct rpc_error *);
 enum rpc_status	method_report_editor_state(struct rpc_req *, json_object *,
 		    json_object **, struct rpc_error *);
+/* The table's tools (the enabled ones only, if enabled_only), each as one
+ * makes it, in the table's order: list_tools and MCP's tools/list. */
+json_object	*methods_tool_list(const struct tooltab *, int enabled_only,
+		    json_object *(*one)(const struct tool *));
 
 /* params.c */
 

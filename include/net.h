@@ -146,6 +146,10 @@ enum rpc_status	 rpc_fail(struct rpc_error *err, int code, const char *type,
 /* Error response {"jsonrpc","id","error"}; id borrowed; caller puts. */
 json_object	*rpc_error_response(json_object *id, int code,
 		    const char *type, const char *command, const char *reason);
+/* The same with message and data as given (taken): a face that speaks
+ * JSON-RPC with its own data members (uloop). */
+json_object	*rpc_error_envelope(json_object *id, int code,
+		    json_object *message, json_object *data);
 /* A notification {"jsonrpc","method","params"}; params taken; caller puts. */
 json_object	*rpc_notification(const char *method, json_object *params);
 const char	*rpc_code_message(int code);

@@ -165,21 +165,13 @@ static json_object *
 ul_error_response(json_object *id, int code, const char *type,
     const char *reason)
 {
-	json_object	*r, *e, *d;
+	json_object	*d;
 
 	d = json_object_new_object();
 	json_object_object_add(d, "type", json_object_new_string(type));
 	json_object_object_add(d, "message", json_object_new_string(type));
-	e = json_object_new_object();
-	json_object_object_add(e, "code", json_object_new_int(code));
 	/* The reason may quote a method name cut at RPC_REASON_MAX bytes. */
-	json_object_object_add(e, "message", jstrict_string(reason));
-	json_object_object_add(e, "data", d);
-	r = json_object_new_object();
-	json_object_object_add(r, "jsonrpc", json_object_new_string("2.0"));
-	json_object_object_add(r, "id", json_object_get(id));
-	json_object_object_add(r, "error", e);
-	return r;
+	return rpc_error_envelope(id, code, jstrict_string(reason), d);
 }
 
 void

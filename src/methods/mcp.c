@@ -184,16 +184,12 @@ enum rpc_status
 mcp_tools_list(struct rpc_req *req, json_object *params,
     json_object **result, struct rpc_error *err)
 {
-	struct tooltab	*tab = req->conn->srv->tools;
-	json_object	*list = json_object_new_array();
+	json_object	*list;
 	size_t		 i;
 
 	(void)params;
 	(void)err;
-	for (i = 0; i < tab->ntools; i++)
-		if (tab->tools[i].enabled)
-			json_object_array_add(list,
-			    mcp_table_tool(&tab->tools[i]));
+	list = methods_tool_list(req->conn->srv->tools, 1, mcp_table_tool);
 	for (i = 0; i < sizeof(mcp_job_tools) / sizeof(mcp_job_tools[0]); i++)
 		json_object_array_add(list, mcp_job_tool(i));
 	*result = json_object_new_object();

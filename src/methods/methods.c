@@ -198,20 +198,28 @@ method_server_status(struct rpc_req *req, json_object *params,
 	return RPC_OK;
 }
 
+json_object *
+methods_tool_list(const struct tooltab *tab, int enabled_only,
+    json_object *(*one)(const struct tool *))
+{
+	json_object	*list = json_object_new_array();
+	size_t		 i;
+
+	for (i = 0; i < tab->ntools; i++)
+		if (!enabled_only || tab->tools[i].enabled)
+			json_object_array_add(list, one(&tab->tools[i]));
+	return list;
+}
+
 enum rpc_status
 method_list_tools(struct rpc_req *req, json_object *params,
     json_object **result, struct rpc_error *err)
 {
-	struct tooltab	*tab = req->conn->srv->tools;
-	json_object	*list = json_object_new_array();
-	size_t		 i;
-
 	(void)params;
 	(void)err;
-	for (i = 0; i < tab->ntools; i++)
-		json_object_array_add(list, tool_details(&tab->tools[i]));
 	*result = json_object_new_object();
-	json_object_object_add(*result, "tools", list);
+	json_object_object_add(*result, "tools",
+	    methods_tool_list(req->conn->srv->tools, 0, tool_details));
 	return RPC_OK;
 }
 

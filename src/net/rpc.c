@@ -60,7 +60,7 @@ json_object *
 rpc_error_response(json_object *id, int code, const char *type,
     const char *command, const char *reason)
 {
-	json_object	*r, *e, *d;
+	json_object	*d;
 
 	d = json_object_new_object();
 	json_object_object_add(d, "type", json_object_new_string(type));
@@ -68,13 +68,22 @@ rpc_error_response(json_object *id, int code, const char *type,
 	    json_object_new_string(command) : NULL);
 	/* A reason may quote what a client sent, cut at a byte count. */
 	json_object_object_add(d, "reason", jstrict_string(reason));
+	/* The reason as the message: most clients show only that. */
+	return rpc_error_envelope(id, code, reason != NULL &&
+	    *reason != '\0' ? jstrict_string(reason) :
+	    json_object_new_string(rpc_code_message(code)), d);
+}
+
+json_object *
+rpc_error_envelope(json_object *id, int code, json_object *message,
+    json_object *data)
+{
+	json_object	*r, *e;
+
 	e = json_object_new_object();
 	json_object_object_add(e, "code", json_object_new_int(code));
-	/* The reason as the message: most clients show only that. */
-	json_object_object_add(e, "message", reason != NULL &&
-	    *reason != '\0' ? jstrict_string(reason) :
-	    json_object_new_string(rpc_code_message(code)));
-	json_object_object_add(e, "data", d);
+	json_object_object_add(e, "message", message);
+	json_object_object_add(e, "data", data);
 	r = json_object_new_object();
 	json_object_object_add(r, "jsonrpc", json_object_new_string("2.0"));
 	json_object_object_add(r, "id", json_object_get(id));
