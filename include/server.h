@@ -76,6 +76,13 @@ int64_t			 authlimit_failed(struct authlimit *, const char *peer,
  * connections of the server's table (httpsess.c).
  */
 
+/*
+ * Answer req with status and a JSON-RPC error (id null, data.type type,
+ * reason for a person): MCP over HTTP's refusals (cmdgated(8)).
+ */
+void	http_error_reply(struct evhttp_request *, int status, int code,
+		    const char *type, const char *reason);
+
 /* Bind --http, if given: 0, or -1 with err. */
 int	http_open(struct server *, char *err, size_t errlen);
 /* Stop accepting, end every stream and session. */
@@ -109,15 +116,6 @@ struct http_conn	*httpconn_request(struct http *,
 void			 httpconn_let_in(struct http_conn *);
 /* After evhttp_free: release what is held. */
 void			 httpconn_free(struct http *);
-
-/* httperr.c */
-
-/*
- * Answer req with status and a JSON-RPC error (id null, data.type type,
- * reason for a person): MCP over HTTP's refusals (cmdgated(8)).
- */
-void	httperr_reply(struct evhttp_request *, int status, int code,
-	    const char *type, const char *reason);
 
 /* httpsess.c */
 

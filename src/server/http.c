@@ -136,7 +136,7 @@ http_check_origin(struct http *h, struct evhttp_request *req)
 
 	if (http_header_count(req, "Host") > 1 ||
 	    http_header_count(req, "Origin") > 1) {
-		httperr_reply(req, HTTP_S_FORBIDDEN, RPC_SECURITY_BLOCKED,
+		http_error_reply(req, HTTP_S_FORBIDDEN, RPC_SECURITY_BLOCKED,
 		    "forbidden_host", "more than one Host or Origin header");
 		return -1;
 	}
@@ -144,7 +144,7 @@ http_check_origin(struct http *h, struct evhttp_request *req)
 		snprintf(why, sizeof(why), "Host '%.100s' is not this broker "
 		    "(localhost, 127.0.0.1, [::1], %s, or an --http-origin)",
 		    host, h->host);
-		httperr_reply(req, HTTP_S_FORBIDDEN, RPC_SECURITY_BLOCKED,
+		http_error_reply(req, HTTP_S_FORBIDDEN, RPC_SECURITY_BLOCKED,
 		    "forbidden_host", why);
 		return -1;
 	}
@@ -158,7 +158,7 @@ http_check_origin(struct http *h, struct evhttp_request *req)
 		    "machine (localhost, 127.0.0.1, [::1], %s, or an "
 		    "--http-origin): refused against DNS rebinding", origin,
 		    h->host);
-		httperr_reply(req, HTTP_S_FORBIDDEN, RPC_SECURITY_BLOCKED,
+		http_error_reply(req, HTTP_S_FORBIDDEN, RPC_SECURITY_BLOCKED,
 		    "forbidden_origin", why);
 		return -1;
 	}
@@ -218,7 +218,7 @@ http_check_auth(struct http *h, struct evhttp_request *req)
 	}
 	/* Not 401: to an MCP client 401 means "start OAuth", which the
 	 * broker does not speak, and the user never sees why. */
-	httperr_reply(req, HTTP_S_FORBIDDEN, RPC_UNAUTHORIZED,
+	http_error_reply(req, HTTP_S_FORBIDDEN, RPC_UNAUTHORIZED,
 	    "unauthorized", why);
 	return -1;
 }
@@ -241,7 +241,7 @@ http_check_version(struct evhttp_request *req)
 	for (i = 0; vs[i] != NULL && off < sizeof(why); i++)
 		off += (size_t)snprintf(why + off, sizeof(why) - off, "%s %s",
 		    i > 0 ? "," : "", vs[i]);
-	httperr_reply(req, HTTP_BADREQUEST, RPC_INVALID_REQUEST,
+	http_error_reply(req, HTTP_BADREQUEST, RPC_INVALID_REQUEST,
 	    "unsupported_protocol_version", why);
 	return -1;
 }
@@ -269,7 +269,7 @@ http_request(struct evhttp_request *req, void *arg)
 
 	path = evhttp_uri_get_path(evhttp_request_get_evhttp_uri(req));
 	if (path == NULL || strcmp(path, HTTP_PATH) != 0) {
-		httperr_reply(req, HTTP_NOTFOUND, RPC_INVALID_REQUEST,
+		http_error_reply(req, HTTP_NOTFOUND, RPC_INVALID_REQUEST,
 		    "not_found", "the MCP endpoint is " HTTP_PATH);
 		return;
 	}
@@ -279,7 +279,7 @@ http_request(struct evhttp_request *req, void *arg)
 	if (http_check_version(req) == -1)
 		return;
 	if (h->srv->stopping) {
-		httperr_reply(req, HTTP_SERVUNAVAIL,
+		http_error_reply(req, HTTP_SERVUNAVAIL,
 		    RPC_INVALID_REQUEST, "stopping", "the broker is stopping");
 		return;
 	}
@@ -296,7 +296,7 @@ http_request(struct evhttp_request *req, void *arg)
 	default:
 		evhttp_add_header(evhttp_request_get_output_headers(req),
 		    "Allow", "GET, POST, DELETE");
-		httperr_reply(req, HTTP_BADMETHOD, RPC_INVALID_REQUEST,
+		http_error_reply(req, HTTP_BADMETHOD, RPC_INVALID_REQUEST,
 		    "method_not_allowed", HTTP_PATH " takes POST, GET and "
 		    "DELETE");
 	}
@@ -310,13 +310,13 @@ http_session(struct http *h, struct evhttp_request *req)
 	struct http_sess	*s;
 
 	if (id == NULL) {
-		httperr_reply(req, HTTP_BADREQUEST, RPC_INVALID_REQUEST,
+		http_error_reply(req, HTTP_BADREQUEST, RPC_INVALID_REQUEST,
 		    "session_required", "no Mcp-Session-Id header: send the "
 		    "one the initialize answer carried, or initialize first");
 		return NULL;
 	}
 	if ((s = httpsess_find(h, id)) == NULL)
-		httperr_reply(req, HTTP_NOTFOUND, RPC_INVALID_REQUEST,
+		http_error_reply(req, HTTP_NOTFOUND, RPC_INVALID_REQUEST,
 		    "unknown_session", "no such session (ended, expired or "
 		    "never begun): initialize a new one");
 	return s;
@@ -333,14 +333,14 @@ http_session_new(struct http *h, struct evhttp_request *req)
 	if (srv->nconns >= srv->opt->max_clients) {
 		log_warnx("--max-clients %llu reached; MCP session refused",
 		    (unsigned long long)srv->opt->max_clients);
-		httperr_reply(req, HTTP_SERVUNAVAIL, RPC_QUEUE_FULL,
+		http_error_reply(req, HTTP_SERVUNAVAIL, RPC_QUEUE_FULL,
 		    "too_many_clients", "the broker serves as many clients "
 		    "as --max-clients lets it: try again later");
 		return NULL;
 	}
 	http_peer(req, peer, sizeof(peer));
 	if ((s = httpsess_new(h, peer)) == NULL)
-		httperr_reply(req, HTTP_INTERNAL, RPC_INTERNAL_ERROR,
+		http_error_reply(req, HTTP_INTERNAL, RPC_INTERNAL_ERROR,
 		    "internal_error", "no random session id to be had");
 	return s;
 }
@@ -385,14 +385,14 @@ http_post_headers(struct evhttp_request *req)
 
 	if (ct == NULL || strncasecmp(ct, "application/json", 16) != 0 ||
 	    (ct[16] != '\0' && ct[16] != ';' && ct[16] != ' ')) {
-		httperr_reply(req, HTTP_S_UNSUPPORTED,
+		http_error_reply(req, HTTP_S_UNSUPPORTED,
 		    RPC_INVALID_REQUEST, "unsupported_media_type", "a POST's "
 		    "Content-Type must be application/json");
 		return -1;
 	}
 	if (!http_accepts(accept, "application/json") ||
 	    !http_accepts(accept, "text/event-stream")) {
-		httperr_reply(req, HTTP_S_NOT_ACCEPTABLE, RPC_INVALID_REQUEST,
+		http_error_reply(req, HTTP_S_NOT_ACCEPTABLE, RPC_INVALID_REQUEST,
 		    "not_acceptable", "a POST's Accept must list both "
 		    "application/json and text/event-stream");
 		return -1;
@@ -441,7 +441,7 @@ http_post(struct http *h, struct evhttp_request *req)
 	if ((rc = jstrict_parse(body, len, &msg)) != 0) {
 		snprintf(why, sizeof(why), "not valid JSON (RFC 8259, UTF-8): "
 		    "%s", jstrict_strerror(rc));
-		httperr_reply(req, HTTP_BADREQUEST, RPC_PARSE_ERROR,
+		http_error_reply(req, HTTP_BADREQUEST, RPC_PARSE_ERROR,
 		    "parse_error", why);
 		free(body);
 		return;
@@ -476,7 +476,7 @@ http_get(struct http *h, struct evhttp_request *req)
 	struct http_sess	*s;
 
 	if (!http_accepts(http_header(req, "Accept"), "text/event-stream")) {
-		httperr_reply(req, HTTP_S_NOT_ACCEPTABLE, RPC_INVALID_REQUEST,
+		http_error_reply(req, HTTP_S_NOT_ACCEPTABLE, RPC_INVALID_REQUEST,
 		    "not_acceptable", "a GET's Accept must list "
 		    "text/event-stream");
 		return;
@@ -484,7 +484,7 @@ http_get(struct http *h, struct evhttp_request *req)
 	if ((s = http_session(h, req)) == NULL)
 		return;
 	if (httpsess_get(s, req, http_header(req, "Last-Event-ID")) != 0)
-		httperr_reply(req, HTTP_S_CONFLICT, RPC_INVALID_REQUEST,
+		http_error_reply(req, HTTP_S_CONFLICT, RPC_INVALID_REQUEST,
 		    "stream_taken", "this session's stream is already open "
 		    "on another GET: one at a time");
 }
@@ -636,4 +636,26 @@ http_free(struct server *srv)
 	httpconn_free(h);
 	free(h);
 	srv->http = http_self = NULL;
+}
+
+/* MCP over HTTP: a request refused, with a JSON-RPC error. */
+void
+http_error_reply(struct evhttp_request *req, int status, int code,
+    const char *type, const char *reason)
+{
+	json_object	*resp;
+	struct evbuffer	*b;
+	const char	*s;
+	size_t		 len;
+
+	resp = rpc_error_response(NULL, code, type, NULL, reason);
+	s = json_object_to_json_string_length(resp, JSON_C_TO_STRING_PLAIN |
+	    JSON_C_TO_STRING_NOSLASHESCAPE, &len);
+	if ((b = evbuffer_new()) == NULL || evbuffer_add(b, s, len) == -1)
+		fatalx("evbuffer_add: out of memory");
+	evhttp_add_header(evhttp_request_get_output_headers(req),
+	    "Content-Type", "application/json");
+	evhttp_send_reply(req, status, NULL, b);
+	evbuffer_free(b);
+	json_object_put(resp);
 }

@@ -544,7 +544,7 @@ hs_detach(struct http_stream *st)
 		    evhttp_request_get_connection(st->req)), &tv, &tv);
 		evhttp_send_reply_end(st->req);
 	} else
-		httperr_reply(st->req, HTTP_NOTFOUND, RPC_INVALID_REQUEST,
+		http_error_reply(st->req, HTTP_NOTFOUND, RPC_INVALID_REQUEST,
 		    "unknown_session", "the session ended before this request "
 		    "ran");
 	st->req = NULL;

@@ -399,7 +399,7 @@ END_TEST
 
 /*
  * An error whose reason quotes what a client sent (an HTTP header that
- * is not UTF-8, httperr.c), or a quote cut inside a character: the
+ * is not UTF-8, http.c http_error_reply), or a quote cut inside a character: the
  * answer is still JSON, RFC 8259's UTF-8, each bad byte U+FFFD.
  */
 START_TEST(error_reason_utf8)
