@@ -37,27 +37,6 @@ struct turn;
 struct waiter;
 struct worker;
 
-/* editor.c */
-
-/* Editor flags across a restart (editor.c). */
-
-/* At start: the flags held when the last run ended hold reloads for
- * --editor-grace seconds (J->grace_ev), or until clients hold them again. */
-void	editor_restore(struct jobs *);
-/* The connections' flags changed: record them for a restart. */
-void	editor_update(struct jobs *);
-/* --editor-grace passed: the flags of the last run hold nothing now. */
-void	editor_grace_over(struct jobs *);
-
-/* expiry.c */
-
-/* Finished jobs expire from the store (expiry.c). */
-
-/* Make J->expire_ev; jobs_free() frees it. */
-void	expiry_init(struct jobs *);
-/* Wake at the next expiry the store holds, if any. */
-void	expiry_arm(struct jobs *);
-
 /* job.c */
 
 /*
@@ -237,63 +216,6 @@ int		 job_store_final(struct jobs *, const char *what, uint64_t num,
 void		 job_fatal_store(const char *what, int rc)
 		    __attribute__((noreturn));
 
-/* jobend.c */
-
-#define JOBEND_WHOLE_TRIES	6	/* an end a full disk refused waits whole */
-
-/*
- * The ends of jobs (jobend.c) and the notes of changes: the engine's
- * coordinator (jobs.c) and the turn's commit (turn.c) call them.
- */
-
-/* Tell j's submitter (notify: true) that j changed. */
-void	jobend_notify(struct jobs *, struct job *);
-/* j ends with s: stored with the turn's commit, then jobend_forget(). */
-void	jobend_finish(struct jobs *, struct job *, enum job_status,
-	    const char *error);
-/* The end of j (worker del, 0: none) could not be stored with the turn
- * (rc): j shrinks (unless the disk is full) and is stored alone, or waits
- * in J->unstored. */
-void	jobend_finish_alone(struct jobs *, struct job *, pid_t del, int rc);
-/* Store the end of j from J->unstored, shrunk if it must (last: the
- * stop's try, which shrinks at once): 0, or the store's error. */
-int	jobend_save_unstored(struct jobs *, struct job *, int last);
-/* j is over and stored: tell whoever waits, forget it here. */
-void	jobend_forget(struct jobs *, struct job *);
-/* The store refused a change (rc): start nothing new, retry later. */
-void	jobend_store_blocked(struct jobs *, const char *what, int rc);
-
-/* jobrun.c */
-
-/*
- * The run of a job: whether it may start, what its worker is given, and
- * how it ended.  The coordinator (jobs.c) acts on the answers.
- */
-
-/*
- * A queued job's tools as the table has them now: a tool that a SIGHUP
- * removed or disabled fails the job instead of running.  0, or -1 with why.
- */
-int		 jobrun_tools_ok(struct jobs *, struct job *, char *why,
-		    size_t len);
-/*
- * Whether the table now makes a command of queued job j (its record
- * loaded) a reload that it was not when j was queued (a SIGHUP): j then
- * becomes one, its record and its class, to wait for the reload guard as
- * if it were submitted now.  1 when it changed.
- */
-int		 jobrun_reload_now(struct jobs *, struct job *);
-/* The state dir, absolute (in buf, PATH_MAX bytes), or as given. */
-const char	*jobrun_state_dir(struct jobs *, char *buf, size_t len);
-/* The spec j's worker reads on its stdin.  Caller puts. */
-json_object	*jobrun_spec(struct jobs *, struct job *);
-/*
- * How j ended, its worker w reaped with wait status: why filled, empty
- * when the job is done.
- */
-enum job_status	 jobrun_outcome(struct job *, struct worker *, int status,
-		    char *why, size_t len);
-
 /* jobs.c */
 
 /*
@@ -331,18 +253,6 @@ void		 jobs_editor_changed(struct jobs *);
 /* Used by the methods. */
 int		 jobs_cancel(struct jobs *, uint64_t num, json_object **,
 		    struct rpc_error *);
-
-/* jobsched.c */
-
-/*
- * The scheduler's pass over the engine (cmdgate-protocol(7), Scheduling):
- * which queued jobs start now (scheduler.c decides), then what the
- * watchers of queued jobs hear: it starts each with jobs.c jobs_start and
- * tells a submitter with jobend.c jobend_notify.
- */
-
-/* Start what may start now, then tell the watchers of queued jobs. */
-void	 jobsched_pass(struct jobs *);
 
 /* jobview.c */
 
@@ -439,48 +349,6 @@ int		 probe_reaped(struct probe *, pid_t pid, int status);
  * Caller puts. */
 json_object	*probe_json(const struct probe *);
 
-/* recover.c */
-
-/* Recovery at start (recover.c). */
-
-/* Read the store in one transaction: 0 with how many jobs were
- * interrupted and how many damaged records failed, or the store's
- * error. */
-int		 recover_store(struct jobs *, size_t *interrupted,
-		    size_t *damaged);
-
-/*
- * The failed record that replaces queued job j's damaged one, keeping of
- * it what can be read, its error saying why and when (caller puts).
- */
-json_object	*recover_damaged(struct jobs *, struct job *, const char *when);
-
-/*
- * A queued job about to start, its record just read (NULL: it was not
- * JSON): 0 when it can run; -1 when the record is damaged, and the job
- * has failed saying so.
- */
-int		 recover_check_start(struct jobs *, struct job *);
-
-/* spare.c */
-
-/*
- * The spare worker (cmdgated(8), Workers): after a job starts, another
- * worker is started from a zero timer, off the job's path, to wait for
- * the next job's spec, so that a start costs one message to a ready
- * worker.  --max-workers counts it; it is retired when no job took it for
- * SPARE_IDLE_S seconds, and at shutdown.
- */
-
-#define SPARE_IDLE_S	2
-
-void	spare_init(struct jobs *);
-void	spare_free(struct jobs *);
-/* A job started: start a spare at the next turn, keep it a while. */
-void	spare_refill(struct jobs *);
-/* Retire the spare now (shutdown). */
-void	spare_retire(struct jobs *);
-
 /* submit.c */
 
 /*
@@ -569,69 +437,5 @@ json_object	*waiter_view(struct jobs *, uint64_t num,
 		    struct rpc_error *err);
 /* Free every waiter (their callers are gone). */
 void		 waiter_free_all(struct jobs *);
-
-/* turn.c */
-
-/*
- * The transitions of running jobs in one loop turn (a tool's group, a
- * result, an end), stored in one commit with the next start, or at the
- * end of the turn, as submits are (cmdgated(8), The store); a tool's
- * group alone, which nobody is told of, waits for the next commit
- * (TURN_LATE_MS at most), and a job's last result for its end, which
- * its worker's exit brings (TURN_LAST_MS at most).  Until the commit of a change that is told,
- * nothing leaves: every connection's output is held (the hook
- * job_synced), and what it tells (notifications, waiters) is done by the
- * engine's jobs_turn_done() once the commit is in.  A worker's spec goes
- * only after its job's start is committed (turn_commit_with).
- */
-
-enum turn_kind {
-	TURN_STARTED,	/* j's tool started: its worker's record */
-	TURN_RESULT,	/* j finished command index */
-	TURN_FINISH,	/* j ended: its record, del's record deleted */
-	TURN_LAST,	/* j finished its last command: told with its end */
-};
-
-struct turn_op {
-	TAILQ_ENTRY(turn_op)	 entry;
-	enum turn_kind		 kind;
-	struct job		*j;
-	pid_t			 del;	/* FINISH: the worker's pid, or 0 */
-	size_t			 index;	/* RESULT, LAST */
-	int			 ok;	/* RESULT, LAST */
-	int			 stored;	/* committed with a start */
-};
-TAILQ_HEAD(turn_oplist, turn_op);
-
-void	 turn_init(struct jobs *);
-void	 turn_free(struct jobs *);
-/* Add a transition of this turn. */
-void	 turn_add(struct jobs *, enum turn_kind, struct job *, pid_t del,
-	    size_t index, int ok);
-/*
- * A job starts: commit put(arg) (its running record and its worker's)
- * now, with the transitions pending, in one transaction (a job's end and
- * the next one's start): 0, the pending then told by turn_tell_stored().
- * If that fails, the pending are stored one by one and told here (their
- * turn_done_fn runs inside this call), then put alone, unless an end was
- * refused (J->store_blocked): the error, put's changes not applied.
- * what names the start in the debug log.
- */
-int	 turn_commit_with(struct jobs *, const char *what,
-	    int (*put)(struct jobs *, void *), void *arg);
-/* At the turn's end (jobs_turn_end): commit what is pending, if any of
- * it is told or waited its time. */
-void	 turn_end(struct jobs *);
-/* Commit what is pending now (shutdown). */
-void	 turn_flush(struct jobs *);
-/*
- * When all that is pending was stored with a start (turn_commit_with),
- * tell it now, in its order, so that the start, told next, comes after
- * it: a job's end before the next job's start.
- */
-void	 turn_tell_stored(struct jobs *);
-/* Transitions are pending; the output is held for some. */
-int	 turn_pending(const struct jobs *);
-int	 turn_held(const struct jobs *);
 
 #endif
