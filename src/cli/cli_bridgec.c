@@ -6,11 +6,11 @@
 #include <sys/un.h>
 
 #include <errno.h>
-#include <netdb.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <event2/buffer.h>
 #include <event2/bufferevent.h>
@@ -18,6 +18,7 @@
 
 #include <json-c/json.h>
 
+#include "addr.h"
 #include "cli.h"
 #include "jstrict.h"
 #include "util.h"
@@ -63,35 +64,26 @@ static struct bufferevent *
 bridgec_dial(struct event_base *base, const struct client_target *t,
     unsigned attempt, char *err, size_t errlen)
 {
-	struct addrinfo		 hints, *ai, *p;
 	struct bufferevent	*bev;
-	unsigned		 n = 0;
-	int			 rc;
+	int			 fd;
 
 	if (t->socket != NULL)
 		return bridgec_unix(base, t->socket, err, errlen);
-	memset(&hints, 0, sizeof(hints));
-	hints.ai_socktype = SOCK_STREAM;
 	/* The broker is on this machine or a name the resolver knows. */
-	if ((rc = getaddrinfo(t->host, t->port, &hints, &ai)) != 0) {
-		snprintf(err, errlen, "%s:%s: %s", t->host, t->port,
-		    gai_strerror(rc));
+	if ((fd = addr_connect(t->host, t->port, attempt, ADDR_NONBLOCK, err,
+	    errlen)) < 0)
 		return NULL;
-	}
-	for (p = ai; p != NULL; p = p->ai_next)
-		n++;
-	for (p = ai, n = attempt % n; n > 0; n--)
-		p = p->ai_next;
-	if ((bev = bufferevent_socket_new(base, -1, BEV_OPT_CLOSE_ON_FREE)) ==
-	    NULL || bufferevent_socket_connect(bev, p->ai_addr,
-	    (int)p->ai_addrlen) == -1) {
+	if ((bev = bufferevent_socket_new(base, fd, BEV_OPT_CLOSE_ON_FREE)) ==
+	    NULL)
+		close(fd);
+	/* The connect is under way: its end is the event callback's. */
+	if (bev == NULL || bufferevent_socket_connect(bev, NULL, 0) == -1) {
 		snprintf(err, errlen, "cannot connect to %s:%s", t->host,
 		    t->port);
 		if (bev != NULL)
 			bufferevent_free(bev);
-		bev = NULL;
+		return NULL;
 	}
-	freeaddrinfo(ai);
 	return bev;
 }
 

@@ -19,6 +19,7 @@
 
 #include <json-c/json.h>
 
+#include "addr.h"
 #include "cli.h"
 #include "runfile.h"
 #include "token.h"
@@ -43,7 +44,7 @@ static int
 target_tcp(json_object *o, struct client_target *t, char *host, size_t len)
 {
 	json_object	*a, *v;
-	const char	*s, *colon;
+	const char	*s, *port;
 	size_t		 i;
 
 	if (!json_object_object_get_ex(o, "listen", &a) ||
@@ -51,17 +52,13 @@ target_tcp(json_object *o, struct client_target *t, char *host, size_t len)
 		return -1;
 	for (i = 0; i < json_object_array_length(a); i++) {
 		v = json_object_array_get_idx(a, i);
+		/* The port is the resolver's to refuse, or --port's check. */
 		if ((s = json_object_get_string(v)) == NULL ||
 		    strchr(s, '@') != NULL ||
-		    (colon = strrchr(s, ':')) == NULL)
+		    addr_split(s, host, len, &port) == -1)
 			continue;
-		snprintf(host, len, "%.*s", (int)(colon - s), s);
-		if (host[0] == '[' && host[strlen(host) - 1] == ']') {
-			memmove(host, host + 1, strlen(host));
-			host[strlen(host) - 1] = '\0';
-		}
 		t->host = host;
-		t->port = colon + 1;
+		t->port = port;
 		return 0;
 	}
 	return -1;

@@ -12,6 +12,7 @@
 
 #include <json-c/json.h>
 
+#include "addr.h"
 #include "cli.h"
 #include "util.h"
 
@@ -104,7 +105,7 @@ static void
 mcpconf_ask(struct cli *cl, struct mcpconf *m)
 {
 	json_object	*s, *l, *e = NULL;
-	const char	*a, *colon, *dir;
+	const char	*a, *port, *dir;
 	size_t		 i;
 
 	if (m->uloop_port != NULL || m->unity_dir != NULL ||
@@ -117,8 +118,8 @@ mcpconf_ask(struct cli *cl, struct mcpconf *m)
 	for (i = 0; i < json_object_array_length(l); i++) {
 		a = json_object_get_string(json_object_array_get_idx(l, i));
 		if (a != NULL && strncmp(a, "uloop@", 6) == 0 &&
-		    (colon = strrchr(a, ':')) != NULL) {
-			snprintf(m->port, sizeof(m->port), "%s", colon + 1);
+		    addr_split(a + 6, NULL, 0, &port) != -1) {
+			snprintf(m->port, sizeof(m->port), "%s", port);
 			m->uloop_port = m->port;
 		}
 	}

@@ -5,7 +5,6 @@
 #include <sys/un.h>
 #include <netinet/in.h>
 #include <arpa/inet.h>
-#include <netdb.h>
 
 #include <errno.h>
 #include <fcntl.h>
@@ -19,6 +18,7 @@
 
 #include <json-c/json.h>
 
+#include "addr.h"
 #include "cli.h"
 #include "jsonl.h"
 #include "jstrict.h"
@@ -89,8 +89,8 @@ client_find_token(struct client_client *c, const struct client_target *t, char *
 static int
 client_dial(struct client_client *c, const struct client_target *t)
 {
-	struct addrinfo	 hints, *ai, *p;
-	int		 rc, fd = -1;
+	size_t	n;
+	int	fd;
 
 	if (t->socket != NULL) {
 		struct sockaddr_un sun;
@@ -114,26 +114,13 @@ client_dial(struct client_client *c, const struct client_target *t)
 		}
 		return fd;
 	}
-	memset(&hints, 0, sizeof(hints));
-	hints.ai_socktype = SOCK_STREAM;
-	if ((rc = getaddrinfo(t->host, t->port, &hints, &ai)) != 0) {
-		snprintf(c->err, sizeof(c->err), "%s:%s: %s", t->host, t->port,
-		    gai_strerror(rc));
-		return -1;
+	fd = addr_connect(t->host, t->port, 0, 0, c->err, sizeof(c->err));
+	if (fd == ADDR_ECONNECT) {
+		n = strlen(c->err);
+		snprintf(c->err + n, sizeof(c->err) - n,
+		    " (is cmdgated running?)");
 	}
-	for (p = ai; p != NULL; p = p->ai_next) {
-		fd = socket(p->ai_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
-		if (fd != -1 && connect(fd, p->ai_addr, p->ai_addrlen) == 0)
-			break;
-		snprintf(c->err, sizeof(c->err), "cannot connect to %s:%s: %s "
-		    "(is cmdgated running?)", t->host, t->port,
-		    strerror(errno));
-		if (fd != -1)
-			close(fd);
-		fd = -1;
-	}
-	freeaddrinfo(ai);
-	return fd;
+	return fd < 0 ? -1 : fd;
 }
 
 /* uid as "uid N (name)" in buf. */

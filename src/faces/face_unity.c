@@ -10,6 +10,7 @@
 
 #include <json-c/json.h>
 
+#include "addr.h"
 #include "faces.h"
 #include "jstrict.h"
 #include "log.h"
@@ -467,7 +468,7 @@ static int
 unity_bridge_port(const struct tooltab *tab)
 {
 	json_object	*d;
-	const char	*colon;
+	const char	*port;
 	size_t		 i;
 
 	for (i = 0; i < tab->ntools; i++) {
@@ -477,8 +478,8 @@ unity_bridge_port(const struct tooltab *tab)
 		    !json_object_object_get_ex(t->forward_json, "dialect",
 		    &d) || strcmp(json_object_get_string(d), "unity-mcp") != 0)
 			continue;
-		if ((colon = strrchr(t->forward, ':')) != NULL)
-			return atoi(colon + 1);
+		if (addr_split(t->forward, NULL, 0, &port) != -1)
+			return atoi(port);
 	}
 	return 0;
 }
@@ -497,15 +498,15 @@ unity_edstate(void *arg)
 static int
 unity_listen_port(const struct server *srv)
 {
-	const char	*a, *colon, *prefix = "unity-mcp@";
+	const char	*a, *port, *prefix = "unity-mcp@";
 	size_t		 i;
 
 	for (i = 0; i < json_object_array_length(srv->listen_addrs); i++) {
 		a = json_object_get_string(json_object_array_get_idx(
 		    srv->listen_addrs, i));
 		if (strncmp(a, prefix, strlen(prefix)) == 0 &&
-		    (colon = strrchr(a, ':')) != NULL)
-			return atoi(colon + 1);
+		    addr_split(a + strlen(prefix), NULL, 0, &port) != -1)
+			return atoi(port);
 	}
 	return 0;
 }

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "addr.h"
 #include "log.h"
 #include "server.h"
 #include "util.h"
@@ -65,32 +66,29 @@ authlimit_key6(struct in6_addr *a6, char *key, size_t len)
 	snprintf(key, len, "%s/64", buf);
 }
 
-/* The address part of peer, as the table counts it. */
+/*
+ * The address part of peer ("ADDR:PORT", "[V6]:PORT", or "unix"), as the
+ * table counts it; a peer of no such address counts as itself.
+ */
 static void
 authlimit_key(const char *peer, char *key, size_t len)
 {
-	char		 host[INET6_ADDRSTRLEN + 2];
-	const char	*colon = strrchr(peer, ':');
-	size_t		 n = colon != NULL ? (size_t)(colon - peer) :
-			    strlen(peer);
+	char		 host[INET6_ADDRSTRLEN];
 	struct in_addr	 a4;
 	struct in6_addr	 a6;
 
-	if (n >= sizeof(host))
-		n = sizeof(host) - 1;
-	memcpy(host, peer, n);
-	host[n] = '\0';
-	if (inet_pton(AF_INET, host, &a4) == 1) {
+	switch (addr_split(peer, host, sizeof(host), NULL)) {
+	case 0:
+		if (inet_pton(AF_INET, host, &a4) != 1)
+			break;
 		snprintf(key, len, "%s", (ntohl(a4.s_addr) >> 24) == 127 ?
 		    "loopback" : host);
 		return;
-	}
-	if (n > 2 && host[0] == '[' && host[n - 1] == ']') {
-		host[n - 1] = '\0';
-		if (inet_pton(AF_INET6, host + 1, &a6) == 1) {
-			authlimit_key6(&a6, key, len);
-			return;
-		}
+	case 1:
+		if (inet_pton(AF_INET6, host, &a6) != 1)
+			break;
+		authlimit_key6(&a6, key, len);
+		return;
 	}
 	snprintf(key, len, "%s", peer);
 }

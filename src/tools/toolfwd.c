@@ -17,6 +17,7 @@
 
 #include <json-c/json.h>
 
+#include "addr.h"
 #include "jtemplate.h"
 #include "tools.h"
 #include "util.h"
@@ -162,33 +163,17 @@ int
 tool_forward_split(const char *s, char *host, size_t hostlen, char *port,
     size_t portlen)
 {
-	const char	*colon, *h = s, *he;
 	struct in6_addr	 a6;
+	const char	*p;
 	uint64_t	 n;
-	char		 tmp[INET6_ADDRSTRLEN + 1];
+	int		 bracketed;
 
-	if (s[0] == '[') {
-		if ((he = strchr(s, ']')) == NULL || he[1] != ':')
-			return -1;
-		h = s + 1;
-		colon = he + 1;
-		if ((size_t)(he - h) >= sizeof(tmp))
-			return -1;
-		memcpy(tmp, h, (size_t)(he - h));
-		tmp[he - h] = '\0';
-		if (inet_pton(AF_INET6, tmp, &a6) != 1)
-			return -1;
-	} else {
-		colon = strchr(s, ':');
-		if (colon == NULL || strchr(colon + 1, ':') != NULL)
-			return -1;
-		he = colon;
-	}
-	if (he == h || (size_t)(he - h) >= hostlen ||
-	    util_parse_u64(colon + 1, 1, 65535, &n) == -1)
+	if ((bracketed = addr_split(s, host, hostlen, &p)) == -1 ||
+	    host[0] == '\0' || (!bracketed && (s[0] == '[' ||
+	    strchr(host, ':') != NULL)) ||
+	    (bracketed && inet_pton(AF_INET6, host, &a6) != 1) ||
+	    util_parse_u64(p, 1, 65535, &n) == -1)
 		return -1;
-	memcpy(host, h, (size_t)(he - h));
-	host[he - h] = '\0';
 	snprintf(port, portlen, "%llu", (unsigned long long)n);
 	return 0;
 }
