@@ -118,6 +118,15 @@ START_TEST(wait_survives_restart)
 	ck_assert_msg(await_out(ofd, "queued"), "stdout: %s", cli_out);
 	ck_assert_int_eq(broker_signal_wait(&b, SIGKILL), -1);
 	ck_assert_int_eq(broker_start(&b, args, 0), 0);
+	/*
+	 * The holder is back before its hold ends: were it to end first, the
+	 * restarted broker would keep the last run's tests_running for
+	 * --editor-grace (10 s), as a restart should, and the job would
+	 * start only then.
+	 */
+	ck_assert_msg(await_err(hfd, "editor-state: reconnected"),
+	    "holder's stderr: %s", cli_err);
+	await_err(-1, NULL);
 	ck_assert_msg(await_err(efd, "reconnected after"), "stderr: %s",
 	    cli_err);
 	close(wfd);	/* the hold ends: the job runs */
