@@ -142,6 +142,7 @@ void			 httpconn_free(struct http *);
 #define HTTP_S_NOT_ACCEPTABLE	406
 #define HTTP_S_CONFLICT		409
 #define HTTP_S_UNSUPPORTED	415
+#define HTTP_S_VERSION		505	/* HTTP Version Not Supported */
 
 /* One event of a stream, kept until the ring overflows or it goes. */
 struct http_ev {
