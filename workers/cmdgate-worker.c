@@ -51,10 +51,10 @@
 #include "edwatch.h"
 #include "forker.h"
 #include "run.h"
+#include "wire.h"
 #include "worker.h"
 
 #define EXIT_USAGE	64
-#define SPEC_FD		3
 #define SPEC_MAX	(64 * 1024 * 1024)
 
 volatile sig_atomic_t		got_term;
@@ -96,7 +96,7 @@ emit(json_object *ev)
 		iov[0].iov_len = off < len ? len - off : 0;
 		iov[1].iov_base = (char *)"\n";
 		iov[1].iov_len = 1;
-		if ((w = writev(1, iov, 2)) == -1) {
+		if ((w = writev(WIRE_EVENTS_FD, iov, 2)) == -1) {
 			if (errno == EINTR)
 				continue;
 			/*
@@ -117,9 +117,11 @@ emit_start(size_t index, pid_t pgid)
 {
 	json_object	*ev = json_object_new_object();
 
-	json_object_object_add(ev, "event", json_object_new_string("start"));
-	json_object_object_add(ev, "index", json_object_new_int((int)index));
-	json_object_object_add(ev, "pgid", json_object_new_int(pgid));
+	json_object_object_add(ev, WIRE_EVENT,
+	    json_object_new_string(WIRE_EV_START));
+	json_object_object_add(ev, WIRE_INDEX,
+	    json_object_new_int((int)index));
+	json_object_object_add(ev, WIRE_PGID, json_object_new_int(pgid));
 	emit(ev);
 }
 
@@ -128,9 +130,11 @@ emit_result(size_t index, json_object *result)
 {
 	json_object	*ev = json_object_new_object();
 
-	json_object_object_add(ev, "event", json_object_new_string("result"));
-	json_object_object_add(ev, "index", json_object_new_int((int)index));
-	json_object_object_add(ev, "result", result);
+	json_object_object_add(ev, WIRE_EVENT,
+	    json_object_new_string(WIRE_EV_RESULT));
+	json_object_object_add(ev, WIRE_INDEX,
+	    json_object_new_int((int)index));
+	json_object_object_add(ev, WIRE_RESULT, result);
 	emit(ev);
 }
 
@@ -148,7 +152,8 @@ broker_gone(struct pollfd *ev)
 int
 worker_wait(int fd, short events, int64_t deadline, const sigset_t *waitmask)
 {
-	struct pollfd	pfd[2] = { { fd, events, 0 }, { EVENTS_FD, 0, 0 } };
+	struct pollfd	pfd[2] = { { fd, events, 0 },
+	    { WIRE_EVENTS_FD, 0, 0 } };
 	struct timespec	ts;
 	int64_t		left;
 
@@ -181,7 +186,7 @@ term_pending(void)
 static int
 events_hung_up(void)
 {
-	struct pollfd	pfd = { EVENTS_FD, 0, 0 };
+	struct pollfd	pfd = { WIRE_EVENTS_FD, 0, 0 };
 
 	return poll(&pfd, 1, 0) == 1 && (pfd.revents & (POLLERR | POLLHUP));
 }
@@ -205,7 +210,7 @@ read_spec(pid_t parent)
 				break;
 			buf = nb;
 		}
-		if ((n = read(SPEC_FD, buf + len, cap - len)) == -1 &&
+		if ((n = read(WIRE_SPEC_FD, buf + len, cap - len)) == -1 &&
 		    errno == EINTR)
 			continue;
 		if (n <= 0) {
@@ -220,7 +225,7 @@ read_spec(pid_t parent)
 		}
 		len += (size_t)n;
 	}
-	close(SPEC_FD);
+	close(WIRE_SPEC_FD);
 	free(buf);
 	return spec;
 }
@@ -236,10 +241,10 @@ spec_process(json_object *spec)
 	json_object	*v;
 	struct rlimit	 rl;
 
-	if (json_object_object_get_ex(spec, "broker", &v) &&
+	if (json_object_object_get_ex(spec, WIRE_SPEC_BROKER, &v) &&
 	    getppid() != (pid_t)json_object_get_int64(v))
 		got_term = 1;
-	if (json_object_object_get_ex(spec, "nofile", &v) &&
+	if (json_object_object_get_ex(spec, WIRE_SPEC_NOFILE, &v) &&
 	    json_object_get_int64(v) > 0 &&
 	    getrlimit(RLIMIT_NOFILE, &rl) == 0 &&
 	    (rlim_t)json_object_get_int64(v) < rl.rlim_cur) {
@@ -248,7 +253,7 @@ spec_process(json_object *spec)
 	}
 }
 
-/* One job: the spec on SPEC_FD, the events on EVENTS_FD. */
+/* One job: the spec on WIRE_SPEC_FD, the events on WIRE_EVENTS_FD. */
 static int
 worker_main(void)
 {
@@ -259,7 +264,7 @@ worker_main(void)
 	size_t			 i, n, cap;
 	int			 fail_fast, ok;
 
-	close_range(SPEC_FD + 1, ~0U, 0);
+	close_range(WIRE_SPEC_FD + 1, ~0U, 0);
 	/* The broker's death ends our tools (SIGTERM, then the grace). */
 	prctl(PR_SET_PDEATHSIG, SIGTERM);
 	prctl(PR_SET_CHILD_SUBREAPER, 1);
@@ -275,24 +280,25 @@ worker_main(void)
 	sigdelset(&waitmask, SIGTERM);
 	sigdelset(&waitmask, SIGCHLD);
 	if ((spec = read_spec(getppid())) == NULL ||
-	    (!json_object_object_get_ex(spec, "commands", &cmds) &&
-	    !json_object_object_get_ex(spec, "probe", &v))) {
+	    (!json_object_object_get_ex(spec, WIRE_SPEC_COMMANDS, &cmds) &&
+	    !json_object_object_get_ex(spec, WIRE_SPEC_PROBE, &v))) {
 		fprintf(stderr, "cmdgate-worker: no job spec on fd 3\n");
 		return EXIT_USAGE;
 	}
-	if (json_object_object_get_ex(spec, "probe", &v)) {
+	if (json_object_object_get_ex(spec, WIRE_SPEC_PROBE, &v)) {
 		spec_process(spec);
 		edwatch_run(v, json_object_get_string(json_object_object_get(
-		    spec, "lock_dir")), &waitmask);
+		    spec, WIRE_SPEC_LOCK_DIR)), &waitmask);
 		json_object_put(spec);
 		return 0;
 	}
-	ticket = json_object_get_string(json_object_object_get(spec, "ticket"));
+	ticket = json_object_get_string(json_object_object_get(spec,
+	    WIRE_SPEC_TICKET));
 	fail_fast = json_object_get_boolean(json_object_object_get(spec,
-	    "fail_fast"));
+	    WIRE_SPEC_FAIL_FAST));
 	cap = (size_t)json_object_get_int64(json_object_object_get(spec,
-	    "output_cap"));
-	if (json_object_object_get_ex(spec, "kill_grace", &v))
+	    WIRE_SPEC_OUTPUT_CAP));
+	if (json_object_object_get_ex(spec, WIRE_SPEC_KILL_GRACE, &v))
 		kill_grace_ms = json_object_get_int64(v) * 1000;
 	spec_process(spec);
 	n = json_object_array_length(cmds);
@@ -304,12 +310,14 @@ worker_main(void)
 	for (i = 0; i < n && !term_pending(); i++) {
 		cmd = json_object_array_get_idx(cmds, i);
 		command_index = i;
-		if (json_object_object_get_ex(cmd, "exec", &v))
+		if (json_object_object_get_ex(cmd, WIRE_CMD_EXEC, &v))
 			r = run_exec(ticket, cmd, i, cap, &waitmask);
 		else
 			r = forward_run(cmd, i, json_object_get_string(
-			    json_object_object_get(spec, "lock_dir")), &waitmask);
-		ok = json_object_get_boolean(json_object_object_get(r, "ok"));
+			    json_object_object_get(spec, WIRE_SPEC_LOCK_DIR)),
+			    &waitmask);
+		ok = json_object_get_boolean(json_object_object_get(r,
+		    WIRE_RES_OK));
 		emit_result(i, r);
 		if (!ok && fail_fast)
 			break;
@@ -325,8 +333,8 @@ main(int argc, char **argv)
 		printf("cmdgate-worker %s\n", PACKAGE_VERSION);
 		return 0;
 	}
-	if (argc > 2 || (argc == 2 && strcmp(argv[1], "--forker") != 0) ||
-	    fcntl(SPEC_FD, F_GETFD) == -1) {
+	if (argc > 2 || (argc == 2 && strcmp(argv[1], FORKER_ARG) != 0) ||
+	    fcntl(WIRE_SPEC_FD, F_GETFD) == -1) {
 		fprintf(stderr, "cmdgate-worker: started by cmdgated, not by "
 		    "hand (see cmdgated(8))\n");
 		return EXIT_USAGE;

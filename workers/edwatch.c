@@ -17,6 +17,7 @@
 #include "jtemplate.h"
 #include "edwatch.h"
 #include "notify.h"
+#include "wire.h"
 #include "worker.h"
 
 #define PROBE_EVERY_MS	1000	/* every_ms's default */
@@ -60,9 +61,10 @@ edwatch_reachable(json_object *probe, json_object *res)
 			    json_object_new_boolean(edwatch_flag(wrap, path)));
 	}
 	json_object_put(wrap);
-	json_object_object_add(ev, "event", json_object_new_string("editor"));
-	json_object_object_add(ev, "reachable", json_object_new_boolean(1));
-	json_object_object_add(ev, "flags", flags);
+	json_object_object_add(ev, WIRE_EVENT,
+	    json_object_new_string(WIRE_EV_EDITOR));
+	json_object_object_add(ev, WIRE_REACHABLE, json_object_new_boolean(1));
+	json_object_object_add(ev, WIRE_FLAGS, flags);
 	return ev;
 }
 
@@ -71,10 +73,11 @@ edwatch_unreachable(const char *why)
 {
 	json_object	*ev = json_object_new_object();
 
-	json_object_object_add(ev, "event", json_object_new_string("editor"));
-	json_object_object_add(ev, "reachable", json_object_new_boolean(0));
+	json_object_object_add(ev, WIRE_EVENT,
+	    json_object_new_string(WIRE_EV_EDITOR));
+	json_object_object_add(ev, WIRE_REACHABLE, json_object_new_boolean(0));
 	/* It may quote the editor's bytes: the broker reads strict JSON. */
-	json_object_object_add(ev, "error", utf8_json(why, strlen(why)));
+	json_object_object_add(ev, WIRE_ERROR, utf8_json(why, strlen(why)));
 	return ev;
 }
 
@@ -88,9 +91,10 @@ edwatch_unasked(const char *why)
 {
 	json_object	*ev = json_object_new_object();
 
-	json_object_object_add(ev, "event", json_object_new_string("editor"));
-	json_object_object_add(ev, "asked", json_object_new_boolean(0));
-	json_object_object_add(ev, "error", json_object_new_string(why));
+	json_object_object_add(ev, WIRE_EVENT,
+	    json_object_new_string(WIRE_EV_EDITOR));
+	json_object_object_add(ev, WIRE_ASKED, json_object_new_boolean(0));
+	json_object_object_add(ev, WIRE_ERROR, json_object_new_string(why));
 	return ev;
 }
 

@@ -23,6 +23,7 @@
 #include "notify.h"
 #include "uplock.h"
 #include "upstream.h"
+#include "wire.h"
 #include "worker.h"
 
 #define FWD_CONNECT_S	30	/* connect_timeout_s's default */
@@ -80,17 +81,17 @@ fwd_error_type(const struct fwd *f, enum up_status st)
 {
 	switch (st) {
 	case UP_REFUSED:
-		return f->x.closed ? "upstream_closed" : "upstream_refused";
+		return f->x.closed ? WIRE_ERR_CLOSED : WIRE_ERR_REFUSED;
 	case UP_LOST:
-		return "upstream_lost";
+		return WIRE_ERR_LOST;
 	case UP_TIMEOUT:
-		return "upstream_timeout";
+		return WIRE_ERR_TIMEOUT;
 	case UP_CANCELLED:
-		return "cancelled";
+		return WIRE_ERR_CANCELLED;
 	case UP_ERROR:
-		return "upstream_error";
+		return WIRE_ERR_UPSTREAM;
 	default:
-		return "upstream_protocol";
+		return WIRE_ERR_PROTOCOL;
 	}
 }
 
@@ -98,14 +99,14 @@ fwd_error_type(const struct fwd *f, enum up_status st)
 static void
 fwd_fail(struct fwd *f, enum up_status st)
 {
-	fwd_set(f, "ok", json_object_new_boolean(0));
+	fwd_set(f, WIRE_RES_OK, json_object_new_boolean(0));
 	/* It may quote the upstream's bytes, or cut a text at a byte
 	 * count: the broker reads the result as strict JSON. */
-	fwd_set(f, "error", utf8_json(f->x.err, strlen(f->x.err)));
-	fwd_set(f, "error_type", json_object_new_string(fwd_error_type(f,
-	    st)));
+	fwd_set(f, WIRE_RES_ERROR, utf8_json(f->x.err, strlen(f->x.err)));
+	fwd_set(f, WIRE_RES_ERROR_TYPE, json_object_new_string(
+	    fwd_error_type(f, st)));
 	if (st == UP_TIMEOUT)
-		fwd_set(f, "timed_out", json_object_new_boolean(1));
+		fwd_set(f, WIRE_RES_TIMED_OUT, json_object_new_boolean(1));
 }
 
 /* The same with a reason of our own. */
@@ -212,11 +213,11 @@ fwd_answered(struct fwd *f, json_object *res)
 	    why != NULL ? ": " : "", why != NULL ? why : "");
 	if (fwd_tool_failed(f, res)) {
 		fwd_fail_msg(f, UP_PROTOCOL, msg);
-		fwd_set(f, "error_type", json_object_new_string(
-		    "tool_failed"));
+		fwd_set(f, WIRE_RES_ERROR_TYPE, json_object_new_string(
+		    WIRE_ERR_TOOL_FAILED));
 	} else
-		fwd_set(f, "ok", json_object_new_boolean(1));
-	fwd_set(f, "result", res);
+		fwd_set(f, WIRE_RES_OK, json_object_new_boolean(1));
+	fwd_set(f, WIRE_RES_RESULT, res);
 }
 
 /*
@@ -281,9 +282,9 @@ fwd_reloaded(struct fwd *f)
 		fwd_fail(f, st);
 		return;
 	}
-	fwd_set(f, "ok", json_object_new_boolean(1));
-	fwd_set(f, "result", NULL);
-	fwd_set(f, "reloaded", json_object_new_boolean(1));
+	fwd_set(f, WIRE_RES_OK, json_object_new_boolean(1));
+	fwd_set(f, WIRE_RES_RESULT, NULL);
+	fwd_set(f, WIRE_RES_RELOADED, json_object_new_boolean(1));
 }
 
 /* ---- await and cancel ------------------------------------------------- */
@@ -418,7 +419,7 @@ fwd_await(struct fwd *f, json_object *first)
 		if (st != UP_OK) {
 			fwd_fail(f, st);
 			if (st == UP_ERROR)
-				fwd_set(f, "upstream_error", res);
+				fwd_set(f, WIRE_RES_UPSTREAM_ERROR, res);
 			else
 				json_object_put(res);
 			break;
@@ -429,17 +430,17 @@ fwd_await(struct fwd *f, json_object *first)
 			break;
 	}
 	json_object_put(p);
-	fwd_set(f, "polls", json_object_new_int(polls));
+	fwd_set(f, WIRE_RES_POLLS, json_object_new_int(polls));
 	if (st == UP_OK && failed) {
 		fwd_fail_msg(f, UP_PROTOCOL, "the awaited job ended in a "
 		    "failed status");
-		fwd_set(f, "error_type", json_object_new_string(
-		    "tool_failed"));
+		fwd_set(f, WIRE_RES_ERROR_TYPE, json_object_new_string(
+		    WIRE_ERR_TOOL_FAILED));
 	}
 	if (st == UP_OK && !failed)
 		fwd_answered(f, json_object_get(last));
 	else
-		fwd_set(f, "result", json_object_get(last));
+		fwd_set(f, WIRE_RES_RESULT, json_object_get(last));
 out:
 	json_object_put(last);
 	json_object_put(ctx);
@@ -452,13 +453,13 @@ static int
 fwd_init(struct fwd *f, json_object *cmd, const char *lock_dir,
     const sigset_t *waitmask)
 {
-	json_object	*fw = member(cmd, "forward"), *v;
+	json_object	*fw = member(cmd, WIRE_CMD_FORWARD), *v;
 
-	f->tool = member_str(cmd, "tool", "?");
-	f->call = member(cmd, "params");
-	f->reload = json_object_get_boolean(member(cmd, "reload"));
+	f->tool = member_str(cmd, WIRE_CMD_TOOL, "?");
+	f->call = member(cmd, WIRE_CMD_PARAMS);
+	f->reload = json_object_get_boolean(member(cmd, WIRE_CMD_RELOAD));
 	f->deadline = f->t0 + json_object_get_int64(member(cmd,
-	    "timeout_s")) * 1000;
+	    WIRE_CMD_TIMEOUT)) * 1000;
 	f->x.lock_dir = lock_dir;
 	f->x.waitmask = waitmask;
 	f->method = f->tool;
@@ -498,10 +499,11 @@ fwd_first_answer(struct fwd *f, json_object *res)
 {
 	json_object	*ev = json_object_new_object();
 
-	json_object_object_add(ev, "event", json_object_new_string("answer"));
-	json_object_object_add(ev, "index",
+	json_object_object_add(ev, WIRE_EVENT,
+	    json_object_new_string(WIRE_EV_ANSWER));
+	json_object_object_add(ev, WIRE_INDEX,
 	    json_object_new_int64((int64_t)f->index));
-	json_object_object_add(ev, "result", json_object_get(res));
+	json_object_object_add(ev, WIRE_RESULT, json_object_get(res));
 	emit(ev);
 }
 
@@ -548,9 +550,9 @@ fwd_call(struct fwd *f)
 	enum up_status	 st;
 
 	st = fwd_first(f, &out);
-	fwd_set(f, "sent", json_object_new_boolean(f->x.sent));
+	fwd_set(f, WIRE_RES_SENT, json_object_new_boolean(f->x.sent));
 	if (f->resent > 0)
-		fwd_set(f, "resent", json_object_new_int(f->resent));
+		fwd_set(f, WIRE_RES_RESENT, json_object_new_int(f->resent));
 	if (st == UP_OK && member(f->fw, "await") != NULL &&
 	    !fwd_tool_failed(f, out)) {
 		fwd_first_answer(f, out);
@@ -562,7 +564,8 @@ fwd_call(struct fwd *f)
 	else {
 		fwd_fail(f, st);
 		if (st == UP_ERROR)
-			fwd_set(f, "upstream_error", json_object_get(out));
+			fwd_set(f, WIRE_RES_UPSTREAM_ERROR,
+			    json_object_get(out));
 	}
 	json_object_put(out);
 }
@@ -577,11 +580,11 @@ forward_run(json_object *cmd, size_t index, const char *lock_dir,
 	f.index = index;
 	f.t0 = now_ms();
 	f.r = json_object_new_object();
-	fwd_set(&f, "tool", json_object_new_string(member_str(cmd, "tool",
-	    "?")));
+	fwd_set(&f, WIRE_RES_TOOL, json_object_new_string(member_str(cmd,
+	    WIRE_CMD_TOOL, "?")));
 	emit_start(index, 0);
 	if (fwd_init(&f, cmd, lock_dir, waitmask) == 0)
 		fwd_call(&f);
-	fwd_set(&f, "duration_ms", json_object_new_int64(now_ms() - f.t0));
+	fwd_set(&f, WIRE_RES_DURATION, json_object_new_int64(now_ms() - f.t0));
 	return f.r;
 }

@@ -30,6 +30,7 @@
 #include "jsonl.h"
 #include "jstrict.h"
 #include "sse.h"
+#include "wire.h"
 #include "worker.h"
 
 #define HX_ANSWER_MAX	(64 * 1024 * 1024)	/* longest answer */
@@ -413,8 +414,8 @@ hx_run(struct hx_xchg *x, int64_t deadline, int watch)
 			hx_finish(x, UP_PROTOCOL, "cannot watch SIGTERM");
 			goto out;
 		}
-		if (hx_is_pipe(EVENTS_FD) && (pipe = event_new(x->base,
-		    EVENTS_FD, EV_READ, hx_on_pipe, x)) != NULL)
+		if (hx_is_pipe(WIRE_EVENTS_FD) && (pipe = event_new(x->base,
+		    WIRE_EVENTS_FD, EV_READ, hx_on_pipe, x)) != NULL)
 			event_add(pipe, NULL);
 		sigprocmask(SIG_SETMASK, x->peer->waitmask, &old);
 	}

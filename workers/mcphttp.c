@@ -25,6 +25,7 @@
 #include "jstrict.h"
 #include "mcphttp.h"
 #include "notify.h"
+#include "wire.h"
 #include "worker.h"
 
 #define MH_CLOSE_MS	1000		/* how long DELETE may take */
@@ -293,16 +294,17 @@ mh_progress(struct mcphttp *mh, json_object *params)
 	    (mh_number(params, "total", &total) == -1 || total <= 0)))
 		return;
 	ev = json_object_new_object();
-	json_object_object_add(ev, "event", json_object_new_string("progress"));
-	json_object_object_add(ev, "index",
+	json_object_object_add(ev, WIRE_EVENT,
+	    json_object_new_string(WIRE_EV_PROGRESS));
+	json_object_object_add(ev, WIRE_INDEX,
 	    json_object_new_int64((int64_t)command_index));
-	json_object_object_add(ev, "progress", json_object_get(
+	json_object_object_add(ev, WIRE_PROGRESS, json_object_get(
 	    json_object_object_get(params, "progress")));
 	if (json_object_object_get_ex(params, "total", &t))
-		json_object_object_add(ev, "total", json_object_get(t));
+		json_object_object_add(ev, WIRE_TOTAL, json_object_get(t));
 	if (json_object_object_get_ex(params, "message", &m) &&
 	    json_object_is_type(m, json_type_string))
-		json_object_object_add(ev, "message", json_object_get(m));
+		json_object_object_add(ev, WIRE_MESSAGE, json_object_get(m));
 	notify_send(&mh->nt, ev, 1, now_ms());
 }
 
@@ -324,11 +326,12 @@ mh_log(struct mcphttp *mh, json_object *params)
 	if ((len = strlen(text)) > NOTIFY_LINE_MAX)
 		len = NOTIFY_LINE_MAX;
 	ev = json_object_new_object();
-	json_object_object_add(ev, "event", json_object_new_string("log"));
-	json_object_object_add(ev, "index",
+	json_object_object_add(ev, WIRE_EVENT,
+	    json_object_new_string(WIRE_EV_LOG));
+	json_object_object_add(ev, WIRE_INDEX,
 	    json_object_new_int64((int64_t)command_index));
-	json_object_object_add(ev, "level", json_object_new_string(level));
-	json_object_object_add(ev, "message", utf8_json(text, len));
+	json_object_object_add(ev, WIRE_LEVEL, json_object_new_string(level));
+	json_object_object_add(ev, WIRE_MESSAGE, utf8_json(text, len));
 	notify_send(&mh->nt, ev, 0, now_ms());
 }
 

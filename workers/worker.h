@@ -13,7 +13,6 @@
 
 /* What cmdgate-worker.c shares with forward.c and run.c. */
 
-#define EVENTS_FD	1	/* the pipe to the broker */
 #define READ_CHUNK	65536
 
 /* 1 once SIGTERM came or the broker is gone (2: passed on to a tool). */
@@ -25,11 +24,11 @@ extern size_t			command_index;
 
 /* CLOCK_MONOTONIC in milliseconds. */
 int64_t		 now_ms(void);
-/* Whether ev (EVENTS_FD, polled) says the broker is gone: got_term then. */
+/* Whether ev (WIRE_EVENTS_FD, polled) says the broker is gone: got_term. */
 void		 broker_gone(struct pollfd *ev);
 /* Emit {"event":"start","index":index,"pgid":pgid}. */
 void		 emit_start(size_t index, pid_t pgid);
-/* Write ev (put here) as one line on EVENTS_FD. */
+/* Write ev (put here) as one line on WIRE_EVENTS_FD. */
 void		 emit(json_object *ev);
 /*
  * Wait for events on fd (-1: none, a plain sleep) until deadline: 1

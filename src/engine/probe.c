@@ -29,6 +29,7 @@
 #include "log.h"
 #include "probe.h"
 #include "util.h"
+#include "wire.h"
 
 struct probe {
 	struct probe_config	 cfg;
@@ -221,7 +222,7 @@ static void
 probe_unasked(struct probe *P, json_object *ev)
 {
 	const char	*e = json_object_get_string(json_object_object_get(ev,
-			    "error"));
+			    WIRE_ERROR));
 
 	log_info("editor probe: could not ask the editor (%s); what it last "
 	    "reported stands", e != NULL ? e : "no reason given");
@@ -241,13 +242,14 @@ probe_event(struct probe *P, json_object *ev)
 		log_info("editor probe: worker %d reports again", (int)P->pid);
 	P->outage = 0;
 	P->backoff_ms = 0;
-	if (json_object_object_get_ex(ev, "asked", NULL)) {
+	if (json_object_object_get_ex(ev, WIRE_ASKED, NULL)) {
 		probe_unasked(P, ev);
 		return;
 	}
 	if (!json_object_get_boolean(json_object_object_get(ev,
-	    "reachable"))) {
-		e = json_object_get_string(json_object_object_get(ev, "error"));
+	    WIRE_REACHABLE))) {
+		e = json_object_get_string(json_object_object_get(ev,
+		    WIRE_ERROR));
 		if (P->reachable != 0)
 			log_warnx("editor probe: unreachable: %s", e != NULL ?
 			    e : unknown);
@@ -257,13 +259,13 @@ probe_event(struct probe *P, json_object *ev)
 	}
 	if (P->reachable != 1)
 		log_info("editor probe: the editor answers");
-	fl = json_object_object_get(ev, "flags");
+	fl = json_object_object_get(ev, WIRE_FLAGS);
 	f.compiling = json_object_get_boolean(json_object_object_get(fl,
-	    "compiling"));
+	    WIRE_FLAG_COMPILING));
 	f.tests_running = json_object_get_boolean(json_object_object_get(fl,
-	    "tests_running"));
+	    WIRE_FLAG_TESTS_RUNNING));
 	f.busy = json_object_get_boolean(json_object_object_get(fl,
-	    "editor_busy"));
+	    WIRE_FLAG_EDITOR_BUSY));
 	probe_state(P, 1, NULL);
 	probe_set_flags(P, &f);
 }
@@ -277,12 +279,12 @@ probe_is_event(json_object *ev)
 
 	if (!json_object_is_type(ev, json_type_object) ||
 	    (kind = json_object_get_string(json_object_object_get(ev,
-	    "event"))) == NULL || strcmp(kind, "editor") != 0)
+	    WIRE_EVENT))) == NULL || strcmp(kind, WIRE_EV_EDITOR) != 0)
 		return 0;
-	if (json_object_object_get_ex(ev, "asked", &v))
+	if (json_object_object_get_ex(ev, WIRE_ASKED, &v))
 		return json_object_is_type(v, json_type_boolean) &&
 		    !json_object_get_boolean(v);
-	return json_object_object_get_ex(ev, "reachable", &v) &&
+	return json_object_object_get_ex(ev, WIRE_REACHABLE, &v) &&
 	    json_object_is_type(v, json_type_boolean);
 }
 
@@ -355,10 +357,12 @@ probe_spec(struct probe *P)
 {
 	json_object	*spec = json_object_new_object();
 
-	json_object_object_add(spec, "broker", json_object_new_int64(getpid()));
-	json_object_object_add(spec, "lock_dir",
+	json_object_object_add(spec, WIRE_SPEC_BROKER,
+	    json_object_new_int64(getpid()));
+	json_object_object_add(spec, WIRE_SPEC_LOCK_DIR,
 	    json_object_new_string(P->cfg.lock_dir));
-	json_object_object_add(spec, "probe", json_object_get(P->editor));
+	json_object_object_add(spec, WIRE_SPEC_PROBE,
+	    json_object_get(P->editor));
 	return spec;
 }
 

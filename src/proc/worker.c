@@ -28,6 +28,7 @@
 #include "log.h"
 #include "proclist.h"
 #include "util.h"
+#include "wire.h"
 #include "worker.h"
 
 #define ORPHAN_POLL_MS	100	/* without a pidfd: how often to look */
@@ -251,18 +252,18 @@ worker_note_ok(const char *kind, json_object *ev)
 {
 	json_object	*v;
 
-	if (json_object_object_get_ex(ev, "message", &v) &&
+	if (json_object_object_get_ex(ev, WIRE_MESSAGE, &v) &&
 	    !json_object_is_type(v, json_type_string))
 		return 0;
-	if (strcmp(kind, "log") == 0)
+	if (strcmp(kind, WIRE_EV_LOG) == 0)
 		return json_object_is_type(json_object_object_get(ev,
-		    "level"), json_type_string) && v != NULL;
-	if (!json_object_object_get_ex(ev, "progress", &v) ||
+		    WIRE_LEVEL), json_type_string) && v != NULL;
+	if (!json_object_object_get_ex(ev, WIRE_PROGRESS, &v) ||
 	    (!json_object_is_type(v, json_type_int) &&
 	    !json_object_is_type(v, json_type_double)) ||
 	    json_object_get_double(v) < 0)
 		return 0;
-	return !json_object_object_get_ex(ev, "total", &v) ||
+	return !json_object_object_get_ex(ev, WIRE_TOTAL, &v) ||
 	    ((json_object_is_type(v, json_type_int) ||
 	    json_object_is_type(v, json_type_double)) &&
 	    json_object_get_double(v) > 0);
@@ -288,17 +289,17 @@ worker_event(struct worker *w, const char *line, size_t len)
 
 	jstrict_parse(line, len, &ev);
 	if (ev == NULL || len == 0 || (kind = json_object_get_string(
-	    json_object_object_get(ev, "event"))) == NULL ||
-	    (v = json_object_object_get(ev, "index")) == NULL ||
+	    json_object_object_get(ev, WIRE_EVENT))) == NULL ||
+	    (v = json_object_object_get(ev, WIRE_INDEX)) == NULL ||
 	    (w->job != NULL &&
 	    json_object_get_int64(v) != (int64_t)w->next_index)) {
 		json_object_put(ev);
 		worker_garbled(w, "garbled message from the worker");
 		return;
 	}
-	if (strcmp(kind, "start") == 0) {
+	if (strcmp(kind, WIRE_EV_START) == 0) {
 		pid_t	pgid = json_object_get_int(json_object_object_get(ev,
-			    "pgid"));
+			    WIRE_PGID));
 
 		/* 0: no process (a forward). */
 		if (pgid != 0 && !pgid_ok(pgid)) {
@@ -312,20 +313,21 @@ worker_event(struct worker *w, const char *line, size_t len)
 			h->started(h->arg, w);
 	} else if (w->job == NULL) {
 		/* Its job was recorded as interrupted: nothing to add. */
-	} else if (strcmp(kind, "result") == 0 &&
-	    json_object_is_type(res = json_object_object_get(ev, "result"),
+	} else if (strcmp(kind, WIRE_EV_RESULT) == 0 &&
+	    json_object_is_type(res = json_object_object_get(ev, WIRE_RESULT),
 	    json_type_object)) {
 		if (h->result(h->arg, w, res) == 0)
 			w->next_index++;
 		/* Its tool's group is gone (the worker ends it first). */
 		w->tool_pgid = 0;
-	} else if (strcmp(kind, "progress") == 0 || strcmp(kind, "log") == 0) {
+	} else if (strcmp(kind, WIRE_EV_PROGRESS) == 0 ||
+	    strcmp(kind, WIRE_EV_LOG) == 0) {
 		if (!worker_note_ok(kind, ev))
 			worker_garbled(w, "garbled progress from the worker");
 		else if (h->note != NULL)
 			h->note(h->arg, w, ev);
-	} else if (strcmp(kind, "answer") == 0 &&
-	    json_object_object_get_ex(ev, "result", &res)) {
+	} else if (strcmp(kind, WIRE_EV_ANSWER) == 0 &&
+	    json_object_object_get_ex(ev, WIRE_RESULT, &res)) {
 		if (h->answer != NULL)
 			h->answer(h->arg, w, res);
 	} else
@@ -504,7 +506,7 @@ kill_orphaned_tools(void)
 
 	list = proc_children(getpid(), &n);
 	for (i = 0; i < n; i++)
-		if (proc_environ_has(list[i], "CMDGATE_TICKET=")) {
+		if (proc_environ_has(list[i], WIRE_ENV_TICKET "=")) {
 			log_warnx("tool process %d outlived its worker: "
 			    "SIGKILL", (int)list[i]);
 			kill_with_group(list[i]);
