@@ -18,7 +18,7 @@
 #include "edwatch.h"
 #include "notify.h"
 #include "wire.h"
-#include "worker.h"
+#include "wproc.h"
 
 #define PROBE_EVERY_MS	1000	/* every_ms's default */
 #define PROBE_CALL_MS	5000	/* a poll's wait for the lock, then its
@@ -106,7 +106,7 @@ edwatch_poll(struct exchange *x, json_object *probe)
 	enum up_status	 st;
 	const char	*call = json_object_get_string(member(probe, "call"));
 
-	st = exchange_once(x, call, member(probe, "params"), now_ms() +
+	st = exchange_once(x, call, member(probe, "params"), wproc_now_ms() +
 	    x->call_ms, &out);
 	/* An error answer says nothing of the flags: as if unreachable. */
 	if (st == UP_OK)
@@ -146,10 +146,10 @@ edwatch_run(json_object *probe, const char *lock_dir,
 		if (got_term == 0 && (last == NULL || strcmp(s, last) != 0)) {
 			free(last);
 			last = strdup(s);
-			emit(json_object_get(ev));
+			wproc_emit(json_object_get(ev));
 		}
 		json_object_put(ev);
-		if (worker_wait(-1, 0, now_ms() + every, waitmask) < 0)
+		if (wproc_wait(-1, 0, wproc_now_ms() + every, waitmask) < 0)
 			break;
 	}
 	free(last);

@@ -24,7 +24,7 @@
 #include "uplock.h"
 #include "upstream.h"
 #include "wire.h"
-#include "worker.h"
+#include "wproc.h"
 
 #define FWD_CONNECT_S	30	/* connect_timeout_s's default */
 #define FWD_BACKOFF_MS	100	/* first wait before a new connect */
@@ -128,7 +128,8 @@ fwd_not_running(struct fwd *f, int64_t refused_at, int64_t until)
 {
 	int64_t	seen = uplock_seen_ago(f->x.lock_dir, f->x.to);
 
-	if (now_ms() < until && (now_ms() - refused_at < FWD_NOLISTEN_MS ||
+	if (wproc_now_ms() < until &&
+	    (wproc_now_ms() - refused_at < FWD_NOLISTEN_MS ||
 	    (seen >= 0 && seen < FWD_SEEN_MS)))
 		return 0;
 	snprintf(f->x.err, sizeof(f->x.err), "the %s is not running "
@@ -152,25 +153,25 @@ fwd_retry(struct fwd *f, const char *method, json_object *params,
 	for (;;) {
 		st = exchange_once(&f->x, method, params, f->deadline, out);
 		if (st == UP_REFUSED && f->x.nolisten && refused_at == 0)
-			refused_at = now_ms();
+			refused_at = wproc_now_ms();
 		if (st == UP_REFUSED && f->x.nolisten &&
 		    (flags & NOLISTEN_FAILS) &&
 		    fwd_not_running(f, refused_at, until))
 			return st;
 		if (!(st == UP_REFUSED || (st == UP_LOST &&
 		    (flags & RETRY_LOST)) || (st == UP_ERROR &&
-		    (flags & RETRY_ERROR))) || now_ms() >= until)
+		    (flags & RETRY_ERROR))) || wproc_now_ms() >= until)
 			return st;
 		json_object_put(*out);
 		*out = NULL;
 		if (!f->logged) {
 			fprintf(stderr, "cmdgate-worker: %s: %s; trying again "
 			    "for up to %lld ms\n", f->tool, f->x.err,
-			    (long long)(until - now_ms()));
+			    (long long)(until - wproc_now_ms()));
 			f->logged = 1;
 		}
-		next = now_ms() + delay;
-		if (worker_wait(-1, 0, next < until ? next : until,
+		next = wproc_now_ms() + delay;
+		if (wproc_wait(-1, 0, next < until ? next : until,
 		    f->x.waitmask) < 0) {
 			snprintf(f->x.err, sizeof(f->x.err), "%s: call "
 			    "cancelled", f->x.to);
@@ -318,8 +319,8 @@ fwd_cancel(struct fwd *f, json_object *ctx)
 	    sizeof(f->x.err));
 	if (call != NULL && p != NULL) {
 		got_term = 0;
-		st = exchange_once(&f->x, call, p, now_ms() + fwd_cancel_ms(),
-		    &out);
+		st = exchange_once(&f->x, call, p, wproc_now_ms() +
+		    fwd_cancel_ms(), &out);
 		got_term = got_term > term ? got_term : term;
 		json_object_put(out);
 	}
@@ -377,15 +378,15 @@ fwd_every(json_object *aw)
 static enum up_status
 fwd_poll(struct fwd *f, json_object *aw, json_object *p, json_object **res)
 {
-	int64_t	next = now_ms() + fwd_every(aw);
+	int64_t	next = wproc_now_ms() + fwd_every(aw);
 	int	w;
 
 	*res = NULL;
-	w = worker_wait(-1, 0, next < f->deadline ? next : f->deadline,
+	w = wproc_wait(-1, 0, next < f->deadline ? next : f->deadline,
 	    f->x.waitmask);
 	if (w < 0)
 		return UP_CANCELLED;
-	if (now_ms() >= f->deadline) {
+	if (wproc_now_ms() >= f->deadline) {
 		snprintf(f->x.err, sizeof(f->x.err), "%s: %s did not reach "
 		    "a final status in time", f->x.to, member_str(aw, "call",
 		    "?"));
@@ -504,7 +505,7 @@ fwd_first_answer(struct fwd *f, json_object *res)
 	json_object_object_add(ev, WIRE_INDEX,
 	    json_object_new_int64((int64_t)f->index));
 	json_object_object_add(ev, WIRE_RESULT, json_object_get(res));
-	emit(ev);
+	wproc_emit(ev);
 }
 
 /*
@@ -524,21 +525,21 @@ fwd_first(struct fwd *f, json_object **out)
 		st = fwd_retry(f, f->method, f->params, until < f->deadline ?
 		    until : f->deadline, NOLISTEN_FAILS, out);
 		if (st != UP_LOST || !f->idempotent || f->reload ||
-		    now_ms() >= f->deadline)
+		    wproc_now_ms() >= f->deadline)
 			return st;
 		json_object_put(*out);
 		*out = NULL;
 		fprintf(stderr, "cmdgate-worker: %s: %s; idempotent: sending "
 		    "it again\n", f->tool, f->x.err);
 		f->resent++;
-		next = now_ms() + FWD_BACKOFF_MS;
-		if (worker_wait(-1, 0, next < f->deadline ? next : f->deadline,
+		next = wproc_now_ms() + FWD_BACKOFF_MS;
+		if (wproc_wait(-1, 0, next < f->deadline ? next : f->deadline,
 		    f->x.waitmask) < 0) {
 			snprintf(f->x.err, sizeof(f->x.err), "%s: call "
 			    "cancelled", f->x.to);
 			return UP_CANCELLED;
 		}
-		until = now_ms() + f->connect_ms;
+		until = wproc_now_ms() + f->connect_ms;
 	}
 }
 
@@ -578,13 +579,14 @@ forward_run(json_object *cmd, size_t index, const char *lock_dir,
 
 	memset(&f, 0, sizeof(f));
 	f.index = index;
-	f.t0 = now_ms();
+	f.t0 = wproc_now_ms();
 	f.r = json_object_new_object();
 	fwd_set(&f, WIRE_RES_TOOL, json_object_new_string(member_str(cmd,
 	    WIRE_CMD_TOOL, "?")));
-	emit_start(index, 0);
+	wproc_emit_start(index, 0);
 	if (fwd_init(&f, cmd, lock_dir, waitmask) == 0)
 		fwd_call(&f);
-	fwd_set(&f, WIRE_RES_DURATION, json_object_new_int64(now_ms() - f.t0));
+	fwd_set(&f, WIRE_RES_DURATION, json_object_new_int64(wproc_now_ms() -
+	    f.t0));
 	return f.r;
 }

@@ -26,7 +26,7 @@
 #include "mcphttp.h"
 #include "notify.h"
 #include "wire.h"
-#include "worker.h"
+#include "wproc.h"
 
 #define MH_CLOSE_MS	1000		/* how long DELETE may take */
 #define MH_VERSION	"2025-06-18"
@@ -305,7 +305,7 @@ mh_progress(struct mcphttp *mh, json_object *params)
 	if (json_object_object_get_ex(params, "message", &m) &&
 	    json_object_is_type(m, json_type_string))
 		json_object_object_add(ev, WIRE_MESSAGE, json_object_get(m));
-	notify_send(&mh->nt, ev, 1, now_ms());
+	notify_send(&mh->nt, ev, 1, wproc_now_ms());
 }
 
 /* notifications/message: a log event, its data as text (bounded). */
@@ -332,7 +332,7 @@ mh_log(struct mcphttp *mh, json_object *params)
 	    json_object_new_int64((int64_t)command_index));
 	json_object_object_add(ev, WIRE_LEVEL, json_object_new_string(level));
 	json_object_object_add(ev, WIRE_MESSAGE, utf8_json(text, len));
-	notify_send(&mh->nt, ev, 0, now_ms());
+	notify_send(&mh->nt, ev, 0, wproc_now_ms());
 }
 
 /* httpx's note: a notification the server sent while we called. */
@@ -369,9 +369,9 @@ mcphttp_call(struct mcphttp *mh, const char *method, json_object *params,
 	json_object_object_add(meta, "progressToken",
 	    json_object_new_int64(mh->token));
 	json_object_object_add(p, "_meta", meta);
-	notify_init(&mh->nt, -1, command_index, emit);
+	notify_init(&mh->nt, -1, command_index, wproc_emit);
 	st = mh_rpc(mh, "tools/call", p, deadline, out, err, errlen);
-	notify_end(&mh->nt, now_ms());
+	notify_end(&mh->nt, wproc_now_ms());
 	mh->token = 0;
 	return st;
 }
@@ -399,7 +399,7 @@ mcphttp_close(struct mcphttp *mh)
 	/* SIGTERM stays blocked (and pending) while DELETE runs. */
 	if (mh->peer.session[0] != '\0')
 		httpx_request(&mh->peer, EVHTTP_REQ_DELETE, NULL, 0,
-		    now_ms() + MH_CLOSE_MS, 0, &ans, err, sizeof(err));
+		    wproc_now_ms() + MH_CLOSE_MS, 0, &ans, err, sizeof(err));
 	json_object_put(ans);
 	mh_free(mh);
 }

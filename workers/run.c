@@ -29,7 +29,7 @@
 #include "proclist.h"
 #include "run.h"
 #include "wire.h"
-#include "worker.h"
+#include "wproc.h"
 
 #define PARAMS_FD	3			/* a tool's params file */
 #define PARAMS_ENV_MAX	(64 * 1024)	/* larger: CMDGATE_PARAMS_FILE only */
@@ -169,7 +169,7 @@ result_common(json_object *r, const char *tool, int ok, int64_t t0)
 	json_object_object_add(r, WIRE_RES_TOOL, json_object_new_string(tool));
 	json_object_object_add(r, WIRE_RES_OK, json_object_new_boolean(ok));
 	json_object_object_add(r, WIRE_RES_DURATION,
-	    json_object_new_int64(now_ms() - t0));
+	    json_object_new_int64(wproc_now_ms() - t0));
 }
 
 /* Read what is there from fd into t; 0 at end of file. */
@@ -255,14 +255,14 @@ run_signals(struct run *x)
 	if (got_term == 1) {
 		kill(-x->pid, SIGTERM);
 		got_term = 2;
-		x->term_at = now_ms();
+		x->term_at = wproc_now_ms();
 	}
-	if (x->term_at > 0 && now_ms() - x->term_at >= kill_grace_ms &&
+	if (x->term_at > 0 && wproc_now_ms() - x->term_at >= kill_grace_ms &&
 	    !x->killed) {
 		kill(-x->pid, SIGKILL);	/* it ignored SIGTERM */
 		x->killed = 1;
 	}
-	if (x->deadline - now_ms() <= 0 && !x->timed_out) {
+	if (x->deadline - wproc_now_ms() <= 0 && !x->timed_out) {
 		kill(-x->pid, SIGKILL);
 		x->timed_out = 1;
 	}
@@ -292,12 +292,12 @@ tool_exited(struct run *x)
 static int64_t
 run_left(struct run *x)
 {
-	int64_t	left = x->deadline - now_ms(), due;
+	int64_t	left = x->deadline - wproc_now_ms(), due;
 
 	if (x->term_at > 0 && !x->killed &&
-	    x->term_at + kill_grace_ms - now_ms() < left)
-		left = x->term_at + kill_grace_ms - now_ms();
-	if ((due = notify_due(&x->nt, now_ms())) >= 0 && due < left)
+	    x->term_at + kill_grace_ms - wproc_now_ms() < left)
+		left = x->term_at + kill_grace_ms - wproc_now_ms();
+	if ((due = notify_due(&x->nt, wproc_now_ms())) >= 0 && due < left)
 		left = due;
 	return left;
 }
@@ -307,7 +307,8 @@ static void
 run_notify(struct run *x)
 {
 	if (x->pfd[3].fd >= 0 && (x->pfd[3].revents &
-	    (POLLIN | POLLHUP | POLLERR)) && notify_read(&x->nt, now_ms()) == 0)
+	    (POLLIN | POLLHUP | POLLERR)) &&
+	    notify_read(&x->nt, wproc_now_ms()) == 0)
 		x->pfd[3].fd = -1;
 }
 
@@ -341,7 +342,7 @@ run_wait(struct run *x, const sigset_t *waitmask)
 		ts.tv_nsec = left > 0 ? (left % 1000) * 1000000 : 100000000;
 		if (ppoll(x->pfd, 4, &ts, waitmask) == -1 && errno != EINTR)
 			break;
-		broker_gone(&x->pfd[2]);
+		wproc_broker_gone(&x->pfd[2]);
 		run_notify(x);
 		for (i = 0; i < 2; i++)
 			if (x->pfd[i].fd >= 0 && (x->pfd[i].revents &
@@ -358,7 +359,7 @@ run_wait(struct run *x, const sigset_t *waitmask)
 	for (i = 0; i < 2; i++)
 		if (x->pfd[i].fd >= 0)
 			close(x->pfd[i].fd);
-	notify_end(&x->nt, now_ms());
+	notify_end(&x->nt, wproc_now_ms());
 	x->pfd[3].fd = -1;
 }
 
@@ -380,7 +381,7 @@ run_start(struct run *x, const char *ticket, json_object *cmd, size_t index,
 		cwd = json_object_get_string(v);
 	x->pid = -1;
 	x->pfd[0].fd = x->pfd[1].fd = x->pfd[3].fd = -1;
-	notify_init(&x->nt, -1, index, emit);
+	notify_init(&x->nt, -1, index, wproc_emit);
 	if ((fds[2] = params_file(ps, plen)) == -1)
 		return errno;
 	if (pipe2(po, O_CLOEXEC) == -1 || pipe2(pe, O_CLOEXEC) == -1 ||
@@ -518,7 +519,7 @@ run_exec(const char *ticket, json_object *cmd, size_t index, size_t cap,
 
 	memset(&x, 0, sizeof(x));
 	x.out.cap = x.err.cap = cap;
-	x.t0 = now_ms();
+	x.t0 = wproc_now_ms();
 	json_object_object_get_ex(cmd, WIRE_CMD_EXEC, &argvj);
 	json_object_object_get_ex(cmd, WIRE_CMD_TIMEOUT, &v);
 	x.deadline = x.t0 + json_object_get_int64(v) * 1000;
@@ -532,7 +533,7 @@ run_exec(const char *ticket, json_object *cmd, size_t index, size_t cap,
 		    json_object_array_get_idx(argvj, i));
 	x.exec_errno = run_start(&x, ticket, cmd, index, argv);
 	if (x.pid > 0) {
-		emit_start(index, x.pid);
+		wproc_emit_start(index, x.pid);
 		run_wait(&x, waitmask);
 		end_leftovers();
 	}

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: ISC */
-#ifndef CMDGATE_WORKER_H
-#define CMDGATE_WORKER_H
+#ifndef CMDGATE_WPROC_H
+#define CMDGATE_WPROC_H
 
 #include <sys/types.h>
 
@@ -11,7 +11,11 @@
 
 #include <json-c/json.h>
 
-/* What cmdgate-worker.c shares with forward.c and run.c. */
+/*
+ * wproc.c: the worker process's state and its link to the broker, what
+ * the entry (cmdgate-worker.c) and its helpers (run.c, forward.c,
+ * edwatch.c and those below them) share.  It includes none of theirs.
+ */
 
 #define READ_CHUNK	65536
 
@@ -23,18 +27,22 @@ extern int64_t			kill_grace_ms;
 extern size_t			command_index;
 
 /* CLOCK_MONOTONIC in milliseconds. */
-int64_t		 now_ms(void);
+int64_t		 wproc_now_ms(void);
+/* Write ev (put here) as one line on WIRE_EVENTS_FD; got_term when the
+ * broker is gone. */
+void		 wproc_emit(json_object *ev);
+/* Emit the start event of command index, its tool in group pgid (0: a
+ * forward, no process). */
+void		 wproc_emit_start(size_t index, pid_t pgid);
+/* Emit the result event of command index, with result (taken). */
+void		 wproc_emit_result(size_t index, json_object *result);
 /* Whether ev (WIRE_EVENTS_FD, polled) says the broker is gone: got_term. */
-void		 broker_gone(struct pollfd *ev);
-/* Emit {"event":"start","index":index,"pgid":pgid}. */
-void		 emit_start(size_t index, pid_t pgid);
-/* Write ev (put here) as one line on WIRE_EVENTS_FD. */
-void		 emit(json_object *ev);
+void		 wproc_broker_gone(struct pollfd *ev);
 /*
  * Wait for events on fd (-1: none, a plain sleep) until deadline: 1
  * ready, 0 the deadline passed, -1 SIGTERM came or the broker is gone.
  */
-int		 worker_wait(int fd, short events, int64_t deadline,
+int		 wproc_wait(int fd, short events, int64_t deadline,
 		    const sigset_t *waitmask);
 
 #endif
