@@ -10,6 +10,7 @@
 
 #include <json-c/json.h>
 
+#include "child.h"
 #include "forksrv.h"
 
 /*
@@ -34,10 +35,8 @@ struct worker {
 	unsigned		 busy;
 	struct job		*job;		/* NULL: left by a past run */
 	size_t			 next_index;	/* of the next event */
-	struct bufferevent	*events;	/* its JSON lines */
-	struct bufferevent	*spec;		/* the spec going in */
+	struct child		 child;		/* its pipes, its grace */
 	int			 spec_fd, events_fd;	/* until worker_run */
-	struct event		*kill_timer;
 	struct event		*exit_ev;	/* past runs' workers: pidfd */
 	int			 pidfd;
 	char			*garbled;	/* why it was killed */

@@ -17,12 +17,11 @@
 #include <string.h>
 #include <unistd.h>
 
-#include <event2/buffer.h>
-#include <event2/bufferevent.h>
 #include <event2/event.h>
 
 #include <json-c/json.h>
 
+#include "child.h"
 #include "holds.h"
 #include "jstrict.h"
 #include "launch.h"
@@ -37,10 +36,8 @@ struct probe {
 	json_object		*editor;	/* as the table has it, or NULL */
 	char			*canon;		/* editor's JSON, to compare */
 	pid_t			 pid;		/* 0: no process */
-	struct bufferevent	*events;	/* its lines, until reaped */
-	struct bufferevent	*spec;		/* until written */
+	struct child		 child;		/* its pipes, until reaped */
 	struct event		*restart_ev;
-	struct event		*kill_ev;
 	struct editor_flags	 flags;
 	int			 reachable;	/* -1: not known */
 	int64_t			 lost_ms;	/* 1 to 0, monotonic; or 0 */
@@ -55,6 +52,8 @@ struct probe {
 };
 
 static void	probe_start(struct probe *);
+
+static const struct child_hooks	probe_child_hooks;
 
 static void
 probe_set_flags(struct probe *P, const struct editor_flags *f)
@@ -103,13 +102,12 @@ on_restart(evutil_socket_t fd, short ev, void *arg)
 	probe_start(arg);
 }
 
+/* Its grace after SIGTERM passed. */
 static void
-on_kill(evutil_socket_t fd, short ev, void *arg)
+probe_child_late(void *arg)
 {
 	struct probe	*P = arg;
 
-	(void)fd;
-	(void)ev;
 	if (P->pid <= 0)
 		return;
 	log_info("editor probe: worker %d still alive after --kill-grace: "
@@ -127,20 +125,10 @@ probe_new(const struct probe_config *cfg, const struct probe_hooks *hooks)
 	P->reachable = -1;
 	P->since_ms = util_now_ms();
 	P->restart_ev = evtimer_new(cfg->base, on_restart, P);
-	P->kill_ev = evtimer_new(cfg->base, on_kill, P);
-	if (P->restart_ev == NULL || P->kill_ev == NULL)
+	if (P->restart_ev == NULL)
 		fatalx("evtimer_new");
+	child_init(&P->child, cfg->base, &probe_child_hooks, P);
 	return P;
-}
-
-static void
-probe_close(struct probe *P)
-{
-	if (P->events != NULL)
-		bufferevent_free(P->events);
-	if (P->spec != NULL)
-		bufferevent_free(P->spec);
-	P->events = P->spec = NULL;
 }
 
 void
@@ -151,9 +139,8 @@ probe_free(struct probe *P)
 	/* The loop is over: nobody reaps it; it also ends with the broker. */
 	if (P->pid > 0)
 		kill(-P->pid, SIGKILL);
-	probe_close(P);
+	child_free(&P->child);
 	event_free(P->restart_ev);
-	event_free(P->kill_ev);
 	json_object_put(P->editor);
 	free(P->canon);
 	free(P->error);
@@ -164,15 +151,11 @@ probe_free(struct probe *P)
 static void
 probe_kill(struct probe *P)
 {
-	struct timeval	tv = { (time_t)P->cfg.kill_grace, 0 };
-
 	if (P->pid <= 0)
 		return;
-	if (P->events != NULL)
-		bufferevent_disable(P->events, EV_READ);
+	child_mute(&P->child);
 	kill(P->pid, SIGTERM);
-	if (!evtimer_pending(P->kill_ev, NULL))
-		evtimer_add(P->kill_ev, &tv);
+	child_grace(&P->child, P->cfg.kill_grace);
 	probe_clear_flags(P);
 }
 
@@ -206,7 +189,7 @@ static void
 probe_garbled(struct probe *P, const char *why)
 {
 	log_warnx("editor probe: worker %d: %s; killed", (int)P->pid, why);
-	bufferevent_disable(P->events, EV_READ);
+	child_mute(&P->child);
 	kill(-P->pid, SIGKILL);
 	probe_clear_flags(P);
 }
@@ -289,8 +272,9 @@ probe_is_event(json_object *ev)
 }
 
 static int
-probe_line(struct probe *P, const char *line, size_t len)
+probe_line(void *arg, const char *line, size_t len)
 {
+	struct probe	*P = arg;
 	json_object	*ev = NULL;
 
 	if (jstrict_parse(line, len, &ev) != 0 || !probe_is_event(ev)) {
@@ -303,53 +287,17 @@ probe_line(struct probe *P, const char *line, size_t len)
 	return 0;
 }
 
+/* What it wrote; at the end of its pipe it is exiting: SIGCHLD tells. */
 static void
-on_events(struct bufferevent *bev, void *arg)
+probe_child_read(void *arg, struct evbuffer *in, int eof)
 {
-	struct probe	*P = arg;
-	struct evbuffer	*in = bufferevent_get_input(bev);
-	char		*line;
-	size_t		 len;
-	int		 rc = 0;
-
-	while (rc == 0 &&
-	    (line = evbuffer_readln(in, &len, EVBUFFER_EOL_LF)) != NULL) {
-		rc = probe_line(P, line, len);
-		free(line);
-	}
-	if (rc == 0 && evbuffer_get_length(in) > PROBE_LINE_MAX)
-		probe_garbled(P, "a line longer than 64 KiB");
+	if (!eof && child_lines(in, PROBE_LINE_MAX, probe_line, arg) == 1)
+		probe_garbled(arg, "a line longer than 64 KiB");
 }
 
-static void
-on_events_error(struct bufferevent *bev, short what, void *arg)
-{
-	(void)what;
-	(void)arg;
-	/* End of file: it is exiting; SIGCHLD tells. */
-	bufferevent_disable(bev, EV_READ);
-}
-
-static void
-on_spec_written(struct bufferevent *bev, void *arg)
-{
-	struct probe	*P = arg;
-
-	if (evbuffer_get_length(bufferevent_get_output(bev)) == 0) {
-		bufferevent_free(bev);	/* closes the pipe: end of spec */
-		P->spec = NULL;
-	}
-}
-
-static void
-on_spec_error(struct bufferevent *bev, short what, void *arg)
-{
-	struct probe	*P = arg;
-
-	(void)what;
-	bufferevent_free(bev);
-	P->spec = NULL;
-}
+static const struct child_hooks probe_child_hooks = {
+	probe_child_read, NULL, probe_child_late,
+};
 
 /* {"broker": PID, "lock_dir": DIR, "probe": EDITOR}; caller puts. */
 static json_object *
@@ -370,9 +318,7 @@ static void
 probe_start(struct probe *P)
 {
 	json_object	*spec;
-	const char	*s;
 	char		 why[256];
-	size_t		 len;
 	int		 sfd, efd, rc;
 
 	if (P->editor == NULL || P->stopping || P->pid > 0)
@@ -385,21 +331,9 @@ probe_start(struct probe *P)
 		probe_outage(P, why);
 		return;
 	}
-	P->events = bufferevent_socket_new(P->cfg.base, efd,
-	    BEV_OPT_CLOSE_ON_FREE);
-	P->spec = bufferevent_socket_new(P->cfg.base, sfd,
-	    BEV_OPT_CLOSE_ON_FREE);
-	if (P->events == NULL || P->spec == NULL)
-		fatalx("bufferevent_socket_new");
-	bufferevent_setcb(P->events, on_events, NULL, on_events_error, P);
-	bufferevent_enable(P->events, EV_READ);
 	spec = probe_spec(P);
-	s = json_object_to_json_string_length(spec, JSON_C_TO_STRING_PLAIN,
-	    &len);
-	bufferevent_write(P->spec, s, len);
+	child_start(&P->child, sfd, efd, spec);
 	json_object_put(spec);
-	bufferevent_setcb(P->spec, NULL, on_spec_written, on_spec_error, P);
-	bufferevent_enable(P->spec, EV_WRITE);
 	if (!P->outage)
 		log_info("editor probe: worker %d polls %s", (int)P->pid,
 		    json_object_get_string(json_object_object_get(P->editor,
@@ -473,8 +407,8 @@ probe_reaped(struct probe *P, pid_t pid, int status)
 
 	if (P == NULL || P->pid <= 0 || pid != P->pid)
 		return 0;
-	probe_close(P);
-	evtimer_del(P->kill_ev);
+	child_close(&P->child);
+	child_grace_stop(&P->child);
 	P->pid = 0;
 	probe_clear_flags(P);
 	if (P->replacing || P->stopping || P->editor == NULL) {
