@@ -25,14 +25,18 @@
  * worker is a child subreaper: whatever a command leaves behind, in its
  * process group or in a session of its own, is killed before the
  * command's result is sent.
- * See cmdgated(8), Workers.
+ * See cmdgated(8), Workers; include/wire.h spells the spec and the
+ * events.
+ *
+ * This file is the entry: the command line, the spec, and which helper
+ * runs it (run.c, forward.c, edwatch.c; forker.c for --forker).  What
+ * the helpers share is wproc.c's, which includes none of theirs.
  */
 #include "config.h"
 
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/types.h>
-#include <sys/uio.h>
 
 #include <errno.h>
 #include <fcntl.h>
@@ -41,29 +45,25 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <json-c/json.h>
 
-#include "forward.h"
-#include "jstrict.h"
 #include "edwatch.h"
 #include "forker.h"
+#include "forward.h"
+#include "jstrict.h"
 #include "run.h"
-#include "worker.h"
+#include "wire.h"
+#include "wproc.h"
 
 #define EXIT_USAGE	64
-#define SPEC_FD		3
 #define SPEC_MAX	(64 * 1024 * 1024)
 
-volatile sig_atomic_t		got_term;
 static volatile sig_atomic_t	got_chld;
-int64_t				kill_grace_ms = 5000;
-size_t				command_index;
 
 static void
-on_signal(int sig)
+worker_signal(int sig)
 {
 	if (sig == SIGTERM)
 		got_term = 1;
@@ -71,105 +71,9 @@ on_signal(int sig)
 		got_chld = 1;
 }
 
-int64_t
-now_ms(void)
-{
-	struct timespec	ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-void
-emit(json_object *ev)
-{
-	struct iovec	 iov[2];
-	const char	*s;
-	size_t		 len, off = 0;
-	ssize_t		 w;
-
-	s = json_object_to_json_string_length(ev, JSON_C_TO_STRING_PLAIN |
-	    JSON_C_TO_STRING_NOSLASHESCAPE, &len);
-	/* The line and its newline in one write: one wakeup of the broker. */
-	while (off < len + 1) {
-		iov[0].iov_base = (char *)s + (off < len ? off : len);
-		iov[0].iov_len = off < len ? len - off : 0;
-		iov[1].iov_base = (char *)"\n";
-		iov[1].iov_len = 1;
-		if ((w = writev(1, iov, 2)) == -1) {
-			if (errno == EINTR)
-				continue;
-			/*
-			 * The broker is gone: nobody will hear of this job.
-			 * Stop as for SIGTERM, so that no tool is left behind.
-			 */
-			if (got_term == 0)
-				got_term = 1;
-			break;
-		}
-		off += (size_t)w;
-	}
-	json_object_put(ev);
-}
-
-void
-emit_start(size_t index, pid_t pgid)
-{
-	json_object	*ev = json_object_new_object();
-
-	json_object_object_add(ev, "event", json_object_new_string("start"));
-	json_object_object_add(ev, "index", json_object_new_int((int)index));
-	json_object_object_add(ev, "pgid", json_object_new_int(pgid));
-	emit(ev);
-}
-
-static void
-emit_result(size_t index, json_object *result)
-{
-	json_object	*ev = json_object_new_object();
-
-	json_object_object_add(ev, "event", json_object_new_string("result"));
-	json_object_object_add(ev, "index", json_object_new_int((int)index));
-	json_object_object_add(ev, "result", result);
-	emit(ev);
-}
-
-/* The broker's end of the event pipe is closed: it is gone. */
-void
-broker_gone(struct pollfd *ev)
-{
-	if (ev->fd >= 0 && (ev->revents & (POLLERR | POLLHUP))) {
-		if (got_term == 0)
-			got_term = 1;
-		ev->fd = -1;
-	}
-}
-
-int
-worker_wait(int fd, short events, int64_t deadline, const sigset_t *waitmask)
-{
-	struct pollfd	pfd[2] = { { fd, events, 0 }, { EVENTS_FD, 0, 0 } };
-	struct timespec	ts;
-	int64_t		left;
-
-	for (;;) {
-		if (got_term)
-			return -1;
-		if ((left = deadline - now_ms()) <= 0)
-			return 0;
-		ts.tv_sec = left / 1000;
-		ts.tv_nsec = (left % 1000) * 1000000;
-		if (ppoll(pfd, 2, &ts, waitmask) <= 0)
-			continue;
-		broker_gone(&pfd[1]);
-		if (pfd[0].fd >= 0 && pfd[0].revents != 0)
-			return 1;
-	}
-}
-
 /* SIGTERM came (it is blocked while the spec is read). */
 static int
-term_pending(void)
+worker_term_pending(void)
 {
 	sigset_t	set;
 
@@ -179,9 +83,9 @@ term_pending(void)
 
 /* Whether the broker's end of the event pipe is closed. */
 static int
-events_hung_up(void)
+worker_events_hung_up(void)
 {
-	struct pollfd	pfd = { EVENTS_FD, 0, 0 };
+	struct pollfd	pfd = { WIRE_EVENTS_FD, 0, 0 };
 
 	return poll(&pfd, 1, 0) == 1 && (pfd.revents & (POLLERR | POLLHUP));
 }
@@ -191,7 +95,7 @@ events_hung_up(void)
  * parent is the broker that started us (gone: no spec, quietly).
  */
 static json_object *
-read_spec(pid_t parent)
+worker_read_spec(pid_t parent)
 {
 	json_object	*spec = NULL;
 	char		*buf = NULL, *nb;
@@ -205,14 +109,14 @@ read_spec(pid_t parent)
 				break;
 			buf = nb;
 		}
-		if ((n = read(SPEC_FD, buf + len, cap - len)) == -1 &&
+		if ((n = read(WIRE_SPEC_FD, buf + len, cap - len)) == -1 &&
 		    errno == EINTR)
 			continue;
 		if (n <= 0) {
 			/* A spare the broker retired (or left, even while
 			 * it is still dying): no job. */
-			if (n == 0 && len == 0 && (term_pending() ||
-			    getppid() != parent || events_hung_up()))
+			if (n == 0 && len == 0 && (worker_term_pending() ||
+			    getppid() != parent || worker_events_hung_up()))
 				exit(0);
 			if (n == 0)
 				jstrict_parse(buf, len, &spec);
@@ -220,7 +124,7 @@ read_spec(pid_t parent)
 		}
 		len += (size_t)n;
 	}
-	close(SPEC_FD);
+	close(WIRE_SPEC_FD);
 	free(buf);
 	return spec;
 }
@@ -231,15 +135,15 @@ read_spec(pid_t parent)
  * on open files to give back to tools (the broker raised its own).
  */
 static void
-spec_process(json_object *spec)
+worker_spec_process(json_object *spec)
 {
 	json_object	*v;
 	struct rlimit	 rl;
 
-	if (json_object_object_get_ex(spec, "broker", &v) &&
+	if (json_object_object_get_ex(spec, WIRE_SPEC_BROKER, &v) &&
 	    getppid() != (pid_t)json_object_get_int64(v))
 		got_term = 1;
-	if (json_object_object_get_ex(spec, "nofile", &v) &&
+	if (json_object_object_get_ex(spec, WIRE_SPEC_NOFILE, &v) &&
 	    json_object_get_int64(v) > 0 &&
 	    getrlimit(RLIMIT_NOFILE, &rl) == 0 &&
 	    (rlim_t)json_object_get_int64(v) < rl.rlim_cur) {
@@ -248,72 +152,98 @@ spec_process(json_object *spec)
 	}
 }
 
-/* One job: the spec on SPEC_FD, the events on EVENTS_FD. */
-static int
-worker_main(void)
+/*
+ * This process as a job needs it: no descriptor past the spec's, the
+ * broker's death its SIGTERM, a subreaper of what tools leave, and
+ * SIGTERM and SIGCHLD blocked except while it waits, under *waitmask.
+ */
+static void
+worker_process(sigset_t *waitmask)
 {
-	json_object		*spec, *cmds, *cmd, *v, *r;
 	struct sigaction	 sa;
-	sigset_t		 block, waitmask;
-	const char		*ticket;
-	size_t			 i, n, cap;
-	int			 fail_fast, ok;
+	sigset_t		 block;
 
-	close_range(SPEC_FD + 1, ~0U, 0);
+	close_range(WIRE_SPEC_FD + 1, ~0U, 0);
 	/* The broker's death ends our tools (SIGTERM, then the grace). */
 	prctl(PR_SET_PDEATHSIG, SIGTERM);
 	prctl(PR_SET_CHILD_SUBREAPER, 1);
 	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = on_signal;
+	sa.sa_handler = worker_signal;
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGCHLD, &sa, NULL);
 	signal(SIGPIPE, SIG_IGN);	/* a write to a gone broker fails */
 	sigemptyset(&block);
 	sigaddset(&block, SIGTERM);
 	sigaddset(&block, SIGCHLD);
-	sigprocmask(SIG_BLOCK, &block, &waitmask);
-	sigdelset(&waitmask, SIGTERM);
-	sigdelset(&waitmask, SIGCHLD);
-	if ((spec = read_spec(getppid())) == NULL ||
-	    (!json_object_object_get_ex(spec, "commands", &cmds) &&
-	    !json_object_object_get_ex(spec, "probe", &v))) {
-		fprintf(stderr, "cmdgate-worker: no job spec on fd 3\n");
-		return EXIT_USAGE;
-	}
-	if (json_object_object_get_ex(spec, "probe", &v)) {
-		spec_process(spec);
-		edwatch_run(v, json_object_get_string(json_object_object_get(
-		    spec, "lock_dir")), &waitmask);
-		json_object_put(spec);
-		return 0;
-	}
-	ticket = json_object_get_string(json_object_object_get(spec, "ticket"));
+	sigprocmask(SIG_BLOCK, &block, waitmask);
+	sigdelset(waitmask, SIGTERM);
+	sigdelset(waitmask, SIGCHLD);
+}
+
+/* A job's commands, cmds of spec, each by its helper, its result told. */
+static void
+worker_commands(json_object *spec, json_object *cmds,
+    const sigset_t *waitmask)
+{
+	json_object	*cmd, *v, *r;
+	const char	*ticket, *lock_dir;
+	size_t		 i, n, cap;
+	int		 fail_fast, ok;
+
+	ticket = json_object_get_string(json_object_object_get(spec,
+	    WIRE_SPEC_TICKET));
 	fail_fast = json_object_get_boolean(json_object_object_get(spec,
-	    "fail_fast"));
+	    WIRE_SPEC_FAIL_FAST));
 	cap = (size_t)json_object_get_int64(json_object_object_get(spec,
-	    "output_cap"));
-	if (json_object_object_get_ex(spec, "kill_grace", &v))
+	    WIRE_SPEC_OUTPUT_CAP));
+	if (json_object_object_get_ex(spec, WIRE_SPEC_KILL_GRACE, &v))
 		kill_grace_ms = json_object_get_int64(v) * 1000;
-	spec_process(spec);
+	lock_dir = json_object_get_string(json_object_object_get(spec,
+	    WIRE_SPEC_LOCK_DIR));
+	worker_spec_process(spec);
 	n = json_object_array_length(cmds);
 	/*
 	 * SIGTERM is blocked until a tool is waited for: one that came while
 	 * the spec was read (a cancel, a shutdown) is pending, and nothing
 	 * starts after it.
 	 */
-	for (i = 0; i < n && !term_pending(); i++) {
+	for (i = 0; i < n && !worker_term_pending(); i++) {
 		cmd = json_object_array_get_idx(cmds, i);
 		command_index = i;
-		if (json_object_object_get_ex(cmd, "exec", &v))
-			r = run_exec(ticket, cmd, i, cap, &waitmask);
+		if (json_object_object_get_ex(cmd, WIRE_CMD_EXEC, NULL))
+			r = run_exec(ticket, cmd, i, cap, waitmask);
 		else
-			r = forward_run(cmd, i, json_object_get_string(
-			    json_object_object_get(spec, "lock_dir")), &waitmask);
-		ok = json_object_get_boolean(json_object_object_get(r, "ok"));
-		emit_result(i, r);
+			r = forward_run(cmd, i, lock_dir, waitmask);
+		ok = json_object_get_boolean(json_object_object_get(r,
+		    WIRE_RES_OK));
+		wproc_emit_result(i, r);
 		if (!ok && fail_fast)
 			break;
 	}
+}
+
+/* One job (or the probe): the spec on WIRE_SPEC_FD, the events on
+ * WIRE_EVENTS_FD. */
+static int
+worker_main(void)
+{
+	json_object	*spec, *cmds, *probe;
+	sigset_t	 waitmask;
+
+	worker_process(&waitmask);
+	if ((spec = worker_read_spec(getppid())) == NULL ||
+	    (!json_object_object_get_ex(spec, WIRE_SPEC_COMMANDS, &cmds) &&
+	    !json_object_object_get_ex(spec, WIRE_SPEC_PROBE, &probe))) {
+		fprintf(stderr, "cmdgate-worker: no job spec on fd 3\n");
+		return EXIT_USAGE;
+	}
+	if (json_object_object_get_ex(spec, WIRE_SPEC_PROBE, &probe)) {
+		worker_spec_process(spec);
+		edwatch_run(probe, json_object_get_string(
+		    json_object_object_get(spec, WIRE_SPEC_LOCK_DIR)),
+		    &waitmask);
+	} else
+		worker_commands(spec, cmds, &waitmask);
 	json_object_put(spec);
 	return 0;
 }
@@ -325,8 +255,8 @@ main(int argc, char **argv)
 		printf("cmdgate-worker %s\n", PACKAGE_VERSION);
 		return 0;
 	}
-	if (argc > 2 || (argc == 2 && strcmp(argv[1], "--forker") != 0) ||
-	    fcntl(SPEC_FD, F_GETFD) == -1) {
+	if (argc > 2 || (argc == 2 && strcmp(argv[1], FORKER_ARG) != 0) ||
+	    fcntl(WIRE_SPEC_FD, F_GETFD) == -1) {
 		fprintf(stderr, "cmdgate-worker: started by cmdgated, not by "
 		    "hand (see cmdgated(8))\n");
 		return EXIT_USAGE;

@@ -17,7 +17,8 @@
 #include "jtemplate.h"
 #include "edwatch.h"
 #include "notify.h"
-#include "worker.h"
+#include "wire.h"
+#include "wproc.h"
 
 #define PROBE_EVERY_MS	1000	/* every_ms's default */
 #define PROBE_CALL_MS	5000	/* a poll's wait for the lock, then its
@@ -60,9 +61,10 @@ edwatch_reachable(json_object *probe, json_object *res)
 			    json_object_new_boolean(edwatch_flag(wrap, path)));
 	}
 	json_object_put(wrap);
-	json_object_object_add(ev, "event", json_object_new_string("editor"));
-	json_object_object_add(ev, "reachable", json_object_new_boolean(1));
-	json_object_object_add(ev, "flags", flags);
+	json_object_object_add(ev, WIRE_EVENT,
+	    json_object_new_string(WIRE_EV_EDITOR));
+	json_object_object_add(ev, WIRE_REACHABLE, json_object_new_boolean(1));
+	json_object_object_add(ev, WIRE_FLAGS, flags);
 	return ev;
 }
 
@@ -71,10 +73,11 @@ edwatch_unreachable(const char *why)
 {
 	json_object	*ev = json_object_new_object();
 
-	json_object_object_add(ev, "event", json_object_new_string("editor"));
-	json_object_object_add(ev, "reachable", json_object_new_boolean(0));
+	json_object_object_add(ev, WIRE_EVENT,
+	    json_object_new_string(WIRE_EV_EDITOR));
+	json_object_object_add(ev, WIRE_REACHABLE, json_object_new_boolean(0));
 	/* It may quote the editor's bytes: the broker reads strict JSON. */
-	json_object_object_add(ev, "error", utf8_json(why, strlen(why)));
+	json_object_object_add(ev, WIRE_ERROR, utf8_json(why, strlen(why)));
 	return ev;
 }
 
@@ -88,9 +91,10 @@ edwatch_unasked(const char *why)
 {
 	json_object	*ev = json_object_new_object();
 
-	json_object_object_add(ev, "event", json_object_new_string("editor"));
-	json_object_object_add(ev, "asked", json_object_new_boolean(0));
-	json_object_object_add(ev, "error", json_object_new_string(why));
+	json_object_object_add(ev, WIRE_EVENT,
+	    json_object_new_string(WIRE_EV_EDITOR));
+	json_object_object_add(ev, WIRE_ASKED, json_object_new_boolean(0));
+	json_object_object_add(ev, WIRE_ERROR, json_object_new_string(why));
 	return ev;
 }
 
@@ -102,7 +106,7 @@ edwatch_poll(struct exchange *x, json_object *probe)
 	enum up_status	 st;
 	const char	*call = json_object_get_string(member(probe, "call"));
 
-	st = exchange_once(x, call, member(probe, "params"), now_ms() +
+	st = exchange_once(x, call, member(probe, "params"), wproc_now_ms() +
 	    x->call_ms, &out);
 	/* An error answer says nothing of the flags: as if unreachable. */
 	if (st == UP_OK)
@@ -142,10 +146,10 @@ edwatch_run(json_object *probe, const char *lock_dir,
 		if (got_term == 0 && (last == NULL || strcmp(s, last) != 0)) {
 			free(last);
 			last = strdup(s);
-			emit(json_object_get(ev));
+			wproc_emit(json_object_get(ev));
 		}
 		json_object_put(ev);
-		if (worker_wait(-1, 0, now_ms() + every, waitmask) < 0)
+		if (wproc_wait(-1, 0, wproc_now_ms() + every, waitmask) < 0)
 			break;
 	}
 	free(last);

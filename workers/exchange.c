@@ -10,7 +10,7 @@
 #include "exchange.h"
 #include "uplock.h"
 #include "upstream.h"
-#include "worker.h"
+#include "wproc.h"
 
 /*
  * The lock, or the status that ends the exchange before it began.  Only
@@ -58,14 +58,14 @@ exchange_once(struct exchange *x, const char *method, json_object *params,
 	/* The windows start once the lock is ours: a wait for it that
 	 * ended just in time leaves the call its whole time. */
 	if (x->call_ms > 0)
-		deadline = now_ms() + x->call_ms;
-	open_by = now_ms() + x->open_ms;
+		deadline = wproc_now_ms() + x->call_ms;
+	open_by = wproc_now_ms() + x->open_ms;
 	st = upstream_open(x->dialect, x->to, open_by < deadline ? open_by :
 	    deadline, x->waitmask, &u, &x->nolisten, x->err, sizeof(x->err));
 	if (st == UP_OK)
 		uplock_seen(x->lock_dir, x->to);
 	/* No connection or WELCOME within open_ms: the bridge is away. */
-	if (st == UP_TIMEOUT && now_ms() < deadline)
+	if (st == UP_TIMEOUT && wproc_now_ms() < deadline)
 		st = UP_REFUSED;
 	if (st == UP_OK) {
 		if (method != NULL)

@@ -83,9 +83,9 @@ child_fds(int spec, int events, pid_t mid)
 	prctl(PR_SET_PDEATHSIG, SIGTERM);
 	if (getppid() != broker)
 		_exit(0);
-	dup2(events, 1);
-	dup2(spec, FORKER_FD);		/* the worker's spec descriptor */
-	close_range(FORKER_FD + 1, ~0U, 0);
+	dup2(events, WIRE_EVENTS_FD);
+	dup2(spec, WIRE_SPEC_FD);	/* in place of our FORKER_FD */
+	close_range(WIRE_SPEC_FD + 1, ~0U, 0);
 	setpgid(0, 0);			/* and the broker's setpgid */
 }
 

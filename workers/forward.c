@@ -23,7 +23,8 @@
 #include "notify.h"
 #include "uplock.h"
 #include "upstream.h"
-#include "worker.h"
+#include "wire.h"
+#include "wproc.h"
 
 #define FWD_CONNECT_S	30	/* connect_timeout_s's default */
 #define FWD_BACKOFF_MS	100	/* first wait before a new connect */
@@ -80,17 +81,17 @@ fwd_error_type(const struct fwd *f, enum up_status st)
 {
 	switch (st) {
 	case UP_REFUSED:
-		return f->x.closed ? "upstream_closed" : "upstream_refused";
+		return f->x.closed ? WIRE_ERR_CLOSED : WIRE_ERR_REFUSED;
 	case UP_LOST:
-		return "upstream_lost";
+		return WIRE_ERR_LOST;
 	case UP_TIMEOUT:
-		return "upstream_timeout";
+		return WIRE_ERR_TIMEOUT;
 	case UP_CANCELLED:
-		return "cancelled";
+		return WIRE_ERR_CANCELLED;
 	case UP_ERROR:
-		return "upstream_error";
+		return WIRE_ERR_UPSTREAM;
 	default:
-		return "upstream_protocol";
+		return WIRE_ERR_PROTOCOL;
 	}
 }
 
@@ -98,14 +99,14 @@ fwd_error_type(const struct fwd *f, enum up_status st)
 static void
 fwd_fail(struct fwd *f, enum up_status st)
 {
-	fwd_set(f, "ok", json_object_new_boolean(0));
+	fwd_set(f, WIRE_RES_OK, json_object_new_boolean(0));
 	/* It may quote the upstream's bytes, or cut a text at a byte
 	 * count: the broker reads the result as strict JSON. */
-	fwd_set(f, "error", utf8_json(f->x.err, strlen(f->x.err)));
-	fwd_set(f, "error_type", json_object_new_string(fwd_error_type(f,
-	    st)));
+	fwd_set(f, WIRE_RES_ERROR, utf8_json(f->x.err, strlen(f->x.err)));
+	fwd_set(f, WIRE_RES_ERROR_TYPE, json_object_new_string(
+	    fwd_error_type(f, st)));
 	if (st == UP_TIMEOUT)
-		fwd_set(f, "timed_out", json_object_new_boolean(1));
+		fwd_set(f, WIRE_RES_TIMED_OUT, json_object_new_boolean(1));
 }
 
 /* The same with a reason of our own. */
@@ -127,7 +128,8 @@ fwd_not_running(struct fwd *f, int64_t refused_at, int64_t until)
 {
 	int64_t	seen = uplock_seen_ago(f->x.lock_dir, f->x.to);
 
-	if (now_ms() < until && (now_ms() - refused_at < FWD_NOLISTEN_MS ||
+	if (wproc_now_ms() < until &&
+	    (wproc_now_ms() - refused_at < FWD_NOLISTEN_MS ||
 	    (seen >= 0 && seen < FWD_SEEN_MS)))
 		return 0;
 	snprintf(f->x.err, sizeof(f->x.err), "the %s is not running "
@@ -151,25 +153,25 @@ fwd_retry(struct fwd *f, const char *method, json_object *params,
 	for (;;) {
 		st = exchange_once(&f->x, method, params, f->deadline, out);
 		if (st == UP_REFUSED && f->x.nolisten && refused_at == 0)
-			refused_at = now_ms();
+			refused_at = wproc_now_ms();
 		if (st == UP_REFUSED && f->x.nolisten &&
 		    (flags & NOLISTEN_FAILS) &&
 		    fwd_not_running(f, refused_at, until))
 			return st;
 		if (!(st == UP_REFUSED || (st == UP_LOST &&
 		    (flags & RETRY_LOST)) || (st == UP_ERROR &&
-		    (flags & RETRY_ERROR))) || now_ms() >= until)
+		    (flags & RETRY_ERROR))) || wproc_now_ms() >= until)
 			return st;
 		json_object_put(*out);
 		*out = NULL;
 		if (!f->logged) {
 			fprintf(stderr, "cmdgate-worker: %s: %s; trying again "
 			    "for up to %lld ms\n", f->tool, f->x.err,
-			    (long long)(until - now_ms()));
+			    (long long)(until - wproc_now_ms()));
 			f->logged = 1;
 		}
-		next = now_ms() + delay;
-		if (worker_wait(-1, 0, next < until ? next : until,
+		next = wproc_now_ms() + delay;
+		if (wproc_wait(-1, 0, next < until ? next : until,
 		    f->x.waitmask) < 0) {
 			snprintf(f->x.err, sizeof(f->x.err), "%s: call "
 			    "cancelled", f->x.to);
@@ -212,11 +214,11 @@ fwd_answered(struct fwd *f, json_object *res)
 	    why != NULL ? ": " : "", why != NULL ? why : "");
 	if (fwd_tool_failed(f, res)) {
 		fwd_fail_msg(f, UP_PROTOCOL, msg);
-		fwd_set(f, "error_type", json_object_new_string(
-		    "tool_failed"));
+		fwd_set(f, WIRE_RES_ERROR_TYPE, json_object_new_string(
+		    WIRE_ERR_TOOL_FAILED));
 	} else
-		fwd_set(f, "ok", json_object_new_boolean(1));
-	fwd_set(f, "result", res);
+		fwd_set(f, WIRE_RES_OK, json_object_new_boolean(1));
+	fwd_set(f, WIRE_RES_RESULT, res);
 }
 
 /*
@@ -281,9 +283,9 @@ fwd_reloaded(struct fwd *f)
 		fwd_fail(f, st);
 		return;
 	}
-	fwd_set(f, "ok", json_object_new_boolean(1));
-	fwd_set(f, "result", NULL);
-	fwd_set(f, "reloaded", json_object_new_boolean(1));
+	fwd_set(f, WIRE_RES_OK, json_object_new_boolean(1));
+	fwd_set(f, WIRE_RES_RESULT, NULL);
+	fwd_set(f, WIRE_RES_RELOADED, json_object_new_boolean(1));
 }
 
 /* ---- await and cancel ------------------------------------------------- */
@@ -317,8 +319,8 @@ fwd_cancel(struct fwd *f, json_object *ctx)
 	    sizeof(f->x.err));
 	if (call != NULL && p != NULL) {
 		got_term = 0;
-		st = exchange_once(&f->x, call, p, now_ms() + fwd_cancel_ms(),
-		    &out);
+		st = exchange_once(&f->x, call, p, wproc_now_ms() +
+		    fwd_cancel_ms(), &out);
 		got_term = got_term > term ? got_term : term;
 		json_object_put(out);
 	}
@@ -376,15 +378,15 @@ fwd_every(json_object *aw)
 static enum up_status
 fwd_poll(struct fwd *f, json_object *aw, json_object *p, json_object **res)
 {
-	int64_t	next = now_ms() + fwd_every(aw);
+	int64_t	next = wproc_now_ms() + fwd_every(aw);
 	int	w;
 
 	*res = NULL;
-	w = worker_wait(-1, 0, next < f->deadline ? next : f->deadline,
+	w = wproc_wait(-1, 0, next < f->deadline ? next : f->deadline,
 	    f->x.waitmask);
 	if (w < 0)
 		return UP_CANCELLED;
-	if (now_ms() >= f->deadline) {
+	if (wproc_now_ms() >= f->deadline) {
 		snprintf(f->x.err, sizeof(f->x.err), "%s: %s did not reach "
 		    "a final status in time", f->x.to, member_str(aw, "call",
 		    "?"));
@@ -418,7 +420,7 @@ fwd_await(struct fwd *f, json_object *first)
 		if (st != UP_OK) {
 			fwd_fail(f, st);
 			if (st == UP_ERROR)
-				fwd_set(f, "upstream_error", res);
+				fwd_set(f, WIRE_RES_UPSTREAM_ERROR, res);
 			else
 				json_object_put(res);
 			break;
@@ -429,17 +431,17 @@ fwd_await(struct fwd *f, json_object *first)
 			break;
 	}
 	json_object_put(p);
-	fwd_set(f, "polls", json_object_new_int(polls));
+	fwd_set(f, WIRE_RES_POLLS, json_object_new_int(polls));
 	if (st == UP_OK && failed) {
 		fwd_fail_msg(f, UP_PROTOCOL, "the awaited job ended in a "
 		    "failed status");
-		fwd_set(f, "error_type", json_object_new_string(
-		    "tool_failed"));
+		fwd_set(f, WIRE_RES_ERROR_TYPE, json_object_new_string(
+		    WIRE_ERR_TOOL_FAILED));
 	}
 	if (st == UP_OK && !failed)
 		fwd_answered(f, json_object_get(last));
 	else
-		fwd_set(f, "result", json_object_get(last));
+		fwd_set(f, WIRE_RES_RESULT, json_object_get(last));
 out:
 	json_object_put(last);
 	json_object_put(ctx);
@@ -452,13 +454,13 @@ static int
 fwd_init(struct fwd *f, json_object *cmd, const char *lock_dir,
     const sigset_t *waitmask)
 {
-	json_object	*fw = member(cmd, "forward"), *v;
+	json_object	*fw = member(cmd, WIRE_CMD_FORWARD), *v;
 
-	f->tool = member_str(cmd, "tool", "?");
-	f->call = member(cmd, "params");
-	f->reload = json_object_get_boolean(member(cmd, "reload"));
+	f->tool = member_str(cmd, WIRE_CMD_TOOL, "?");
+	f->call = member(cmd, WIRE_CMD_PARAMS);
+	f->reload = json_object_get_boolean(member(cmd, WIRE_CMD_RELOAD));
 	f->deadline = f->t0 + json_object_get_int64(member(cmd,
-	    "timeout_s")) * 1000;
+	    WIRE_CMD_TIMEOUT)) * 1000;
 	f->x.lock_dir = lock_dir;
 	f->x.waitmask = waitmask;
 	f->method = f->tool;
@@ -498,11 +500,12 @@ fwd_first_answer(struct fwd *f, json_object *res)
 {
 	json_object	*ev = json_object_new_object();
 
-	json_object_object_add(ev, "event", json_object_new_string("answer"));
-	json_object_object_add(ev, "index",
+	json_object_object_add(ev, WIRE_EVENT,
+	    json_object_new_string(WIRE_EV_ANSWER));
+	json_object_object_add(ev, WIRE_INDEX,
 	    json_object_new_int64((int64_t)f->index));
-	json_object_object_add(ev, "result", json_object_get(res));
-	emit(ev);
+	json_object_object_add(ev, WIRE_RESULT, json_object_get(res));
+	wproc_emit(ev);
 }
 
 /*
@@ -522,21 +525,21 @@ fwd_first(struct fwd *f, json_object **out)
 		st = fwd_retry(f, f->method, f->params, until < f->deadline ?
 		    until : f->deadline, NOLISTEN_FAILS, out);
 		if (st != UP_LOST || !f->idempotent || f->reload ||
-		    now_ms() >= f->deadline)
+		    wproc_now_ms() >= f->deadline)
 			return st;
 		json_object_put(*out);
 		*out = NULL;
 		fprintf(stderr, "cmdgate-worker: %s: %s; idempotent: sending "
 		    "it again\n", f->tool, f->x.err);
 		f->resent++;
-		next = now_ms() + FWD_BACKOFF_MS;
-		if (worker_wait(-1, 0, next < f->deadline ? next : f->deadline,
+		next = wproc_now_ms() + FWD_BACKOFF_MS;
+		if (wproc_wait(-1, 0, next < f->deadline ? next : f->deadline,
 		    f->x.waitmask) < 0) {
 			snprintf(f->x.err, sizeof(f->x.err), "%s: call "
 			    "cancelled", f->x.to);
 			return UP_CANCELLED;
 		}
-		until = now_ms() + f->connect_ms;
+		until = wproc_now_ms() + f->connect_ms;
 	}
 }
 
@@ -548,9 +551,9 @@ fwd_call(struct fwd *f)
 	enum up_status	 st;
 
 	st = fwd_first(f, &out);
-	fwd_set(f, "sent", json_object_new_boolean(f->x.sent));
+	fwd_set(f, WIRE_RES_SENT, json_object_new_boolean(f->x.sent));
 	if (f->resent > 0)
-		fwd_set(f, "resent", json_object_new_int(f->resent));
+		fwd_set(f, WIRE_RES_RESENT, json_object_new_int(f->resent));
 	if (st == UP_OK && member(f->fw, "await") != NULL &&
 	    !fwd_tool_failed(f, out)) {
 		fwd_first_answer(f, out);
@@ -562,7 +565,8 @@ fwd_call(struct fwd *f)
 	else {
 		fwd_fail(f, st);
 		if (st == UP_ERROR)
-			fwd_set(f, "upstream_error", json_object_get(out));
+			fwd_set(f, WIRE_RES_UPSTREAM_ERROR,
+			    json_object_get(out));
 	}
 	json_object_put(out);
 }
@@ -575,13 +579,14 @@ forward_run(json_object *cmd, size_t index, const char *lock_dir,
 
 	memset(&f, 0, sizeof(f));
 	f.index = index;
-	f.t0 = now_ms();
+	f.t0 = wproc_now_ms();
 	f.r = json_object_new_object();
-	fwd_set(&f, "tool", json_object_new_string(member_str(cmd, "tool",
-	    "?")));
-	emit_start(index, 0);
+	fwd_set(&f, WIRE_RES_TOOL, json_object_new_string(member_str(cmd,
+	    WIRE_CMD_TOOL, "?")));
+	wproc_emit_start(index, 0);
 	if (fwd_init(&f, cmd, lock_dir, waitmask) == 0)
 		fwd_call(&f);
-	fwd_set(&f, "duration_ms", json_object_new_int64(now_ms() - f.t0));
+	fwd_set(&f, WIRE_RES_DURATION, json_object_new_int64(wproc_now_ms() -
+	    f.t0));
 	return f.r;
 }

@@ -30,7 +30,8 @@
 #include "jsonl.h"
 #include "jstrict.h"
 #include "sse.h"
-#include "worker.h"
+#include "wire.h"
+#include "wproc.h"
 
 #define HX_ANSWER_MAX	(64 * 1024 * 1024)	/* longest answer */
 #define HX_ERRBODY_MAX	(64 * 1024)	/* longest body of an HTTP error */
@@ -398,7 +399,7 @@ hx_run(struct hx_xchg *x, int64_t deadline, int watch)
 	struct event	*tmo, *term = NULL, *pipe = NULL;
 	struct timeval	 tv;
 	sigset_t	 old;
-	int64_t		 left = deadline - now_ms();
+	int64_t		 left = deadline - wproc_now_ms();
 
 	tv.tv_sec = left > 0 ? left / 1000 : 0;
 	tv.tv_usec = left > 0 ? (left % 1000) * 1000 : 0;
@@ -413,8 +414,8 @@ hx_run(struct hx_xchg *x, int64_t deadline, int watch)
 			hx_finish(x, UP_PROTOCOL, "cannot watch SIGTERM");
 			goto out;
 		}
-		if (hx_is_pipe(EVENTS_FD) && (pipe = event_new(x->base,
-		    EVENTS_FD, EV_READ, hx_on_pipe, x)) != NULL)
+		if (hx_is_pipe(WIRE_EVENTS_FD) && (pipe = event_new(x->base,
+		    WIRE_EVENTS_FD, EV_READ, hx_on_pipe, x)) != NULL)
 			event_add(pipe, NULL);
 		sigprocmask(SIG_SETMASK, x->peer->waitmask, &old);
 	}
@@ -441,7 +442,7 @@ hx_setup(struct hx_xchg *x, struct evhttp_connection **conn,
 {
 	struct httpx_peer	*p = x->peer;
 	struct timeval	 tv;
-	int64_t		 left = deadline - now_ms() + 1000;
+	int64_t		 left = deadline - wproc_now_ms() + 1000;
 
 	if ((x->base = event_base_new()) == NULL ||
 	    (x->body = evbuffer_new()) == NULL ||
@@ -485,7 +486,7 @@ httpx_request(struct httpx_peer *p, enum evhttp_cmd_type cmd,
 		snprintf(err, errlen, "%s: call cancelled", p->to);
 		return UP_CANCELLED;
 	}
-	if (deadline <= now_ms()) {
+	if (deadline <= wproc_now_ms()) {
 		snprintf(err, errlen, "%s: did not answer in time", p->to);
 		return UP_TIMEOUT;
 	}

@@ -9,7 +9,7 @@
 #include <event2/http.h>
 #include <json-c/json.h>
 
-#include "upstream.h"
+#include "upstatus.h"
 
 /* What mcphttp.c shares with httpx.c: one HTTP request and its answer. */
 

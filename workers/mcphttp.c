@@ -25,7 +25,8 @@
 #include "jstrict.h"
 #include "mcphttp.h"
 #include "notify.h"
-#include "worker.h"
+#include "wire.h"
+#include "wproc.h"
 
 #define MH_CLOSE_MS	1000		/* how long DELETE may take */
 #define MH_VERSION	"2025-06-18"
@@ -293,17 +294,18 @@ mh_progress(struct mcphttp *mh, json_object *params)
 	    (mh_number(params, "total", &total) == -1 || total <= 0)))
 		return;
 	ev = json_object_new_object();
-	json_object_object_add(ev, "event", json_object_new_string("progress"));
-	json_object_object_add(ev, "index",
+	json_object_object_add(ev, WIRE_EVENT,
+	    json_object_new_string(WIRE_EV_PROGRESS));
+	json_object_object_add(ev, WIRE_INDEX,
 	    json_object_new_int64((int64_t)command_index));
-	json_object_object_add(ev, "progress", json_object_get(
+	json_object_object_add(ev, WIRE_PROGRESS, json_object_get(
 	    json_object_object_get(params, "progress")));
 	if (json_object_object_get_ex(params, "total", &t))
-		json_object_object_add(ev, "total", json_object_get(t));
+		json_object_object_add(ev, WIRE_TOTAL, json_object_get(t));
 	if (json_object_object_get_ex(params, "message", &m) &&
 	    json_object_is_type(m, json_type_string))
-		json_object_object_add(ev, "message", json_object_get(m));
-	notify_send(&mh->nt, ev, 1, now_ms());
+		json_object_object_add(ev, WIRE_MESSAGE, json_object_get(m));
+	notify_send(&mh->nt, ev, 1, wproc_now_ms());
 }
 
 /* notifications/message: a log event, its data as text (bounded). */
@@ -324,12 +326,13 @@ mh_log(struct mcphttp *mh, json_object *params)
 	if ((len = strlen(text)) > NOTIFY_LINE_MAX)
 		len = NOTIFY_LINE_MAX;
 	ev = json_object_new_object();
-	json_object_object_add(ev, "event", json_object_new_string("log"));
-	json_object_object_add(ev, "index",
+	json_object_object_add(ev, WIRE_EVENT,
+	    json_object_new_string(WIRE_EV_LOG));
+	json_object_object_add(ev, WIRE_INDEX,
 	    json_object_new_int64((int64_t)command_index));
-	json_object_object_add(ev, "level", json_object_new_string(level));
-	json_object_object_add(ev, "message", utf8_json(text, len));
-	notify_send(&mh->nt, ev, 0, now_ms());
+	json_object_object_add(ev, WIRE_LEVEL, json_object_new_string(level));
+	json_object_object_add(ev, WIRE_MESSAGE, utf8_json(text, len));
+	notify_send(&mh->nt, ev, 0, wproc_now_ms());
 }
 
 /* httpx's note: a notification the server sent while we called. */
@@ -366,9 +369,9 @@ mcphttp_call(struct mcphttp *mh, const char *method, json_object *params,
 	json_object_object_add(meta, "progressToken",
 	    json_object_new_int64(mh->token));
 	json_object_object_add(p, "_meta", meta);
-	notify_init(&mh->nt, -1, command_index, emit);
+	notify_init(&mh->nt, -1, command_index, wproc_emit);
 	st = mh_rpc(mh, "tools/call", p, deadline, out, err, errlen);
-	notify_end(&mh->nt, now_ms());
+	notify_end(&mh->nt, wproc_now_ms());
 	mh->token = 0;
 	return st;
 }
@@ -396,7 +399,7 @@ mcphttp_close(struct mcphttp *mh)
 	/* SIGTERM stays blocked (and pending) while DELETE runs. */
 	if (mh->peer.session[0] != '\0')
 		httpx_request(&mh->peer, EVHTTP_REQ_DELETE, NULL, 0,
-		    now_ms() + MH_CLOSE_MS, 0, &ans, err, sizeof(err));
+		    wproc_now_ms() + MH_CLOSE_MS, 0, &ans, err, sizeof(err));
 	json_object_put(ans);
 	mh_free(mh);
 }

@@ -8,7 +8,7 @@
 
 #include <json-c/json.h>
 
-#include "upstream.h"
+#include "upstatus.h"
 
 /*
  * The mcp-http forward dialect: an MCP client over Streamable HTTP

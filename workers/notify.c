@@ -18,6 +18,7 @@
 #include <json-c/json.h>
 
 #include "notify.h"
+#include "wire.h"
 
 #define NOTIFY_READ_MAX	(64 * 1024)	/* bytes read per call */
 #define NOTIFY_END_MAX	(1024 * 1024)	/* read once the tool is gone */
@@ -173,8 +174,8 @@ event_new(struct notify *n, const char *kind)
 {
 	json_object	*ev = json_object_new_object();
 
-	json_object_object_add(ev, "event", json_object_new_string(kind));
-	json_object_object_add(ev, "index",
+	json_object_object_add(ev, WIRE_EVENT, json_object_new_string(kind));
+	json_object_object_add(ev, WIRE_INDEX,
 	    json_object_new_int64((int64_t)n->index));
 	return ev;
 }
@@ -182,10 +183,10 @@ event_new(struct notify *n, const char *kind)
 static json_object *
 log_event(struct notify *n, const char *level, const char *msg, size_t len)
 {
-	json_object	*ev = event_new(n, "log");
+	json_object	*ev = event_new(n, WIRE_EV_LOG);
 
-	json_object_object_add(ev, "level", json_object_new_string(level));
-	json_object_object_add(ev, "message", utf8_json(msg, len));
+	json_object_object_add(ev, WIRE_LEVEL, json_object_new_string(level));
+	json_object_object_add(ev, WIRE_MESSAGE, utf8_json(msg, len));
 	return ev;
 }
 
@@ -264,12 +265,12 @@ notify_line(struct notify *n, const char *line, size_t len, int64_t now)
 		notify_send(n, log_event(n, l.level, l.msg, l.msglen), 0, now);
 		return;
 	}
-	ev = event_new(n, "progress");
-	json_object_object_add(ev, "progress", number_json(l.progress));
+	ev = event_new(n, WIRE_EV_PROGRESS);
+	json_object_object_add(ev, WIRE_PROGRESS, number_json(l.progress));
 	if (l.total > 0)
-		json_object_object_add(ev, "total", number_json(l.total));
+		json_object_object_add(ev, WIRE_TOTAL, number_json(l.total));
 	if (l.msglen > 0)
-		json_object_object_add(ev, "message", utf8_json(l.msg,
+		json_object_object_add(ev, WIRE_MESSAGE, utf8_json(l.msg,
 		    l.msglen));
 	notify_send(n, ev, 1, now);
 }

@@ -28,7 +28,8 @@
 #include "notify.h"
 #include "proclist.h"
 #include "run.h"
-#include "worker.h"
+#include "wire.h"
+#include "wproc.h"
 
 #define PARAMS_FD	3			/* a tool's params file */
 #define PARAMS_ENV_MAX	(64 * 1024)	/* larger: CMDGATE_PARAMS_FILE only */
@@ -119,7 +120,7 @@ tool_env(const char *ticket, const char *tool, const char *params,
 	for (i = n = 0; environ[i] != NULL; i++)
 		if (strncmp(environ[i], "CMDGATE_", 8) != 0)
 			env[n++] = environ[i];
-	if (asprintf(&env[n], "CMDGATE_TICKET=%s", ticket) == -1 ||
+	if (asprintf(&env[n], WIRE_ENV_TICKET "=%s", ticket) == -1 ||
 	    asprintf(&env[n + 1], "CMDGATE_TOOL=%s", tool) == -1 ||
 	    asprintf(&env[n + 2], "CMDGATE_PARAMS_FILE=/dev/fd/%d",
 	    PARAMS_FD) == -1 ||
@@ -165,10 +166,10 @@ end_leftovers(void)
 static void
 result_common(json_object *r, const char *tool, int ok, int64_t t0)
 {
-	json_object_object_add(r, "tool", json_object_new_string(tool));
-	json_object_object_add(r, "ok", json_object_new_boolean(ok));
-	json_object_object_add(r, "duration_ms",
-	    json_object_new_int64(now_ms() - t0));
+	json_object_object_add(r, WIRE_RES_TOOL, json_object_new_string(tool));
+	json_object_object_add(r, WIRE_RES_OK, json_object_new_boolean(ok));
+	json_object_object_add(r, WIRE_RES_DURATION,
+	    json_object_new_int64(wproc_now_ms() - t0));
 }
 
 /* Read what is there from fd into t; 0 at end of file. */
@@ -254,14 +255,14 @@ run_signals(struct run *x)
 	if (got_term == 1) {
 		kill(-x->pid, SIGTERM);
 		got_term = 2;
-		x->term_at = now_ms();
+		x->term_at = wproc_now_ms();
 	}
-	if (x->term_at > 0 && now_ms() - x->term_at >= kill_grace_ms &&
+	if (x->term_at > 0 && wproc_now_ms() - x->term_at >= kill_grace_ms &&
 	    !x->killed) {
 		kill(-x->pid, SIGKILL);	/* it ignored SIGTERM */
 		x->killed = 1;
 	}
-	if (x->deadline - now_ms() <= 0 && !x->timed_out) {
+	if (x->deadline - wproc_now_ms() <= 0 && !x->timed_out) {
 		kill(-x->pid, SIGKILL);
 		x->timed_out = 1;
 	}
@@ -291,12 +292,12 @@ tool_exited(struct run *x)
 static int64_t
 run_left(struct run *x)
 {
-	int64_t	left = x->deadline - now_ms(), due;
+	int64_t	left = x->deadline - wproc_now_ms(), due;
 
 	if (x->term_at > 0 && !x->killed &&
-	    x->term_at + kill_grace_ms - now_ms() < left)
-		left = x->term_at + kill_grace_ms - now_ms();
-	if ((due = notify_due(&x->nt, now_ms())) >= 0 && due < left)
+	    x->term_at + kill_grace_ms - wproc_now_ms() < left)
+		left = x->term_at + kill_grace_ms - wproc_now_ms();
+	if ((due = notify_due(&x->nt, wproc_now_ms())) >= 0 && due < left)
 		left = due;
 	return left;
 }
@@ -306,7 +307,8 @@ static void
 run_notify(struct run *x)
 {
 	if (x->pfd[3].fd >= 0 && (x->pfd[3].revents &
-	    (POLLIN | POLLHUP | POLLERR)) && notify_read(&x->nt, now_ms()) == 0)
+	    (POLLIN | POLLHUP | POLLERR)) &&
+	    notify_read(&x->nt, wproc_now_ms()) == 0)
 		x->pfd[3].fd = -1;
 }
 
@@ -340,7 +342,7 @@ run_wait(struct run *x, const sigset_t *waitmask)
 		ts.tv_nsec = left > 0 ? (left % 1000) * 1000000 : 100000000;
 		if (ppoll(x->pfd, 4, &ts, waitmask) == -1 && errno != EINTR)
 			break;
-		broker_gone(&x->pfd[2]);
+		wproc_broker_gone(&x->pfd[2]);
 		run_notify(x);
 		for (i = 0; i < 2; i++)
 			if (x->pfd[i].fd >= 0 && (x->pfd[i].revents &
@@ -357,7 +359,7 @@ run_wait(struct run *x, const sigset_t *waitmask)
 	for (i = 0; i < 2; i++)
 		if (x->pfd[i].fd >= 0)
 			close(x->pfd[i].fd);
-	notify_end(&x->nt, now_ms());
+	notify_end(&x->nt, wproc_now_ms());
 	x->pfd[3].fd = -1;
 }
 
@@ -372,14 +374,14 @@ run_start(struct run *x, const char *ticket, json_object *cmd, size_t index,
 	char		**env;
 	int		 po[2], pe[2], pn[2], fds[4], rc;
 
-	json_object_object_get_ex(cmd, "params", &params);
+	json_object_object_get_ex(cmd, WIRE_CMD_PARAMS, &params);
 	if (params != NULL)
 		plen = strlen(ps = jstrict_to_string(params));
-	if (json_object_object_get_ex(cmd, "cwd", &v))
+	if (json_object_object_get_ex(cmd, WIRE_CMD_CWD, &v))
 		cwd = json_object_get_string(v);
 	x->pid = -1;
 	x->pfd[0].fd = x->pfd[1].fd = x->pfd[3].fd = -1;
-	notify_init(&x->nt, -1, index, emit);
+	notify_init(&x->nt, -1, index, wproc_emit);
 	if ((fds[2] = params_file(ps, plen)) == -1)
 		return errno;
 	if (pipe2(po, O_CLOEXEC) == -1 || pipe2(pe, O_CLOEXEC) == -1 ||
@@ -389,7 +391,7 @@ run_start(struct run *x, const char *ticket, json_object *cmd, size_t index,
 	fds[1] = pe[1];
 	fds[3] = pn[1];
 	env = tool_env(ticket, json_object_get_string(json_object_object_get(
-	    cmd, "tool")), ps, plen);
+	    cmd, WIRE_CMD_TOOL)), ps, plen);
 	if ((rc = spawn_tool(&x->pid, argv, env, fds, cwd)) != 0) {
 		x->pid = -1;
 		if (cwd != NULL && access(cwd, X_OK) == -1)
@@ -410,7 +412,7 @@ run_start(struct run *x, const char *ticket, json_object *cmd, size_t index,
 	x->pfd[1].fd = pe[0];
 	x->pfd[3].fd = x->nt.fd = pn[0];
 	x->pfd[0].events = x->pfd[1].events = x->pfd[3].events = POLLIN;
-	x->pfd[2].fd = EVENTS_FD;
+	x->pfd[2].fd = WIRE_EVENTS_FD;
 	x->pfd[2].events = 0;		/* POLLERR: the broker is gone */
 	if (rc != 0) {
 		close(po[0]);
@@ -450,7 +452,7 @@ run_error(json_object *r, struct run *x, const char *prog)
 		    WEXITSTATUS(x->status));
 	else
 		return;
-	json_object_object_add(r, "error", json_object_new_string(msg));
+	json_object_object_add(r, WIRE_RES_ERROR, json_object_new_string(msg));
 }
 
 /*
@@ -467,7 +469,7 @@ run_result(json_object *r, struct tail *out)
 		return;
 	if (json_object_is_type(parsed, json_type_object) ||
 	    json_object_is_type(parsed, json_type_array))
-		json_object_object_add(r, "result", parsed);
+		json_object_object_add(r, WIRE_RES_RESULT, parsed);
 	else
 		json_object_put(parsed);
 }
@@ -482,23 +484,23 @@ run_report(struct run *x, const char *tool, const char *prog)
 	result_common(r, tool, ran && !x->timed_out &&
 	    WIFEXITED(x->status) && WEXITSTATUS(x->status) == 0, x->t0);
 	if (ran && WIFEXITED(x->status))
-		json_object_object_add(r, "exit_code",
+		json_object_object_add(r, WIRE_RES_EXIT_CODE,
 		    json_object_new_int(WEXITSTATUS(x->status)));
 	if (ran && WIFSIGNALED(x->status)) {
 		snprintf(name, sizeof(name), "SIG%s",
 		    signame(WTERMSIG(x->status)));
-		json_object_object_add(r, "signal",
+		json_object_object_add(r, WIRE_RES_SIGNAL,
 		    json_object_new_string(name));
 	}
 	if (x->timed_out)
-		json_object_object_add(r, "timed_out",
+		json_object_object_add(r, WIRE_RES_TIMED_OUT,
 		    json_object_new_boolean(1));
-	json_object_object_add(r, "stdout", utf8_json(x->out.buf,
+	json_object_object_add(r, WIRE_RES_STDOUT, utf8_json(x->out.buf,
 	    x->out.len));
-	json_object_object_add(r, "stderr", utf8_json(x->err.buf,
+	json_object_object_add(r, WIRE_RES_STDERR, utf8_json(x->err.buf,
 	    x->err.len));
 	if (x->out.truncated || x->err.truncated)
-		json_object_object_add(r, "truncated",
+		json_object_object_add(r, WIRE_RES_TRUNCATED,
 		    json_object_new_boolean(1));
 	run_error(r, x, prog);
 	if (ran && !x->timed_out)
@@ -517,9 +519,9 @@ run_exec(const char *ticket, json_object *cmd, size_t index, size_t cap,
 
 	memset(&x, 0, sizeof(x));
 	x.out.cap = x.err.cap = cap;
-	x.t0 = now_ms();
-	json_object_object_get_ex(cmd, "exec", &argvj);
-	json_object_object_get_ex(cmd, "timeout_s", &v);
+	x.t0 = wproc_now_ms();
+	json_object_object_get_ex(cmd, WIRE_CMD_EXEC, &argvj);
+	json_object_object_get_ex(cmd, WIRE_CMD_TIMEOUT, &v);
 	x.deadline = x.t0 + json_object_get_int64(v) * 1000;
 	argc = json_object_array_length(argvj);
 	if ((argv = calloc(argc + 1, sizeof(char *))) == NULL ||
@@ -531,12 +533,12 @@ run_exec(const char *ticket, json_object *cmd, size_t index, size_t cap,
 		    json_object_array_get_idx(argvj, i));
 	x.exec_errno = run_start(&x, ticket, cmd, index, argv);
 	if (x.pid > 0) {
-		emit_start(index, x.pid);
+		wproc_emit_start(index, x.pid);
 		run_wait(&x, waitmask);
 		end_leftovers();
 	}
 	r = run_report(&x, json_object_get_string(json_object_object_get(cmd,
-	    "tool")), argv[0]);
+	    WIRE_CMD_TOOL)), argv[0]);
 	free(argv);
 	free(x.out.buf);
 	free(x.err.buf);

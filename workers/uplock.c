@@ -20,7 +20,7 @@
 #include <unistd.h>
 
 #include "uplock.h"
-#include "worker.h"
+#include "wproc.h"
 
 static int	uplock_file(const char *, const char *, const char *, char *,
 		    size_t);
@@ -97,7 +97,7 @@ uplock_wait(int fd, int64_t deadline, const sigset_t *waitmask)
 		_exit(ok == 0 && write(p[1], "L", 1) == 1 ? 0 : 1);
 	}
 	close(p[1]);
-	if ((w = worker_wait(p[0], POLLIN, deadline, waitmask)) == 1)
+	if ((w = wproc_wait(p[0], POLLIN, deadline, waitmask)) == 1)
 		w = read(p[0], &c, 1) == 1 ? 0 : (errno = ENOLCK, -2);
 	else if (w == 0)
 		w = 1;

@@ -25,7 +25,7 @@
 #include "jstrict.h"
 #include "mcphttp.h"
 #include "upstream.h"
-#include "worker.h"
+#include "wproc.h"
 
 #define UP_MAX		(64 * 1024 * 1024)	/* longest message */
 #define UP_LINE_MAX	4096		/* a WELCOME or header line */
@@ -87,7 +87,7 @@ up_fail(struct upstream *u, enum up_status st, char *err, size_t errlen,
 	return st;
 }
 
-/* jsonl's wait: worker_wait for reading until the call's deadline. */
+/* jsonl's wait: wproc_wait for reading until the call's deadline. */
 static int
 up_read_wait(void *arg, int fd, int ms)
 {
@@ -95,7 +95,7 @@ up_read_wait(void *arg, int fd, int ms)
 	int		 w;
 
 	(void)ms;
-	if ((w = worker_wait(fd, POLLIN, u->deadline, u->waitmask)) < 0)
+	if ((w = wproc_wait(fd, POLLIN, u->deadline, u->waitmask)) < 0)
 		return JSONL_WAIT_CANCEL;
 	return w;
 }
@@ -103,7 +103,7 @@ up_read_wait(void *arg, int fd, int ms)
 static int64_t
 up_left(const struct upstream *u)
 {
-	int64_t	left = u->deadline - now_ms();
+	int64_t	left = u->deadline - wproc_now_ms();
 
 	return left < 0 ? 0 : left;
 }
@@ -165,7 +165,7 @@ up_send(struct upstream *u, const char *s, size_t n, char *err,
 		if (errno != EAGAIN && errno != EWOULDBLOCK)
 			return up_fail(u, UP_REFUSED, err, errlen,
 			    "send failed: %s", strerror(errno));
-		if ((rc = worker_wait(u->fd, POLLOUT, u->deadline,
+		if ((rc = wproc_wait(u->fd, POLLOUT, u->deadline,
 		    u->waitmask)) <= 0)
 			return rc == 0 ? up_fail(u, UP_TIMEOUT, err, errlen,
 			    "%s", "did not take the whole request in time") :
@@ -395,7 +395,7 @@ up_connect(struct upstream *u, char *err, size_t errlen)
 		    strerror(errno));
 	}
 	freeaddrinfo(ai);
-	if ((rc = worker_wait(u->fd, POLLOUT, u->deadline, u->waitmask)) <= 0)
+	if ((rc = wproc_wait(u->fd, POLLOUT, u->deadline, u->waitmask)) <= 0)
 		return rc == 0 ? up_fail(u, UP_TIMEOUT, err, errlen, "%s",
 		    "connect timed out") : up_fail(u, UP_CANCELLED, err,
 		    errlen, "%s", "call cancelled");

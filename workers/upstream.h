@@ -8,23 +8,14 @@
 
 #include <json-c/json.h>
 
+#include "upstatus.h"
+
 /*
  * One connection to an upstream (an editor's bridge) in one of the
  * dialects of cmdgate.tools(5), forward: jsonrpc, jsonrpc-lsp, unity-mcp,
  * mcp-http.  Every call blocks until its answer, the deadline, SIGTERM
  * (got_term) or the broker's end of the event pipe closing.
  */
-
-enum up_status {
-	UP_OK,		/* *out: the upstream's result */
-	UP_ERROR,	/* the upstream answered with an error: *out, as sent */
-	UP_REFUSED,	/* nothing was written: safe to try again */
-	UP_LOST,	/* written, then the connection was lost unanswered */
-	UP_TIMEOUT,	/* the deadline passed */
-	UP_CANCELLED,	/* SIGTERM, or the broker is gone */
-	UP_PROTOCOL,	/* the upstream speaks something else: err says what */
-	UP_TOO_LONG,	/* an answer over the dialect's limit */
-};
 
 struct upstream;
 

@@ -23,6 +23,7 @@
 #include "options.h"
 #include "proc.h"
 #include "tools.h"
+#include "wire.h"
 
 int
 jobrun_tools_ok(struct jobs *J, struct job *j, char *why, size_t len)
@@ -61,7 +62,8 @@ jobrun_cmd_reload(struct jobs *J, json_object *c)
 	json_object_object_add(c, "causes_reload", json_object_new_boolean(1));
 	job_rec_set(c, "tier", tier_name(TIER_HEAVY));
 	if (job_rec_get(c, "forward") != NULL)
-		json_object_object_add(c, "reload", json_object_new_boolean(1));
+		json_object_object_add(c, WIRE_CMD_RELOAD,
+		    json_object_new_boolean(1));
 	return 1;
 }
 
@@ -113,26 +115,29 @@ jobrun_cwd(struct jobs *J, const char *name, char *buf, size_t len)
 json_object *
 jobrun_spec(struct jobs *J, struct job *j)
 {
-	static const char *keep[] = { "tool", "exec", "forward", "reload",
-	    "params", "timeout_s", NULL };
+	static const char *keep[] = { WIRE_CMD_TOOL, WIRE_CMD_EXEC,
+	    WIRE_CMD_FORWARD, WIRE_CMD_RELOAD, WIRE_CMD_PARAMS,
+	    WIRE_CMD_TIMEOUT, NULL };
 	json_object	*spec = json_object_new_object(), *cmds, *c, *src;
 	char		 dir[PATH_MAX];
 	size_t		 i, k;
 
-	json_object_object_add(spec, "ticket",
+	json_object_object_add(spec, WIRE_SPEC_TICKET,
 	    json_object_new_string(j->ticket));
-	json_object_object_add(spec, "fail_fast", json_object_new_boolean(
-	    json_object_get_boolean(job_rec_get(j->rec, "fail_fast")) ||
-	    json_object_get_boolean(job_rec_get(j->rec, "atomic"))));
-	json_object_object_add(spec, "output_cap",
+	json_object_object_add(spec, WIRE_SPEC_FAIL_FAST,
+	    json_object_new_boolean(json_object_get_boolean(job_rec_get(j->rec,
+	    "fail_fast")) || json_object_get_boolean(job_rec_get(j->rec,
+	    "atomic"))));
+	json_object_object_add(spec, WIRE_SPEC_OUTPUT_CAP,
 	    json_object_new_int64((int64_t)J->cfg.opt->output_cap));
-	json_object_object_add(spec, "kill_grace",
+	json_object_object_add(spec, WIRE_SPEC_KILL_GRACE,
 	    json_object_new_int64((int64_t)J->cfg.opt->kill_grace));
-	json_object_object_add(spec, "broker", json_object_new_int64(getpid()));
-	json_object_object_add(spec, "lock_dir", json_object_new_string(
-	    jobrun_state_dir(J, dir, sizeof(dir))));
+	json_object_object_add(spec, WIRE_SPEC_BROKER,
+	    json_object_new_int64(getpid()));
+	json_object_object_add(spec, WIRE_SPEC_LOCK_DIR,
+	    json_object_new_string(jobrun_state_dir(J, dir, sizeof(dir))));
 	if (launch_nofile() > 0)
-		json_object_object_add(spec, "nofile",
+		json_object_object_add(spec, WIRE_SPEC_NOFILE,
 		    json_object_new_int64(launch_nofile()));
 	cmds = json_object_new_array();
 	for (i = 0; i < j->ncmds; i++) {
@@ -141,13 +146,14 @@ jobrun_spec(struct jobs *J, struct job *j)
 		c = json_object_new_object();
 		for (k = 0; keep[k] != NULL; k++)
 			job_copy(c, src, keep[k]);
-		if (job_rec_get(src, "exec") != NULL)
-			json_object_object_add(c, "cwd", json_object_new_string(
-			    jobrun_cwd(J, json_object_get_string(
-			    job_rec_get(src, "tool")), dir, sizeof(dir))));
+		if (job_rec_get(src, WIRE_CMD_EXEC) != NULL)
+			json_object_object_add(c, WIRE_CMD_CWD,
+			    json_object_new_string(jobrun_cwd(J,
+			    json_object_get_string(job_rec_get(src,
+			    WIRE_CMD_TOOL)), dir, sizeof(dir))));
 		json_object_array_add(cmds, c);
 	}
-	json_object_object_add(spec, "commands", cmds);
+	json_object_object_add(spec, WIRE_SPEC_COMMANDS, cmds);
 	return spec;
 }
 
@@ -180,15 +186,15 @@ jobrun_outcome(struct job *j, struct worker *w, int status, char *why,
 	}
 	for (i = 0; i < n; i++) {
 		r = json_object_array_get_idx(res, i);
-		if (json_object_get_boolean(job_rec_get(r, "ok")))
+		if (json_object_get_boolean(job_rec_get(r, WIRE_RES_OK)))
 			continue;
 		json_object_object_add(j->rec, "failed_at_command",
 		    json_object_new_int64((int64_t)i));
 		json_object_object_add(j->rec, "rolled_back",
 		    json_object_new_boolean(0));
-		e = job_rec_get(r, "error");
+		e = job_rec_get(r, WIRE_RES_ERROR);
 		snprintf(why, len, "command %zu (%s) failed%s%s", i,
-		    json_object_get_string(job_rec_get(r, "tool")),
+		    json_object_get_string(job_rec_get(r, WIRE_RES_TOOL)),
 		    e ? ": " : "", e ? json_object_get_string(e) : "");
 		return JOB_FAILED;
 	}

@@ -17,8 +17,6 @@
 #include <string.h>
 #include <unistd.h>
 
-#include <event2/buffer.h>
-#include <event2/bufferevent.h>
 #include <event2/event.h>
 
 #include <json-c/json.h>
@@ -29,6 +27,7 @@
 #include "policy.h"
 #include "proc.h"
 #include "util.h"
+#include "wire.h"
 
 struct probe {
 	struct probe_config	 cfg;
@@ -36,10 +35,8 @@ struct probe {
 	json_object		*editor;	/* as the table has it, or NULL */
 	char			*canon;		/* editor's JSON, to compare */
 	pid_t			 pid;		/* 0: no process */
-	struct bufferevent	*events;	/* its lines, until reaped */
-	struct bufferevent	*spec;		/* until written */
+	struct child		 child;		/* its pipes, until reaped */
 	struct event		*restart_ev;
-	struct event		*kill_ev;
 	struct editor_flags	 flags;
 	int			 reachable;	/* -1: not known */
 	int64_t			 lost_ms;	/* 1 to 0, monotonic; or 0 */
@@ -54,6 +51,8 @@ struct probe {
 };
 
 static void	probe_start(struct probe *);
+
+static const struct child_hooks	probe_child_hooks;
 
 static void
 probe_set_flags(struct probe *P, const struct editor_flags *f)
@@ -102,13 +101,12 @@ on_restart(evutil_socket_t fd, short ev, void *arg)
 	probe_start(arg);
 }
 
+/* Its grace after SIGTERM passed. */
 static void
-on_kill(evutil_socket_t fd, short ev, void *arg)
+probe_child_late(void *arg)
 {
 	struct probe	*P = arg;
 
-	(void)fd;
-	(void)ev;
 	if (P->pid <= 0)
 		return;
 	log_info("editor probe: worker %d still alive after --kill-grace: "
@@ -126,20 +124,10 @@ probe_new(const struct probe_config *cfg, const struct probe_hooks *hooks)
 	P->reachable = -1;
 	P->since_ms = util_now_ms();
 	P->restart_ev = evtimer_new(cfg->base, on_restart, P);
-	P->kill_ev = evtimer_new(cfg->base, on_kill, P);
-	if (P->restart_ev == NULL || P->kill_ev == NULL)
+	if (P->restart_ev == NULL)
 		fatalx("evtimer_new");
+	child_init(&P->child, cfg->base, &probe_child_hooks, P);
 	return P;
-}
-
-static void
-probe_close(struct probe *P)
-{
-	if (P->events != NULL)
-		bufferevent_free(P->events);
-	if (P->spec != NULL)
-		bufferevent_free(P->spec);
-	P->events = P->spec = NULL;
 }
 
 void
@@ -150,9 +138,8 @@ probe_free(struct probe *P)
 	/* The loop is over: nobody reaps it; it also ends with the broker. */
 	if (P->pid > 0)
 		kill(-P->pid, SIGKILL);
-	probe_close(P);
+	child_free(&P->child);
 	event_free(P->restart_ev);
-	event_free(P->kill_ev);
 	json_object_put(P->editor);
 	free(P->canon);
 	free(P->error);
@@ -163,15 +150,11 @@ probe_free(struct probe *P)
 static void
 probe_kill(struct probe *P)
 {
-	struct timeval	tv = { (time_t)P->cfg.kill_grace, 0 };
-
 	if (P->pid <= 0)
 		return;
-	if (P->events != NULL)
-		bufferevent_disable(P->events, EV_READ);
+	child_mute(&P->child);
 	kill(P->pid, SIGTERM);
-	if (!evtimer_pending(P->kill_ev, NULL))
-		evtimer_add(P->kill_ev, &tv);
+	child_grace(&P->child, P->cfg.kill_grace);
 	probe_clear_flags(P);
 }
 
@@ -205,7 +188,7 @@ static void
 probe_garbled(struct probe *P, const char *why)
 {
 	log_warnx("editor probe: worker %d: %s; killed", (int)P->pid, why);
-	bufferevent_disable(P->events, EV_READ);
+	child_mute(&P->child);
 	kill(-P->pid, SIGKILL);
 	probe_clear_flags(P);
 }
@@ -221,7 +204,7 @@ static void
 probe_unasked(struct probe *P, json_object *ev)
 {
 	const char	*e = json_object_get_string(json_object_object_get(ev,
-			    "error"));
+			    WIRE_ERROR));
 
 	log_info("editor probe: could not ask the editor (%s); what it last "
 	    "reported stands", e != NULL ? e : "no reason given");
@@ -241,13 +224,14 @@ probe_event(struct probe *P, json_object *ev)
 		log_info("editor probe: worker %d reports again", (int)P->pid);
 	P->outage = 0;
 	P->backoff_ms = 0;
-	if (json_object_object_get_ex(ev, "asked", NULL)) {
+	if (json_object_object_get_ex(ev, WIRE_ASKED, NULL)) {
 		probe_unasked(P, ev);
 		return;
 	}
 	if (!json_object_get_boolean(json_object_object_get(ev,
-	    "reachable"))) {
-		e = json_object_get_string(json_object_object_get(ev, "error"));
+	    WIRE_REACHABLE))) {
+		e = json_object_get_string(json_object_object_get(ev,
+		    WIRE_ERROR));
 		if (P->reachable != 0)
 			log_warnx("editor probe: unreachable: %s", e != NULL ?
 			    e : unknown);
@@ -257,13 +241,13 @@ probe_event(struct probe *P, json_object *ev)
 	}
 	if (P->reachable != 1)
 		log_info("editor probe: the editor answers");
-	fl = json_object_object_get(ev, "flags");
+	fl = json_object_object_get(ev, WIRE_FLAGS);
 	f.compiling = json_object_get_boolean(json_object_object_get(fl,
-	    "compiling"));
+	    WIRE_FLAG_COMPILING));
 	f.tests_running = json_object_get_boolean(json_object_object_get(fl,
-	    "tests_running"));
+	    WIRE_FLAG_TESTS_RUNNING));
 	f.busy = json_object_get_boolean(json_object_object_get(fl,
-	    "editor_busy"));
+	    WIRE_FLAG_EDITOR_BUSY));
 	probe_state(P, 1, NULL);
 	probe_set_flags(P, &f);
 }
@@ -277,18 +261,19 @@ probe_is_event(json_object *ev)
 
 	if (!json_object_is_type(ev, json_type_object) ||
 	    (kind = json_object_get_string(json_object_object_get(ev,
-	    "event"))) == NULL || strcmp(kind, "editor") != 0)
+	    WIRE_EVENT))) == NULL || strcmp(kind, WIRE_EV_EDITOR) != 0)
 		return 0;
-	if (json_object_object_get_ex(ev, "asked", &v))
+	if (json_object_object_get_ex(ev, WIRE_ASKED, &v))
 		return json_object_is_type(v, json_type_boolean) &&
 		    !json_object_get_boolean(v);
-	return json_object_object_get_ex(ev, "reachable", &v) &&
+	return json_object_object_get_ex(ev, WIRE_REACHABLE, &v) &&
 	    json_object_is_type(v, json_type_boolean);
 }
 
 static int
-probe_line(struct probe *P, const char *line, size_t len)
+probe_line(void *arg, const char *line, size_t len)
 {
+	struct probe	*P = arg;
 	json_object	*ev = NULL;
 
 	if (jstrict_parse(line, len, &ev) != 0 || !probe_is_event(ev)) {
@@ -301,53 +286,17 @@ probe_line(struct probe *P, const char *line, size_t len)
 	return 0;
 }
 
+/* What it wrote; at the end of its pipe it is exiting: SIGCHLD tells. */
 static void
-on_events(struct bufferevent *bev, void *arg)
+probe_child_read(void *arg, struct evbuffer *in, int eof)
 {
-	struct probe	*P = arg;
-	struct evbuffer	*in = bufferevent_get_input(bev);
-	char		*line;
-	size_t		 len;
-	int		 rc = 0;
-
-	while (rc == 0 &&
-	    (line = evbuffer_readln(in, &len, EVBUFFER_EOL_LF)) != NULL) {
-		rc = probe_line(P, line, len);
-		free(line);
-	}
-	if (rc == 0 && evbuffer_get_length(in) > PROBE_LINE_MAX)
-		probe_garbled(P, "a line longer than 64 KiB");
+	if (!eof && child_lines(in, PROBE_LINE_MAX, probe_line, arg) == 1)
+		probe_garbled(arg, "a line longer than 64 KiB");
 }
 
-static void
-on_events_error(struct bufferevent *bev, short what, void *arg)
-{
-	(void)what;
-	(void)arg;
-	/* End of file: it is exiting; SIGCHLD tells. */
-	bufferevent_disable(bev, EV_READ);
-}
-
-static void
-on_spec_written(struct bufferevent *bev, void *arg)
-{
-	struct probe	*P = arg;
-
-	if (evbuffer_get_length(bufferevent_get_output(bev)) == 0) {
-		bufferevent_free(bev);	/* closes the pipe: end of spec */
-		P->spec = NULL;
-	}
-}
-
-static void
-on_spec_error(struct bufferevent *bev, short what, void *arg)
-{
-	struct probe	*P = arg;
-
-	(void)what;
-	bufferevent_free(bev);
-	P->spec = NULL;
-}
+static const struct child_hooks probe_child_hooks = {
+	probe_child_read, NULL, probe_child_late,
+};
 
 /* {"broker": PID, "lock_dir": DIR, "probe": EDITOR}; caller puts. */
 static json_object *
@@ -355,10 +304,12 @@ probe_spec(struct probe *P)
 {
 	json_object	*spec = json_object_new_object();
 
-	json_object_object_add(spec, "broker", json_object_new_int64(getpid()));
-	json_object_object_add(spec, "lock_dir",
+	json_object_object_add(spec, WIRE_SPEC_BROKER,
+	    json_object_new_int64(getpid()));
+	json_object_object_add(spec, WIRE_SPEC_LOCK_DIR,
 	    json_object_new_string(P->cfg.lock_dir));
-	json_object_object_add(spec, "probe", json_object_get(P->editor));
+	json_object_object_add(spec, WIRE_SPEC_PROBE,
+	    json_object_get(P->editor));
 	return spec;
 }
 
@@ -366,9 +317,7 @@ static void
 probe_start(struct probe *P)
 {
 	json_object	*spec;
-	const char	*s;
 	char		 why[256];
-	size_t		 len;
 	int		 sfd, efd, rc;
 
 	if (P->editor == NULL || P->stopping || P->pid > 0)
@@ -381,21 +330,9 @@ probe_start(struct probe *P)
 		probe_outage(P, why);
 		return;
 	}
-	P->events = bufferevent_socket_new(P->cfg.base, efd,
-	    BEV_OPT_CLOSE_ON_FREE);
-	P->spec = bufferevent_socket_new(P->cfg.base, sfd,
-	    BEV_OPT_CLOSE_ON_FREE);
-	if (P->events == NULL || P->spec == NULL)
-		fatalx("bufferevent_socket_new");
-	bufferevent_setcb(P->events, on_events, NULL, on_events_error, P);
-	bufferevent_enable(P->events, EV_READ);
 	spec = probe_spec(P);
-	s = json_object_to_json_string_length(spec, JSON_C_TO_STRING_PLAIN,
-	    &len);
-	bufferevent_write(P->spec, s, len);
+	child_start(&P->child, sfd, efd, spec);
 	json_object_put(spec);
-	bufferevent_setcb(P->spec, NULL, on_spec_written, on_spec_error, P);
-	bufferevent_enable(P->spec, EV_WRITE);
 	if (!P->outage)
 		log_info("editor probe: worker %d polls %s", (int)P->pid,
 		    json_object_get_string(json_object_object_get(P->editor,
@@ -469,8 +406,8 @@ probe_reaped(struct probe *P, pid_t pid, int status)
 
 	if (P == NULL || P->pid <= 0 || pid != P->pid)
 		return 0;
-	probe_close(P);
-	evtimer_del(P->kill_ev);
+	child_close(&P->child);
+	child_grace_stop(&P->child);
 	P->pid = 0;
 	probe_clear_flags(P);
 	if (P->replacing || P->stopping || P->editor == NULL) {

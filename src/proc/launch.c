@@ -17,6 +17,7 @@
 
 #include "proc.h"
 #include "util.h"
+#include "wire.h"
 
 #define WORKER_NAME	"cmdgate-worker"
 
@@ -114,7 +115,8 @@ launch_pipes(int sp[2], int ev[2])
 /*
  * posix_spawn, not fork: glibc starts the child with CLONE_VM|CLONE_VFORK,
  * so the cost does not grow with the broker's heap.  out (-1: none)
- * becomes the child's stdout, fd3 its descriptor 3.
+ * becomes the child's stdout, fd3 its descriptor 3 (WIRE_SPEC_FD, or
+ * the fork server's FORKER_FD).
  */
 static int
 launch(const char *path, const char *arg, char **env, int out, int fd3,
@@ -130,7 +132,7 @@ launch(const char *path, const char *arg, char **env, int out, int fd3,
 	posix_spawn_file_actions_init(&fa);
 	posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
 	if (out != -1)
-		posix_spawn_file_actions_adddup2(&fa, out, 1);
+		posix_spawn_file_actions_adddup2(&fa, out, WIRE_EVENTS_FD);
 	posix_spawn_file_actions_adddup2(&fa, fd3, 3);
 	posix_spawnattr_init(&attr);
 	sigfillset(&all);
@@ -174,7 +176,7 @@ launch_forker(const char *path, char **env, pid_t *pid, int *sock)
 
 	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) == -1)
 		return errno;
-	rc = launch(path, "--forker", env, -1, sv[1], pid);
+	rc = launch(path, FORKER_ARG, env, -1, sv[1], pid);
 	close(sv[1]);
 	if (rc != 0) {
 		close(sv[0]);

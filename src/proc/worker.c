@@ -17,7 +17,6 @@
 #include <unistd.h>
 
 #include <event2/buffer.h>
-#include <event2/bufferevent.h>
 #include <event2/event.h>
 
 #include <json-c/json.h>
@@ -27,11 +26,13 @@
 #include "proc.h"
 #include "proclist.h"
 #include "util.h"
+#include "wire.h"
 
 #define ORPHAN_POLL_MS	100	/* without a pidfd: how often to look */
 
-static void	 on_kill_timer(evutil_socket_t, short, void *);
 static void	 on_sigchld(evutil_socket_t, short, void *);
+
+static const struct child_hooks	worker_child_hooks;
 
 int
 workers_init(struct workers *W, struct event_base *base, const char *path,
@@ -79,9 +80,7 @@ worker_new(struct workers *W, pid_t pid)
 	w->pid = pid;
 	w->pidfd = -1;
 	w->spec_fd = w->events_fd = -1;
-	w->kill_timer = evtimer_new(W->base, on_kill_timer, w);
-	if (w->kill_timer == NULL)
-		fatalx("evtimer_new");
+	child_init(&w->child, W->base, &worker_child_hooks, w);
 	TAILQ_INSERT_TAIL(&W->list, w, entry);
 	W->nworkers++;
 	return w;
@@ -99,11 +98,7 @@ worker_free(struct worker *w)
 		close(w->spec_fd);
 	if (w->events_fd != -1)
 		close(w->events_fd);
-	if (w->events != NULL)
-		bufferevent_free(w->events);
-	if (w->spec != NULL)
-		bufferevent_free(w->spec);
-	event_free(w->kill_timer);
+	child_free(&w->child);
 	if (w->exit_ev != NULL)
 		event_free(w->exit_ev);
 	if (w->pidfd != -1)
@@ -181,8 +176,6 @@ worker_kill_hard(struct worker *w)
 void
 worker_kill(struct worker *w, int sig)
 {
-	struct timeval	tv = { (time_t)w->W->kill_grace, 0 };
-
 	if (w->reaped)
 		return;		/* its pid may be another's now */
 	if (sig == SIGKILL) {
@@ -192,8 +185,7 @@ worker_kill(struct worker *w, int sig)
 	kill(w->pid, sig);
 	if (w->exit_ev != NULL && w->tool_pgid > 0)
 		kill(-w->tool_pgid, sig);	/* a past run's: nobody relays */
-	if (!evtimer_pending(w->kill_timer, NULL))
-		evtimer_add(w->kill_timer, &tv);
+	child_grace(&w->child, w->W->kill_grace);
 }
 
 void
@@ -216,13 +208,12 @@ workers_busy_bits(const struct workers *W)
 	return b;
 }
 
+/* Its grace after SIGTERM passed. */
 static void
-on_kill_timer(evutil_socket_t fd, short ev, void *arg)
+worker_child_late(void *arg)
 {
 	struct worker	*w = arg;
 
-	(void)fd;
-	(void)ev;
 	log_info("worker %d still alive after --kill-grace: SIGKILL",
 	    (int)w->pid);
 	worker_kill_hard(w);
@@ -249,18 +240,18 @@ worker_note_ok(const char *kind, json_object *ev)
 {
 	json_object	*v;
 
-	if (json_object_object_get_ex(ev, "message", &v) &&
+	if (json_object_object_get_ex(ev, WIRE_MESSAGE, &v) &&
 	    !json_object_is_type(v, json_type_string))
 		return 0;
-	if (strcmp(kind, "log") == 0)
+	if (strcmp(kind, WIRE_EV_LOG) == 0)
 		return json_object_is_type(json_object_object_get(ev,
-		    "level"), json_type_string) && v != NULL;
-	if (!json_object_object_get_ex(ev, "progress", &v) ||
+		    WIRE_LEVEL), json_type_string) && v != NULL;
+	if (!json_object_object_get_ex(ev, WIRE_PROGRESS, &v) ||
 	    (!json_object_is_type(v, json_type_int) &&
 	    !json_object_is_type(v, json_type_double)) ||
 	    json_object_get_double(v) < 0)
 		return 0;
-	return !json_object_object_get_ex(ev, "total", &v) ||
+	return !json_object_object_get_ex(ev, WIRE_TOTAL, &v) ||
 	    ((json_object_is_type(v, json_type_int) ||
 	    json_object_is_type(v, json_type_double)) &&
 	    json_object_get_double(v) > 0);
@@ -286,17 +277,17 @@ worker_event(struct worker *w, const char *line, size_t len)
 
 	jstrict_parse(line, len, &ev);
 	if (ev == NULL || len == 0 || (kind = json_object_get_string(
-	    json_object_object_get(ev, "event"))) == NULL ||
-	    (v = json_object_object_get(ev, "index")) == NULL ||
+	    json_object_object_get(ev, WIRE_EVENT))) == NULL ||
+	    (v = json_object_object_get(ev, WIRE_INDEX)) == NULL ||
 	    (w->job != NULL &&
 	    json_object_get_int64(v) != (int64_t)w->next_index)) {
 		json_object_put(ev);
 		worker_garbled(w, "garbled message from the worker");
 		return;
 	}
-	if (strcmp(kind, "start") == 0) {
+	if (strcmp(kind, WIRE_EV_START) == 0) {
 		pid_t	pgid = json_object_get_int(json_object_object_get(ev,
-			    "pgid"));
+			    WIRE_PGID));
 
 		/* 0: no process (a forward). */
 		if (pgid != 0 && !pgid_ok(pgid)) {
@@ -310,20 +301,21 @@ worker_event(struct worker *w, const char *line, size_t len)
 			h->started(h->arg, w);
 	} else if (w->job == NULL) {
 		/* Its job was recorded as interrupted: nothing to add. */
-	} else if (strcmp(kind, "result") == 0 &&
-	    json_object_is_type(res = json_object_object_get(ev, "result"),
+	} else if (strcmp(kind, WIRE_EV_RESULT) == 0 &&
+	    json_object_is_type(res = json_object_object_get(ev, WIRE_RESULT),
 	    json_type_object)) {
 		if (h->result(h->arg, w, res) == 0)
 			w->next_index++;
 		/* Its tool's group is gone (the worker ends it first). */
 		w->tool_pgid = 0;
-	} else if (strcmp(kind, "progress") == 0 || strcmp(kind, "log") == 0) {
+	} else if (strcmp(kind, WIRE_EV_PROGRESS) == 0 ||
+	    strcmp(kind, WIRE_EV_LOG) == 0) {
 		if (!worker_note_ok(kind, ev))
 			worker_garbled(w, "garbled progress from the worker");
 		else if (h->note != NULL)
 			h->note(h->arg, w, ev);
-	} else if (strcmp(kind, "answer") == 0 &&
-	    json_object_object_get_ex(ev, "result", &res)) {
+	} else if (strcmp(kind, WIRE_EV_ANSWER) == 0 &&
+	    json_object_object_get_ex(ev, WIRE_RESULT, &res)) {
 		if (h->answer != NULL)
 			h->answer(h->arg, w, res);
 	} else
@@ -331,62 +323,49 @@ worker_event(struct worker *w, const char *line, size_t len)
 	json_object_put(ev);
 }
 
+/* One line of w's: -1 once w is garbled, which ends the reading. */
+static int
+worker_line(void *arg, const char *line, size_t len)
+{
+	struct worker	*w = arg;
+
+	worker_event(w, line, len);
+	return w->garbled != NULL ? -1 : 0;
+}
+
 void
 worker_read(struct worker *w, struct evbuffer *in)
 {
-	char	*line;
-	size_t	 len;
-
-	while (w->garbled == NULL &&
-	    (line = evbuffer_readln(in, &len, EVBUFFER_EOL_LF)) != NULL) {
-		worker_event(w, line, len);
-		free(line);
-	}
-	if (w->garbled == NULL && evbuffer_get_length(in) > w->W->event_max)
+	if (w->garbled == NULL &&
+	    child_lines(in, w->W->event_max, worker_line, w) == 1)
 		worker_garbled(w, "a message from the worker is too long");
 	/* Read on, unheard, so that its writes never block its end. */
 	if (w->garbled != NULL)
 		evbuffer_drain(in, evbuffer_get_length(in));
 }
 
+/* What w wrote; at the end of its pipe it is exiting, and SIGCHLD
+ * finishes the job. */
 static void
-on_events(struct bufferevent *bev, void *arg)
+worker_child_read(void *arg, struct evbuffer *in, int eof)
 {
-	worker_read(arg, bufferevent_get_input(bev));
+	(void)eof;
+	worker_read(arg, in);
 }
 
+/* The worker is gone before reading its spec; SIGCHLD says why. */
 static void
-on_events_error(struct bufferevent *bev, short what, void *arg)
-{
-	(void)what;
-	/* End of file: the worker is exiting; SIGCHLD finishes the job. */
-	bufferevent_disable(bev, EV_READ);
-	worker_read(arg, bufferevent_get_input(bev));
-}
-
-static void
-on_spec_written(struct bufferevent *bev, void *arg)
+worker_child_spec_lost(void *arg)
 {
 	struct worker	*w = arg;
 
-	if (evbuffer_get_length(bufferevent_get_output(bev)) == 0) {
-		bufferevent_free(bev);	/* closes the pipe: end of spec */
-		w->spec = NULL;
-	}
-}
-
-static void
-on_spec_error(struct bufferevent *bev, short what, void *arg)
-{
-	struct worker	*w = arg;
-
-	(void)what;
-	/* The worker is gone before reading its spec; SIGCHLD says why. */
 	log_warnx("worker %d: its job spec could not be written",
 	    (int)w->pid);
-	bufferevent_free(bev);
-	w->spec = NULL;
 }
+
+static const struct child_hooks worker_child_hooks = {
+	worker_child_read, worker_child_spec_lost, worker_child_late,
+};
 
 static int
 worker_launch(struct workers *W, struct worker **wp)
@@ -464,26 +443,11 @@ worker_abort(struct worker *w)
 void
 worker_run(struct worker *w, json_object *spec)
 {
-	const char	*s;
-	size_t		 len;
-
-	w->events = bufferevent_socket_new(w->W->base, w->events_fd,
-	    BEV_OPT_CLOSE_ON_FREE);
-	w->spec = bufferevent_socket_new(w->W->base, w->spec_fd,
-	    BEV_OPT_CLOSE_ON_FREE);
-	if (w->events == NULL || w->spec == NULL)
-		fatalx("bufferevent_socket_new");
+	/* The spec is sent from the next loop turn, not at once: what the
+	 * job's start changed (the editor's reloading, for the faces'
+	 * status) is told first, before the worker can reach the editor. */
+	child_start(&w->child, w->spec_fd, w->events_fd, spec);
 	w->spec_fd = w->events_fd = -1;
-	bufferevent_setcb(w->events, on_events, NULL, on_events_error, w);
-	bufferevent_enable(w->events, EV_READ);
-	s = json_object_to_json_string_length(spec, JSON_C_TO_STRING_PLAIN,
-	    &len);
-	/* Sent from the next loop turn, not at once: what the job's start
-	 * changed (the editor's reloading, for the faces' status) is told
-	 * first, before the worker can reach the editor. */
-	bufferevent_write(w->spec, s, len);
-	bufferevent_setcb(w->spec, NULL, on_spec_written, on_spec_error, w);
-	bufferevent_enable(w->spec, EV_WRITE);
 }
 
 /*
@@ -502,7 +466,7 @@ kill_orphaned_tools(void)
 
 	list = proc_children(getpid(), &n);
 	for (i = 0; i < n; i++)
-		if (proc_environ_has(list[i], "CMDGATE_TICKET=")) {
+		if (proc_environ_has(list[i], WIRE_ENV_TICKET "=")) {
 			log_warnx("tool process %d outlived its worker: "
 			    "SIGKILL", (int)list[i]);
 			kill_with_group(list[i]);
@@ -515,22 +479,10 @@ static void
 worker_reaped(struct worker *w, int status)
 {
 	const struct worker_hooks *h = &w->W->hooks;
+	struct evbuffer		*rest;
 
 	w->reaped = 1;
-	if (w->events != NULL) {
-		/*
-		 * What it wrote before exiting is all in the pipe now.  (A
-		 * bufferevent's input takes data only from the bufferevent,
-		 * so the rest is read into a buffer of our own.)
-		 */
-		struct evbuffer	*rest = evbuffer_new();
-
-		if (rest == NULL)
-			fatalx("evbuffer_new");
-		evbuffer_prepend_buffer(rest, bufferevent_get_input(w->events));
-		while (evbuffer_read(rest, bufferevent_getfd(w->events),
-		    -1) > 0)
-			;
+	if ((rest = child_rest(&w->child)) != NULL) {
 		worker_read(w, rest);
 		evbuffer_free(rest);
 	}

@@ -21,6 +21,7 @@
 #include "jtemplate.h"
 #include "tools.h"
 #include "util.h"
+#include "wire.h"
 
 #define FWD_PATH_MAX	256	/* of a dotted path */
 
@@ -37,8 +38,8 @@ static const char *await_keys[] = { "call", "params", "until", "every_ms",
 static const char *until_keys[] = { "field", "in", "failed", NULL };
 static const char *editor_keys[] = { "to", "dialect", "call", "params",
 	"every_ms", "flags", NULL };
-static const char *flag_names[] = { "compiling", "tests_running",
-	"editor_busy", NULL };
+static const char *flag_names[] = { WIRE_FLAG_COMPILING,
+	WIRE_FLAG_TESTS_RUNNING, WIRE_FLAG_EDITOR_BUSY, NULL };
 static const char *no_names[] = { NULL };	/* templates: none at all */
 
 static int	fwd_fail(struct fwd_error *, const char *, const char *, ...)

@@ -49,7 +49,7 @@
 #include "../../workers/edwatch.h"
 #include "../../workers/exchange.h"
 #include "../../workers/forward.h"
-#include "../../workers/worker.h"
+#include "../../workers/wproc.h"
 #include "fuzzutil.h"
 #include "jstrict.h"
 
@@ -58,7 +58,7 @@
 #define INDEX		3		/* the command's index in its job */
 #define REAL_WAIT_MS	5000		/* a wait the fake cannot end */
 
-/* ---- what cmdgate-worker.c gives the worker's files ------------------- */
+/* ---- what wproc.c gives the worker's files ----------------------------- */
 
 volatile sig_atomic_t	got_term;
 int64_t			kill_grace_ms = 5000;
@@ -68,13 +68,13 @@ static int64_t		clock_ms;	/* the worker's clock */
 static int		nstarts, nanswers, nevents;
 
 int64_t
-now_ms(void)
+wproc_now_ms(void)
 {
 	return clock_ms;
 }
 
 void
-broker_gone(struct pollfd *ev)
+wproc_broker_gone(struct pollfd *ev)
 {
 	(void)ev;
 }
@@ -159,7 +159,7 @@ check_event(json_object *ev)
 }
 
 void
-emit(json_object *ev)
+wproc_emit(json_object *ev)
 {
 	nevents++;
 	check_event(ev);
@@ -167,14 +167,14 @@ emit(json_object *ev)
 }
 
 void
-emit_start(size_t index, pid_t pgid)
+wproc_emit_start(size_t index, pid_t pgid)
 {
 	json_object	*ev = json_object_new_object();
 
 	json_object_object_add(ev, "event", json_object_new_string("start"));
 	json_object_object_add(ev, "index", json_object_new_int((int)index));
 	json_object_object_add(ev, "pgid", json_object_new_int(pgid));
-	emit(ev);
+	wproc_emit(ev);
 }
 
 /* ---- the fake upstream ------------------------------------------------- */
@@ -276,7 +276,7 @@ up_served(void)
  * answer); for a descriptor, a real poll.
  */
 int
-worker_wait(int fd, short events, int64_t deadline, const sigset_t *waitmask)
+wproc_wait(int fd, short events, int64_t deadline, const sigset_t *waitmask)
 {
 	struct pollfd	pfd = { fd, events, 0 };
 	int64_t		left;

@@ -27,22 +27,22 @@
 
 #include "jstrict.h"
 #include "mcphttp.h"
-#include "proc.h"
+#include "wproc.h"
 
 volatile sig_atomic_t	got_term;
 int64_t			kill_grace_ms = 5000;
 size_t			command_index;
 static json_object	*events;
 
-/* The worker's emit: here, kept for the line printed at the end. */
+/* The worker's wproc_emit: here, kept for the line printed at the end. */
 void
-emit(json_object *ev)
+wproc_emit(json_object *ev)
 {
 	json_object_array_add(events, ev);
 }
 
 int64_t
-now_ms(void)
+wproc_now_ms(void)
 {
 	struct timespec	ts;
 
@@ -144,7 +144,7 @@ main(int argc, char **argv)
 	sigaddset(&block, SIGTERM);
 	sigprocmask(SIG_BLOCK, &block, &waitmask);
 	sigdelset(&waitmask, SIGTERM);
-	deadline = now_ms() + strtol(argv[1], NULL, 10);
+	deadline = wproc_now_ms() + strtol(argv[1], NULL, 10);
 	st = mcphttp_open(argv[0], deadline, &waitmask, &mh, err, sizeof(err));
 	json_object_object_add(r, "open", json_object_new_string(st_name(st)));
 	if (st != UP_OK)
