@@ -14,7 +14,6 @@
 
 #include <json-c/json.h>
 
-#include "net.h"
 #include "policy.h"
 #include "proc.h"
 #include "ticket.h"
@@ -250,9 +249,34 @@ void		 jobs_turn_wake(struct jobs *);
  */
 void		 jobs_editor_changed(struct jobs *);
 
+/*
+ * What went wrong, in the engine's terms: the methods layer tells it to
+ * clients (methods/jobmethods.c jobmethods_error, the JSON-RPC code and
+ * data.type of each), a face in its own shape.
+ */
+enum jobs_errcode {
+	JOBS_OK = 0,		/* none */
+	JOBS_ENOJOB,		/* no such job: never existed, or expired */
+	JOBS_EQUEUEFULL,	/* --max-queued jobs are waiting already */
+	JOBS_ESTOREFULL,	/* the store is full (it backs off) */
+	JOBS_ESTORE,		/* the store failed a read or a write */
+	JOBS_EBADRECORD,	/* a stored record cannot be read */
+};
+
+#define JOBS_REASON_MAX	512
+
+struct jobs_error {
+	enum jobs_errcode	 code;
+	char			 reason[JOBS_REASON_MAX];	/* for people */
+};
+
+/* Fill err; returns -1 so callers can "return jobs_fail(...)". */
+int		 jobs_fail(struct jobs_error *err, enum jobs_errcode code,
+		    const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
 /* Used by the methods. */
 int		 jobs_cancel(struct jobs *, uint64_t num, json_object **,
-		    struct rpc_error *);
+		    struct jobs_error *);
 
 /* jobview.c */
 
@@ -268,7 +292,7 @@ json_object	*jobview_make(struct jobs *, json_object *rec, struct job *j,
 /* The job object of job num, live or stored; NULL with *found 0 when no
  * job has it, or NULL with err filled when the store failed. */
 json_object	*jobview_get(struct jobs *, uint64_t num, int full, int *found,
-		    struct rpc_error *err);
+		    struct jobs_error *err);
 /* The summary of job num from its stored record rec (borrowed); a live
  * job's own state wins. */
 json_object	*jobview_record(struct jobs *, uint64_t num, json_object *rec);
@@ -361,10 +385,10 @@ json_object	*probe_json(const struct probe *);
 
 /* num stored (dedup: found by its idempotency key), or err (borrowed). */
 typedef void	(*submit_done_fn)(void *arg, uint64_t num, int dedup,
-		    struct rpc_error *err);
+		    struct jobs_error *err);
 /* The job object (taken), or NULL with err (borrowed). */
 typedef void	(*waiter_done_fn)(void *arg, json_object *job,
-		    struct rpc_error *err);
+		    struct jobs_error *err);
 /* An awaited forward command's first upstream answer (borrowed; not
  * stored), index the command's. */
 typedef void	(*waiter_answer_fn)(void *arg, size_t index,
@@ -434,7 +458,7 @@ void		 waiter_job_answer(struct jobs *, uint64_t num, size_t index,
 /* What a waiter of job num is told: the full job object, or NULL with err
  * ("expired while it was waited for").  Caller puts. */
 json_object	*waiter_view(struct jobs *, uint64_t num,
-		    struct rpc_error *err);
+		    struct jobs_error *err);
 /* Free every waiter (their callers are gone). */
 void		 waiter_free_all(struct jobs *);
 

@@ -15,6 +15,7 @@
 
 struct conn;
 struct jobs;
+struct jobs_error;
 struct mcpwatch;
 struct server;
 struct tool;
@@ -65,6 +66,13 @@ enum rpc_status	 method_mcp_cancelled(struct rpc_req *, json_object *,
  */
 json_object	*jobmethods_record(struct server *, json_object *commands,
 		    const char *agent, struct rpc_error *err);
+/*
+ * The engine's error jerr as JSON-RPC's, into err (cmdgate-protocol(7),
+ * Errors): its code and data.type, the engine's reason as the message.
+ * Returns RPC_ERROR.
+ */
+enum rpc_status	 jobmethods_error(struct rpc_error *err,
+		    const struct jobs_error *jerr);
 
 /* mcp.c */
 

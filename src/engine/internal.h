@@ -291,8 +291,8 @@ void	 turn_add(struct jobs *, enum turn_kind, struct job *, pid_t del,
  * now, with the transitions pending, in one transaction (a job's end and
  * the next one's start): 0, the pending then told by turn_tell_stored().
  * If that fails, the pending are stored one by one and told here (their
- * turn_done_fn runs inside this call), then put alone, unless an end was
- * refused (J->store_blocked): the error, put's changes not applied.
+ * jobs_turn_done runs inside this call), then put alone, unless an end
+ * was refused (J->store_blocked): the error, put's changes not applied.
  * what names the start in the debug log.
  */
 int	 turn_commit_with(struct jobs *, const char *what,

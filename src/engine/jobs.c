@@ -8,6 +8,7 @@
 #include <sys/types.h>
 
 #include <signal.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,7 +20,6 @@
 #include "engine.h"
 #include "internal.h"
 #include "log.h"
-#include "net.h"
 #include "options.h"
 #include "policy.h"
 #include "proc.h"
@@ -140,9 +140,22 @@ on_spawn_retry(evutil_socket_t fd, short ev, void *arg)
 	jobs_schedule(J);
 }
 
+int
+jobs_fail(struct jobs_error *err, enum jobs_errcode code, const char *fmt,
+    ...)
+{
+	va_list	ap;
+
+	err->code = code;
+	va_start(ap, fmt);
+	vsnprintf(err->reason, sizeof(err->reason), fmt, ap);
+	va_end(ap);
+	return -1;
+}
+
 /* Cancel a queued job; -1 with err, and nothing changed, if not stored. */
 static int
-jobs_cancel_queued(struct jobs *J, struct job *j, struct rpc_error *err)
+jobs_cancel_queued(struct jobs *J, struct job *j, struct jobs_error *err)
 {
 	json_object	*rec = NULL;
 	int		 rc;
@@ -159,10 +172,8 @@ jobs_cancel_queued(struct jobs *J, struct job *j, struct rpc_error *err)
 	    JOB_CANCELLED, rec)) != 0) {
 		json_object_put(rec);
 fail:
-		rpc_fail(err, RPC_STORAGE_ERROR, "storage_error", "the cancel "
-		    "could not be stored, so the job stays queued: %s",
-		    store_strerror(rc));
-		return -1;
+		return jobs_fail(err, JOBS_ESTORE, "the cancel could not be "
+		    "stored, so the job stays queued: %s", store_strerror(rc));
 	}
 	job_unlist(J, j);
 	json_object_put(j->rec);
@@ -174,7 +185,7 @@ fail:
 
 int
 jobs_cancel(struct jobs *J, uint64_t num, json_object **result,
-    struct rpc_error *err)
+    struct jobs_error *err)
 {
 	struct job	*j = job_find(J, num);
 	json_object	*v, *r;
@@ -196,10 +207,9 @@ jobs_cancel(struct jobs *J, uint64_t num, json_object **result,
 		cancelled = 1;
 	}
 	if ((v = jobview_get(J, num, 0, &found, err)) == NULL) {
-		if (!found && err->code == 0)
-			rpc_fail(err, RPC_UNKNOWN_TICKET, "unknown_ticket",
-			    "no job %s: it never existed or has expired",
-			    ticket);
+		if (!found && err->code == JOBS_OK)
+			jobs_fail(err, JOBS_ENOJOB, "no job %s: it never "
+			    "existed or has expired", ticket);
 		return -1;
 	}
 	r = json_object_new_object();

@@ -14,7 +14,6 @@
 #include "engine.h"
 #include "internal.h"
 #include "jstrict.h"
-#include "net.h"
 #include "policy.h"
 #include "store.h"
 #include "tools.h"
@@ -225,7 +224,7 @@ jobview_record(struct jobs *J, uint64_t num, json_object *rec)
 
 json_object *
 jobview_get(struct jobs *J, uint64_t num, int full, int *found,
-    struct rpc_error *err)
+    struct jobs_error *err)
 {
 	struct job	*j;
 	json_object	*rec, *o;
@@ -235,8 +234,8 @@ jobview_get(struct jobs *J, uint64_t num, int full, int *found,
 	*found = 0;
 	if ((j = job_find(J, num)) != NULL) {
 		if ((rec = job_rec_ref(J, j, &rc)) == NULL) {
-			rpc_fail(err, RPC_STORAGE_ERROR, "storage_error", "the "
-			    "store could not be read: %s", store_strerror(rc));
+			jobs_fail(err, JOBS_ESTORE, "the store could not be "
+			    "read: %s", store_strerror(rc));
 			return NULL;
 		}
 		*found = 1;
@@ -248,16 +247,15 @@ jobview_get(struct jobs *J, uint64_t num, int full, int *found,
 	    STORE_ENOTFOUND)
 		return NULL;
 	if (rc != 0) {
-		rpc_fail(err, RPC_STORAGE_ERROR, "storage_error", "the store "
-		    "could not be read: %s", store_strerror(rc));
+		jobs_fail(err, JOBS_ESTORE, "the store could not be read: %s",
+		    store_strerror(rc));
 		return NULL;
 	}
 	rc = jstrict_parse_str(json, &rec);
 	free(json);
 	if (rc != 0) {
-		rpc_fail(err, RPC_INTERNAL_ERROR, "internal_error", "the "
-		    "stored record of this job cannot be read: %s",
-		    jstrict_strerror(rc));
+		jobs_fail(err, JOBS_EBADRECORD, "the stored record of this "
+		    "job cannot be read: %s", jstrict_strerror(rc));
 		return NULL;
 	}
 	*found = 1;

@@ -16,7 +16,6 @@
 #include "engine.h"
 #include "internal.h"
 #include "log.h"
-#include "net.h"
 #include "options.h"
 #include "store.h"
 #include "ticket.h"
@@ -33,7 +32,7 @@ struct submission {
 	struct job		*job;	/* stored as new */
 	uint64_t		 num;
 	int			 dedup;
-	struct rpc_error	 err;	/* code 0: none */
+	struct jobs_error	 err;	/* JOBS_OK: none */
 	submit_done_fn		 done;	/* NULL: its caller is gone */
 	void			*arg;
 };
@@ -98,20 +97,18 @@ submission_store(struct jobs *J, struct submission *s, int nested,
 			return 0;
 		}
 		if (rc != STORE_ENOTFOUND) {
-			rpc_fail(&s->err, RPC_STORAGE_ERROR, "storage_error",
-			    "the store could not be read: %s",
-			    store_strerror(rc));
-			return -1;
+			return jobs_fail(&s->err, JOBS_ESTORE, "the store "
+			    "could not be read: %s", store_strerror(rc));
 		}
 	}
 	if (J->store_full) {
-		rpc_fail(&s->err, RPC_STORAGE_ERROR, "store_full", "%s",
+		jobs_fail(&s->err, JOBS_ESTOREFULL, "%s",
 		    store_strerror(STORE_EFULL));
 		return 0;
 	}
 	if (J->nqueued + *added >= J->cfg.opt->max_queued) {
-		rpc_fail(&s->err, RPC_QUEUE_FULL, "queue_full", "%llu jobs are "
-		    "already waiting (--max-queued); try again later",
+		jobs_fail(&s->err, JOBS_EQUEUEFULL, "%llu jobs are already "
+		    "waiting (--max-queued); try again later",
 		    (unsigned long long)J->cfg.opt->max_queued);
 		return 0;
 	}
@@ -148,9 +145,8 @@ abort:
 fail:
 	if (store_map_full(rc))
 		*full = 1;
-	rpc_fail(&s->err, RPC_STORAGE_ERROR, "storage_error", "the job could "
-	    "not be stored and was not queued: %s", store_strerror(rc));
-	return -1;
+	return jobs_fail(&s->err, JOBS_ESTORE, "the job could not be "
+	    "stored and was not queued: %s", store_strerror(rc));
 }
 
 /* Forget what submission_store() did to the submits of group. */
@@ -240,12 +236,9 @@ submit_store_turn(struct jobs *J)
 		rc = group_store(J, &J->turn, &added);
 	}
 	TAILQ_FOREACH(s, &J->turn, entry) {
-		if (rc != 0 && (s->err.code == 0 || s->job != NULL)) {
-			memset(&s->err, 0, sizeof(s->err));
-			rpc_fail(&s->err, RPC_STORAGE_ERROR, "storage_error",
-			    "the job could not be stored and was not queued: "
-			    "%s", store_strerror(rc));
-		}
+		if (rc != 0 && (s->err.code == JOBS_OK || s->job != NULL))
+			jobs_fail(&s->err, JOBS_ESTORE, "the job could not be "
+			    "stored and was not queued: %s", store_strerror(rc));
 		if (rc != 0 && s->job != NULL) {
 			job_free(s->job);
 			s->job = NULL;
@@ -274,9 +267,9 @@ submit_answer_turn(struct jobs *J)
 		TAILQ_REMOVE(&J->turn, s, entry);
 		if (s->done != NULL)
 			s->done(s->arg, s->num, s->dedup,
-			    s->err.code != 0 ? &s->err : NULL);
+			    s->err.code != JOBS_OK ? &s->err : NULL);
 		/* Answered: while queued, its record is the store's. */
-		if (s->err.code == 0 && !s->dedup &&
+		if (s->err.code == JOBS_OK && !s->dedup &&
 		    (j = job_find(J, s->num)) != NULL)
 			job_rec_drop(j);
 		submission_free(s);

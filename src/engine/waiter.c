@@ -16,7 +16,6 @@
 #include "engine.h"
 #include "internal.h"
 #include "log.h"
-#include "net.h"
 #include "store.h"
 #include "util.h"
 
@@ -56,23 +55,22 @@ waiter_cancel(struct waiter *w)
 }
 
 json_object *
-waiter_view(struct jobs *J, uint64_t num, struct rpc_error *err)
+waiter_view(struct jobs *J, uint64_t num, struct jobs_error *err)
 {
 	json_object	*o;
 	int		 found;
 
 	o = jobview_get(J, num, 1, &found, err);
-	if (o == NULL && !found && err->code == 0)
-		rpc_fail(err, RPC_UNKNOWN_TICKET, "unknown_ticket", "the job "
-		    "t-%06llu expired while it was waited for",
-		    (unsigned long long)num);
+	if (o == NULL && !found && err->code == JOBS_OK)
+		jobs_fail(err, JOBS_ENOJOB, "the job t-%06llu expired while "
+		    "it was waited for", (unsigned long long)num);
 	return o;
 }
 
 static void
 waiter_answer(struct waiter *w)
 {
-	struct rpc_error	 err;
+	struct jobs_error	 err;
 	json_object		*o;
 
 	memset(&err, 0, sizeof(err));

@@ -226,17 +226,16 @@ fje_free(struct fjentry *e)
 	free(e);
 }
 
-/* Every facejob of e is refused with err; e goes. */
+/* Every facejob of e is refused with the engine's err; e goes. */
 static void
-fje_refuse(struct fjentry *e, const struct rpc_error *err)
+fje_refuse(struct fjentry *e, const struct jobs_error *err)
 {
 	struct facejob	*fj;
 
 	while ((fj = TAILQ_FIRST(&e->fjs)) != NULL) {
 		free(fj->refused.command);
-		fj->refused = *err;
-		fj->refused.command = err->command != NULL ?
-		    xstrdup(err->command) : NULL;
+		memset(&fj->refused, 0, sizeof(fj->refused));
+		jobmethods_error(&fj->refused, err);
 		fj_tell_refused(fj);
 	}
 	fje_free(e);
@@ -277,7 +276,7 @@ fj_result(json_object *job)
  * attached facejob hears it.  Told once, the window of e ends.
  */
 static void
-fje_done(struct fjentry *e, json_object *job, struct rpc_error *err)
+fje_done(struct fjentry *e, json_object *job, struct jobs_error *err)
 {
 	struct facejob_news	 n;
 	struct facejob		*fj;
@@ -307,7 +306,7 @@ fje_done(struct fjentry *e, json_object *job, struct rpc_error *err)
 
 /* Waiter: e's job ended. */
 static void
-fje_ended(void *arg, json_object *job, struct rpc_error *err)
+fje_ended(void *arg, json_object *job, struct jobs_error *err)
 {
 	struct fjentry	*e = arg;
 
@@ -334,12 +333,12 @@ fje_answer(void *arg, size_t index, json_object *result)
 
 /* submit_add: e is stored as num, or refused (err). */
 static void
-fje_stored(void *arg, uint64_t num, int dedup, struct rpc_error *err)
+fje_stored(void *arg, uint64_t num, int dedup, struct jobs_error *err)
 {
 	struct fjentry		*e = arg;
 	struct jobs		*J = e->T->J;
 	struct facejob		*fj;
-	struct rpc_error	 verr;
+	struct jobs_error	 verr;
 	json_object		*v;
 
 	(void)dedup;
@@ -488,7 +487,7 @@ fj_due(struct facejob *fj)
 {
 	struct fjentry		*e = fj->e;
 	struct facejob_news	 n;
-	struct rpc_error	 err;
+	struct jobs_error	 err;
 	json_object		*v;
 
 	if (fj->refused.code != 0) {

@@ -79,13 +79,50 @@ no_store(struct rpc_req *req, struct rpc_error *err)
 	return 1;
 }
 
-static void
-unknown_ticket(struct rpc_error *err, uint64_t num)
+/* A reason is told as the engine wrote it, never cut. */
+_Static_assert(JOBS_REASON_MAX <= RPC_REASON_MAX, "a reason would be cut");
+
+enum rpc_status
+jobmethods_error(struct rpc_error *err, const struct jobs_error *jerr)
 {
-	if (err->code == 0)
-		rpc_fail(err, RPC_UNKNOWN_TICKET, "unknown_ticket", "no job "
-		    "t-%06llu: it never existed or has expired",
-		    (unsigned long long)num);
+	int		 code = RPC_INTERNAL_ERROR;
+	const char	*type = "internal_error";
+
+	/* No default: a new engine error is a compiler warning here. */
+	switch (jerr->code) {
+	case JOBS_ENOJOB:
+		code = RPC_UNKNOWN_TICKET;
+		type = "unknown_ticket";
+		break;
+	case JOBS_EQUEUEFULL:
+		code = RPC_QUEUE_FULL;
+		type = "queue_full";
+		break;
+	case JOBS_ESTOREFULL:
+		code = RPC_STORAGE_ERROR;
+		type = "store_full";
+		break;
+	case JOBS_ESTORE:
+		code = RPC_STORAGE_ERROR;
+		type = "storage_error";
+		break;
+	case JOBS_OK:		/* a caller's mistake: told as internal */
+	case JOBS_EBADRECORD:
+		break;
+	}
+	return rpc_fail(err, code, type, "%s", jerr->reason);
+}
+
+/* jobview_get found no job num (jerr JOBS_OK), or could not read it. */
+static enum rpc_status
+unknown_ticket(struct rpc_error *err, const struct jobs_error *jerr,
+    uint64_t num)
+{
+	if (jerr->code != JOBS_OK)
+		return jobmethods_error(err, jerr);
+	return rpc_fail(err, RPC_UNKNOWN_TICKET, "unknown_ticket", "no job "
+	    "t-%06llu: it never existed or has expired",
+	    (unsigned long long)num);
 }
 
 /*
@@ -339,10 +376,14 @@ jm_cancel(void *arg)
 
 /* Answer call with its job (taken), or err; as a tool result for MCP. */
 static void
-jm_waited(void *arg, json_object *job, struct rpc_error *err)
+jm_waited(void *arg, json_object *job, struct jobs_error *jerr)
 {
-	struct jm_call	*call = arg;
+	struct jm_call		*call = arg;
+	struct rpc_error	 err;
 
+	memset(&err, 0, sizeof(err));
+	if (job == NULL)
+		jobmethods_error(&err, jerr);
 	if (job != NULL && call->mw != NULL)
 		mcpwatch_end(call->mw, job);
 	if (job != NULL && call->dedup)
@@ -351,7 +392,7 @@ jm_waited(void *arg, json_object *job, struct rpc_error *err)
 	if (job != NULL && call->mcp)
 		job = mcp_job_result(call->p->conn->srv->tools, job,
 		    call->structured);
-	conn_complete(call->p, job, job != NULL ? NULL : err);
+	conn_complete(call->p, job, job != NULL ? NULL : &err);
 	jm_free(call);
 }
 
@@ -362,7 +403,7 @@ jm_waited(void *arg, json_object *job, struct rpc_error *err)
 static void
 jm_drop(struct jm_call *call)
 {
-	struct rpc_error	 err;
+	struct jobs_error	 err;
 	json_object		*r = NULL;
 
 	memset(&err, 0, sizeof(err));
@@ -407,13 +448,15 @@ method_mcp_cancelled(struct rpc_req *req, json_object *params,
  * ends (now, when it ended already). */
 static void
 submission_answer(struct jobs *J, struct jm_call *call, uint64_t num,
-    int dedup, struct rpc_error *serr)
+    int dedup, struct jobs_error *serr)
 {
 	struct rpc_error	 err;
+	struct jobs_error	 jerr;
 	json_object		*v;
 	int			 found;
 
 	memset(&err, 0, sizeof(err));
+	memset(&jerr, 0, sizeof(jerr));
 	call->dedup = dedup;
 	if (serr == NULL && !call->async) {
 		if (job_pending(J, num))
@@ -423,20 +466,22 @@ submission_answer(struct jobs *J, struct jm_call *call, uint64_t num,
 			call->mw = mcpwatch_new(call->p->conn, call->p->id,
 			    call->token, J, call->w, num, call->tool);
 		if (call->w == NULL) {
-			v = waiter_view(J, num, &err);
-			jm_waited(call, v, v != NULL ? NULL : &err);
+			v = waiter_view(J, num, &jerr);
+			jm_waited(call, v, v != NULL ? NULL : &jerr);
 		}
 		return;
 	}
 	if (serr != NULL)
-		err = *serr;
-	else if ((v = jobview_get(J, num, 0, &found, &err)) != NULL) {
+		jobmethods_error(&err, serr);
+	else if ((v = jobview_get(J, num, 0, &found, &jerr)) != NULL) {
 		json_object_object_add(v, "deduplicated",
 		    json_object_new_boolean(dedup));
 		conn_complete(call->p, v, NULL);
 		jm_free(call);
 		return;
-	} else if (err.code == 0)
+	} else if (jerr.code != JOBS_OK)
+		jobmethods_error(&err, &jerr);
+	else
 		rpc_fail(&err, RPC_UNKNOWN_TICKET, "unknown_ticket", "the job "
 		    "t-%06llu this idempotency key named has expired",
 		    (unsigned long long)num);
@@ -446,7 +491,7 @@ submission_answer(struct jobs *J, struct jm_call *call, uint64_t num,
 
 /* call's submit was stored (or not): answer, and read the next request. */
 static void
-jm_submitted(void *arg, uint64_t num, int dedup, struct rpc_error *err)
+jm_submitted(void *arg, uint64_t num, int dedup, struct jobs_error *err)
 {
 	struct jm_call	*call = arg;
 	struct conn	*c = call->p->conn;
@@ -515,18 +560,18 @@ enum rpc_status
 method_poll_job(struct rpc_req *req, json_object *params,
     json_object **result, struct rpc_error *err)
 {
-	uint64_t	num;
-	int		found;
+	struct jobs_error	jerr;
+	uint64_t		num;
+	int			found;
 
 	if (no_store(req, err))
 		return RPC_ERROR;
 	if (param_ticket(params, &num, err) == -1)
 		return RPC_ERROR;
+	memset(&jerr, 0, sizeof(jerr));
 	if ((*result = jobview_get(req_jobs(req), num, 1, &found,
-	    err)) == NULL) {
-		unknown_ticket(err, num);
-		return RPC_ERROR;
-	}
+	    &jerr)) == NULL)
+		return unknown_ticket(err, &jerr, num);
 	return RPC_OK;
 }
 
@@ -534,19 +579,19 @@ static enum rpc_status
 wait_for(struct rpc_req *req, json_object *params, int mcp,
     json_object **result, struct rpc_error *err)
 {
-	struct jobs	*J = req_jobs(req);
-	struct jm_call	*call;
-	uint64_t	 num, timeout = WAIT_DEFAULT_S;
-	int		 found;
+	struct jobs		*J = req_jobs(req);
+	struct jm_call		*call;
+	struct jobs_error	 jerr;
+	uint64_t		 num, timeout = WAIT_DEFAULT_S;
+	int			 found;
 
 	if (param_ticket(params, &num, err) == -1 ||
 	    param_uint(params, "timeout_s", 0, WAIT_MAX_S, &timeout, err) == -1)
 		return RPC_ERROR;
 	if (!job_pending(J, num)) {
-		if ((*result = jobview_get(J, num, 1, &found, err)) == NULL) {
-			unknown_ticket(err, num);
-			return RPC_ERROR;
-		}
+		memset(&jerr, 0, sizeof(jerr));
+		if ((*result = jobview_get(J, num, 1, &found, &jerr)) == NULL)
+			return unknown_ticket(err, &jerr, num);
 		if (mcp)	/* finished: answered now, as a tool result */
 			*result = mcp_job_result(req->conn->srv->tools,
 			    *result, 0);
@@ -572,13 +617,16 @@ enum rpc_status
 method_cancel_job(struct rpc_req *req, json_object *params,
     json_object **result, struct rpc_error *err)
 {
-	uint64_t	num;
+	struct jobs_error	jerr;
+	uint64_t		num;
 
 	if (no_store(req, err))
 		return RPC_ERROR;
-	if (param_ticket(params, &num, err) == -1 ||
-	    jobs_cancel(req_jobs(req), num, result, err) == -1)
+	if (param_ticket(params, &num, err) == -1)
 		return RPC_ERROR;
+	memset(&jerr, 0, sizeof(jerr));
+	if (jobs_cancel(req_jobs(req), num, result, &jerr) == -1)
+		return jobmethods_error(err, &jerr);
 	return RPC_OK;
 }
 

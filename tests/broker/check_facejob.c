@@ -190,7 +190,7 @@ END_TEST
 START_TEST(facejob_cancelled_job)
 {
 	struct got		 h, g;
-	struct rpc_error	 err;
+	struct jobs_error	 err;
 	json_object		*r = NULL;
 
 	start(&h, "a", "hold", NULL, 0, 0);
