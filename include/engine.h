@@ -139,7 +139,7 @@ void		 job_foreach_stored(struct jobs *, enum job_status s,
 struct job	*job_heavy_stored(struct jobs *);
 
 /*
- * struct jobs and struct job are the engine's (src/engine/engine.h); the
+ * struct jobs and struct job are the engine's (src/engine/internal.h); the
  * folders above it ask through these.  jobs_set_facejobs: the faces'
  * repeat table (facejob.c), which jobs_free frees first with free_fn (it
  * holds waiters and submits of this engine).  jobs_set_edsubs: the
