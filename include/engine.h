@@ -27,7 +27,7 @@ struct forksrv;
 struct job;
 struct jobs;
 struct options;
-struct probe;
+struct edprobe;
 struct spare;
 struct store;
 struct submission;
@@ -53,7 +53,7 @@ struct jobs_config {
 	struct event_base	*base;
 	const struct options	*opt;
 	const char		*worker_path;
-	const struct holds	*holds;		/* the connections' flags */
+	const struct edflags	*holds;		/* the connections' flags */
 	struct tooltab		**tools;	/* the table now */
 };
 
@@ -312,7 +312,7 @@ const char	*jobview_blocked_by(struct jobs *, const struct job *j);
 void		 jobview_why_held(struct jobs *, uint64_t num,
 		    const char *ticket, char *why, size_t len);
 
-/* probe.c */
+/* edprobe.c */
 
 /*
  * The editor probe (cmdgate.tools(5), editor; cmdgated(8)): one
@@ -321,14 +321,14 @@ void		 jobview_why_held(struct jobs *, uint64_t num,
  * editor changes, stopped at shutdown.  It is not a job: no store
  * record, not counted by --max-workers.  The flags it reports leave
  * through probe_hooks; its exit is handed in by whoever reaps children
- * (probe_reaped).
+ * (edprobe_reaped).
  */
 
 #define PROBE_BACKOFF_MS	1000	/* the first restart after a death... */
 #define PROBE_BACKOFF_MAX_MS	30000	/* ...doubling up to this */
 #define PROBE_LINE_MAX		65536	/* bytes of one event line */
 
-struct probe_hooks {
+struct edprobe_hooks {
 	void	*arg;
 	/* The probe's flags are f now (cleared when it is unreachable or
 	 * gone); called only when they change. */
@@ -336,7 +336,7 @@ struct probe_hooks {
 };
 
 /* The settings of a probe, all borrowed for its life. */
-struct probe_config {
+struct edprobe_config {
 	struct event_base	*base;
 	const char		*worker_path;
 	char			**env;
@@ -344,34 +344,34 @@ struct probe_config {
 	const char		*lock_dir;	/* absolute */
 };
 
-/* A probe that runs nothing until probe_configure().  Free with
- * probe_free(), which kills a process still alive. */
-struct probe	*probe_new(const struct probe_config *,
-		    const struct probe_hooks *);
-void		 probe_free(struct probe *);
+/* A probe that runs nothing until edprobe_configure().  Free with
+ * edprobe_free(), which kills a process still alive. */
+struct edprobe	*edprobe_new(const struct edprobe_config *,
+		    const struct edprobe_hooks *);
+void		 edprobe_free(struct edprobe *);
 /*
  * The table's editor object (borrowed; NULL: none): start the probe,
  * restart it when the object changed, or stop it.
  */
-void		 probe_configure(struct probe *, json_object *editor);
+void		 edprobe_configure(struct edprobe *, json_object *editor);
 /* Stop for good: SIGTERM, SIGKILL after kill_grace; no restart. */
-void		 probe_stop(struct probe *);
+void		 edprobe_stop(struct edprobe *);
 /* fn(arg) after the editor's reachable changed (one watcher; fn NULL:
  * none); p may be NULL. */
-void		 probe_watch(struct probe *p, void (*fn)(void *), void *arg);
+void		 edprobe_watch(struct edprobe *p, void (*fn)(void *), void *arg);
 /*
  * Whether the editor answers: 1, 0, or -1 (no probe or not known yet);
  * *lost_ms (monotonic) when it stopped answering after it had answered,
  * 0 when it did not.  p may be NULL.
  */
-int		 probe_reachable(const struct probe *p, int64_t *lost_ms);
+int		 edprobe_reachable(const struct edprobe *p, int64_t *lost_ms);
 /* Whether its process is alive (not yet reaped). */
-int		 probe_alive(const struct probe *);
+int		 edprobe_alive(const struct edprobe *);
 /* Child pid was reaped with status: 1 when it was the probe's, else 0. */
-int		 probe_reaped(struct probe *, pid_t pid, int status);
+int		 edprobe_reaped(struct edprobe *, pid_t pid, int status);
 /* The status object {probe, reachable, error?, since}; p may be NULL.
  * Caller puts. */
-json_object	*probe_json(const struct probe *);
+json_object	*edprobe_json(const struct edprobe *);
 
 /* submit.c */
 

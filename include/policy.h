@@ -94,13 +94,13 @@ const char	*sched_guard(const struct sched_busy *);
 /* Add the busy labels of bits (SCHED_BUSY_BIT()s) to b. */
 void		 sched_hold(struct sched_busy *b, unsigned bits);
 
-/* holds.c */
+/* edflags.c */
 
 /*
  * Who holds reloads back (cmdgate-protocol(7), Scheduling): how many
  * connections hold each editor flag, so that the broker-wide state is a
  * look-up, not a walk over every connection; and the editor probe's
- * flags (probe.c), a holder of its own.
+ * flags (edprobe.c), a holder of its own.
  */
 
 #define BUSY_BIT(b)	SCHED_BUSY_BIT(b)
@@ -113,7 +113,7 @@ struct editor_flags {
 };
 
 /* Connections holding each flag, and the editor probe's flags. */
-struct holds {
+struct edflags {
 	unsigned		tests_running;
 	unsigned		compiling;
 	unsigned		busy;
@@ -121,18 +121,18 @@ struct holds {
 };
 
 /* A connection's flags go from from to to: 1 when they differ, else 0. */
-int		 holds_change(struct holds *, const struct editor_flags *from,
+int		 edflags_change(struct edflags *, const struct editor_flags *from,
 		    const struct editor_flags *to);
 /* The editor probe's flags are f now: 1 when they changed, else 0. */
-int		 holds_set_probe(struct holds *, const struct editor_flags *f);
+int		 edflags_set_probe(struct edflags *, const struct editor_flags *f);
 /* The flags held by any connection or the probe. */
-void		 holds_get(const struct holds *, struct editor_flags *);
+void		 edflags_get(const struct edflags *, struct editor_flags *);
 /* What holds reloads: the connections' and the probe's flags, tool_bits (BUSY_BIT()s
  * of the running tools). */
-void		 holds_busy(const struct holds *, unsigned tool_bits,
+void		 edflags_busy(const struct edflags *, unsigned tool_bits,
 		    struct sched_busy *);
 /* The "busy" object of cmdgate-protocol(7).  Caller puts. */
-json_object	*holds_json(const struct sched_busy *);
+json_object	*edflags_json(const struct sched_busy *);
 
 /* qtree.c */
 

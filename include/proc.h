@@ -26,7 +26,7 @@ struct workers;
 
 /*
  * A cmdgate-worker process as the broker holds it, a job's worker
- * (worker.c) or the editor probe (engine/probe.c): while it runs, its two
+ * (worker.c) or the editor probe (engine/edprobe.c): while it runs, its two
  * pipes (include/wire.h), the spec going in and its JSON lines coming
  * out, and the grace it has from its SIGTERM to its SIGKILL.  The
  * process itself, how it is signalled and reaped, is its owner's.

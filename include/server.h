@@ -31,7 +31,7 @@ struct http_conn;
 struct http_sess;
 struct jobs;
 struct listener;
-struct probe;
+struct edprobe;
 struct server;
 struct tooltab;
 
@@ -307,8 +307,8 @@ struct server {
 	int			 stopping;
 	struct jobs		*jobs;		/* NULL until the store opens */
 	struct authlimit	*authlimit;	/* wrong tokens per address */
-	struct holds		 holds;		/* every conn's editor flags */
-	struct probe		*probe;		/* the editor probe (probe.c) */
+	struct edflags		 holds;		/* every conn's editor flags */
+	struct edprobe		*probe;		/* the editor probe (edprobe.c) */
 	char			*lock_dir;	/* the state dir, absolute */
 	size_t			 nstatus_subs;	/* conns with status_sub */
 	struct event		*status_ev;	/* notifications/status due */

@@ -26,7 +26,7 @@
 /*
  * The spec's members.  Every spec has the first two; a job's spec has
  * WIRE_SPEC_COMMANDS and what follows it, the editor probe's spec
- * (engine/probe.c) WIRE_SPEC_PROBE instead.
+ * (engine/edprobe.c) WIRE_SPEC_PROBE instead.
  */
 #define WIRE_SPEC_BROKER	"broker"	/* the broker's pid: another
 						   parent means it is gone */

@@ -29,9 +29,9 @@
 #include "util.h"
 #include "wire.h"
 
-struct probe {
-	struct probe_config	 cfg;
-	struct probe_hooks	 hooks;
+struct edprobe {
+	struct edprobe_config	 cfg;
+	struct edprobe_hooks	 hooks;
 	json_object		*editor;	/* as the table has it, or NULL */
 	char			*canon;		/* editor's JSON, to compare */
 	pid_t			 pid;		/* 0: no process */
@@ -50,12 +50,12 @@ struct probe {
 	int			 stopping;
 };
 
-static void	probe_start(struct probe *);
+static void	edprobe_start(struct edprobe *);
 
-static const struct child_hooks	probe_child_hooks;
+static const struct child_hooks	edprobe_child_hooks;
 
 static void
-probe_set_flags(struct probe *P, const struct editor_flags *f)
+edprobe_set_flags(struct edprobe *P, const struct editor_flags *f)
 {
 	if (memcmp(&P->flags, f, sizeof(*f)) == 0)
 		return;
@@ -64,16 +64,16 @@ probe_set_flags(struct probe *P, const struct editor_flags *f)
 }
 
 static void
-probe_clear_flags(struct probe *P)
+edprobe_clear_flags(struct edprobe *P)
 {
 	struct editor_flags	none = { 0, 0, 0 };
 
-	probe_set_flags(P, &none);
+	edprobe_set_flags(P, &none);
 }
 
 /* What status shows: reachable (-1: null) and the error, if any. */
 static void
-probe_state(struct probe *P, int reachable, const char *error)
+edprobe_state(struct edprobe *P, int reachable, const char *error)
 {
 	if (P->reachable == reachable && ((error == NULL && P->error == NULL) ||
 	    (error != NULL && P->error != NULL &&
@@ -98,14 +98,14 @@ on_restart(evutil_socket_t fd, short ev, void *arg)
 {
 	(void)fd;
 	(void)ev;
-	probe_start(arg);
+	edprobe_start(arg);
 }
 
 /* Its grace after SIGTERM passed. */
 static void
-probe_child_late(void *arg)
+edprobe_child_late(void *arg)
 {
-	struct probe	*P = arg;
+	struct edprobe	*P = arg;
 
 	if (P->pid <= 0)
 		return;
@@ -114,10 +114,10 @@ probe_child_late(void *arg)
 	kill(-P->pid, SIGKILL);
 }
 
-struct probe *
-probe_new(const struct probe_config *cfg, const struct probe_hooks *hooks)
+struct edprobe *
+edprobe_new(const struct edprobe_config *cfg, const struct edprobe_hooks *hooks)
 {
-	struct probe	*P = xcalloc(1, sizeof(*P));
+	struct edprobe	*P = xcalloc(1, sizeof(*P));
 
 	P->cfg = *cfg;
 	P->hooks = *hooks;
@@ -126,12 +126,12 @@ probe_new(const struct probe_config *cfg, const struct probe_hooks *hooks)
 	P->restart_ev = evtimer_new(cfg->base, on_restart, P);
 	if (P->restart_ev == NULL)
 		fatalx("evtimer_new");
-	child_init(&P->child, cfg->base, &probe_child_hooks, P);
+	child_init(&P->child, cfg->base, &edprobe_child_hooks, P);
 	return P;
 }
 
 void
-probe_free(struct probe *P)
+edprobe_free(struct edprobe *P)
 {
 	if (P == NULL)
 		return;
@@ -148,26 +148,26 @@ probe_free(struct probe *P)
 
 /* SIGTERM now, SIGKILL after kill_grace; what it says is not heard. */
 static void
-probe_kill(struct probe *P)
+edprobe_kill(struct edprobe *P)
 {
 	if (P->pid <= 0)
 		return;
 	child_mute(&P->child);
 	kill(P->pid, SIGTERM);
 	child_grace(&P->child, P->cfg.kill_grace);
-	probe_clear_flags(P);
+	edprobe_clear_flags(P);
 }
 
 /* The probe is down (why): restart it later, said once per outage. */
 static void
-probe_outage(struct probe *P, const char *why)
+edprobe_outage(struct edprobe *P, const char *why)
 {
 	struct timeval	tv;
 	int		wait = P->backoff_ms > 0 ? P->backoff_ms :
 			    PROBE_BACKOFF_MS;
 
-	probe_clear_flags(P);
-	probe_state(P, -1, why);
+	edprobe_clear_flags(P);
+	edprobe_state(P, -1, why);
 	if (!P->outage)
 		log_warnx("editor probe: %s; restarting it in %d ms, then "
 		    "less and less often (at most every %d ms), quietly "
@@ -185,12 +185,12 @@ probe_outage(struct probe *P, const char *why)
 
 /* The worker said something that is no editor event: it is replaced. */
 static void
-probe_garbled(struct probe *P, const char *why)
+edprobe_garbled(struct edprobe *P, const char *why)
 {
 	log_warnx("editor probe: worker %d: %s; killed", (int)P->pid, why);
 	child_mute(&P->child);
 	kill(-P->pid, SIGKILL);
-	probe_clear_flags(P);
+	edprobe_clear_flags(P);
 }
 
 /*
@@ -201,19 +201,19 @@ probe_garbled(struct probe *P, const char *why)
  * because a read was slow).  The error shows in the status meanwhile.
  */
 static void
-probe_unasked(struct probe *P, json_object *ev)
+edprobe_unasked(struct edprobe *P, json_object *ev)
 {
 	const char	*e = json_object_get_string(json_object_object_get(ev,
 			    WIRE_ERROR));
 
 	log_info("editor probe: could not ask the editor (%s); what it last "
 	    "reported stands", e != NULL ? e : "no reason given");
-	probe_state(P, P->reachable, e != NULL ? e : "could not ask");
+	edprobe_state(P, P->reachable, e != NULL ? e : "could not ask");
 }
 
 /* {"event":"editor","reachable":true,"flags":{...}} or reachable false. */
 static void
-probe_event(struct probe *P, json_object *ev)
+edprobe_event(struct edprobe *P, json_object *ev)
 {
 	static const char	*unknown = "the editor cannot be reached";
 	struct editor_flags	 f = { 0, 0, 0 };
@@ -225,7 +225,7 @@ probe_event(struct probe *P, json_object *ev)
 	P->outage = 0;
 	P->backoff_ms = 0;
 	if (json_object_object_get_ex(ev, WIRE_ASKED, NULL)) {
-		probe_unasked(P, ev);
+		edprobe_unasked(P, ev);
 		return;
 	}
 	if (!json_object_get_boolean(json_object_object_get(ev,
@@ -235,8 +235,8 @@ probe_event(struct probe *P, json_object *ev)
 		if (P->reachable != 0)
 			log_warnx("editor probe: unreachable: %s", e != NULL ?
 			    e : unknown);
-		probe_clear_flags(P);
-		probe_state(P, 0, e != NULL ? e : unknown);
+		edprobe_clear_flags(P);
+		edprobe_state(P, 0, e != NULL ? e : unknown);
 		return;
 	}
 	if (P->reachable != 1)
@@ -248,13 +248,13 @@ probe_event(struct probe *P, json_object *ev)
 	    WIRE_FLAG_TESTS_RUNNING));
 	f.busy = json_object_get_boolean(json_object_object_get(fl,
 	    WIRE_FLAG_EDITOR_BUSY));
-	probe_state(P, 1, NULL);
-	probe_set_flags(P, &f);
+	edprobe_state(P, 1, NULL);
+	edprobe_set_flags(P, &f);
 }
 
 /* Whether ev is an editor event: reachable true or false, or asked false. */
 static int
-probe_is_event(json_object *ev)
+edprobe_is_event(json_object *ev)
 {
 	json_object	*v;
 	const char	*kind;
@@ -271,36 +271,36 @@ probe_is_event(json_object *ev)
 }
 
 static int
-probe_line(void *arg, const char *line, size_t len)
+edprobe_line(void *arg, const char *line, size_t len)
 {
-	struct probe	*P = arg;
+	struct edprobe	*P = arg;
 	json_object	*ev = NULL;
 
-	if (jstrict_parse(line, len, &ev) != 0 || !probe_is_event(ev)) {
+	if (jstrict_parse(line, len, &ev) != 0 || !edprobe_is_event(ev)) {
 		json_object_put(ev);
-		probe_garbled(P, "a line that is not an editor event");
+		edprobe_garbled(P, "a line that is not an editor event");
 		return -1;
 	}
-	probe_event(P, ev);
+	edprobe_event(P, ev);
 	json_object_put(ev);
 	return 0;
 }
 
 /* What it wrote; at the end of its pipe it is exiting: SIGCHLD tells. */
 static void
-probe_child_read(void *arg, struct evbuffer *in, int eof)
+edprobe_child_read(void *arg, struct evbuffer *in, int eof)
 {
-	if (!eof && child_lines(in, PROBE_LINE_MAX, probe_line, arg) == 1)
-		probe_garbled(arg, "a line longer than 64 KiB");
+	if (!eof && child_lines(in, PROBE_LINE_MAX, edprobe_line, arg) == 1)
+		edprobe_garbled(arg, "a line longer than 64 KiB");
 }
 
-static const struct child_hooks probe_child_hooks = {
-	probe_child_read, NULL, probe_child_late,
+static const struct child_hooks edprobe_child_hooks = {
+	edprobe_child_read, NULL, edprobe_child_late,
 };
 
 /* {"broker": PID, "lock_dir": DIR, "probe": EDITOR}; caller puts. */
 static json_object *
-probe_spec(struct probe *P)
+edprobe_spec(struct edprobe *P)
 {
 	json_object	*spec = json_object_new_object();
 
@@ -314,7 +314,7 @@ probe_spec(struct probe *P)
 }
 
 static void
-probe_start(struct probe *P)
+edprobe_start(struct edprobe *P)
 {
 	json_object	*spec;
 	char		 why[256];
@@ -327,21 +327,21 @@ probe_start(struct probe *P)
 		P->pid = 0;
 		snprintf(why, sizeof(why), "cannot start %s: %s",
 		    P->cfg.worker_path, strerror(rc));
-		probe_outage(P, why);
+		edprobe_outage(P, why);
 		return;
 	}
-	spec = probe_spec(P);
+	spec = edprobe_spec(P);
 	child_start(&P->child, sfd, efd, spec);
 	json_object_put(spec);
 	if (!P->outage)
 		log_info("editor probe: worker %d polls %s", (int)P->pid,
 		    json_object_get_string(json_object_object_get(P->editor,
 		    "to")));
-	probe_state(P, -1, NULL);
+	edprobe_state(P, -1, NULL);
 }
 
 void
-probe_configure(struct probe *P, json_object *editor)
+edprobe_configure(struct edprobe *P, json_object *editor)
 {
 	const char	*canon = editor != NULL ? json_object_to_json_string_ext(
 			    editor, JSON_C_TO_STRING_PLAIN) : NULL;
@@ -360,25 +360,25 @@ probe_configure(struct probe *P, json_object *editor)
 		log_info("editor probe: the tool table's editor changed: "
 		    "stopping worker %d", (int)P->pid);
 		P->replacing = 1;
-		probe_kill(P);	/* the new one starts once it is reaped */
+		edprobe_kill(P);	/* the new one starts once it is reaped */
 	} else if (editor != NULL)
-		probe_start(P);
+		edprobe_start(P);
 	if (editor == NULL)
-		probe_state(P, -1, NULL);
+		edprobe_state(P, -1, NULL);
 }
 
 void
-probe_stop(struct probe *P)
+edprobe_stop(struct edprobe *P)
 {
 	if (P == NULL)
 		return;
 	P->stopping = 1;
 	evtimer_del(P->restart_ev);
-	probe_kill(P);
+	edprobe_kill(P);
 }
 
 void
-probe_watch(struct probe *P, void (*fn)(void *), void *arg)
+edprobe_watch(struct edprobe *P, void (*fn)(void *), void *arg)
 {
 	if (P == NULL)
 		return;
@@ -387,20 +387,20 @@ probe_watch(struct probe *P, void (*fn)(void *), void *arg)
 }
 
 int
-probe_reachable(const struct probe *P, int64_t *lost_ms)
+edprobe_reachable(const struct edprobe *P, int64_t *lost_ms)
 {
 	*lost_ms = P != NULL ? P->lost_ms : 0;
 	return P != NULL && P->editor != NULL ? P->reachable : -1;
 }
 
 int
-probe_alive(const struct probe *P)
+edprobe_alive(const struct edprobe *P)
 {
 	return P != NULL && P->pid > 0;
 }
 
 int
-probe_reaped(struct probe *P, pid_t pid, int status)
+edprobe_reaped(struct edprobe *P, pid_t pid, int status)
 {
 	char	why[128];
 
@@ -409,11 +409,11 @@ probe_reaped(struct probe *P, pid_t pid, int status)
 	child_close(&P->child);
 	child_grace_stop(&P->child);
 	P->pid = 0;
-	probe_clear_flags(P);
+	edprobe_clear_flags(P);
 	if (P->replacing || P->stopping || P->editor == NULL) {
 		P->replacing = 0;
-		probe_state(P, -1, NULL);
-		probe_start(P);
+		edprobe_state(P, -1, NULL);
+		edprobe_start(P);
 		return 1;
 	}
 	if (WIFSIGNALED(status))
@@ -422,12 +422,12 @@ probe_reaped(struct probe *P, pid_t pid, int status)
 	else
 		snprintf(why, sizeof(why), "worker %d exited with status %d",
 		    (int)pid, WEXITSTATUS(status));
-	probe_outage(P, why);
+	edprobe_outage(P, why);
 	return 1;
 }
 
 json_object *
-probe_json(const struct probe *P)
+edprobe_json(const struct edprobe *P)
 {
 	json_object	*o = json_object_new_object();
 	char		 ts[UTIL_TIMESTAMP_LEN];

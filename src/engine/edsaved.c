@@ -30,13 +30,13 @@
 
 /* The editor flags of the live connections. */
 static void
-editor_now(struct jobs *J, struct sched_busy *b)
+edsaved_now(struct jobs *J, struct sched_busy *b)
 {
-	holds_busy(J->cfg.holds, 0, b);
+	edflags_busy(J->cfg.holds, 0, b);
 }
 
 static int
-editor_any(const struct sched_busy *b)
+edsaved_any(const struct sched_busy *b)
 {
 	return b->tests_running || b->compiling || b->editor_busy;
 }
@@ -47,14 +47,14 @@ editor_any(const struct sched_busy *b)
  * ends the editors' commands too.
  */
 static void
-editor_save(struct jobs *J, const struct sched_busy *b)
+edsaved_save(struct jobs *J, const struct sched_busy *b)
 {
 	char	*path, *tmp, buf[128];
 	int	 fd, n, ok;
 
 	path = xasprintf("%s/%s", J->cfg.opt->state_dir, EDITOR_FILE);
 	tmp = xasprintf("%s.tmp", path);
-	if (!editor_any(b))
+	if (!edsaved_any(b))
 		ok = unlink(path) == 0 || errno == ENOENT;
 	else {
 		n = snprintf(buf, sizeof(buf), "{\"tests_running\":%s,"
@@ -85,7 +85,7 @@ editor_save(struct jobs *J, const struct sched_busy *b)
  * second restart within --editor-grace still holds reloads for them.
  */
 static void
-editor_record(struct jobs *J, const struct sched_busy *now)
+edsaved_record(struct jobs *J, const struct sched_busy *now)
 {
 	struct sched_busy	keep = *now;
 
@@ -93,12 +93,12 @@ editor_record(struct jobs *J, const struct sched_busy *now)
 	keep.compiling |= J->editor_restored.compiling;
 	keep.editor_busy |= J->editor_restored.editor_busy;
 	if (memcmp(&keep, &J->editor_saved, sizeof(keep)) != 0)
-		editor_save(J, &keep);
+		edsaved_save(J, &keep);
 }
 
 /* What STATE_DIR/editor-flags says was held; all zero when nothing. */
 static void
-editor_read(struct jobs *J, struct sched_busy *b)
+edsaved_read(struct jobs *J, struct sched_busy *b)
 {
 	json_object	*o = NULL, *v;
 	char		*path, buf[EDITOR_FILE_MAX];
@@ -132,16 +132,16 @@ editor_read(struct jobs *J, struct sched_busy *b)
  * again, so that a client that reconnects finds its hold kept.
  */
 void
-editor_restore(struct jobs *J)
+edsaved_restore(struct jobs *J)
 {
 	struct timeval		tv = { (time_t)J->cfg.opt->editor_grace, 0 };
 	struct sched_busy	none = { 0, 0, 0 };
 
-	editor_read(J, &J->editor_saved);
-	if (!editor_any(&J->editor_saved))
+	edsaved_read(J, &J->editor_saved);
+	if (!edsaved_any(&J->editor_saved))
 		return;
 	if (J->cfg.opt->editor_grace == 0) {
-		editor_save(J, &none);
+		edsaved_save(J, &none);
 		return;
 	}
 	J->editor_restored = J->editor_saved;
@@ -154,33 +154,33 @@ editor_restore(struct jobs *J)
 
 /* A flag held again by a live client is no longer the restored one's. */
 static void
-editor_taken_over(struct jobs *J, const struct sched_busy *now)
+edsaved_taken_over(struct jobs *J, const struct sched_busy *now)
 {
 	struct sched_busy	*r = &J->editor_restored;
 
-	if (!editor_any(r))
+	if (!edsaved_any(r))
 		return;
 	r->tests_running &= !now->tests_running;
 	r->compiling &= !now->compiling;
 	r->editor_busy &= !now->editor_busy;
-	if (!editor_any(r)) {
+	if (!edsaved_any(r)) {
 		evtimer_del(J->grace_ev);
 		log_info("editor clients hold their flags again");
 	}
 }
 
 void
-editor_update(struct jobs *J)
+edsaved_update(struct jobs *J)
 {
 	struct sched_busy	now;
 
-	editor_now(J, &now);
-	editor_taken_over(J, &now);
-	editor_record(J, &now);
+	edsaved_now(J, &now);
+	edsaved_taken_over(J, &now);
+	edsaved_record(J, &now);
 }
 
 void
-editor_grace_over(struct jobs *J)
+edsaved_grace_over(struct jobs *J)
 {
 	struct sched_busy	 now;
 
@@ -188,6 +188,6 @@ editor_grace_over(struct jobs *J)
 	    "restart (%s) no longer hold reload jobs",
 	    sched_guard(&J->editor_restored));
 	memset(&J->editor_restored, 0, sizeof(J->editor_restored));
-	editor_now(J, &now);
-	editor_record(J, &now);
+	edsaved_now(J, &now);
+	edsaved_record(J, &now);
 }

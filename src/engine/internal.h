@@ -116,17 +116,17 @@ struct turn_op;
 void	jobs_start(struct jobs *, struct job *);
 void	jobs_turn_done(struct jobs *, struct turn_op *op, int rc);
 
-/* editor.c */
+/* edsaved.c */
 
-/* Editor flags across a restart (editor.c). */
+/* Editor flags across a restart (edsaved.c). */
 
 /* At start: the flags held when the last run ended hold reloads for
  * --editor-grace seconds (J->grace_ev), or until clients hold them again. */
-void	editor_restore(struct jobs *);
+void	edsaved_restore(struct jobs *);
 /* The connections' flags changed: record them for a restart. */
-void	editor_update(struct jobs *);
+void	edsaved_update(struct jobs *);
 /* --editor-grace passed: the flags of the last run hold nothing now. */
-void	editor_grace_over(struct jobs *);
+void	edsaved_grace_over(struct jobs *);
 
 /* expiry.c */
 

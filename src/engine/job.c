@@ -413,7 +413,7 @@ job_shrink(struct jobs *J, struct job *j, int rc)
 void
 job_busy(struct jobs *J, struct sched_busy *b)
 {
-	holds_busy(J->cfg.holds, workers_busy_bits(&J->W), b);
+	edflags_busy(J->cfg.holds, workers_busy_bits(&J->W), b);
 	b->tests_running |= J->editor_restored.tests_running;
 	b->compiling |= J->editor_restored.compiling;
 	b->editor_busy |= J->editor_restored.editor_busy;

@@ -457,7 +457,7 @@ jobs_editor_changed(struct jobs *J)
 {
 	if (J->stopping)
 		return;
-	editor_update(J);
+	edsaved_update(J);
 	jobs_schedule(J);
 }
 
@@ -468,7 +468,7 @@ on_editor_grace(evutil_socket_t fd, short ev, void *arg)
 
 	(void)fd;
 	(void)ev;
-	editor_grace_over(J);
+	edsaved_grace_over(J);
 	jobs_schedule(J);
 }
 
@@ -563,7 +563,7 @@ jobs_open(struct jobs **Jp, const struct jobs_config *cfg,
 	    store_path(J->st), J->nqueued, interrupted, damaged,
 	    (unsigned long long)store_next_ticket(J->st));
 	expiry_arm(J);
-	editor_restore(J);
+	edsaved_restore(J);
 	jobs_schedule(J);
 	return 0;
 }

@@ -334,7 +334,7 @@ jobview_queue(struct jobs *J)
 	json_object_object_add(r, "workers_alive",
 	    json_object_new_int64((int64_t)J->W.nworkers));
 	job_busy(J, &b);
-	json_object_object_add(r, "busy", holds_json(&b));
+	json_object_object_add(r, "busy", edflags_json(&b));
 	return r;
 }
 

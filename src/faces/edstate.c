@@ -58,7 +58,7 @@ edstate_now(struct server *srv, struct edstate *st, int64_t *lost_end)
 
 	memset(st, 0, sizeof(*st));
 	*lost_end = 0;
-	st->reachable = probe_reachable(srv->probe, &lost);
+	st->reachable = edprobe_reachable(srv->probe, &lost);
 	if (st->reachable == 0 && lost != 0 &&
 	    now - lost < EDSTATE_LOST_MAX_S * 1000) {
 		st->reloading = 1;
@@ -152,7 +152,7 @@ edsubs_new(struct server *srv)
 		fatalx("event_new");
 	edstate_now(srv, &S->last, &lost_end);
 	jobs_set_edsubs(srv->jobs, S, edsubs_feed);
-	probe_watch(srv->probe, edsubs_feed_arg, S);
+	edprobe_watch(srv->probe, edsubs_feed_arg, S);
 	/* The loss's end, if one is under way. */
 	if (lost_end != 0)
 		edsubs_feed(S);
@@ -163,7 +163,7 @@ static void
 edsubs_free(struct edsubs *S)
 {
 	jobs_set_edsubs(S->srv->jobs, NULL, NULL);
-	probe_watch(S->srv->probe, NULL, NULL);
+	edprobe_watch(S->srv->probe, NULL, NULL);
 	event_free(S->kick);
 	event_free(S->lost_ev);
 	free(S);

@@ -639,7 +639,7 @@ method_queue_status(struct rpc_req *req, json_object *params,
 		return RPC_ERROR;
 	*result = jobview_queue(req_jobs(req));
 	json_object_object_add(*result, "editor",
-	    probe_json(req->conn->srv->probe));
+	    edprobe_json(req->conn->srv->probe));
 	return RPC_OK;
 }
 

@@ -191,7 +191,7 @@ method_server_status(struct rpc_req *req, json_object *params,
 	    json_object_new_string(srv->worker_path) : NULL);
 	json_object_object_add(r, "fork_server", srv->jobs != NULL ?
 	    forksrv_json(jobs_forksrv(srv->jobs)) : NULL);
-	json_object_object_add(r, "editor", probe_json(srv->probe));
+	json_object_object_add(r, "editor", edprobe_json(srv->probe));
 	json_object_object_add(r, "unity_status_dir",
 	    face_ops[FACE_UNITY].status(srv));
 	*result = r;
@@ -255,8 +255,8 @@ method_report_editor_state(struct rpc_req *req, json_object *params,
 	    param_bool(params, "busy", &f.busy, err) == -1)
 		return RPC_ERROR;
 	server_set_editor(c->srv, c, &f);
-	holds_busy(&c->srv->holds, 0, &all);
+	edflags_busy(&c->srv->holds, 0, &all);
 	*result = json_object_new_object();
-	json_object_object_add(*result, "busy", holds_json(&all));
+	json_object_object_add(*result, "busy", edflags_json(&all));
 	return RPC_OK;
 }

@@ -8,7 +8,7 @@
 #include "policy.h"
 
 static void
-holds_count(unsigned *n, int from, int to)
+edflags_count(unsigned *n, int from, int to)
 {
 	if (from && !to)
 		(*n)--;
@@ -17,18 +17,18 @@ holds_count(unsigned *n, int from, int to)
 }
 
 int
-holds_change(struct holds *h, const struct editor_flags *from,
+edflags_change(struct edflags *h, const struct editor_flags *from,
     const struct editor_flags *to)
 {
-	holds_count(&h->tests_running, from->tests_running,
+	edflags_count(&h->tests_running, from->tests_running,
 	    to->tests_running);
-	holds_count(&h->compiling, from->compiling, to->compiling);
-	holds_count(&h->busy, from->busy, to->busy);
+	edflags_count(&h->compiling, from->compiling, to->compiling);
+	edflags_count(&h->busy, from->busy, to->busy);
 	return memcmp(from, to, sizeof(*from)) != 0;
 }
 
 int
-holds_set_probe(struct holds *h, const struct editor_flags *f)
+edflags_set_probe(struct edflags *h, const struct editor_flags *f)
 {
 	if (memcmp(&h->probe, f, sizeof(*f)) == 0)
 		return 0;
@@ -37,7 +37,7 @@ holds_set_probe(struct holds *h, const struct editor_flags *f)
 }
 
 void
-holds_get(const struct holds *h, struct editor_flags *f)
+edflags_get(const struct edflags *h, struct editor_flags *f)
 {
 	f->tests_running = h->tests_running > 0 || h->probe.tests_running;
 	f->compiling = h->compiling > 0 || h->probe.compiling;
@@ -45,11 +45,11 @@ holds_get(const struct holds *h, struct editor_flags *f)
 }
 
 void
-holds_busy(const struct holds *h, unsigned tool_bits, struct sched_busy *b)
+edflags_busy(const struct edflags *h, unsigned tool_bits, struct sched_busy *b)
 {
 	struct editor_flags	f;
 
-	holds_get(h, &f);
+	edflags_get(h, &f);
 	b->tests_running = f.tests_running;
 	b->compiling = f.compiling;
 	b->editor_busy = f.busy;
@@ -57,7 +57,7 @@ holds_busy(const struct holds *h, unsigned tool_bits, struct sched_busy *b)
 }
 
 json_object *
-holds_json(const struct sched_busy *b)
+edflags_json(const struct sched_busy *b)
 {
 	json_object	*o = json_object_new_object();
 

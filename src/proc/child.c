@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: ISC */
 /*
  * A cmdgate-worker process's pipes and grace, the plumbing a job's worker
- * (worker.c) and the editor probe (engine/probe.c) share.
+ * (worker.c) and the editor probe (engine/edprobe.c) share.
  */
 #include "config.h"
 

@@ -121,7 +121,7 @@ void
 server_set_editor(struct server *srv, struct conn *c,
     const struct editor_flags *f)
 {
-	if (!holds_change(&srv->holds, &c->editor, f))
+	if (!edflags_change(&srv->holds, &c->editor, f))
 		return;
 	c->editor = *f;
 	server_busy_changed(srv);
@@ -220,7 +220,7 @@ server_conn_free(struct server *srv, struct conn *c)
 	struct editor_flags	none = { 0, 0, 0 };
 	int			had_flags;
 
-	had_flags = holds_change(&srv->holds, &c->editor, &none);
+	had_flags = edflags_change(&srv->holds, &c->editor, &none);
 	TAILQ_REMOVE(&srv->conns, c, entry);
 	LIST_REMOVE(c, byid);
 	srv->nconns--;
@@ -248,7 +248,7 @@ void
 server_may_exit(struct server *srv)
 {
 	if (srv->stopping && srv->nconns == 0 && jobs_idle(srv->jobs) &&
-	    !probe_alive(srv->probe))
+	    !edprobe_alive(srv->probe))
 		event_base_loopexit(srv->base, NULL);
 }
 
@@ -309,7 +309,7 @@ server_probe_flags(void *arg, const struct editor_flags *f)
 {
 	struct server	*srv = arg;
 
-	if (holds_set_probe(&srv->holds, f))
+	if (edflags_set_probe(&srv->holds, f))
 		server_busy_changed(srv);
 }
 
@@ -319,7 +319,7 @@ server_child_reaped(void *arg, pid_t pid, int status)
 {
 	struct server	*srv = arg;
 
-	if (!probe_reaped(srv->probe, pid, status))
+	if (!edprobe_reaped(srv->probe, pid, status))
 		return 0;
 	server_may_exit(srv);
 	return 1;
@@ -329,8 +329,8 @@ server_child_reaped(void *arg, pid_t pid, int status)
 static void
 server_probe_open(struct server *srv)
 {
-	struct probe_config	pc;
-	struct probe_hooks	ph = { srv, server_probe_flags };
+	struct edprobe_config	pc;
+	struct edprobe_hooks	ph = { srv, server_probe_flags };
 	char			dir[PATH_MAX];
 
 	srv->lock_dir = xstrdup(realpath(srv->opt->state_dir, dir) != NULL ?
@@ -340,8 +340,8 @@ server_probe_open(struct server *srv)
 	pc.env = jobs_worker_env(srv->jobs);
 	pc.kill_grace = srv->opt->kill_grace;
 	pc.lock_dir = srv->lock_dir;
-	srv->probe = probe_new(&pc, &ph);
-	probe_configure(srv->probe, srv->tools->editor);
+	srv->probe = edprobe_new(&pc, &ph);
+	edprobe_configure(srv->probe, srv->tools->editor);
 }
 
 int
@@ -363,13 +363,13 @@ server_jobs_open(struct server *srv)
 void
 server_probe_stop(struct server *srv)
 {
-	probe_stop(srv->probe);
+	edprobe_stop(srv->probe);
 }
 
 void
 server_probe_free(struct server *srv)
 {
-	probe_free(srv->probe);
+	edprobe_free(srv->probe);
 	srv->probe = NULL;
 }
 
@@ -395,7 +395,7 @@ server_set_tools(struct server *srv, struct tooltab *tab)
 	tooltab_free(srv->tools);
 	srv->tools = tab;
 	if (srv->probe != NULL && !srv->stopping)
-		probe_configure(srv->probe, tab->editor);
+		edprobe_configure(srv->probe, tab->editor);
 	if (!changed) {
 		log_info("tool table %s unchanged (%zu tools)", tab->source,
 		    tab->ntools);

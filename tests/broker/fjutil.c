@@ -331,7 +331,7 @@ static int
 idle(void *arg)
 {
 	(void)arg;
-	return jobs_idle(srv.jobs) && !probe_alive(srv.probe);
+	return jobs_idle(srv.jobs) && !edprobe_alive(srv.probe);
 }
 
 void

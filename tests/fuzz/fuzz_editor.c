@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: ISC */
 /*
  * libFuzzer harness: STATE_DIR/editor-flags as the broker reads it at
- * start (editor.c editor_restore).  Whatever it holds, the flags read
+ * start (edsaved.c edsaved_restore).  Whatever it holds, the flags read
  * are each 0 or 1, restored with an --editor-grace; with none, nothing
  * is restored and a file that held flags goes.  Then the flags read are recorded as the broker records them
- * (editor_update, live clients holding them) and read back: the same.
+ * (edsaved_update, live clients holding them) and read back: the same.
  */
 #include "config.h"
 
@@ -25,7 +25,7 @@
 
 static struct event_base	*base;
 static struct options		 opt;
-static struct holds		 holds;
+static struct edflags		 holds;
 static struct jobs		 J;
 static char			*path;
 
@@ -80,14 +80,14 @@ round_trip(const struct sched_busy *b)
 	holds.busy = (unsigned)b->editor_busy;
 	/* Unlike any flags: the file is written (or removed) now. */
 	memset(&J.editor_saved, 0xff, sizeof(J.editor_saved));
-	editor_update(&J);
+	edsaved_update(&J);
 	if (any(b) != (access(path, F_OK) == 0))
 		fuzz_fail("editor-flags %s with flags %d %d %d", any(b) ?
 		    "missing" : "left", b->tests_running, b->compiling,
 		    b->editor_busy);
 	opt.editor_grace = 5;
 	memset(&J.editor_saved, 0xff, sizeof(J.editor_saved));
-	editor_restore(&J);
+	edsaved_restore(&J);
 	got = J.editor_saved;
 	if (memcmp(&got, b, sizeof(got)) != 0)
 		fuzz_fail("flags %d %d %d read back as %d %d %d",
@@ -106,7 +106,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	memset(&J.editor_saved, 0xff, sizeof(J.editor_saved));
 	memset(&J.editor_restored, 0, sizeof(J.editor_restored));
 	memset(&holds, 0, sizeof(holds));
-	editor_restore(&J);
+	edsaved_restore(&J);
 	read = J.editor_saved;
 	check_bits(&read, "read");
 	if (memcmp(&J.editor_restored, any(&read) ? &read : &none,
@@ -120,7 +120,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	/* Without: nothing restored, and a file that held flags goes. */
 	opt.editor_grace = 0;
 	memset(&J.editor_restored, 0, sizeof(J.editor_restored));
-	editor_restore(&J);
+	edsaved_restore(&J);
 	if (any(&J.editor_restored) || (any(&read) && access(path, F_OK) == 0))
 		fuzz_fail("no grace: flags restored or the file kept");
 	round_trip(&read);

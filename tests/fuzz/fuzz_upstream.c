@@ -25,7 +25,7 @@
  * the worker emits is what the broker takes (worker.c): start first,
  * progress with a number at least 0 and a total above 0, log with a
  * level and a message, an answer at most once, each of the command's
- * index; and the probe's events are editor events (probe.c), strict
+ * index; and the probe's events are editor events (edprobe.c), strict
  * JSON, reachable with boolean flags or unreachable with an error.
  */
 #include "config.h"
@@ -79,7 +79,7 @@ wproc_broker_gone(struct pollfd *ev)
 	(void)ev;
 }
 
-/* The editor probe's event, as probe.c takes it. */
+/* The editor probe's event, as edprobe.c takes it. */
 static void
 check_editor(json_object *ev, const char *s)
 {

@@ -146,11 +146,11 @@ START_TEST(holds_counted)
 	server_set_editor(&srv, b, &t);
 	server_set_editor(&srv, a, &t);		/* again: still one hold */
 	server_conn_free(&srv, a);
-	holds_get(&srv.holds, &f);
+	edflags_get(&srv.holds, &f);
 	ck_assert_int_eq(f.tests_running, 1);
 	ck_assert_int_eq(f.compiling, 0);
 	server_conn_free(&srv, b);
-	holds_get(&srv.holds, &f);
+	edflags_get(&srv.holds, &f);
 	ck_assert_int_eq(f.tests_running, 0);
 	ck_assert_uint_eq(srv.holds.tests_running, 0);
 	server_free(&srv);
