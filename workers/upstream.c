@@ -21,6 +21,7 @@
 
 #include <json-c/json.h>
 
+#include "addr.h"
 #include "jsonl.h"
 #include "jstrict.h"
 #include "mcphttp.h"
@@ -350,21 +351,15 @@ static int
 up_split(const char *addr, char *host, size_t hostlen, char *port,
     size_t portlen)
 {
-	const char	*h = addr, *he, *colon;
+	const char	*p;
+	int		 bracketed;
 
-	if (addr[0] == '[') {
-		h = addr + 1;
-		if ((he = strchr(h, ']')) == NULL || he[1] != ':')
-			return -1;
-		colon = he + 1;
-	} else if ((colon = he = strrchr(addr, ':')) == NULL)
+	/* "[" opens an IPv6 address, which only "]:" closes. */
+	if ((bracketed = addr_split(addr, host, hostlen, &p)) == -1 ||
+	    (addr[0] == '[' && !bracketed) || *p == '\0' ||
+	    strlen(p) >= portlen)
 		return -1;
-	if ((size_t)(he - h) >= hostlen || colon[1] == '\0' ||
-	    strlen(colon + 1) >= portlen)
-		return -1;
-	memcpy(host, h, (size_t)(he - h));
-	host[he - h] = '\0';
-	snprintf(port, portlen, "%s", colon + 1);
+	snprintf(port, portlen, "%s", p);
 	return 0;
 }
 
