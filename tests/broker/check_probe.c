@@ -69,12 +69,19 @@ probe_setup(void)
 	static char	 text[2 * PATH_MAX + 1024];
 	char		 real[PATH_MAX + 32], path[PATH_MAX];
 	char		*cmdgated = getenv("CMDGATED");
+	char		*top = getenv("CMDGATE_BUILDDIR");
 
 	setup();
 	ck_assert_ptr_nonnull(cmdgated);
+	/* The built worker; $CMDGATED may be a wrapper elsewhere (make
+	 * valgrind's tests/scripts/valgrind-cmdgated.sh). */
 	snprintf(path, sizeof(path), "%s", cmdgated);
 	*strrchr(path, '/') = '\0';
-	snprintf(real, sizeof(real), "%s/../workers/cmdgate-worker", path);
+	if (top != NULL)
+		snprintf(real, sizeof(real), "%s/workers/cmdgate-worker", top);
+	else
+		snprintf(real, sizeof(real), "%s/../workers/cmdgate-worker",
+		    path);
 	snprintf(text, sizeof(text), script, b.dir, real);
 	snprintf(path, sizeof(path), "%s/worker.sh", b.dir);
 	write_file(path, text, 0700);
