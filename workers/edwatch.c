@@ -140,6 +140,7 @@ edwatch_run(json_object *probe, const char *lock_dir,
 	x.waitmask = waitmask;
 	/* The lock waited for that long, then the call as long again. */
 	x.open_ms = x.call_ms = every > PROBE_CALL_MS ? every : PROBE_CALL_MS;
+	wproc_relay = 0;
 	while (!got_term) {
 		ev = edwatch_poll(&x, probe);
 		s = jstrict_to_string(ev);

@@ -353,6 +353,13 @@ mh_note(void *arg, json_object *msg)
 		mh_log(mh, params);
 }
 
+/* A notification nobody is told of (the editor probe's call). */
+static void
+mh_drop(json_object *ev)
+{
+	json_object_put(ev);
+}
+
 enum up_status
 mcphttp_call(struct mcphttp *mh, const char *method, json_object *params,
     int64_t deadline, json_object **out, char *err, size_t errlen)
@@ -369,7 +376,8 @@ mcphttp_call(struct mcphttp *mh, const char *method, json_object *params,
 	json_object_object_add(meta, "progressToken",
 	    json_object_new_int64(mh->token));
 	json_object_object_add(p, "_meta", meta);
-	notify_init(&mh->nt, -1, command_index, wproc_emit);
+	notify_init(&mh->nt, -1, command_index, wproc_relay ? wproc_emit :
+	    mh_drop);
 	st = mh_rpc(mh, "tools/call", p, deadline, out, err, errlen);
 	notify_end(&mh->nt, wproc_now_ms());
 	mh->token = 0;

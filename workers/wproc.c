@@ -26,6 +26,7 @@
 volatile sig_atomic_t	got_term;
 int64_t			kill_grace_ms = 5000;
 size_t			command_index;
+int			wproc_relay = 1;
 
 int64_t
 wproc_now_ms(void)

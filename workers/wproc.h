@@ -25,6 +25,10 @@ extern volatile sig_atomic_t	got_term;
 extern int64_t			kill_grace_ms;
 /* The index of the command that runs now, which its events name. */
 extern size_t			command_index;
+/* 0 in the editor probe: an upstream's notifications during its call
+ * (progress, log) are not the probe's to tell; it writes editor events
+ * only, and the broker takes no other line from it. */
+extern int			wproc_relay;
 
 /* CLOCK_MONOTONIC in milliseconds. */
 int64_t		 wproc_now_ms(void);

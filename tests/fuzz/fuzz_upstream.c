@@ -63,6 +63,7 @@
 volatile sig_atomic_t	got_term;
 int64_t			kill_grace_ms = 5000;
 size_t			command_index = INDEX;
+int			wproc_relay = 1;
 
 static int64_t		clock_ms;	/* the worker's clock */
 static int		nstarts, nanswers, nevents;
@@ -482,6 +483,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	got_term = 0;
 	clock_ms = 1000000;
 	nstarts = nanswers = nevents = 0;
+	wproc_relay = 1;	/* the probe's edwatch_run clears it */
 	if (f & 128)
 		probe(f);
 	else if (f & 64)

@@ -32,6 +32,7 @@
 volatile sig_atomic_t	got_term;
 int64_t			kill_grace_ms = 5000;
 size_t			command_index;
+int			wproc_relay = 1;
 static json_object	*events;
 
 /* The worker's wproc_emit: here, kept for the line printed at the end. */
