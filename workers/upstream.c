@@ -25,11 +25,12 @@
 #include "jsonl.h"
 #include "jstrict.h"
 #include "mcphttp.h"
+#include "umcp.h"
 #include "upstream.h"
 #include "wproc.h"
 
 #define UP_MAX		(64 * 1024 * 1024)	/* longest message */
-#define UP_LINE_MAX	4096		/* a WELCOME or header line */
+#define UP_LINE_MAX	4096		/* a header line */
 
 enum up_dialect { D_JSONRPC, D_LSP, D_UNITY, D_MCPHTTP };
 
@@ -218,9 +219,9 @@ up_send_msg(struct upstream *u, json_object *msg, char *err, size_t errlen)
 		return up_send_framed(u, hdr, (size_t)i, s, n, NULL, err,
 		    errlen);
 	case D_UNITY:
-		for (i = 0; i < 8; i++)
-			hdr[i] = (char)(((uint64_t)n >> (56 - 8 * i)) & 0xff);
-		return up_send_framed(u, hdr, 8, s, n, NULL, err, errlen);
+		umcp_frame_hdr(n, (unsigned char *)hdr);
+		return up_send_framed(u, hdr, UMCP_HDR, s, n, NULL, err,
+		    errlen);
 	default:
 		return up_send_framed(u, "", 0, s, n, "\n", err, errlen);
 	}
@@ -272,24 +273,15 @@ static enum up_status
 up_unity_header(struct upstream *u, size_t *n, char *err, size_t errlen)
 {
 	enum jsonl_status	 st;
-	char			*h;
-	uint64_t		 v = 0;
-	int			 i;
+	enum up_status		 ust;
+	char			*h, why[128];
 
-	u->jl.max = 8;
-	if ((st = jsonl_take(&u->jl, up_left(u), 8, &h)) != JSONL_MSG)
+	u->jl.max = UMCP_HDR;
+	if ((st = jsonl_take(&u->jl, up_left(u), UMCP_HDR, &h)) != JSONL_MSG)
 		return up_read_failed(u, st, err, errlen);
-	for (i = 0; i < 8; i++)
-		v = v << 8 | (unsigned char)h[i];
+	ust = umcp_frame_len((unsigned char *)h, n, why, sizeof(why));
 	free(h);
-	if (v == 0)
-		return up_fail(u, UP_PROTOCOL, err, errlen, "%s",
-		    "sent a frame of length 0");
-	if (v > UP_MAX)
-		return up_fail(u, UP_TOO_LONG, err, errlen, "%s",
-		    "sent a frame longer than 64 MiB");
-	*n = (size_t)v;
-	return UP_OK;
+	return ust == UP_OK ? UP_OK : up_fail(u, ust, err, errlen, "%s", why);
 }
 
 /* The next message's bytes in the dialect's framing: *buf, *n. */
@@ -402,22 +394,6 @@ up_connect(struct upstream *u, char *err, size_t errlen)
 	return UP_OK;
 }
 
-/* Whether line holds the word tok, space-separated. */
-static int
-up_has_token(const char *line, const char *tok)
-{
-	size_t		 n = strlen(tok);
-	const char	*p = line;
-
-	while ((p = strstr(p, tok)) != NULL) {
-		if ((p == line || p[-1] == ' ') && (p[n] == '\0' ||
-		    p[n] == ' '))
-			return 1;
-		p += n;
-	}
-	return 0;
-}
-
 /*
  * unity-mcp: the WELCOME line.  Closed or reset first is the bridge
  * going away (UP_REFUSED: nothing was written); anything else that is
@@ -427,11 +403,11 @@ static enum up_status
 up_welcome(struct upstream *u, char *err, size_t errlen)
 {
 	enum jsonl_status	 st;
-	char			*line;
+	char			*line, why[320];
 	size_t			 len;
 	enum up_status		 ust = UP_OK;
 
-	u->jl.max = UP_LINE_MAX;
+	u->jl.max = UMCP_LINE_MAX;
 	if ((st = jsonl_line(&u->jl, up_left(u), &line, &len)) != JSONL_MSG) {
 		if (st == JSONL_TOO_LONG)
 			return up_fail(u, UP_PROTOCOL, err, errlen, "%s",
@@ -444,12 +420,8 @@ up_welcome(struct upstream *u, char *err, size_t errlen)
 	}
 	if (len > 0 && line[len - 1] == '\r')
 		line[--len] = '\0';
-	if (strncmp(line, "WELCOME UNITY-MCP", 17) != 0)
-		ust = up_fail(u, UP_PROTOCOL, err, errlen, "expected "
-		    "\"WELCOME UNITY-MCP ... FRAMING=1\", got \"%.200s\"", line);
-	else if (!up_has_token(line, "FRAMING=1"))
-		ust = up_fail(u, UP_PROTOCOL, err, errlen, "unknown framing "
-		    "in \"%.200s\" (only FRAMING=1 is spoken)", line);
+	if (umcp_welcome(line, why, sizeof(why)) != 0)
+		ust = up_fail(u, UP_PROTOCOL, err, errlen, "%s", why);
 	free(line);
 	return ust;
 }
@@ -547,41 +519,29 @@ up_jsonrpc_answer(struct upstream *u, json_object **out, char *err,
 	return st;
 }
 
-/* unity-mcp: the status/result envelope. */
+/* unity-mcp: the next frame, an answer to a call or (ping) a ping. */
 static enum up_status
-up_unity_answer(struct upstream *u, json_object *msg, json_object **out,
-    char *err, size_t errlen)
+up_unity_answer(struct upstream *u, int ping, json_object **out, char *err,
+    size_t errlen)
 {
-	json_object	*v, *e;
-	const char	*status;
+	enum up_status	 st;
+	char		*buf, why[512];
+	size_t		 n;
 
-	if (!json_object_object_get_ex(msg, "status", &v) ||
-	    (status = json_object_get_string(v)) == NULL)
-		return up_fail(u, UP_PROTOCOL, err, errlen, "%s",
-		    "sent an answer without \"status\"");
-	if (strcmp(status, "success") == 0) {
-		*out = json_object_get(json_object_object_get(msg, "result"));
-		return UP_OK;
-	}
-	if (strcmp(status, "error") != 0)
-		return up_fail(u, UP_PROTOCOL, err, errlen, "sent an answer "
-		    "with status \"%.100s\"", status);
-	if (!json_object_object_get_ex(msg, "error", &e) &&
-	    !json_object_object_get_ex(msg, "message", &e))
-		e = NULL;
-	snprintf(err, errlen, "%s: upstream error: %.400s", u->to,
-	    e == NULL ? "(no message)" : json_object_is_type(e,
-	    json_type_string) ? json_object_get_string(e) :
-	    jstrict_to_string(e));
-	*out = json_object_get(msg);
-	return UP_ERROR;
+	if ((st = up_read_raw(u, &buf, &n, err, errlen)) != UP_OK)
+		return st;
+	st = umcp_answer(buf, n, ping, out, why, sizeof(why));
+	free(buf);
+	if (st != UP_OK)
+		up_fail(u, st, err, errlen, "%s", why);
+	return st;
 }
 
 enum up_status
 upstream_call(struct upstream *u, const char *method, json_object *params,
     int64_t deadline, json_object **out, char *err, size_t errlen)
 {
-	json_object	*req, *msg;
+	json_object	*req;
 	enum up_status	 st;
 
 	*out = NULL;
@@ -594,13 +554,9 @@ upstream_call(struct upstream *u, const char *method, json_object *params,
 		u->sent = st == UP_OK || st == UP_ERROR || st == UP_LOST;
 		return st;
 	}
-	if (u->dialect == D_UNITY) {
-		req = json_object_new_object();
-		json_object_object_add(req, "type",
-		    json_object_new_string(method));
-		json_object_object_add(req, "params", params != NULL ?
-		    json_object_get(params) : json_object_new_object());
-	} else
+	if (u->dialect == D_UNITY)
+		req = umcp_request(method, params);
+	else
 		req = up_jsonrpc_request(u->id, method, params);
 	st = up_send_msg(u, req, err, errlen);
 	json_object_put(req);
@@ -608,43 +564,24 @@ upstream_call(struct upstream *u, const char *method, json_object *params,
 		return st;
 	if (u->dialect != D_UNITY)
 		return up_jsonrpc_answer(u, out, err, errlen);
-	if ((st = up_read_msg(u, &msg, err, errlen)) != UP_OK)
-		return st;
-	st = up_unity_answer(u, msg, out, err, errlen);
-	json_object_put(msg);
-	return st;
+	return up_unity_answer(u, 0, out, err, errlen);
 }
 
 /* unity-mcp: the 4-byte frame "ping", answered by a success (pong). */
 static enum up_status
 up_unity_ping(struct upstream *u, char *err, size_t errlen)
 {
-	static const char	 ping[] = { 0, 0, 0, 0, 0, 0, 0, 4,
-	    'p', 'i', 'n', 'g' };
-	json_object		*msg, *out = NULL;
-	enum up_status		 st;
-	char			*buf;
-	size_t			 n;
+	unsigned char	 frame[UMCP_HDR + 4];
+	json_object	*out = NULL;
+	enum up_status	 st;
 
-	if ((st = up_send(u, ping, sizeof(ping), err, errlen)) != UP_OK)
+	umcp_frame_hdr(4, frame);
+	memcpy(frame + UMCP_HDR, UMCP_PING, 4);
+	if ((st = up_send(u, (char *)frame, sizeof(frame), err, errlen)) !=
+	    UP_OK)
 		return st;
-	if ((st = up_read_raw(u, &buf, &n, err, errlen)) != UP_OK)
-		return st;
-	if (n == 4 && memcmp(buf, "pong", 4) == 0) {
-		free(buf);
-		return UP_OK;
-	}
-	if (jstrict_parse(buf, n, &msg) != 0 ||
-	    !json_object_is_type(msg, json_type_object)) {
-		json_object_put(msg);
-		free(buf);
-		return up_fail(u, UP_PROTOCOL, err, errlen, "%s",
-		    "answered ping with something that is not pong");
-	}
-	free(buf);
-	st = up_unity_answer(u, msg, &out, err, errlen);
+	st = up_unity_answer(u, 1, &out, err, errlen);
 	json_object_put(out);
-	json_object_put(msg);
 	return st;
 }
 
