@@ -26,6 +26,7 @@ struct facejobs;
 struct forksrv;
 struct job;
 struct jobs;
+struct links;
 struct options;
 struct edprobe;
 struct spare;
@@ -55,6 +56,8 @@ struct jobs_config {
 	const char		*worker_path;
 	const struct edflags	*holds;		/* the connections' flags */
 	struct tooltab		**tools;	/* the table now */
+	struct links		*links;		/* the editor links; NULL: each
+						   worker connects itself */
 };
 
 /* What the engine tells the broker (from inside its own calls). */
@@ -312,6 +315,19 @@ const char	*jobview_blocked_by(struct jobs *, const struct job *j);
 void		 jobview_why_held(struct jobs *, uint64_t num,
 		    const char *ticket, char *why, size_t len);
 
+/* edlink.c */
+
+/* Where an exchange's answer goes: the process pid that asked. */
+typedef void	(*edlink_reply_fn)(void *arg, pid_t pid, json_object *answer);
+/*
+ * ev (borrowed), the WIRE_EV_CALL of process pid: over the link it
+ * names; its answer, one object (borrowed), to reply(arg, pid, answer)
+ * from the loop later.  0, or -1 when ev is garbled or names no bridge
+ * a link carries (nothing was sent).
+ */
+int		 edlink_call(struct links *, json_object *ev,
+		    edlink_reply_fn reply, void *arg, pid_t pid);
+
 /* edprobe.c */
 
 /*
@@ -342,6 +358,8 @@ struct edprobe_config {
 	char			**env;
 	uint64_t		 kill_grace;	/* seconds */
 	const char		*lock_dir;	/* absolute */
+	struct links		*links;		/* its exchanges go over them;
+						   NULL: it connects itself */
 };
 
 /* A probe that runs nothing until edprobe_configure().  Free with

@@ -65,6 +65,9 @@ void	child_free(struct child *);
  */
 void	child_start(struct child *, int spec_fd, int events_fd,
 	    json_object *spec);
+/* Write msg (borrowed) to it, one line on its event socket: the answer
+ * to its WIRE_EV_CALL.  Nothing when its socket is closed. */
+void	child_reply(struct child *, json_object *msg);
 /*
  * The child exited: all it wrote is in its pipe now.  What it wrote and
  * was not yet heard (the read hook's buffer emptied), or NULL when its
@@ -158,14 +161,14 @@ void	  launch_env_free(char **);
 
 /*
  * Start the worker with posix_spawn: its own process group, signals
- * reset, stdin /dev/null, stdout a pipe whose read end is *events, fd 3 a
+ * reset, stdin /dev/null, stdout a socket whose other end is *events, fd 3 a
  * pipe whose write end is *spec, stderr the broker's.  Both ends returned
  * are non-blocking and close-on-exec.  0, or an errno value.
  */
 int	  launch_worker(const char *path, char **env, pid_t *pid, int *spec,
 	      int *events);
-/* A worker's two pipes, close-on-exec; the broker's ends (sp[1], ev[0])
- * non-blocking.  0, or an errno value. */
+/* A worker's spec pipe and event socket, close-on-exec; the broker's
+ * ends (sp[1], ev[0]) non-blocking.  0, or an errno value. */
 int	  launch_pipes(int sp[2], int ev[2]);
 /*
  * Start the fork server, "path --forker", as a worker is started but with
@@ -232,6 +235,9 @@ struct worker_hooks {
 	/* w's job (not NULL) had a progress or log event ev (borrowed,
 	 * checked) of its command w->next_index; nothing is stored. */
 	void	(*note)(void *arg, struct worker *w, json_object *ev);
+	/* w asked for an exchange over an editor link, ev (borrowed,
+	 * WIRE_EV_CALL); the answer goes back with worker_reply(). */
+	void	(*call)(void *arg, struct worker *w, json_object *ev);
 };
 
 struct workers {
@@ -290,5 +296,9 @@ void		 worker_read(struct worker *, struct evbuffer *in);
 void		 worker_garbled(struct worker *, const char *why);
 /* The stored record of w, running ticket (NULL: none).  Caller puts. */
 json_object	*worker_record(const struct worker *, const char *ticket);
+/* The live worker of pid, or NULL. */
+struct worker	*worker_find(struct workers *, pid_t);
+/* Answer w's WIRE_EV_CALL with msg (borrowed). */
+void		 worker_reply(struct worker *, json_object *msg);
 
 #endif

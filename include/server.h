@@ -32,6 +32,7 @@ struct http_sess;
 struct jobs;
 struct listener;
 struct edprobe;
+struct links;
 struct server;
 struct tooltab;
 
@@ -309,6 +310,7 @@ struct server {
 	struct authlimit	*authlimit;	/* wrong tokens per address */
 	struct edflags		 holds;		/* every conn's editor flags */
 	struct edprobe		*probe;		/* the editor probe (edprobe.c) */
+	struct links		*links;		/* the editor links (src/link) */
 	char			*lock_dir;	/* the state dir, absolute */
 	size_t			 nstatus_subs;	/* conns with status_sub */
 	struct event		*status_ev;	/* notifications/status due */

@@ -79,6 +79,40 @@
 						   or WIRE_ASKED false and
 						   WIRE_ERROR */
 
+/*
+ * WIRE_EV_CALL, worker to broker, no WIRE_INDEX: an exchange with an
+ * editor's bridge over the broker's link to it (src/link/), one at a
+ * time.  The broker answers on the same descriptor (a socket, both
+ * ways) with one line: WIRE_CALL_ID, WIRE_CALL_STATUS and the members
+ * below it.  A worker whose spec has WIRE_SPEC_LINK false, or none, has
+ * no link: it connects for each exchange itself.
+ */
+#define WIRE_EV_CALL		"call"
+#define WIRE_CALL_ID		"call"		/* the worker's count, from 1 */
+#define WIRE_CALL_TO		"to"		/* the bridge, HOST:PORT */
+#define WIRE_CALL_DIALECT	"dialect"
+#define WIRE_CALL_METHOD	"method"	/* absent: the dialect's ping */
+#define WIRE_CALL_PARAMS	"params"
+#define WIRE_CALL_OPEN_MS	"open_ms"	/* connect and WELCOME within */
+#define WIRE_CALL_TIMEOUT_MS	"timeout_ms"	/* the answer within */
+/* The answer's, besides WIRE_CALL_ID. */
+#define WIRE_CALL_STATUS	"status"	/* WIRE_UP_STATUS[enum up_status] */
+#define WIRE_CALL_OUT		"out"		/* the result, or the error */
+#define WIRE_CALL_SENT		"sent"		/* booleans, as struct */
+#define WIRE_CALL_CLOSED	"closed"	/* link_answer's */
+#define WIRE_CALL_NOLISTEN	"nolisten"
+#define WIRE_CALL_BEHIND	"behind"
+#define WIRE_CALL_SEEN_AGO	"seen_ago_ms"	/* -1: never */
+/* WIRE_ERROR: why, unless ok. */
+
+/* enum up_status (include/upstatus.h) on the wire, in its order. */
+#define WIRE_UP_STATUS	{ "ok", "error", "refused", "lost", "timeout", \
+			  "cancelled", "protocol", "too_long" }
+
+#define WIRE_SPEC_LINK		"link"		/* true: WIRE_EV_CALL for every
+						   exchange with a bridge the
+						   broker links (unity-mcp) */
+
 /* The events' other members. */
 #define WIRE_PGID		"pgid"		/* the tool's process group;
 						   0: none (a forward) */

@@ -53,6 +53,7 @@
 #include "forker.h"
 #include "forward.h"
 #include "jstrict.h"
+#include "linkcall.h"
 #include "run.h"
 #include "wire.h"
 #include "wproc.h"
@@ -237,6 +238,8 @@ worker_main(void)
 		fprintf(stderr, "cmdgate-worker: no job spec on fd 3\n");
 		return EXIT_USAGE;
 	}
+	linkcall_on = json_object_get_boolean(json_object_object_get(spec,
+	    WIRE_SPEC_LINK));
 	if (json_object_object_get_ex(spec, WIRE_SPEC_PROBE, &probe)) {
 		worker_spec_process(spec);
 		edwatch_run(probe, json_object_get_string(

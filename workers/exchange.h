@@ -10,22 +10,25 @@
 #include "upstream.h"
 
 /*
- * One exchange with an upstream: take its lock, connect, one call (or
- * the dialect's ping), close, release.  Shared by forward tools and the
- * editor probe.
+ * One exchange with an upstream: over the broker's link to it
+ * (linkcall.c) when it has one, else connect, one call (or the dialect's
+ * ping), close.  Shared by forward tools and the editor probe.
  */
 struct exchange {
 	const char	*dialect, *to;
-	const char	*lock_dir;	/* NULL: no lock */
+	const char	*lock_dir;	/* NULL: nothing kept of when the
+					   upstream was last reached */
 	const sigset_t	*waitmask;
 	int64_t		 open_ms;	/* connect + handshake, at most */
-	int64_t		 call_ms;	/* the rest, from when the lock is
-					   ours; 0: the deadline given */
+	int64_t		 call_ms;	/* the rest, from the start; 0: the
+					   deadline given */
 	int		 sent;		/* the request went out whole */
 	int		 closed;	/* UP_REFUSED came after the connect */
 	int		 nolisten;	/* UP_REFUSED: the connect was refused */
-	int		 locked_out;	/* UP_TIMEOUT: another exchange held
-					   the lock; nothing was asked */
+	int		 locked_out;	/* UP_TIMEOUT: behind another call
+					   on the link; nothing was asked */
+	int64_t		 seen_ago;	/* through the link: since the bridge
+					   last welcomed it (-1: never) */
 	char		 err[1024];	/* why, when not UP_OK */
 };
 

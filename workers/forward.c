@@ -20,6 +20,7 @@
 #include "exchange.h"
 #include "forward.h"
 #include "jtemplate.h"
+#include "linkcall.h"
 #include "notify.h"
 #include "uplock.h"
 #include "upstream.h"
@@ -126,7 +127,8 @@ fwd_fail_msg(struct fwd *f, enum up_status st, const char *msg)
 static int
 fwd_not_running(struct fwd *f, int64_t refused_at, int64_t until)
 {
-	int64_t	seen = uplock_seen_ago(f->x.lock_dir, f->x.to);
+	int64_t	seen = linkcall_linked(&f->x) ? f->x.seen_ago :
+		    uplock_seen_ago(f->x.lock_dir, f->x.to);
 
 	if (wproc_now_ms() < until &&
 	    (wproc_now_ms() - refused_at < FWD_NOLISTEN_MS ||

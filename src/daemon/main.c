@@ -24,6 +24,7 @@
 #include "daemon.h"
 #include "engine.h"
 #include "faces.h"
+#include "link.h"
 #include "log.h"
 #include "proc.h"
 #include "server.h"
@@ -402,6 +403,9 @@ out:
 			event_free(sig[i]);
 	http_free(srv);
 	listener_free(srv);
+	/* Their calls' answers go to the probe and the workers: first. */
+	links_free(srv->links);
+	srv->links = NULL;
 	server_probe_free(srv);
 	unity_face_stop(srv);
 	jobs_free(srv->jobs);

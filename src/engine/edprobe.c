@@ -270,13 +270,41 @@ edprobe_is_event(json_object *ev)
 	    json_object_is_type(v, json_type_boolean);
 }
 
+/* The answer of its call over the editor link, if it is still there. */
+static void
+edprobe_link_reply(void *arg, pid_t pid, json_object *answer)
+{
+	struct edprobe	*P = arg;
+
+	if (P->pid == pid && pid > 0)
+		child_reply(&P->child, answer);
+}
+
+/* Whether ev is its exchange over the editor link: 1 when taken. */
+static int
+edprobe_call(struct edprobe *P, json_object *ev)
+{
+	const char	*kind = json_object_get_string(json_object_object_get(ev,
+			    WIRE_EVENT));
+
+	if (kind == NULL || strcmp(kind, WIRE_EV_CALL) != 0 ||
+	    P->cfg.links == NULL)
+		return 0;
+	return edlink_call(P->cfg.links, ev, edprobe_link_reply, P, P->pid) ==
+	    0;
+}
+
 static int
 edprobe_line(void *arg, const char *line, size_t len)
 {
 	struct edprobe	*P = arg;
 	json_object	*ev = NULL;
 
-	if (jstrict_parse(line, len, &ev) != 0 || !edprobe_is_event(ev)) {
+	if (jstrict_parse(line, len, &ev) == 0 && edprobe_call(P, ev)) {
+		json_object_put(ev);
+		return 0;
+	}
+	if (ev == NULL || !edprobe_is_event(ev)) {
 		json_object_put(ev);
 		edprobe_garbled(P, "a line that is not an editor event");
 		return -1;
@@ -298,7 +326,8 @@ static const struct child_hooks edprobe_child_hooks = {
 	edprobe_child_read, NULL, edprobe_child_late,
 };
 
-/* {"broker": PID, "lock_dir": DIR, "probe": EDITOR}; caller puts. */
+/* {"broker": PID, "lock_dir": DIR, "link": B, "probe": EDITOR}; caller
+ * puts. */
 static json_object *
 edprobe_spec(struct edprobe *P)
 {
@@ -308,6 +337,8 @@ edprobe_spec(struct edprobe *P)
 	    json_object_new_int64(getpid()));
 	json_object_object_add(spec, WIRE_SPEC_LOCK_DIR,
 	    json_object_new_string(P->cfg.lock_dir));
+	json_object_object_add(spec, WIRE_SPEC_LINK,
+	    json_object_new_boolean(P->cfg.links != NULL));
 	json_object_object_add(spec, WIRE_SPEC_PROBE,
 	    json_object_get(P->editor));
 	return spec;

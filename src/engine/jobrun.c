@@ -136,6 +136,8 @@ jobrun_spec(struct jobs *J, struct job *j)
 	    json_object_new_int64(getpid()));
 	json_object_object_add(spec, WIRE_SPEC_LOCK_DIR,
 	    json_object_new_string(jobrun_state_dir(J, dir, sizeof(dir))));
+	json_object_object_add(spec, WIRE_SPEC_LINK,
+	    json_object_new_boolean(J->cfg.links != NULL));
 	if (launch_nofile() > 0)
 		json_object_object_add(spec, WIRE_SPEC_NOFILE,
 		    json_object_new_int64(launch_nofile()));

@@ -305,6 +305,27 @@ jobs_worker_answer(void *arg, struct worker *w, json_object *res)
 	waiter_job_answer(arg, w->job->num, w->next_index, res);
 }
 
+/* The answer of a worker's call over an editor link, if it is there. */
+static void
+jobs_link_reply(void *arg, pid_t pid, json_object *answer)
+{
+	struct jobs	*J = arg;
+	struct worker	*w;
+
+	if ((w = worker_find(&J->W, pid)) != NULL)
+		worker_reply(w, answer);
+}
+
+/* Hook: w asked for an exchange over an editor link. */
+static void
+jobs_worker_call(void *arg, struct worker *w, json_object *ev)
+{
+	struct jobs	*J = arg;
+
+	if (edlink_call(J->cfg.links, ev, jobs_link_reply, J, w->pid) == -1)
+		worker_garbled(w, "garbled call from the worker");
+}
+
 struct jobs_run {
 	struct job	*j;
 	struct worker	*w;
@@ -520,7 +541,8 @@ jobs_open(struct jobs **Jp, const struct jobs_config *cfg,
 	struct worker_hooks	 wh = { J, jobs_worker_started,
 				    jobs_worker_result, jobs_worker_exited,
 				    jobs_worker_reaped, jobs_other_reaped,
-				    jobs_worker_answer, waiter_worker_note };
+				    jobs_worker_answer, waiter_worker_note,
+				    jobs_worker_call };
 	int			 rc;
 
 	J->cfg = *cfg;

@@ -70,7 +70,13 @@ child_eof_callback(struct bufferevent *bev, short what, void *arg)
 {
 	struct child	*c = arg;
 
-	(void)what;
+	/* An answer it no longer reads: it is exiting, its end tells. */
+	if (what & BEV_EVENT_WRITING) {
+		evbuffer_drain(bufferevent_get_output(bev),
+		    evbuffer_get_length(bufferevent_get_output(bev)));
+		bufferevent_disable(bev, EV_WRITE);
+		return;
+	}
 	/* End of file: it is exiting; SIGCHLD tells. */
 	bufferevent_disable(bev, EV_READ);
 	c->hooks->read(c->arg, bufferevent_get_input(bev), 1);
@@ -120,6 +126,21 @@ child_start(struct child *c, int spec_fd, int events_fd, json_object *spec)
 	bufferevent_setcb(c->spec, NULL, child_spec_callback,
 	    child_spec_error_callback, c);
 	bufferevent_enable(c->spec, EV_WRITE);
+}
+
+void
+child_reply(struct child *c, json_object *msg)
+{
+	const char	*s;
+	size_t		 len;
+
+	if (c->events == NULL)
+		return;
+	s = json_object_to_json_string_length(msg, JSON_C_TO_STRING_PLAIN |
+	    JSON_C_TO_STRING_NOSLASHESCAPE, &len);
+	if (bufferevent_write(c->events, s, len) == -1 ||
+	    bufferevent_write(c->events, "\n", 1) == -1)
+		fatalx("bufferevent_write: out of memory");
 }
 
 struct evbuffer *

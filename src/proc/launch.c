@@ -100,7 +100,9 @@ launch_pipes(int sp[2], int ev[2])
 
 	if (pipe2(sp, O_CLOEXEC) == -1)
 		return errno;
-	if (pipe2(ev, O_CLOEXEC) == -1) {
+	/* A socket, both ways: the events up, and the answers of the
+	 * broker's editor links down (WIRE_EV_CALL). */
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, ev) == -1) {
 		rc = errno;
 		close(sp[0]);
 		close(sp[1]);

@@ -267,6 +267,35 @@ pgid_ok(pid_t pgid)
 	return pgid > 1 && pgid != getpgrp();
 }
 
+/* An exchange over an editor link: the engine's, which answers. */
+static void
+worker_call(struct worker *w, json_object *ev)
+{
+	const struct worker_hooks *h = &w->W->hooks;
+
+	if (h->call == NULL)
+		worker_garbled(w, "a call from the worker, which has no link");
+	else
+		h->call(h->arg, w, ev);
+}
+
+struct worker *
+worker_find(struct workers *W, pid_t pid)
+{
+	struct worker	*w;
+
+	TAILQ_FOREACH(w, &W->list, entry)
+		if (w->pid == pid && !w->reaped)
+			return w;
+	return NULL;
+}
+
+void
+worker_reply(struct worker *w, json_object *msg)
+{
+	child_reply(&w->child, msg);
+}
+
 /* One event line from a worker. */
 static void
 worker_event(struct worker *w, const char *line, size_t len)
@@ -276,6 +305,13 @@ worker_event(struct worker *w, const char *line, size_t len)
 	const char	*kind;
 
 	jstrict_parse(line, len, &ev);
+	if (ev != NULL && len != 0 && (kind = json_object_get_string(
+	    json_object_object_get(ev, WIRE_EVENT))) != NULL &&
+	    strcmp(kind, WIRE_EV_CALL) == 0) {
+		worker_call(w, ev);
+		json_object_put(ev);
+		return;
+	}
 	if (ev == NULL || len == 0 || (kind = json_object_get_string(
 	    json_object_object_get(ev, WIRE_EVENT))) == NULL ||
 	    (v = json_object_object_get(ev, WIRE_INDEX)) == NULL ||

@@ -13,6 +13,7 @@
 #include <json-c/json.h>
 
 #include "engine.h"
+#include "link.h"
 #include "log.h"
 #include "net.h"
 #include "policy.h"
@@ -68,6 +69,9 @@ server_free(struct server *srv)
 
 	while ((c = TAILQ_FIRST(&srv->conns)) != NULL)
 		server_conn_free(srv, c);
+	/* Their calls' answers go to the workers and the probe: first. */
+	links_free(srv->links);
+	srv->links = NULL;
 	jobs_free(srv->jobs);
 	srv->jobs = NULL;
 	tooltab_free(srv->tools);
@@ -340,6 +344,7 @@ server_probe_open(struct server *srv)
 	pc.env = jobs_worker_env(srv->jobs);
 	pc.kill_grace = srv->opt->kill_grace;
 	pc.lock_dir = srv->lock_dir;
+	pc.links = srv->links;
 	srv->probe = edprobe_new(&pc, &ph);
 	edprobe_configure(srv->probe, srv->tools->editor);
 }
@@ -348,12 +353,14 @@ int
 server_jobs_open(struct server *srv)
 {
 	struct jobs_config	cfg = { srv->base, srv->opt, srv->worker_path,
-				    &srv->holds, &srv->tools };
+				    &srv->holds, &srv->tools, NULL };
 	struct jobs_hooks	hooks = { srv, server_job_changed,
 				    server_job_synced, server_may_exit_hook,
 				    server_child_reaped, server_jobs_changed };
 	int			rc;
 
+	srv->links = links_new(srv->base);
+	cfg.links = srv->links;
 	if ((rc = jobs_open(&srv->jobs, &cfg, &hooks)) != 0)
 		return rc;
 	server_probe_open(srv);

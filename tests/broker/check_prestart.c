@@ -21,9 +21,10 @@
 #include "faultutil.h"
 
 /*
- * A tool that garbles its worker's pipe before the worker has told its
- * group (the shim holds the start event): the broker, which cannot kill
- * a group it does not know, has the worker end it.
+ * A worker that garbles its event socket before it has told its tool's
+ * group (the shim writes the garbage and holds the start event; a tool
+ * cannot reach that socket): the broker, which cannot kill a group it
+ * does not know, has the worker end it.
  */
 START_TEST(garbled_before_start)
 {
@@ -33,9 +34,9 @@ START_TEST(garbled_before_start)
 
 	shim_prepare();
 	snprintf(tools, sizeof(tools), "{\"tools\":[{\"name\":\"garble\","
-	    "\"exec\":[\"sh\",\"-c\",\"echo $$ >%s; echo '{not json' "
-	    ">/proc/$PPID/fd/1; exec sleep 30\"]}]}",
-	    broker_path(&b, "tool.pid"));
+	    "\"exec\":[\"sh\",\"-c\",\"echo $$ >%s; kill -USR2 $PPID; "
+	    "exec sleep 30\"]}]}", broker_path(&b, "tool.pid"));
+	arm("garble", 1);
 	shim_start(tools, "startlate", NULL);
 	submit_tool("garble", t);
 	r = on_ticket("wait_job", t);
@@ -50,6 +51,33 @@ START_TEST(garbled_before_start)
 	ck_assert_msg(tool_ends(pid, 0), "the tool (%d) outlived its garbled "
 	    "worker", pid);
 	arm("startlate", 0);
+	arm("garble", 0);
+}
+END_TEST
+
+/* A worker that sends garbage is killed, its job failed, and the broker
+ * serves on: the next job runs. */
+START_TEST(garbled_worker_message)
+{
+	char		 t[32];
+	json_object	*r;
+
+	shim_prepare();
+	shim_start("{\"tools\":[{\"name\":\"t\",\"exec\":[\"sh\",\"-c\","
+	    "\"kill -USR2 $PPID\"]}]}", "garble", NULL);
+	submit_tool("t", t);
+	r = on_ticket("wait_job", t);
+	ck_assert_str_eq(json_object_get_string(jpath(r, "result.status")),
+	    "failed");
+	ck_assert_ptr_nonnull(strstr(json_object_get_string(jpath(r,
+	    "result.error")), "garbled"));
+	json_object_put(r);
+	arm("garble", 0);
+	submit_tool("t", t);
+	r = on_ticket("wait_job", t);
+	ck_assert_str_eq(json_object_get_string(jpath(r, "result.status")),
+	    "done");
+	json_object_put(r);
 }
 END_TEST
 
@@ -129,8 +157,8 @@ END_TEST
 
 /*
  * A start event naming process group 1 (kill(-1) would reach every
- * process), here forged by the tool in its worker's pipe: garbled, and
- * the group is never recorded.
+ * process), here forged by the shim in its worker's event socket:
+ * garbled, and the group is never recorded.
  */
 START_TEST(start_group_one_refused)
 {
@@ -140,15 +168,15 @@ START_TEST(start_group_one_refused)
 
 	shim_prepare();
 	snprintf(tools, sizeof(tools), "{\"tools\":[{\"name\":\"forge\","
-	    "\"exec\":[\"sh\",\"-c\",\"echo '{\\\"event\\\":\\\"start\\\","
-	    "\\\"index\\\":0,\\\"pgid\\\":1}' >/proc/$PPID/fd/1\"]}]}");
-	shim_start(tools, NULL, NULL);
+	    "\"exec\":[\"true\"]}]}");
+	shim_start(tools, "pgid1", NULL);
 	submit_tool("forge", t);
 	r = on_ticket("wait_job", t);
 	e = json_object_get_string(jpath(r, "result.error"));
 	ck_assert_msg(e != NULL && strstr(e, "garbled start from the worker") !=
 	    NULL, "%s", json_object_to_json_string(r));
 	json_object_put(r);
+	arm("pgid1", 0);
 }
 END_TEST
 
@@ -197,6 +225,7 @@ prestart_suite(void)
 	tcase_add_checked_fixture(tc, fault_setup, fault_teardown);
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, garbled_before_start);
+	tcase_add_test(tc, garbled_worker_message);
 	tcase_add_test(tc, killed_before_start);
 	tcase_add_test(tc, lost_before_start);
 	tcase_add_test(tc, start_group_one_refused);

@@ -174,23 +174,6 @@ START_TEST(scrubbed_environment)
 }
 END_TEST
 
-/* A tool that writes into its worker's event pipe garbles it. */
-START_TEST(garbled_worker_message)
-{
-	char		 t[32];
-	json_object	*r;
-
-	start_with("heavy", NULL);
-	submit(t, "[{\"tool\":\"garble\"}]", NULL);
-	r = wait_done(t);
-	ck_assert_str_eq(str(r, "status"), "failed");
-	ck_assert_ptr_nonnull(strstr(str(r, "error"), "garbled"));
-	json_object_put(r);
-	submit(t, "[{\"tool\":\"echo\",\"params\":{\"text\":\"on\"}}]", NULL);
-	wait_end(t, "done");
-}
-END_TEST
-
 /* Issue 11 §1: a value that would become an option is refused. */
 START_TEST(dash_arguments)
 {
@@ -538,7 +521,6 @@ main(void)
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, worker_killed_by_signal);
-	tcase_add_test(tc, garbled_worker_message);
 	tcase_add_test(tc, tool_environment_seen);
 	tcase_add_test(tc, no_shell_in_templates);
 	tcase_add_test(tc, scrubbed_environment);

@@ -92,8 +92,6 @@ write_tools(const char *test_tier)
 	    "\"/dev/zero\"]},"
 	    "{\"name\":\"slow\",\"timeout_s\":1,\"exec\":[\"sleep\",\"30\"]},"
 	    "{\"name\":\"env\",\"exec\":[\"env\"]},"
-	    "{\"name\":\"garble\",\"exec\":[\"sh\",\"-c\",\"echo '{not json' "
-	    ">/proc/$PPID/fd/1; sleep 30\"]},"
 	    "{\"name\":\"locked\",\"enabled\":false,\"exec\":[\"true\"]},"
 	    "{\"name\":\"answer\",\"forward\":\"127.0.0.1:%d\"},"
 	    "{\"name\":\"oops\",\"forward\":\"127.0.0.1:%d\"},"

@@ -19,7 +19,8 @@
  * Control channel, lines on stdin (EOF ends the fake): end-tests
  * succeeded|failed|cancelled, start-tests-ui, compiling 1|0, reload,
  * reload-done, stall TYPE (the next TYPE command's answer waits, as a
- * read does while the editor's main thread is busy), unstall (it goes),
+ * read does while the editor's main thread is busy, and the frames
+ * behind it on its connection wait for it), unstall (it goes),
  * quit.  Log on stdout, one event a line: port N, accept, cut N (clients
  * cut off by a newer one), close, recv TYPE PARAMS, recv ping, stalled
  * TYPE, tests start ID BY, tests end ID STATUS, reload start, reload end,
@@ -509,6 +510,8 @@ dispatch(const char *payload, size_t n)
 	return ans;
 }
 
+static void	serve_frames(struct fb_conn *);
+
 /* Whether ans (taken), the answer to a command of type, must wait. */
 static int
 stall(struct fb_conn *c, const char *type, json_object *ans)
@@ -526,16 +529,19 @@ stall(struct fb_conn *c, const char *type, json_object *ans)
 static void
 unstall(void)
 {
+	struct fb_conn	*c = fu.stalled;
 	const char	*s;
 
 	if (fu.stalled_ans == NULL)
 		return;
 	s = jstrict_to_string(fu.stalled_ans);
-	if (fu.stalled != NULL)
-		send_frame(fu.stalled->fd, s, strlen(s));
+	if (c != NULL)
+		send_frame(c->fd, s, strlen(s));
 	json_object_put(fu.stalled_ans);
 	fu.stalled_ans = NULL;
 	fu.stalled = NULL;
+	if (c != NULL)
+		serve_frames(c);	/* what came behind it */
 }
 
 static void
@@ -565,20 +571,19 @@ frame(struct fb_conn *c, const char *payload, size_t n)
 	}
 }
 
-/* Whole frames from c; a zero or oversized length closes it. */
+/*
+ * Whole frames from c; a zero or oversized length closes it.  The
+ * editor's main thread answers one command after another: behind a
+ * stalled answer, the frames wait (in order, as the real bridge reads).
+ */
 static void
-serve(struct fb_conn *c)
+serve_frames(struct fb_conn *c)
 {
 	uint64_t	 n;
 	char		*payload;
 	int		 i;
 
-	if (!fb_conn_read(c)) {
-		fb_log("close");
-		conn_close(c);
-		return;
-	}
-	while (c->fd != -1 && c->len >= 8) {
+	while (c->fd != -1 && c->len >= 8 && fu.stalled_ans == NULL) {
 		for (n = 0, i = 0; i < 8; i++)
 			n = n << 8 | (unsigned char)c->buf[i];
 		if (n == 0 || n > FB_MAX_MSG) {
@@ -596,6 +601,17 @@ serve(struct fb_conn *c)
 		frame(c, payload, n);
 		free(payload);
 	}
+}
+
+static void
+serve(struct fb_conn *c)
+{
+	if (!fb_conn_read(c)) {
+		fb_log("close");
+		conn_close(c);
+		return;
+	}
+	serve_frames(c);
 }
 
 static void

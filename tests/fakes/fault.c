@@ -25,6 +25,12 @@
  *	startlate
  *		a worker's "start" event waits for a signal to the worker
  *		(its tool runs meanwhile, its group not yet told)
+ *	garble	a worker writes a line that is not JSON before its "start"
+ *		event (a worker gone wrong: its tools cannot reach its
+ *		event socket), once its tool sent it SIGUSR2 (so that the
+ *		tool had run that far)
+ *	pgid1	a worker's "start" event names process group 1 instead of
+ *		its tool's
  *	speclate
  *		a worker reads its job spec only once SIGTERM came (left
  *		pending, as it was); speclate.held says it waits
@@ -49,6 +55,7 @@
 #include <unistd.h>
 
 #define BIG_WRITE	(48 * 1024)
+#define PGID1		"{\"event\":\"start\",\"index\":0,\"pgid\":1}\n"
 
 static int
 armed(const char *fault)
@@ -99,6 +106,64 @@ is_pipe(int fd)
 	return fstat(fd, &st) == 0 && S_ISFIFO(st.st_mode);
 }
 
+/* A worker's event socket (its standard output). */
+static int
+is_events(int fd)
+{
+	struct stat	st;
+
+	return fd == 1 && fstat(fd, &st) == 0 && S_ISSOCK(st.st_mode);
+}
+
+static volatile sig_atomic_t	usr2;
+
+static void
+on_usr2(int sig)
+{
+	(void)sig;
+	usr2 = 1;
+}
+
+/* In every process it is loaded in: a tool's SIGUSR2 is awaited, not
+ * fatal. */
+__attribute__((constructor)) static void
+fault_init(void)
+{
+	if (armed("garble"))
+		signal(SIGUSR2, on_usr2);
+}
+
+/* garble: once the tool said so (SIGUSR2), the garbage. */
+static void
+garble(int fd)
+{
+	static const char	 bad[] = "{not json\n";
+	sigset_t		 usr2set, old;
+
+	sigemptyset(&usr2set);
+	sigaddset(&usr2set, SIGUSR2);
+	sigprocmask(SIG_BLOCK, &usr2set, &old);
+	sigdelset(&old, SIGUSR2);
+	while (!usr2)
+		sigsuspend(&old);
+	sigprocmask(SIG_SETMASK, &old, NULL);
+	(void)!write(fd, bad, sizeof(bad) - 1);
+}
+
+/* Before a worker's start event: garble, then startlate. */
+static void
+start_faults(int fd)
+{
+	sigset_t	none;
+
+	if (armed("garble"))
+		garble(fd);
+	if (armed("startlate")) {
+		sigemptyset(&none);
+		sigsuspend(&none);
+	}
+}
+
 ssize_t
 writev(int fd, const struct iovec *iov, int n)
 {
@@ -121,12 +186,12 @@ writev(int fd, const struct iovec *iov, int n)
 		return -1;
 	}
 	if (n > 0 && iov[0].iov_len >= 16 && memcmp(iov[0].iov_base,
-	    "{\"event\":\"start\"", 16) == 0 && is_pipe(fd) &&
-	    armed("startlate")) {
-		sigset_t	none;
-
-		sigemptyset(&none);
-		sigsuspend(&none);
+	    "{\"event\":\"start\"", 16) == 0 && is_events(fd)) {
+		start_faults(fd);
+		if (armed("pgid1")) {
+			(void)!write(fd, PGID1, sizeof(PGID1) - 1);
+			return (ssize_t)len;
+		}
 	}
 	return real(fd, iov, n);
 }

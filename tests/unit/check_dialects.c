@@ -3,7 +3,10 @@
  * The worker's forward dialects, run directly (a spec on fd 3, events on
  * fd 1) against tiny loopback fakes: unity-mcp's WELCOME and frames,
  * jsonrpc-lsp's headers, connect retries, at-most-once, reload
- * readiness, await, cancel and the per-upstream lock.
+ * readiness, await, cancel, and many-client upstreams side by side.
+ * Run so, the worker has no editor link (no "link" in its spec): it
+ * connects for each exchange itself; through the broker, its unity-mcp
+ * exchanges go over the link (tests/broker/check_link.c).
  */
 #include "config.h"
 
@@ -482,24 +485,6 @@ serve_slow(int fd)
 	(void)!write(fd, a, strlen(a));
 }
 
-/* MCP for Unity's bridge, slow: WELCOME, one frame in, 0.3 s, one out. */
-static void
-serve_slow_unity(int fd)
-{
-	static const char	 welcome[] = "WELCOME UNITY-MCP 1 FRAMING=1\n";
-	static const char	 a[] = "{\"status\":\"success\",\"result\":{}}";
-	unsigned char		 hdr[8] = { 0 };
-	char			 buf[4096];
-
-	(void)!write(fd, welcome, sizeof(welcome) - 1);
-	if (read(fd, buf, sizeof(buf)) <= 0)
-		return;
-	usleep(300000);	/* long enough for a second worker to come */
-	hdr[7] = sizeof(a) - 1;
-	(void)!write(fd, hdr, sizeof(hdr));
-	(void)!write(fd, a, sizeof(a) - 1);
-}
-
 /* Two workers at once against one upstream: sh->overlap says whether
  * their exchanges overlapped. */
 static void
@@ -519,16 +504,6 @@ two_workers(const char *cmd)
 	json_object_put(r);
 	ck_assert_int_eq(sh->conns, 2);
 }
-
-/* A one-client bridge (unity-mcp) sees one exchange at a time. */
-START_TEST(lock_serialises)
-{
-	fake_start(0, serve_slow_unity);
-	two_workers("{\"tool\":\"x\",\"timeout_s\":20,\"forward\":"
-	    "{\"to\":\"127.0.0.1:%d\",\"dialect\":\"unity-mcp\"}}");
-	ck_assert_msg(!sh->overlap, "two exchanges overlapped");
-}
-END_TEST
 
 /* A JSON-RPC upstream serves many: no lock, the two run side by side. */
 START_TEST(no_lock_for_many_client_upstreams)
@@ -634,31 +609,6 @@ START_TEST(probe_error_not_utf8)
 }
 END_TEST
 
-/* Another holder of the upstream's lock: the wait ends at the deadline. */
-START_TEST(lock_wait_ends_at_deadline)
-{
-	struct flock	 fl;
-	json_object	*r;
-	char		 path[128];
-	int		 fd;
-
-	fake_start(0, serve_unity);
-	snprintf(path, sizeof(path), "%s/upstream-127.0.0.1_%d.lock", lockdir,
-	    fake_port);
-	ck_assert_int_ge(fd = open(path, O_RDWR | O_CREAT, 0600), 0);
-	memset(&fl, 0, sizeof(fl));
-	fl.l_type = F_WRLCK;
-	ck_assert_int_eq(fcntl(fd, F_OFD_SETLK, &fl), 0);
-	r = run("{\"tool\":\"x\",\"timeout_s\":1,\"forward\":{\"to\":"
-	    "\"127.0.0.1:%d\",\"dialect\":\"unity-mcp\"}}");
-	assert_result(r, 0, "upstream_timeout");
-	ck_assert_ptr_nonnull(strstr(fstr(r, "error"), "lock"));
-	ck_assert_int_eq(sh->conns, 0);
-	json_object_put(r);
-	close(fd);
-}
-END_TEST
-
 int
 main(void)
 {
@@ -679,9 +629,7 @@ main(void)
 	tcase_add_test(tc, await_failed_status);
 	tcase_add_loop_test(tc, cancel_sends_cancel_call, 0, 2);
 	tcase_add_test(tc, lsp_framing);
-	tcase_add_test(tc, lock_serialises);
 	tcase_add_test(tc, no_lock_for_many_client_upstreams);
-	tcase_add_test(tc, lock_wait_ends_at_deadline);
 	tcase_add_test(tc, probe_reports_changes);
 	tcase_add_test(tc, probe_error_not_utf8);
 	suite_add_tcase(s, tc);

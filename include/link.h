@@ -1,0 +1,65 @@
+/* SPDX-License-Identifier: ISC */
+#ifndef CMDGATE_LINK_H
+#define CMDGATE_LINK_H
+
+/*
+ * The editor links (src/link/): one connection per editor's bridge,
+ * owned by the broker, that carries every exchange with that editor in
+ * order, each job worker's calls and the editor probe's.  See cmdgated(8),
+ * Editor link.
+ */
+
+#include <stdint.h>
+
+#include <json-c/json.h>
+
+#include "upstatus.h"
+
+struct event_base;
+struct link;
+struct links;
+
+/* link.c */
+
+/* How a call ended, as its callback hears it (all borrowed). */
+struct link_answer {
+	enum up_status	 status;
+	json_object	*out;		/* UP_OK: the result; UP_ERROR: the
+					   bridge's envelope; else NULL */
+	int		 sent;		/* the request went out whole */
+	int		 closed;	/* UP_REFUSED after the connect */
+	int		 nolisten;	/* UP_REFUSED: nothing listens */
+	int		 behind;	/* UP_TIMEOUT while an earlier call
+					   was unanswered: the editor was
+					   not asked yet */
+	int64_t		 seen_ago_ms;	/* since the bridge last welcomed
+					   the link; -1: never */
+	const char	*err;		/* "TO: why", unless UP_OK */
+};
+
+typedef void	(*link_fn)(void *arg, const struct link_answer *);
+
+struct links	*links_new(struct event_base *);
+/* Close every link; each call not yet answered hears UP_CANCELLED. */
+void		 links_free(struct links *);
+/*
+ * The link to the bridge at to (HOST:PORT) spoken in dialect, made on
+ * first use; NULL when that dialect is not carried by a link (each
+ * exchange then connects by itself: the upstream serves many clients).
+ */
+struct link	*links_get(struct links *, const char *dialect, const char *to);
+/*
+ * Call method (NULL: the dialect's ping) with params (borrowed; NULL:
+ * {}) over L: fn(arg, answer) once, from the loop, when it is answered,
+ * when no connection and WELCOME came within open_ms (UP_REFUSED), or
+ * when timeout_ms passed (UP_TIMEOUT).  The call is written as soon as
+ * the link is open, after every call before it.
+ */
+void		 link_call(struct link *L, const char *method,
+		    json_object *params, int64_t open_ms, int64_t timeout_ms,
+		    link_fn fn, void *arg);
+/* For server_status: [{"to", "dialect", "connected", "calls",
+ * "in_flight", "connects", "lost"}...]; caller puts. */
+json_object	*links_json(const struct links *);
+
+#endif

@@ -1,0 +1,600 @@
+/* SPDX-License-Identifier: ISC */
+/*
+ * The editor link: one connection to an editor's bridge, owned by the
+ * broker, carrying every exchange with it in order.  MCP for Unity's
+ * bridge serves one client at a time (a second connection closes the
+ * first) and answers its frames in order: the link writes each call as
+ * it comes, after the WELCOME line, and gives each answer to the oldest
+ * call not yet answered.  It connects when a call comes and nothing is
+ * open, never by itself, and closes after LINK_IDLE_MS without a call,
+ * before the bridge's own 30 s would close it under a request.  A call
+ * is its caller's to try again: a refusal or a loss is told, not retried
+ * here.  See cmdgated(8), Editor link.
+ */
+#include "config.h"
+
+#include <sys/queue.h>
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <event2/buffer.h>
+#include <event2/bufferevent.h>
+#include <event2/event.h>
+
+#include <json-c/json.h>
+
+#include "addr.h"
+#include "link.h"
+#include "log.h"
+#include "umcp.h"
+#include "util.h"
+
+#define LINK_IDLE_MS	20000
+
+enum link_state { L_DOWN, L_CONNECTING, L_WELCOME, L_OPEN };
+
+struct lcall {
+	TAILQ_ENTRY(lcall)	 entry;
+	struct link		*L;
+	unsigned char		*frame;		/* until written */
+	size_t			 len;
+	int			 ping;
+	int			 told;		/* its answer, if it comes, is
+						   nobody's */
+	uint64_t		 end;		/* L->queued at its last byte */
+	int64_t			 open_by, deadline;
+	struct event		*timer;
+	link_fn			 fn;
+	void			*arg;
+};
+TAILQ_HEAD(lcalls, lcall);
+
+struct link {
+	TAILQ_ENTRY(link)	 entry;
+	struct links		*LS;
+	char			*dialect, *to;
+	enum link_state		 state;
+	struct bufferevent	*bev;
+	struct evbuffer_cb_entry *drain_cb;	/* on bev's output */
+	struct lcalls		 waiting;	/* not written yet */
+	struct lcalls		 inflight;	/* written, in order */
+	uint64_t		 queued;	/* bytes given to bev */
+	uint64_t		 drained;	/* of them, gone to the kernel */
+	size_t			 frame_len;	/* 0: a header comes next */
+	unsigned		 attempt;	/* of its addresses */
+	int64_t			 seen_ms;	/* the last WELCOME; 0: none */
+	uint64_t		 calls, connects, lost;
+	struct event		*idle_ev;
+};
+
+struct links {
+	struct event_base	*base;
+	TAILQ_HEAD(, link)	 list;
+};
+
+static void	link_read(struct bufferevent *, void *);
+
+/* ---- telling a call's end ------------------------------------------- */
+
+static void
+lcall_free(struct lcall *c)
+{
+	if (c->timer != NULL)
+		event_free(c->timer);
+	free(c->frame);
+	free(c);
+}
+
+static int64_t
+link_seen_ago(const struct link *L)
+{
+	return L->seen_ms == 0 ? -1 : util_monotonic_ms() - L->seen_ms;
+}
+
+/* Tell c's end (err: printf-like after "TO: "), once. */
+static void
+lcall_tell(struct lcall *c, enum up_status st, json_object *out,
+    const char *fmt, ...)
+{
+	struct link_answer	 a;
+	va_list			 ap;
+	char			 why[512], err[800];
+
+	if (c->told)
+		return;
+	c->told = 1;
+	if (c->timer != NULL)
+		evtimer_del(c->timer);
+	memset(&a, 0, sizeof(a));
+	a.status = st;
+	a.out = out;
+	a.sent = c->end != 0 && c->L->drained >= c->end;
+	a.seen_ago_ms = link_seen_ago(c->L);
+	if (fmt != NULL) {
+		va_start(ap, fmt);
+		vsnprintf(why, sizeof(why), fmt, ap);
+		va_end(ap);
+		snprintf(err, sizeof(err), "%s: %s", c->L->to, why);
+		a.err = err;
+	}
+	if (st == UP_REFUSED && c->L->state != L_DOWN)
+		a.closed = 1;
+	c->fn(c->arg, &a);
+}
+
+/* Every call not written: st, why. */
+static void
+link_fail_waiting(struct link *L, enum up_status st, int nolisten,
+    const char *why)
+{
+	struct link_answer	 a;
+	struct lcall		*c;
+	char			 err[800];
+
+	snprintf(err, sizeof(err), "%s: %s", L->to, why);
+	while ((c = TAILQ_FIRST(&L->waiting)) != NULL) {
+		TAILQ_REMOVE(&L->waiting, c, entry);
+		memset(&a, 0, sizeof(a));
+		a.status = st;
+		a.nolisten = nolisten;
+		a.seen_ago_ms = link_seen_ago(L);
+		a.err = err;
+		c->told = 1;
+		c->fn(c->arg, &a);
+		lcall_free(c);
+	}
+}
+
+/* ---- the connection --------------------------------------------------- */
+
+static void
+link_close(struct link *L)
+{
+	/* Its buffers may outlive it (libevent frees it later): L's count
+	 * of them ends here. */
+	if (L->drain_cb != NULL)
+		evbuffer_remove_cb_entry(bufferevent_get_output(L->bev),
+		    L->drain_cb);
+	L->drain_cb = NULL;
+	if (L->bev != NULL)
+		bufferevent_free(L->bev);
+	L->bev = NULL;
+	L->state = L_DOWN;
+	L->frame_len = 0;
+	evtimer_del(L->idle_ev);
+}
+
+/* The connection ended (why): calls in flight are lost, or were never
+ * taken whole; those not written are refused. */
+static void
+link_lost(struct link *L, enum up_status st, const char *why)
+{
+	struct lcall	*c;
+
+	if (L->state == L_OPEN)
+		L->lost++;
+	while ((c = TAILQ_FIRST(&L->inflight)) != NULL) {
+		TAILQ_REMOVE(&L->inflight, c, entry);
+		if (c->end != 0 && L->drained >= c->end)
+			lcall_tell(c, st, NULL, "%s", why);
+		else
+			lcall_tell(c, UP_REFUSED, NULL, "closed the "
+			    "connection before it took the whole request");
+		lcall_free(c);
+		if (st != UP_CANCELLED)
+			st = UP_LOST;	/* the first had the reason */
+	}
+	link_close(L);
+	link_fail_waiting(L, UP_REFUSED, 0, why);
+}
+
+static void
+link_output_cb(struct evbuffer *buf, const struct evbuffer_cb_info *info,
+    void *arg)
+{
+	struct link	*L = arg;
+
+	(void)buf;
+	L->drained += info->n_deleted;
+}
+
+/* Write every waiting call, in order. */
+static void
+link_flush(struct link *L)
+{
+	struct lcall	*c;
+
+	while ((c = TAILQ_FIRST(&L->waiting)) != NULL) {
+		TAILQ_REMOVE(&L->waiting, c, entry);
+		if (bufferevent_write(L->bev, c->frame, c->len) == -1)
+			fatalx("bufferevent_write: out of memory");
+		L->queued += c->len;
+		c->end = L->queued;
+		free(c->frame);
+		c->frame = NULL;
+		TAILQ_INSERT_TAIL(&L->inflight, c, entry);
+	}
+}
+
+/* Idle: nothing waits, nothing is in flight. */
+static void
+link_idle(struct link *L)
+{
+	struct timeval	tv = { LINK_IDLE_MS / 1000, 0 };
+
+	if (TAILQ_EMPTY(&L->waiting) && TAILQ_EMPTY(&L->inflight) &&
+	    L->state == L_OPEN)
+		evtimer_add(L->idle_ev, &tv);
+}
+
+static void
+link_idle_cb(evutil_socket_t fd, short ev, void *arg)
+{
+	(void)fd;
+	(void)ev;
+	link_close(arg);
+}
+
+static void
+link_event(struct bufferevent *bev, short what, void *arg)
+{
+	struct link	*L = arg;
+	int		 e = EVUTIL_SOCKET_ERROR();
+	char		 why[256];
+
+	if (what & BEV_EVENT_CONNECTED) {
+		/* Its WELCOME may have been read first, in the same turn. */
+		L->state = L_WELCOME;
+		if (evbuffer_get_length(bufferevent_get_input(bev)) > 0)
+			link_read(bev, L);
+		return;
+	}
+	if (L->state == L_CONNECTING) {
+		L->attempt++;
+		link_close(L);
+		link_fail_waiting(L, UP_REFUSED, e == ECONNREFUSED,
+		    strerror(e));
+		return;
+	}
+	if (what & BEV_EVENT_EOF)
+		snprintf(why, sizeof(why), "%s", L->state == L_WELCOME ?
+		    "closed the connection before its WELCOME line" :
+		    "closed the connection before answering");
+	else
+		snprintf(why, sizeof(why), "%s before answering",
+		    e == ECONNRESET ? "closed the connection (reset)" :
+		    strerror(e));
+	link_lost(L, L->state == L_WELCOME ? UP_REFUSED : UP_LOST, why);
+}
+
+/* Connect, unless a connection is open or under way. */
+static void
+link_connect(struct link *L)
+{
+	struct bufferevent	*bev;
+	const char		*port;
+	char			 host[256], err[512];
+	int			 fd;
+
+	if (L->state != L_DOWN)
+		return;
+	if (addr_split(L->to, host, sizeof(host), &port) == -1) {
+		link_fail_waiting(L, UP_PROTOCOL, 0,
+		    "not HOST:PORT or [IPV6]:PORT");
+		return;
+	}
+	fd = addr_connect(host, port, L->attempt, ADDR_NONBLOCK, err,
+	    sizeof(err));
+	if (fd < 0) {
+		L->attempt++;
+		link_fail_waiting(L, fd == ADDR_ENAME ? UP_PROTOCOL :
+		    UP_REFUSED, fd == ADDR_ECONNECT && errno == ECONNREFUSED,
+		    strerror(errno));
+		return;
+	}
+	bev = bufferevent_socket_new(L->LS->base, fd, BEV_OPT_CLOSE_ON_FREE);
+	if (bev == NULL || bufferevent_socket_connect(bev, NULL, 0) == -1)
+		fatalx("bufferevent_socket_new");
+	bufferevent_setcb(bev, link_read, NULL, link_event, L);
+	if ((L->drain_cb = evbuffer_add_cb(bufferevent_get_output(bev),
+	    link_output_cb, L)) == NULL)
+		fatalx("evbuffer_add_cb: out of memory");
+	bufferevent_enable(bev, EV_READ | EV_WRITE);
+	L->bev = bev;
+	L->state = L_CONNECTING;
+	L->queued = L->drained = 0;
+}
+
+/* ---- reading ---------------------------------------------------------- */
+
+/* The WELCOME line: 1 when the link opened, 0 for more, -1 closed. */
+static int
+link_welcome(struct link *L, struct evbuffer *in)
+{
+	char	*line, why[320];
+	size_t	 len;
+
+	if ((line = evbuffer_readln(in, &len, EVBUFFER_EOL_LF)) == NULL) {
+		if (evbuffer_get_length(in) <= UMCP_LINE_MAX)
+			return 0;
+		link_lost(L, UP_PROTOCOL, "sent no WELCOME line (4 KiB "
+		    "without a newline)");
+		return -1;
+	}
+	if (len > 0 && line[len - 1] == '\r')
+		line[--len] = '\0';
+	if (umcp_welcome(line, why, sizeof(why)) != 0) {
+		free(line);
+		link_lost(L, UP_PROTOCOL, why);
+		return -1;
+	}
+	free(line);
+	L->state = L_OPEN;
+	L->seen_ms = util_monotonic_ms();
+	L->connects++;
+	link_flush(L);
+	return 1;
+}
+
+/* One frame's payload, to the oldest call in flight. */
+static int
+link_answer(struct link *L, const char *buf, size_t n)
+{
+	struct lcall	*c = TAILQ_FIRST(&L->inflight);
+	json_object	*out = NULL;
+	enum up_status	 st;
+	char		 why[512];
+
+	if (c == NULL) {
+		link_lost(L, UP_PROTOCOL, "sent an answer to no request");
+		return -1;
+	}
+	TAILQ_REMOVE(&L->inflight, c, entry);
+	st = umcp_answer(buf, n, c->ping, &out, why, sizeof(why));
+	if (st == UP_OK || st == UP_ERROR)
+		lcall_tell(c, st, out, st == UP_OK ? NULL : "%s", why);
+	else
+		lcall_tell(c, st, NULL, "%s", why);
+	json_object_put(out);
+	lcall_free(c);
+	return 0;
+}
+
+/* The frames in in: -1 once the link is closed. */
+static int
+link_frames(struct link *L, struct evbuffer *in)
+{
+	unsigned char	 hdr[UMCP_HDR], *p;
+	enum up_status	 st;
+	char		 why[128];
+	int		 rc;
+
+	for (;;) {
+		if (L->frame_len == 0) {
+			if (evbuffer_get_length(in) < UMCP_HDR)
+				return 0;
+			evbuffer_remove(in, hdr, UMCP_HDR);
+			st = umcp_frame_len(hdr, &L->frame_len, why,
+			    sizeof(why));
+			if (st != UP_OK) {
+				link_lost(L, st, why);
+				return -1;
+			}
+		}
+		if (evbuffer_get_length(in) < L->frame_len)
+			return 0;
+		if ((p = evbuffer_pullup(in, (ev_ssize_t)L->frame_len)) ==
+		    NULL)
+			fatalx("evbuffer_pullup: out of memory");
+		rc = link_answer(L, (char *)p, L->frame_len);
+		if (rc == -1)
+			return -1;
+		evbuffer_drain(in, L->frame_len);
+		L->frame_len = 0;
+	}
+}
+
+static void
+link_read(struct bufferevent *bev, void *arg)
+{
+	struct link	*L = arg;
+	struct evbuffer	*in = bufferevent_get_input(bev);
+
+	if (L->state == L_CONNECTING)
+		return;		/* the connect's end reads it */
+	if (L->state == L_WELCOME && link_welcome(L, in) != 1)
+		return;
+	if (L->state == L_OPEN && link_frames(L, in) == 0)
+		link_idle(L);
+}
+
+/* ---- calls ------------------------------------------------------------ */
+
+static void
+lcall_timer_cb(evutil_socket_t fd, short ev, void *arg)
+{
+	struct lcall	*c = arg;
+	struct link	*L = c->L;
+	int64_t		 now = util_monotonic_ms();
+	struct timeval	 tv;
+
+	(void)fd;
+	(void)ev;
+	if (c->end == 0 && now < c->deadline && now < c->open_by) {
+		tv.tv_sec = (c->open_by - now) / 1000;
+		tv.tv_usec = (c->open_by - now) % 1000 * 1000;
+		evtimer_add(c->timer, &tv);
+		return;
+	}
+	if (c->end == 0) {		/* never written */
+		TAILQ_REMOVE(&L->waiting, c, entry);
+		if (now < c->deadline)
+			lcall_tell(c, UP_REFUSED, NULL, "no connection and "
+			    "WELCOME line in time");
+		else
+			lcall_tell(c, UP_TIMEOUT, NULL, "did not answer in "
+			    "time");
+		lcall_free(c);
+		/* A connect or a WELCOME that stalls is given up. */
+		if (TAILQ_EMPTY(&L->waiting) && L->state != L_OPEN) {
+			L->attempt++;
+			link_close(L);
+		}
+		return;
+	}
+	/* In flight: told now; its answer stays its own when it comes. */
+	if (c != TAILQ_FIRST(&L->inflight)) {
+		struct link_answer	a;
+		char			err[512];
+
+		memset(&a, 0, sizeof(a));
+		a.status = UP_TIMEOUT;
+		a.sent = 1;
+		a.behind = 1;
+		a.seen_ago_ms = link_seen_ago(L);
+		snprintf(err, sizeof(err), "%s: an earlier call was not "
+		    "answered in time", L->to);
+		a.err = err;
+		c->told = 1;
+		c->fn(c->arg, &a);
+	} else
+		lcall_tell(c, UP_TIMEOUT, NULL, "did not answer in time");
+}
+
+/* The frame of a call (ping: the bytes "ping"). */
+static void
+lcall_frame(struct lcall *c, const char *method, json_object *params)
+{
+	json_object	*req = NULL;
+	const char	*s = UMCP_PING;
+	size_t		 n = 4;
+
+	if (method != NULL) {
+		req = umcp_request(method, params);
+		s = json_object_to_json_string_length(req,
+		    JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE,
+		    &n);
+	}
+	c->len = UMCP_HDR + n;
+	c->frame = xcalloc(1, c->len);
+	umcp_frame_hdr(n, c->frame);
+	memcpy(c->frame + UMCP_HDR, s, n);
+	json_object_put(req);
+}
+
+void
+link_call(struct link *L, const char *method, json_object *params,
+    int64_t open_ms, int64_t timeout_ms, link_fn fn, void *arg)
+{
+	struct lcall	*c = xcalloc(1, sizeof(*c));
+	int64_t		 now = util_monotonic_ms(), first;
+	struct timeval	 tv;
+
+	c->L = L;
+	c->fn = fn;
+	c->arg = arg;
+	c->ping = method == NULL;
+	c->deadline = now + (timeout_ms > 0 ? timeout_ms : 0);
+	c->open_by = now + (open_ms > 0 ? open_ms : 0);
+	lcall_frame(c, method, params);
+	if ((c->timer = evtimer_new(L->LS->base, lcall_timer_cb, c)) == NULL)
+		fatalx("evtimer_new");
+	first = (c->open_by < c->deadline ? c->open_by : c->deadline) - now;
+	tv.tv_sec = first / 1000;
+	tv.tv_usec = first % 1000 * 1000;
+	evtimer_add(c->timer, &tv);
+	L->calls++;
+	evtimer_del(L->idle_ev);
+	TAILQ_INSERT_TAIL(&L->waiting, c, entry);
+	if (L->state == L_OPEN)
+		link_flush(L);
+	else
+		link_connect(L);
+}
+
+/* ---- the links -------------------------------------------------------- */
+
+struct links *
+links_new(struct event_base *base)
+{
+	struct links	*LS = xcalloc(1, sizeof(*LS));
+
+	LS->base = base;
+	TAILQ_INIT(&LS->list);
+	return LS;
+}
+
+void
+links_free(struct links *LS)
+{
+	struct link	*L;
+
+	if (LS == NULL)
+		return;
+	while ((L = TAILQ_FIRST(&LS->list)) != NULL) {
+		TAILQ_REMOVE(&LS->list, L, entry);
+		link_lost(L, UP_CANCELLED, "the broker stops");
+		event_free(L->idle_ev);
+		free(L->dialect);
+		free(L->to);
+		free(L);
+	}
+	free(LS);
+}
+
+struct link *
+links_get(struct links *LS, const char *dialect, const char *to)
+{
+	struct link	*L;
+
+	if (dialect == NULL || strcmp(dialect, "unity-mcp") != 0)
+		return NULL;
+	TAILQ_FOREACH(L, &LS->list, entry)
+		if (strcmp(L->to, to) == 0 && strcmp(L->dialect, dialect) == 0)
+			return L;
+	L = xcalloc(1, sizeof(*L));
+	L->LS = LS;
+	L->dialect = xstrdup(dialect);
+	L->to = xstrdup(to);
+	TAILQ_INIT(&L->waiting);
+	TAILQ_INIT(&L->inflight);
+	if ((L->idle_ev = evtimer_new(LS->base, link_idle_cb, L)) == NULL)
+		fatalx("evtimer_new");
+	TAILQ_INSERT_TAIL(&LS->list, L, entry);
+	return L;
+}
+
+json_object *
+links_json(const struct links *LS)
+{
+	json_object		*a = json_object_new_array(), *o;
+	const struct link	*L;
+	const struct lcall	*c;
+	size_t			 n;
+
+	TAILQ_FOREACH(L, &LS->list, entry) {
+		n = 0;
+		TAILQ_FOREACH(c, &L->inflight, entry)
+			n++;
+		o = json_object_new_object();
+		json_object_object_add(o, "to", json_object_new_string(L->to));
+		json_object_object_add(o, "dialect",
+		    json_object_new_string(L->dialect));
+		json_object_object_add(o, "connected",
+		    json_object_new_boolean(L->state == L_OPEN));
+		json_object_object_add(o, "calls",
+		    json_object_new_int64((int64_t)L->calls));
+		json_object_object_add(o, "in_flight",
+		    json_object_new_int64((int64_t)n));
+		json_object_object_add(o, "connects",
+		    json_object_new_int64((int64_t)L->connects));
+		json_object_object_add(o, "lost",
+		    json_object_new_int64((int64_t)L->lost));
+		json_object_array_add(a, o);
+	}
+	return a;
+}

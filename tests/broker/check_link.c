@@ -1,0 +1,206 @@
+/* SPDX-License-Identifier: ISC */
+/*
+ * The editor link (issue 33): every exchange with MCP for Unity's bridge,
+ * each job worker's and the editor probe's, goes over the broker's one
+ * connection to it, in order, through a real cmdgated against fake_unity
+ * (which, like the real bridge, serves one client at a time and answers
+ * its frames one after another).
+ */
+#include "config.h"
+
+#include <sys/types.h>
+
+#include <dirent.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <check.h>
+#include <json-c/json.h>
+
+#include "ckrun.h"
+#include "fakeutil.h"
+#include "jobsutil.h"
+#include "testnet.h"
+
+#define NJOBS	12
+
+static struct fake	 fk;
+
+static void
+lk_setup(void)
+{
+	setup();
+	fk.pid = -1;
+}
+
+static void
+lk_teardown(void)
+{
+	fake_stop(&fk);
+	teardown();
+}
+
+/*
+ * fake_unity, and cmdgated with the shipped unity-mcp table (its probe
+ * too) and slow_read, read_console with a 1 s timeout.
+ */
+static void
+link_start(void)
+{
+	char	slow[512];
+
+	fake_start(&fk, "FAKE_UNITY", NULL);
+	snprintf(slow, sizeof(slow), "\"tools\": [{\"name\":\"slow_read\","
+	    "\"forward\":{\"to\":\"127.0.0.1:%d\",\"dialect\":\"unity-mcp\","
+	    "\"method\":\"read_console\"},\"tier\":\"instant\","
+	    "\"timeout_s\":1},", fk.port);
+	table_for(tools, "unity-mcp.json", fk.port, "\"tools\": [", slow);
+	start_tools(NULL);
+	fake_await(&fk, "recv get_editor_state ");
+}
+
+/* Whether the state dir holds a file whose name begins with prefix. */
+static int
+state_has(const char *prefix)
+{
+	DIR		*d = opendir(broker_path(&b, "state"));
+	struct dirent	*e;
+	int		 found = 0;
+
+	ck_assert_ptr_nonnull(d);
+	while ((e = readdir(d)) != NULL)
+		if (strncmp(e->d_name, prefix, strlen(prefix)) == 0)
+			found = 1;
+	closedir(d);
+	return found;
+}
+
+/* server_status's editor_links[0] (caller puts the status). */
+static json_object *
+link_status(json_object **st)
+{
+	json_object	*links;
+
+	*st = callf("{\"jsonrpc\":\"2.0\",\"id\":5,\"method\":"
+	    "\"server_status\"}");
+	links = jpath(*st, "result.editor_links");
+	ck_assert_msg(links != NULL && json_object_array_length(links) == 1,
+	    "%s", json_object_to_json_string(*st));
+	return json_object_array_get_idx(links, 0);
+}
+
+/*
+ * Reads from many jobs at once and the probe's polls: one connection,
+ * nobody cut off, each job its own answer, and no lock file.
+ */
+START_TEST(one_connection)
+{
+	char		 t[NJOBS][32];
+	json_object	*r, *st, *l;
+	int		 i;
+
+	link_start();
+	for (i = 0; i < NJOBS; i++)
+		submit(t[i], i % 2 == 0 ? "[{\"tool\":\"get_project_info\"}]" :
+		    "[{\"tool\":\"read_console\",\"params\":{}}]", NULL);
+	for (i = 0; i < NJOBS; i++) {
+		r = wait_done(t[i]);
+		ck_assert_str_eq(str(r, "status"), "done");
+		if (i % 2 == 0)
+			ck_assert_str_eq(str(r, "results.0.result.data."
+			    "projectName"), "FakeProject");
+		else
+			ck_assert_ptr_nonnull(jpath(r,
+			    "results.0.result.data"));
+		json_object_put(r);
+	}
+	fake_ctl(&fk, "sync");
+	ck_assert_int_eq(fake_count(&fk, "accept"), 1);
+	ck_assert_int_eq(fake_count(&fk, "cut "), 0);
+	ck_assert_int_eq(fake_count(&fk, "recv get_project_info "), NJOBS / 2);
+	l = link_status(&st);
+	ck_assert_str_eq(str(l, "dialect"), "unity-mcp");
+	ck_assert(json_object_get_boolean(jpath(l, "connected")));
+	ck_assert_int_eq(json_object_get_int(jpath(l, "connects")), 1);
+	ck_assert_int_ge(json_object_get_int(jpath(l, "calls")), NJOBS + 1);
+	json_object_put(st);
+	ck_assert(!state_has("upstream-"));
+}
+END_TEST
+
+/*
+ * A read the editor is slow to answer: the call behind it waits for it
+ * (the bridge answers in order), and each gets its own answer.
+ */
+START_TEST(in_order_behind_a_slow_read)
+{
+	char		 rd[32], p[32];
+	json_object	*r;
+
+	link_start();
+	fake_ctl(&fk, "stall read_console");
+	submit(rd, "[{\"tool\":\"read_console\",\"params\":{}}]", NULL);
+	fake_await(&fk, "stalled read_console");
+	submit(p, "[{\"tool\":\"get_project_info\"}]", NULL);
+	r = poll_job(p);
+	ck_assert_str_eq(str(r, "result.status"), "running");
+	json_object_put(r);
+	ck_assert_int_eq(fake_count(&fk, "recv get_project_info "), 0);
+	fake_ctl(&fk, "unstall");
+	r = wait_done(p);
+	ck_assert_str_eq(str(r, "status"), "done");
+	ck_assert_str_eq(str(r, "results.0.result.data.projectName"),
+	    "FakeProject");
+	json_object_put(r);
+	r = wait_done(rd);
+	ck_assert_str_eq(str(r, "status"), "done");
+	ck_assert_ptr_null(jpath(r, "results.0.result.data.projectName"));
+	json_object_put(r);
+	ck_assert_int_eq(fake_count(&fk, "accept"), 1);
+}
+END_TEST
+
+/*
+ * A call that timed out while the editor still held its answer: that
+ * answer, when it comes, is nobody's, and the call behind it gets its
+ * own.
+ */
+START_TEST(late_answer_is_nobodys)
+{
+	char		 rd[32], p[32];
+	json_object	*r;
+
+	link_start();
+	fake_ctl(&fk, "stall read_console");
+	submit(rd, "[{\"tool\":\"slow_read\",\"params\":{}}]", NULL);
+	fake_await(&fk, "stalled read_console");
+	r = wait_done(rd);
+	ck_assert_str_eq(str(r, "status"), "failed");
+	ck_assert_str_eq(str(r, "results.0.error_type"), "upstream_timeout");
+	json_object_put(r);
+	submit(p, "[{\"tool\":\"get_project_info\"}]", NULL);
+	fake_ctl(&fk, "unstall");
+	r = wait_done(p);
+	ck_assert_str_eq(str(r, "status"), "done");
+	ck_assert_str_eq(str(r, "results.0.result.data.projectName"),
+	    "FakeProject");
+	json_object_put(r);
+	ck_assert_int_eq(fake_count(&fk, "accept"), 1);
+}
+END_TEST
+
+int
+main(void)
+{
+	Suite	*s = suite_create("link");
+	TCase	*tc = tcase_create("unity-mcp");
+
+	tcase_add_checked_fixture(tc, lk_setup, lk_teardown);
+	tcase_set_timeout(tc, 60);
+	tcase_add_test(tc, one_connection);
+	tcase_add_test(tc, in_order_behind_a_slow_read);
+	tcase_add_test(tc, late_answer_is_nobodys);
+	suite_add_tcase(s, tc);
+	return ck_run(s);
+}
