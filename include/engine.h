@@ -390,6 +390,12 @@ int		 edprobe_reaped(struct edprobe *, pid_t pid, int status);
 /* The status object {probe, reachable, error?, since}; p may be NULL.
  * Caller puts. */
 json_object	*edprobe_json(const struct edprobe *);
+/*
+ * Whether the editor answered, then stopped answering (or its probe
+ * died): its flags are the last it reported, kept until it answers
+ * again.  p may be NULL.
+ */
+int		 edprobe_unreachable(const struct edprobe *p);
 
 /* submit.c */
 

@@ -187,14 +187,20 @@ top_flag(json_object *o, const char *key)
 	return json_object_get_boolean(json_object_object_get(o, key));
 }
 
+/* The editor as server_status s says: its probe's editor object e. */
 static const char *
-top_editor(json_object *e)
+top_editor(json_object *s, json_object *e)
 {
-	static char	buf[256];
+	static char	buf[320];
 	json_object	*r = json_object_object_get(e, "reachable");
 
 	if (!top_flag(e, "probe"))
 		return "no probe";
+	if (top_flag(s, "editor_unreachable")) {
+		snprintf(buf, sizeof(buf), "unreachable, its last state kept "
+		    "(%s)", cli_hstr(e, "error"));
+		return buf;
+	}
 	if (r == NULL)
 		return "not known yet";
 	if (json_object_get_boolean(r))
@@ -244,7 +250,7 @@ top_head(struct top_out *o, struct top_view *v)
 	    "running; editor %s", cli_hstr(s, "version"),
 	    (long long)cli_int(s, "pid"), (long long)cli_int(s, "uptime_s"),
 	    (long long)cli_int(q, "queued"), (long long)cli_int(q, "running"),
-	    top_editor(json_object_object_get(s, "editor")));
+	    top_editor(s, json_object_object_get(s, "editor")));
 	top_holds(o, v);
 }
 

@@ -39,6 +39,8 @@ struct edprobe {
 	struct event		*restart_ev;
 	struct editor_flags	 flags;
 	int			 reachable;	/* -1: not known */
+	int			 unreachable;	/* it answered, then no more: its
+					   flags are the last it said */
 	int64_t			 lost_ms;	/* 1 to 0, monotonic; or 0 */
 	void			(*watch)(void *);
 	void			*watch_arg;
@@ -166,7 +168,9 @@ edprobe_outage(struct edprobe *P, const char *why)
 	int		wait = P->backoff_ms > 0 ? P->backoff_ms :
 			    PROBE_BACKOFF_MS;
 
-	edprobe_clear_flags(P);
+	/* Nothing is known of the editor meanwhile: what it said stands. */
+	if (P->reachable == 1)
+		P->unreachable = 1;
 	edprobe_state(P, -1, why);
 	if (!P->outage)
 		log_warnx("editor probe: %s; restarting it in %d ms, then "
@@ -190,7 +194,6 @@ edprobe_garbled(struct edprobe *P, const char *why)
 	log_warnx("editor probe: worker %d: %s; killed", (int)P->pid, why);
 	child_mute(&P->child);
 	kill(-P->pid, SIGKILL);
-	edprobe_clear_flags(P);
 }
 
 /*
@@ -233,9 +236,9 @@ edprobe_event(struct edprobe *P, json_object *ev)
 		e = json_object_get_string(json_object_object_get(ev,
 		    WIRE_ERROR));
 		if (P->reachable != 0)
-			log_warnx("editor probe: unreachable: %s", e != NULL ?
-			    e : unknown);
-		edprobe_clear_flags(P);
+			log_warnx("editor probe: unreachable: %s; what it last "
+			    "said stands", e != NULL ? e : unknown);
+		P->unreachable = 1;
 		edprobe_state(P, 0, e != NULL ? e : unknown);
 		return;
 	}
@@ -248,6 +251,7 @@ edprobe_event(struct edprobe *P, json_object *ev)
 	    WIRE_FLAG_TESTS_RUNNING));
 	f.busy = json_object_get_boolean(json_object_object_get(fl,
 	    WIRE_FLAG_EDITOR_BUSY));
+	P->unreachable = 0;
 	edprobe_state(P, 1, NULL);
 	edprobe_set_flags(P, &f);
 }
@@ -440,8 +444,10 @@ edprobe_reaped(struct edprobe *P, pid_t pid, int status)
 	child_close(&P->child);
 	child_grace_stop(&P->child);
 	P->pid = 0;
-	edprobe_clear_flags(P);
 	if (P->replacing || P->stopping || P->editor == NULL) {
+		/* Another editor, or none: this one's flags are no more. */
+		edprobe_clear_flags(P);
+		P->unreachable = 0;
 		P->replacing = 0;
 		edprobe_state(P, -1, NULL);
 		edprobe_start(P);
@@ -475,4 +481,10 @@ edprobe_json(const struct edprobe *P)
 	json_object_object_add(o, "since", P != NULL ?
 	    json_object_new_string(ts) : NULL);
 	return o;
+}
+
+int
+edprobe_unreachable(const struct edprobe *P)
+{
+	return P != NULL && P->editor != NULL && P->unreachable;
 }

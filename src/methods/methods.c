@@ -193,6 +193,8 @@ method_server_status(struct rpc_req *req, json_object *params,
 	json_object_object_add(r, "fork_server", srv->jobs != NULL ?
 	    forksrv_json(jobs_forksrv(srv->jobs)) : NULL);
 	json_object_object_add(r, "editor", edprobe_json(srv->probe));
+	json_object_object_add(r, "editor_unreachable",
+	    json_object_new_boolean(edprobe_unreachable(srv->probe)));
 	json_object_object_add(r, "editor_links", srv->links != NULL ?
 	    links_json(srv->links) : json_object_new_array());
 	json_object_object_add(r, "unity_status_dir",

@@ -244,8 +244,12 @@ START_TEST(flags_hold_reload)
 }
 END_TEST
 
-/* reachable: false clears the probe's flags and shows the error. */
-START_TEST(unreachable_clears)
+/*
+ * reachable: false keeps what the editor last said (issue 33: a test
+ * run does not end because the editor stopped answering) and shows the
+ * error; its next answer is news again.
+ */
+START_TEST(unreachable_keeps_last_known)
 {
 	json_object	*r;
 	char		 t[32];
@@ -260,17 +264,28 @@ START_TEST(unreachable_clears)
 	json_object_put(r);
 	probe_say("{\"event\":\"editor\",\"reachable\":false,\"error\":"
 	    "\"127.0.0.1:9: connection refused\"}");
-	wait_end(t, "done");
-	ck_assert_int_eq(broker_log_count(&b, "editor probe: unreachable: "
-	    "127.0.0.1:9: connection refused"), 1);
+	ck_assert_int_eq(broker_await_log(&b, "editor probe: unreachable: "
+	    "127.0.0.1:9: connection refused; what it last said stands"), 1);
 	r = callf("{\"jsonrpc\":\"2.0\",\"id\":5,\"method\":"
 	    "\"server_status\"}");
 	ck_assert(json_object_get_boolean(jpath(r, "result.editor.probe")));
 	ck_assert(!json_object_get_boolean(jpath(r,
 	    "result.editor.reachable")));
 	ck_assert_ptr_nonnull(jpath(r, "result.editor.reachable"));
+	ck_assert(json_object_get_boolean(jpath(r,
+	    "result.editor_unreachable")));
 	ck_assert_str_eq(str(r, "result.editor.error"),
 	    "127.0.0.1:9: connection refused");
+	json_object_put(r);
+	r = poll_job(t);
+	ck_assert_str_eq(str(r, "result.blocked_by"), "tests_running");
+	json_object_put(r);
+	probe_say(FREE);
+	wait_end(t, "done");
+	r = callf("{\"jsonrpc\":\"2.0\",\"id\":6,\"method\":"
+	    "\"server_status\"}");
+	ck_assert(!json_object_get_boolean(jpath(r,
+	    "result.editor_unreachable")));
 	json_object_put(r);
 }
 END_TEST
@@ -328,8 +343,9 @@ START_TEST(dead_probe_restarts)
 	ck_assert_int_eq(kill(p1, SIGKILL), 0);
 	ck_assert_int_eq(broker_await_log(&b, "killed by signal 9; "
 	    "restarting it in 1000 ms"), 1);
+	/* The probe died, not the editor's test run: it stands. */
 	r = queue_status();
-	ck_assert(!json_object_get_boolean(jpath(r,
+	ck_assert(json_object_get_boolean(jpath(r,
 	    "result.busy.tests_running")));
 	ck_assert_ptr_null(jpath(r, "result.editor.reachable"));
 	ck_assert_ptr_nonnull(strstr(str(r, "result.editor.error"),
@@ -474,7 +490,7 @@ probe_suite(void)
 	tcase_add_checked_fixture(tc, probe_setup, probe_teardown);
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, flags_hold_reload);
-	tcase_add_test(tc, unreachable_clears);
+	tcase_add_test(tc, unreachable_keeps_last_known);
 	tcase_add_test(tc, unasked_keeps_flags);
 	tcase_add_test(tc, dead_probe_restarts);
 	tcase_add_test(tc, sighup_restarts_probe);
