@@ -10,7 +10,7 @@
 
 #include "exchange.h"
 #include "linkcall.h"
-#include "uplock.h"
+#include "upseen.h"
 #include "upstream.h"
 #include "wproc.h"
 
@@ -30,7 +30,7 @@ exchange_own(struct exchange *x, const char *method, json_object *params,
 	st = upstream_open(x->dialect, x->to, open_by < deadline ? open_by :
 	    deadline, x->waitmask, &u, &x->nolisten, x->err, sizeof(x->err));
 	if (st == UP_OK)
-		uplock_seen(x->lock_dir, x->to);
+		upseen_stamp(x->lock_dir, x->to);
 	/* No connection or WELCOME within open_ms: the bridge is away. */
 	if (st == UP_TIMEOUT && wproc_now_ms() < deadline)
 		st = UP_REFUSED;

@@ -22,7 +22,7 @@
 #include "jtemplate.h"
 #include "linkcall.h"
 #include "notify.h"
-#include "uplock.h"
+#include "upseen.h"
 #include "upstream.h"
 #include "wire.h"
 #include "wproc.h"
@@ -128,7 +128,7 @@ static int
 fwd_not_running(struct fwd *f, int64_t refused_at, int64_t until)
 {
 	int64_t	seen = linkcall_linked(&f->x) ? f->x.seen_ago :
-		    uplock_seen_ago(f->x.lock_dir, f->x.to);
+		    upseen_ago(f->x.lock_dir, f->x.to);
 
 	if (wproc_now_ms() < until &&
 	    (wproc_now_ms() - refused_at < FWD_NOLISTEN_MS ||

@@ -15,12 +15,12 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "uplock.h"
+#include "upseen.h"
 
 /* LOCK_DIR/upstream-<to, [A-Za-z0-9.-] kept, the rest '_'><suffix>
  * (at most 5 bytes). */
 static int
-uplock_file(const char *lock_dir, const char *to, const char *suffix,
+upseen_file(const char *lock_dir, const char *to, const char *suffix,
     char *path, size_t len)
 {
 	size_t	off;
@@ -45,12 +45,12 @@ uplock_file(const char *lock_dir, const char *to, const char *suffix,
  * one that is not running.
  */
 void
-uplock_seen(const char *lock_dir, const char *to)
+upseen_stamp(const char *lock_dir, const char *to)
 {
 	char	path[4096];
 	int	fd;
 
-	if (lock_dir == NULL || uplock_file(lock_dir, to, ".seen", path,
+	if (lock_dir == NULL || upseen_file(lock_dir, to, ".seen", path,
 	    sizeof(path)) == -1)
 		return;
 	if ((fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0600)) == -1)
@@ -60,13 +60,13 @@ uplock_seen(const char *lock_dir, const char *to)
 }
 
 int64_t
-uplock_seen_ago(const char *lock_dir, const char *to)
+upseen_ago(const char *lock_dir, const char *to)
 {
 	struct stat	st;
 	struct timespec	now;
 	char		path[4096];
 
-	if (lock_dir == NULL || uplock_file(lock_dir, to, ".seen", path,
+	if (lock_dir == NULL || upseen_file(lock_dir, to, ".seen", path,
 	    sizeof(path)) == -1 || stat(path, &st) == -1 ||
 	    clock_gettime(CLOCK_REALTIME, &now) == -1)
 		return -1;

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: ISC */
-#ifndef CMDGATE_UPLOCK_H
-#define CMDGATE_UPLOCK_H
+#ifndef CMDGATE_UPSEEN_H
+#define CMDGATE_UPSEEN_H
 
 #include <signal.h>
 #include <stddef.h>
@@ -11,9 +11,9 @@
  * LOCK_DIR/upstream-<to>.seen.  See cmdgate.tools(5), FILES.
  */
 /* Upstream to was reached now (lock_dir NULL: nothing is kept). */
-void	uplock_seen(const char *lock_dir, const char *to);
+void	upseen_stamp(const char *lock_dir, const char *to);
 /* Milliseconds since upstream to was last reached; -1: never, or not
  * known. */
-int64_t	uplock_seen_ago(const char *lock_dir, const char *to);
+int64_t	upseen_ago(const char *lock_dir, const char *to);
 
 #endif
