@@ -58,6 +58,8 @@ struct link	*links_get(struct links *, const char *dialect, const char *to);
 void		 link_call(struct link *L, const char *method,
 		    json_object *params, int64_t open_ms, int64_t timeout_ms,
 		    link_fn fn, void *arg);
+/* Whether L's connection is open (its WELCOME read). */
+int		 link_connected(const struct link *L);
 /* For server_status: [{"to", "dialect", "connected", "calls",
  * "in_flight", "connects", "lost"}...]; caller puts. */
 json_object	*links_json(const struct links *);

@@ -19,6 +19,7 @@
 
 #include "exchange.h"
 #include "forward.h"
+#include "fwdres.h"
 #include "jtemplate.h"
 #include "linkcall.h"
 #include "notify.h"
@@ -77,37 +78,11 @@ fwd_set(struct fwd *f, const char *name, json_object *v)
 	json_object_object_add(f->r, name, v);
 }
 
-static const char *
-fwd_error_type(const struct fwd *f, enum up_status st)
-{
-	switch (st) {
-	case UP_REFUSED:
-		return f->x.closed ? WIRE_ERR_CLOSED : WIRE_ERR_REFUSED;
-	case UP_LOST:
-		return WIRE_ERR_LOST;
-	case UP_TIMEOUT:
-		return WIRE_ERR_TIMEOUT;
-	case UP_CANCELLED:
-		return WIRE_ERR_CANCELLED;
-	case UP_ERROR:
-		return WIRE_ERR_UPSTREAM;
-	default:
-		return WIRE_ERR_PROTOCOL;
-	}
-}
-
 /* Mark the result failed: error (f->x.err) and its type. */
 static void
 fwd_fail(struct fwd *f, enum up_status st)
 {
-	fwd_set(f, WIRE_RES_OK, json_object_new_boolean(0));
-	/* It may quote the upstream's bytes, or cut a text at a byte
-	 * count: the broker reads the result as strict JSON. */
-	fwd_set(f, WIRE_RES_ERROR, utf8_json(f->x.err, strlen(f->x.err)));
-	fwd_set(f, WIRE_RES_ERROR_TYPE, json_object_new_string(
-	    fwd_error_type(f, st)));
-	if (st == UP_TIMEOUT)
-		fwd_set(f, WIRE_RES_TIMED_OUT, json_object_new_boolean(1));
+	fwdres_fail(f->r, st, f->x.closed, f->x.err);
 }
 
 /* The same with a reason of our own. */
@@ -184,43 +159,11 @@ fwd_retry(struct fwd *f, const char *method, json_object *params,
 	}
 }
 
-/*
- * A unity-mcp result with success false, an MCP CallToolResult with
- * isError true: the tool ran and failed.
- */
-static int
-fwd_tool_failed(const struct fwd *f, json_object *res)
-{
-	json_object	*v;
-
-	if (strcmp(f->x.dialect, "unity-mcp") == 0)
-		return (v = member(res, "success")) != NULL &&
-		    json_object_is_type(v, json_type_boolean) &&
-		    !json_object_get_boolean(v);
-	if (strcmp(f->x.dialect, "mcp-http") == 0)
-		return (v = member(res, "isError")) != NULL &&
-		    json_object_is_type(v, json_type_boolean) &&
-		    json_object_get_boolean(v);
-	return 0;
-}
-
 /* ok with res (taken), or tool_failed with res kept. */
 static void
 fwd_answered(struct fwd *f, json_object *res)
 {
-	const char	*why = member_str(res, "error", member_str(res,
-			    "message", NULL));
-	char		 msg[512];
-
-	snprintf(msg, sizeof(msg), "the tool reported a failure%s%.400s",
-	    why != NULL ? ": " : "", why != NULL ? why : "");
-	if (fwd_tool_failed(f, res)) {
-		fwd_fail_msg(f, UP_PROTOCOL, msg);
-		fwd_set(f, WIRE_RES_ERROR_TYPE, json_object_new_string(
-		    WIRE_ERR_TOOL_FAILED));
-	} else
-		fwd_set(f, WIRE_RES_OK, json_object_new_boolean(1));
-	fwd_set(f, WIRE_RES_RESULT, res);
+	fwdres_answered(f->r, f->x.dialect, f->x.to, res);
 }
 
 /*
@@ -557,7 +500,7 @@ fwd_call(struct fwd *f)
 	if (f->resent > 0)
 		fwd_set(f, WIRE_RES_RESENT, json_object_new_int(f->resent));
 	if (st == UP_OK && member(f->fw, "await") != NULL &&
-	    !fwd_tool_failed(f, out)) {
+	    !fwdres_tool_failed(f->x.dialect, out)) {
 		fwd_first_answer(f, out);
 		fwd_await(f, out);
 	} else if (st == UP_OK)

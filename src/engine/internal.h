@@ -34,7 +34,9 @@ struct job {
 	uint64_t		 notify_conn;	/* 0: no notifications */
 	uint64_t		 owner_conn;	/* its submitter, 0: none known */
 	const char		*last_blocked;
-	struct worker		*worker;
+	struct worker		*worker;	/* NULL: none (linkjob.c) */
+	struct linkjob		*linked;	/* its read over an editor link,
+						   not answered yet */
 	int			 cancelling;
 	unsigned char		 damaged;	/* its record could not be read */
 	unsigned char		 shrunk;	/* failed, results dropped (job_shrink) */
@@ -112,9 +114,17 @@ struct jobs {
  * could not be stored alone (rc), before freeing it (jobs.c
  * jobs_turn_done).
  */
+struct linkjob;
 struct turn_op;
 void	jobs_start(struct jobs *, struct job *);
 void	jobs_turn_done(struct jobs *, struct turn_op *op, int rc);
+/* j's command ended with res (borrowed): added with the turn. */
+void	jobs_result(struct jobs *, struct job *j, json_object *res);
+/* j, running with no worker (linkjob.c), has its results: it ends. */
+void	jobs_linked_end(struct jobs *, struct job *j);
+/* j, running with no worker, goes on in one started now (its spec from
+ * its first command not yet done); failed when none can be. */
+void	jobs_handover(struct jobs *, struct job *j);
 
 /* edsaved.c */
 
@@ -188,11 +198,28 @@ const char	*jobrun_state_dir(struct jobs *, char *buf, size_t len);
 /* The spec j's worker reads on its stdin.  Caller puts. */
 json_object	*jobrun_spec(struct jobs *, struct job *);
 /*
- * How j ended, its worker w reaped with wait status: why filled, empty
- * when the job is done.
+ * How j ended, its worker w reaped with wait status (w NULL: it had
+ * none, linkjob.c): why filled, empty when the job is done.
  */
 enum job_status	 jobrun_outcome(struct job *, struct worker *, int status,
 		    char *why, size_t len);
+
+/* linkjob.c */
+
+/*
+ * A read the broker forwards itself (cmdgated(8), Editor link): j's one
+ * command, a forward to a bridge an editor link carries, instant or
+ * smooth, with no await and no reload, while that link is open (spec:
+ * jobrun_spec's).  linkjob_run sends it once j is running; its answer is
+ * the command's result as a worker makes it, and j ends
+ * (jobs_linked_end); a refusal, or an idempotent read lost, is handed to
+ * a worker (jobs_handover), which begins the command afresh.
+ */
+int	 linkjob_fits(struct jobs *, struct job *, json_object *spec);
+void	 linkjob_run(struct jobs *, struct job *, json_object *spec);
+/* j is cancelled: its result says so, and it ends; its answer is no
+ * one's. */
+void	 linkjob_cancel(struct jobs *, struct job *);
 
 /* jobsched.c */
 

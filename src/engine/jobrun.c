@@ -171,17 +171,17 @@ jobrun_outcome(struct job *j, struct worker *w, int status, char *why,
 		snprintf(why, len, "cancelled");
 		return JOB_CANCELLED;
 	}
-	if (w->garbled != NULL) {
+	if (w != NULL && w->garbled != NULL) {
 		snprintf(why, len, "%s; the worker was stopped", w->garbled);
 		return JOB_FAILED;
 	}
-	if (WIFSIGNALED(status)) {
+	if (w != NULL && WIFSIGNALED(status)) {
 		snprintf(why, len, "the worker was killed by signal %d (SIG%s)",
 		    WTERMSIG(status), sigabbrev_np(WTERMSIG(status)) ?
 		    sigabbrev_np(WTERMSIG(status)) : "?");
 		return JOB_FAILED;
 	}
-	if (WEXITSTATUS(status) != 0) {
+	if (w != NULL && WEXITSTATUS(status) != 0) {
 		snprintf(why, len, "the worker exited with status %d",
 		    WEXITSTATUS(status));
 		return JOB_FAILED;

@@ -202,7 +202,10 @@ jobs_cancel(struct jobs *J, uint64_t num, json_object **result,
 			j->cancelling = 1;
 			log_info("%s: cancelling; its processes get SIGTERM",
 			    j->ticket);
-			worker_kill(j->worker, SIGTERM);
+			if (j->worker != NULL)
+				worker_kill(j->worker, SIGTERM);
+			else
+				linkjob_cancel(J, j);
 		}
 		cancelled = 1;
 	}
@@ -251,10 +254,17 @@ jobs_worker_started(void *arg, struct worker *w)
 static int
 jobs_worker_result(void *arg, struct worker *w, json_object *res)
 {
-	struct job	*j = w->job;
+	jobs_result(arg, w->job, res);
+	/* Its first tool could not start: no start event refilled the spare. */
+	if (w->job->completed == 1 && w->tool_pgid == 0)
+		spare_refill(arg);
+	return 0;
+}
 
-	int		 ok = json_object_get_boolean(json_object_object_get(res,
-			    "ok"));
+void
+jobs_result(struct jobs *J, struct job *j, json_object *res)
+{
+	int	ok = json_object_get_boolean(json_object_object_get(res, "ok"));
 
 	json_object_array_add(job_rec_get(j->rec, "results"),
 	    json_object_get(res));
@@ -263,14 +273,21 @@ jobs_worker_result(void *arg, struct worker *w, json_object *res)
 	 * The last one the worker sends (it stops at a failure under
 	 * fail_fast or atomic, jobrun_spec): its exit and the end follow.
 	 */
-	turn_add(arg, j->completed >= j->ncmds || (!ok &&
+	turn_add(J, j->completed >= j->ncmds || (!ok &&
 	    (json_object_get_boolean(job_rec_get(j->rec, "fail_fast")) ||
 	    json_object_get_boolean(job_rec_get(j->rec, "atomic")))) ?
 	    TURN_LAST : TURN_RESULT, j, 0, j->completed - 1, ok);
-	/* Its first tool could not start: no start event refilled the spare. */
-	if (j->completed == 1 && w->tool_pgid == 0)
-		spare_refill(arg);
-	return 0;
+}
+
+void
+jobs_linked_end(struct jobs *J, struct job *j)
+{
+	enum job_status	 s;
+	char		 why[512];
+
+	s = jobrun_outcome(j, NULL, 0, why, sizeof(why));
+	jobend_finish(J, j, s, why[0] != '\0' ? why : NULL);
+	jobs_schedule(J);
 }
 
 /* The turn's transition op is stored (rc 0) or could not be (rc). */
@@ -343,45 +360,22 @@ jobs_put_start(struct jobs *J, void *arg)
 	    0, json_object_to_json_string_ext(r->run,
 	    JSON_C_TO_STRING_PLAIN))) != 0)
 		return rc;
-	return job_put_worker(J, r->w);
+	return r->w != NULL ? job_put_worker(J, r->w) : 0;
 }
 
 /*
- * Start j's worker (the spare, if there is one); the job is running once
- * that is committed, with the turn's transitions so far.
+ * j is running once that is committed, with the turn's transitions so
+ * far; w (NULL: a read the broker forwards itself, linkjob.c) is its
+ * worker.  0, or -1 with the store refusing (j stays queued).
  */
-void
-jobs_start(struct jobs *J, struct job *j)
+static int
+jobs_begin(struct jobs *J, struct job *j, struct worker *w)
 {
-	struct timeval	 spawn_tv = { SPAWN_RETRY_S, 0 };
-	struct worker	*w;
 	struct jobs_run	 r;
-	json_object	*spec, *run = NULL;
+	json_object	*run = NULL;
 	char		 ts[UTIL_TIMESTAMP_LEN], why[256];
 	int		 rc;
 
-	if (jobrun_tools_ok(J, j, why, sizeof(why)) == -1) {
-		log_warnx("%s: %s", j->ticket, why);
-		jobend_finish(J, j, JOB_FAILED, why);
-		J->reschedule = 1;	/* no worker ends to say so */
-		return;
-	}
-	if ((rc = worker_spawn(&J->W, &w)) != 0) {
-		snprintf(why, sizeof(why), "cannot start a worker: %s",
-		    strerror(rc));
-		log_warnx("%s: %s", j->ticket, why);
-		jobend_finish(J, j, JOB_FAILED, why);
-		/*
-		 * Trying the next at once would fail the whole queue on a
-		 * passing limit: nothing starts for a second, and no worker
-		 * ends to run the scheduler then.
-		 */
-		J->spawn_blocked = 1;
-		if (!evtimer_pending(J->spawn_ev, NULL))
-			evtimer_add(J->spawn_ev, &spawn_tv);
-		return;
-	}
-	w->job = j;
 	/* Stored as running first; only then does anything change here. */
 	if (json_object_deep_copy(j->rec, &run, NULL) != 0)
 		fatalx("json_object_deep_copy");
@@ -396,20 +390,59 @@ jobs_start(struct jobs *J, struct job *j)
 	snprintf(why, sizeof(why), "%s running", j->ticket);
 	if ((rc = turn_commit_with(J, why, jobs_put_start, &r)) != 0) {
 		json_object_put(run);
-		worker_abort(w);
 		jobend_store_blocked(J, j->ticket, rc);
-		return;
+		return -1;
 	}
 	json_object_put(j->rec);
 	j->rec = run;
-	w->busy = j->busy;
-	w->next_index = j->completed;
+	if (w != NULL) {
+		w->busy = j->busy;
+		w->next_index = j->completed;
+	}
 	j->worker = w;
 	job_dequeue(J, j);
 	TAILQ_INSERT_TAIL(&J->running, j, entry);
 	J->nrunning++;
 	job_set_status(J, j, JOB_RUNNING);
-	spec = jobrun_spec(J, j);
+	return 0;
+}
+
+/* What went in j's start commit (the last job's end) is told first. */
+static void
+jobs_begun(struct jobs *J, struct job *j)
+{
+	turn_tell_stored(J);
+	jobend_notify(J, j);
+	waiter_job_result(J, j->num, 0, -1);
+}
+
+/* A worker could not be started for j (rc): it fails, and nothing
+ * starts for a second. */
+static void
+jobs_spawn_failed(struct jobs *J, struct job *j, int rc)
+{
+	struct timeval	 spawn_tv = { SPAWN_RETRY_S, 0 };
+	char		 why[256];
+
+	snprintf(why, sizeof(why), "cannot start a worker: %s",
+	    strerror(rc));
+	log_warnx("%s: %s", j->ticket, why);
+	jobend_finish(J, j, JOB_FAILED, why);
+	/*
+	 * Trying the next at once would fail the whole queue on a passing
+	 * limit: nothing starts for a second, and no worker ends to run the
+	 * scheduler then.
+	 */
+	J->spawn_blocked = 1;
+	if (!evtimer_pending(J->spawn_ev, NULL))
+		evtimer_add(J->spawn_ev, &spawn_tv);
+}
+
+/* w (j's) gets its spec and runs. */
+static void
+jobs_worker_go(struct jobs *J, struct job *j, struct worker *w,
+    json_object *spec)
+{
 	worker_run(w, spec);
 	/*
 	 * The next spare: once the tool runs (jobs_worker_started), when
@@ -418,12 +451,87 @@ jobs_start(struct jobs *J, struct job *j)
 	if (!json_object_object_get_ex(json_object_array_get_idx(
 	    json_object_object_get(spec, "commands"), 0), "exec", NULL))
 		spare_refill(J);
-	json_object_put(spec);
 	log_info("%s running: worker %d", j->ticket, (int)w->pid);
-	/* What went in its commit (the last job's end) is told first. */
+}
+
+/*
+ * Start j: over its editor link with no worker when it is such a read
+ * (linkjob.c), else in its worker (the spare, if there is one).
+ */
+void
+jobs_start(struct jobs *J, struct job *j)
+{
+	struct worker	*w;
+	json_object	*spec;
+	char		 why[256];
+	int		 rc;
+
+	if (jobrun_tools_ok(J, j, why, sizeof(why)) == -1) {
+		log_warnx("%s: %s", j->ticket, why);
+		jobend_finish(J, j, JOB_FAILED, why);
+		J->reschedule = 1;	/* no worker ends to say so */
+		return;
+	}
+	spec = jobrun_spec(J, j);
+	if (linkjob_fits(J, j, spec)) {
+		if (jobs_begin(J, j, NULL) == 0) {
+			linkjob_run(J, j, spec);
+			jobs_begun(J, j);
+		}
+		json_object_put(spec);
+		return;
+	}
+	if ((rc = worker_spawn(&J->W, &w)) != 0) {
+		jobs_spawn_failed(J, j, rc);
+		json_object_put(spec);
+		return;
+	}
+	w->job = j;		/* its record names the job */
+	if (jobs_begin(J, j, w) != 0)
+		worker_abort(w);
+	else {
+		jobs_worker_go(J, j, w, spec);
+		jobs_begun(J, j);
+	}
+	json_object_put(spec);
+}
+
+/* Put the record of worker arg, which takes on its job. */
+static int
+jobs_put_worker(struct jobs *J, void *arg)
+{
+	return job_put_worker(J, arg);
+}
+
+void
+jobs_handover(struct jobs *J, struct job *j)
+{
+	struct worker	*w;
+	json_object	*spec;
+	char		 why[256];
+	int		 rc;
+
+	if ((rc = worker_spawn(&J->W, &w)) != 0) {
+		jobs_spawn_failed(J, j, rc);
+		return;
+	}
+	w->job = j;
+	w->busy = j->busy;
+	w->next_index = j->completed;
+	snprintf(why, sizeof(why), "%s handed to a worker", j->ticket);
+	if ((rc = turn_commit_with(J, why, jobs_put_worker, w)) != 0) {
+		w->job = NULL;
+		worker_abort(w);
+		snprintf(why, sizeof(why), "storage_error: its worker could "
+		    "not be recorded (%s)", store_strerror(rc));
+		jobend_finish(J, j, JOB_FAILED, why);
+		return;
+	}
+	j->worker = w;
+	spec = jobrun_spec(J, j);
+	jobs_worker_go(J, j, w, spec);
+	json_object_put(spec);
 	turn_tell_stored(J);
-	jobend_notify(J, j);
-	waiter_job_result(J, j->num, 0, -1);
 }
 
 /* Hook: w exited; its job ends, or its record goes. */
@@ -640,7 +748,8 @@ jobs_shutdown(struct jobs *J)
 			J->nrunning--;
 			jobend_notify(J, j);
 			waiter_job_done(J, j->num);
-			j->worker->job = NULL;
+			if (j->worker != NULL)
+				j->worker->job = NULL;
 			job_free(j);
 		}
 	}

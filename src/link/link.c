@@ -516,6 +516,12 @@ link_call(struct link *L, const char *method, json_object *params,
 		link_connect(L);
 }
 
+int
+link_connected(const struct link *L)
+{
+	return L->state == L_OPEN;
+}
+
 /* ---- the links -------------------------------------------------------- */
 
 struct links *

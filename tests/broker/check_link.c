@@ -190,6 +190,114 @@ START_TEST(late_answer_is_nobodys)
 }
 END_TEST
 
+/* server_status's fork_server.workers_forked. */
+static int64_t
+forked(void)
+{
+	json_object	*st = callf("{\"jsonrpc\":\"2.0\",\"id\":6,"
+			    "\"method\":\"server_status\"}");
+	int64_t		 n;
+
+	ck_assert_msg(jpath(st, "result.fork_server.workers_forked") != NULL,
+	    "%s", json_object_to_json_string(st));
+	n = json_object_get_int64(jpath(st,
+	    "result.fork_server.workers_forked"));
+	json_object_put(st);
+	return n;
+}
+
+/*
+ * An instant read over an open link needs no worker: the broker sends it
+ * and makes its result as a worker would.
+ */
+START_TEST(read_without_worker)
+{
+	char		 t[32];
+	json_object	*r;
+	int64_t		 before;
+	int		 i;
+
+	link_start();
+	before = forked();
+	for (i = 0; i < 6; i++) {
+		submit(t, "[{\"tool\":\"get_project_info\"}]", NULL);
+		r = wait_done(t);
+		ck_assert_str_eq(str(r, "status"), "done");
+		ck_assert_str_eq(str(r, "results.0.tool"), "get_project_info");
+		ck_assert(json_object_get_boolean(jpath(r, "results.0.ok")));
+		ck_assert(json_object_get_boolean(jpath(r, "results.0.sent")));
+		ck_assert_ptr_nonnull(jpath(r, "results.0.duration_ms"));
+		ck_assert_str_eq(str(r, "results.0.result.data.projectName"),
+		    "FakeProject");
+		json_object_put(r);
+	}
+	/* A tool-level failure is the worker's tool_failed too. */
+	submit(t, "[{\"tool\":\"manage_scene\",\"params\":{\"action\":"
+	    "\"get_hierarchy\",\"name\":\"no such scene\"}}]", NULL);
+	r = wait_done(t);
+	json_object_put(r);
+	ck_assert_int_eq(forked(), before);
+	fake_ctl(&fk, "sync");
+	ck_assert_int_eq(fake_count(&fk, "recv get_project_info "), 6);
+}
+END_TEST
+
+/*
+ * Cancelled while the editor holds its answer: the job ends cancelled at
+ * once; the answer, when it comes, is no one's, and the next read gets
+ * its own.
+ */
+START_TEST(cancel_read_without_worker)
+{
+	char		 rd[32], p[32];
+	json_object	*r;
+
+	link_start();
+	fake_ctl(&fk, "stall read_console");
+	submit(rd, "[{\"tool\":\"read_console\",\"params\":{}}]", NULL);
+	fake_await(&fk, "stalled read_console");
+	r = callf("{\"jsonrpc\":\"2.0\",\"id\":4,\"method\":\"cancel_job\","
+	    "\"params\":{\"ticket\":\"%s\"}}", rd);
+	json_object_put(r);
+	r = wait_done(rd);
+	ck_assert_str_eq(str(r, "status"), "cancelled");
+	ck_assert_str_eq(str(r, "results.0.error_type"), "cancelled");
+	json_object_put(r);
+	submit(p, "[{\"tool\":\"get_project_info\"}]", NULL);
+	fake_ctl(&fk, "unstall");
+	r = wait_done(p);
+	ck_assert_str_eq(str(r, "status"), "done");
+	ck_assert_str_eq(str(r, "results.0.result.data.projectName"),
+	    "FakeProject");
+	json_object_put(r);
+}
+END_TEST
+
+/*
+ * An idempotent read lost when the editor reloads under it: a worker
+ * takes it on and sends it again once the editor is back.
+ */
+START_TEST(lost_read_handed_to_worker)
+{
+	char		 rd[32];
+	json_object	*r;
+
+	link_start();
+	fake_ctl(&fk, "stall read_console");
+	submit(rd, "[{\"tool\":\"read_console\",\"params\":{}}]", NULL);
+	fake_await(&fk, "stalled read_console");
+	fake_ctl(&fk, "reload");
+	ck_assert_int_eq(broker_await_log(&b, "a worker takes it on"), 1);
+	fake_ctl(&fk, "reload-done");
+	r = wait_done(rd);
+	ck_assert_str_eq(str(r, "status"), "done");
+	ck_assert(json_object_get_boolean(jpath(r, "results.0.ok")));
+	json_object_put(r);
+	fake_ctl(&fk, "sync");
+	ck_assert_int_eq(fake_count(&fk, "recv read_console "), 2);
+}
+END_TEST
+
 int
 main(void)
 {
@@ -201,6 +309,9 @@ main(void)
 	tcase_add_test(tc, one_connection);
 	tcase_add_test(tc, in_order_behind_a_slow_read);
 	tcase_add_test(tc, late_answer_is_nobodys);
+	tcase_add_test(tc, read_without_worker);
+	tcase_add_test(tc, cancel_read_without_worker);
+	tcase_add_test(tc, lost_read_handed_to_worker);
 	suite_add_tcase(s, tc);
 	return ck_run(s);
 }

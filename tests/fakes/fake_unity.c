@@ -114,12 +114,16 @@ status_write(const char *reason)
 	fu.next_heartbeat = fb_now_ms(CLOCK_MONOTONIC) + HEARTBEAT_MS;
 }
 
-/* Close c; an answer waiting for it is dropped with it. */
+/* Close c; an answer waiting for it is dropped with it, and the main
+ * thread goes on. */
 static void
 conn_close(struct fb_conn *c)
 {
-	if (fu.stalled == c)
+	if (fu.stalled == c) {
 		fu.stalled = NULL;
+		json_object_put(fu.stalled_ans);
+		fu.stalled_ans = NULL;
+	}
 	fb_conn_close(c);
 }
 
