@@ -48,6 +48,7 @@ struct worker;
 #define STORE_RETRY_S	1	/* after the store refused a change... */
 #define SPAWN_RETRY_S	1	/* the queue, after a worker failed to start */
 #define STORE_RETRY_MAX_S 60	/* ...doubling up to this */
+#define JOB_HELD_MS	1000	/* instant reads' records held, at most */
 
 /* What the engine needs of the broker; all borrowed, outliving it. */
 struct jobs_config {
@@ -189,8 +190,17 @@ void		 job_copy(json_object *to, json_object *from, const char *key);
 int		 job_put(struct jobs *, struct job *);
 /* Write w's record in the open transaction. */
 int		 job_put_worker(struct jobs *, struct worker *);
-/* Commit; with --sync group, hold every answer until the sync. */
-int		 job_commit(struct jobs *);
+/*
+ * Commit the open transaction: held (store_commit_held(), to the disk
+ * within J->held_ms) when reads, it holding only job_instant_read() jobs'
+ * records; else durable, and with --sync group every answer is held until
+ * the sync.  0, or the store's error.
+ */
+int		 job_commit(struct jobs *, int reads);
+/* Whether j's records are held rather than synced (cmdgated(8)). */
+int		 job_instant_read(const struct job *);
+/* What the store holds, to the disk now (a failure logged). */
+void		 job_flush(struct jobs *);
 /* Record j in one transaction, with its worker's record put (put_worker)
  * or deleted (del_pid > 0).  0, or the error with nothing applied. */
 int		 job_save(struct jobs *, struct job *, int put_worker,

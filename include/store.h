@@ -47,6 +47,8 @@ struct store_info {
 	uint64_t	jobs;
 	uint64_t	map_used;
 	uint64_t	map_size;
+	uint64_t	syncs;	/* flushes to the disk since the open: each
+				   commit under --sync full, each store_sync() */
 };
 
 /*
@@ -63,6 +65,7 @@ struct store_info {
  */
 int		 store_open(struct store **, const char *statedir,
 		    const struct store_conf *, char **moved, char **damage);
+/* What is held and not flushed is lost, as in a crash. */
 void		 store_close(struct store *);
 const char	*store_strerror(int);
 const char	*store_path(const struct store *);
@@ -77,7 +80,8 @@ int		 store_info(struct store *, struct store_info *);
 int		 store_room(struct store *);
 /*
  * Double the map, up to conf->map_size_max: 0, or MDB_MAP_FULL when it is
- * there already.  Not within a transaction.
+ * there already.  Not within a transaction; what is held is flushed first
+ * (store_flush()).
  */
 int		 store_grow(struct store *);
 /* Whether an error code says the map is full (MDB_MAP_FULL). */
@@ -91,7 +95,29 @@ int		 store_map_full(int);
 int		 store_begin(struct store *);
 int		 store_commit(struct store *);
 void		 store_abort(struct store *);
-/* Make commits durable (--sync group); 0 or an errno-style code. */
+/*
+ * Commit what need not reach the disk at once (an instant read's records,
+ * cmdgated(8)): under --sync full and group its changes are held, in a
+ * write transaction of LMDB's kept open, which every read of the store
+ * sees and every later transaction nests in.  They become LMDB's, and the
+ * disk's, with the next store_commit() of the top level (one commit, one
+ * sync for both), store_sync() or store_flush().  A crash loses them all
+ * and nothing else: they never reach the file half-written, and nothing
+ * committed before is touched.  If that commit fails they are lost with
+ * it (store_held() then says 0).  Under --sync none: store_commit().
+ */
+int		 store_commit_held(struct store *);
+/* Whether changes are held. */
+int		 store_held(const struct store *);
+/*
+ * Commit what is held and make it durable: 0 (also when nothing is), or
+ * the error, what was held lost.  Not within a transaction.
+ */
+int		 store_flush(struct store *);
+/*
+ * Make commits durable (--sync group), what is held committed first; 0 or
+ * an errno-style code.
+ */
 int		 store_sync(struct store *);
 
 /* Within a transaction.  expire_ms 0: not finished, nothing to expire. */

@@ -86,7 +86,7 @@ on_expire(evutil_socket_t fd, short ev, void *arg)
 			break;
 		st_of[i] = job_status_from_char(status);
 	}
-	if (rc != 0 || (rc = job_commit(J)) != 0) {
+	if (rc != 0 || (rc = job_commit(J, 0)) != 0) {
 		store_abort(J->st);
 		expiry_retry(J, rc);
 		return;

@@ -41,6 +41,7 @@ struct job {
 	unsigned char		 damaged;	/* its record could not be read */
 	unsigned char		 shrunk;	/* failed, results dropped (job_shrink) */
 	unsigned char		 whole_tries;	/* its end refused by a full disk */
+	unsigned char		 forwards;	/* every command a forward */
 	unsigned char		 uncounted;	/* its end is not stored yet: */
 	enum job_status		 counted;	/* J->count has it so */
 	pid_t			 del_worker;	/* its reaped worker's record,
@@ -84,6 +85,10 @@ struct jobs {
 	struct event		*turn_ev;	/* jobs_turn_end: the turn's end */
 	struct event		*retry_ev;	/* the store refused a change */
 	struct event		*spawn_ev;	/* a worker could not be started */
+	struct event		*held_ev;	/* the store's held commits go to
+						   the disk (job_flush) */
+	int			 held_ms;	/* ...this long after the first
+						   (JOB_HELD_MS; tests set it) */
 	int			 store_blocked;	/* start nothing until it takes */
 	int			 spawn_blocked;	/* nor until spawn_ev, after a
 						   worker could not start */
@@ -320,10 +325,12 @@ void	 turn_add(struct jobs *, enum turn_kind, struct job *, pid_t del,
  * If that fails, the pending are stored one by one and told here (their
  * jobs_turn_done runs inside this call), then put alone, unless an end
  * was refused (J->store_blocked): the error, put's changes not applied.
- * what names the start in the debug log.
+ * what names the start in the debug log; reads: put stores only an
+ * instant read's records (job_instant_read), so that the commit is held
+ * when the pending are such too.
  */
 int	 turn_commit_with(struct jobs *, const char *what,
-	    int (*put)(struct jobs *, void *), void *arg);
+	    int (*put)(struct jobs *, void *), void *arg, int reads);
 /* At the turn's end (jobs_turn_end): commit what is pending, if any of
  * it is told or waited its time. */
 void	 turn_end(struct jobs *);

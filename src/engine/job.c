@@ -342,17 +342,94 @@ job_store_recovered(struct jobs *J)
 	J->retry_s = 0;
 }
 
-/* Commit; with --sync group, hold every answer until the sync. */
+/*
+ * Whether j is a read of the editor's, whose records need not reach the
+ * disk at once (cmdgated(8), The store): every command a forward, the
+ * job instant, no reload, no busy label.  Its commits are held
+ * (store_commit_held); any other job's are synced as they always were.
+ */
 int
-job_commit(struct jobs *J)
+job_instant_read(const struct job *j)
+{
+	return j->forwards && j->tier == TIER_INSTANT && !j->reload &&
+	    j->busy == 0;
+}
+
+/*
+ * The held records were lost with a commit the store refused (rc), as in
+ * a crash: polls no longer find the reads that ended, a running one is
+ * stored whole again with its next change, and a queued one fails when
+ * it comes to start (its record is gone).
+ */
+static void
+job_held_lost(struct jobs *J, int rc)
+{
+	log_warnx("store: the records of the instant reads held since its "
+	    "last durable commit are lost: %s; those reads are gone from "
+	    "the store, as after a crash", store_strerror(rc));
+	if (J->held_ev != NULL)
+		evtimer_del(J->held_ev);
+}
+
+/* What is held waited its time (J->held_ms): it goes to the disk. */
+static void
+job_flush_callback(evutil_socket_t fd, short ev, void *arg)
+{
+	(void)fd;
+	(void)ev;
+	job_flush(arg);
+}
+
+void
+job_flush(struct jobs *J)
 {
 	int	rc;
 
-	if ((rc = store_commit(J->st)) != 0)
+	if (J->held_ev != NULL)
+		evtimer_del(J->held_ev);
+	if (store_held(J->st) && (rc = store_flush(J->st)) != 0)
+		job_held_lost(J, rc);
+}
+
+/* Something is held: to the disk J->held_ms later at most. */
+static void
+job_held_arm(struct jobs *J)
+{
+	struct timeval	tv = { J->held_ms / 1000, (J->held_ms % 1000) * 1000 };
+
+	if (!store_held(J->st))
+		return;		/* --sync none: committed */
+	if (J->held_ev == NULL &&
+	    (J->held_ev = evtimer_new(J->cfg.base, job_flush_callback,
+	    J)) == NULL)
+		fatalx("event_new");
+	if (!evtimer_pending(J->held_ev, NULL))
+		evtimer_add(J->held_ev, &tv);
+}
+
+/*
+ * Commit: held when reads (only instant reads' records, which nobody
+ * waits for a sync for); else durable, with what was held, and under
+ * --sync group every answer waits for the sync at the turn's end.
+ */
+int
+job_commit(struct jobs *J, int reads)
+{
+	int	had = store_held(J->st), rc;
+
+	rc = reads ? store_commit_held(J->st) : store_commit(J->st);
+	if (rc != 0) {
+		if (had && !store_held(J->st))
+			job_held_lost(J, rc);
 		return rc;
+	}
 	if (!J->store_blocked)
 		job_store_recovered(J);
-	if (J->cfg.opt->sync == SYNC_GROUP && !J->sync_held) {
+	if (reads)
+		job_held_arm(J);
+	else if (J->held_ev != NULL)
+		evtimer_del(J->held_ev);	/* nothing is held now */
+	if (!reads && J->cfg.opt->sync == SYNC_GROUP && !J->sync_held) {
 		J->sync_held = 1;
 		J->hooks.job_synced(J->hooks.arg, 1);
 		jobs_turn_wake(J);	/* the sync, at the turn's end */
@@ -377,7 +454,7 @@ job_save(struct jobs *J, struct job *j, int put_worker, pid_t del_pid)
 		store_abort(J->st);
 		return rc;
 	}
-	return job_commit(J);
+	return job_commit(J, 0);
 }
 
 /*
@@ -471,18 +548,27 @@ job_new_packed(uint64_t num, enum tier tier, int reload, unsigned busy)
 	return j;
 }
 
-/* What j's record says of its commands: how many, how many ran. */
+/*
+ * What j's record says of its commands: how many, how many ran, whether
+ * all forward.
+ */
 void
 job_rec_counts(struct job *j)
 {
 	json_object	*cmds = job_rec_get(j->rec, "commands");
 	json_object	*res = job_rec_get(j->rec, "results");
+	size_t		 i;
 
 	/* Not yet checked, maybe (recover_check_start()): no assumption. */
 	j->ncmds = json_object_is_type(cmds, json_type_array) ?
 	    json_object_array_length(cmds) : 0;
 	j->completed = json_object_is_type(res, json_type_array) ?
 	    json_object_array_length(res) : 0;
+	j->forwards = j->ncmds > 0;
+	for (i = 0; i < j->ncmds; i++)
+		if (job_rec_get(json_object_array_get_idx(cmds, i),
+		    "forward") == NULL)
+			j->forwards = 0;
 }
 
 struct job *
@@ -635,7 +721,7 @@ final_once(struct jobs *J, void *arg)
 	if ((rc = store_begin(J->st)) != 0 ||
 	    (rc = store_job_put(J->st, f->num, job_status_char(f->s),
 	    util_now_ms() + (int64_t)J->cfg.opt->result_ttl * 1000,
-	    f->rec)) != 0 || (rc = job_commit(J)) != 0)
+	    f->rec)) != 0 || (rc = job_commit(J, 0)) != 0)
 		store_abort(J->st);
 	return rc;
 }

@@ -82,7 +82,10 @@ jobs_turn_wake(struct jobs *J)
  *  5. --sync group: one fsync for every commit of the turn, then the held
  *     output goes.  A sync that fails stops the broker before any answer
  *     claims it (cmdgate-protocol(7), 4).  Under --sync full each commit
- *     synced itself, and the output went when 3 was stored.
+ *     synced itself, and the output went when 3 was stored.  Commits of
+ *     instant reads only are held by the store, not synced (job_commit):
+ *     a turn of nothing else has no sync at all, and holds no output for
+ *     one.
  */
 static void
 jobs_turn_end(evutil_socket_t fd, short ev, void *arg)
@@ -388,7 +391,8 @@ jobs_begin(struct jobs *J, struct job *j, struct worker *w)
 	r.w = w;
 	r.run = run;
 	snprintf(why, sizeof(why), "%s running", j->ticket);
-	if ((rc = turn_commit_with(J, why, jobs_put_start, &r)) != 0) {
+	if ((rc = turn_commit_with(J, why, jobs_put_start, &r,
+	    job_instant_read(j))) != 0) {
 		json_object_put(run);
 		jobend_store_blocked(J, j->ticket, rc);
 		return -1;
@@ -519,7 +523,8 @@ jobs_handover(struct jobs *J, struct job *j)
 	w->busy = j->busy;
 	w->next_index = j->completed;
 	snprintf(why, sizeof(why), "%s handed to a worker", j->ticket);
-	if ((rc = turn_commit_with(J, why, jobs_put_worker, w)) != 0) {
+	if ((rc = turn_commit_with(J, why, jobs_put_worker, w,
+	    job_instant_read(j))) != 0) {
 		w->job = NULL;
 		worker_abort(w);
 		snprintf(why, sizeof(why), "storage_error: its worker could "
@@ -551,7 +556,7 @@ jobs_worker_exited(void *arg, struct worker *w, int status)
 		/* A retired spare: nothing of it was stored. */
 	} else if ((rc = store_begin(J->st)) != 0 ||
 	    (rc = store_worker_del(J->st, w->pid)) != 0 ||
-	    (rc = job_commit(J)) != 0) {
+	    (rc = job_commit(J, 0)) != 0) {
 		/* A stale record is harmless: a restart checks its pid. */
 		store_abort(J->st);
 		log_warnx("worker %d: its record stays in the store: %s",
@@ -681,6 +686,7 @@ jobs_open(struct jobs **Jp, const struct jobs_config *cfg,
 	J->spawn_ev = evtimer_new(J->cfg.base, on_spawn_retry, J);
 	J->turn_ev = event_new(J->cfg.base, -1, 0, jobs_turn_end, J);
 	J->grace_ev = evtimer_new(J->cfg.base, on_editor_grace, J);
+	J->held_ms = JOB_HELD_MS;
 	if (J->turn_ev == NULL || J->retry_ev == NULL || J->spawn_ev == NULL ||
 	    J->grace_ev == NULL)
 		fatalx("event_new");
@@ -713,7 +719,7 @@ jobs_put_running(struct jobs *J, void *arg)
 			store_abort(J->st);
 			return rc;
 		}
-	return job_commit(J);
+	return job_commit(J, 0);
 }
 
 void
@@ -759,6 +765,7 @@ jobs_shutdown(struct jobs *J)
 	 */
 	if (J->sync_held)
 		jobs_sync(J);
+	job_flush(J);	/* the instant reads' records, kept */
 	spare_retire(J);
 	workers_kill_all(&J->W, SIGTERM);
 }
@@ -811,6 +818,9 @@ jobs_free(struct jobs *J)
 	event_free(J->turn_ev);
 	if (J->grace_ev != NULL)
 		event_free(J->grace_ev);
+	job_flush(J);
+	if (J->held_ev != NULL)
+		event_free(J->held_ev);
 	store_close(J->st);
 	free(J);
 }

@@ -56,9 +56,12 @@ jobsched_start(struct jobs *J, const struct sched_state *s)
 	for (i = 0; i < n && !J->store_blocked && !J->spawn_blocked; i++) {
 		if ((qn = qtree_find(J->qroot, first[i])) == NULL)
 			continue;
-		/* A queued job's record is the store's (job_rec_drop()). */
+		/*
+		 * A queued job's record is the store's (job_rec_drop()); one
+		 * damaged, or lost with the held (job_commit), fails below.
+		 */
 		if ((rc = job_rec_load(J, job_of_node(qn))) != 0 &&
-		    rc != STORE_EBADRECORD) {
+		    rc != STORE_EBADRECORD && rc != STORE_ENOTFOUND) {
 			log_warnx("t-%06llu: not started: its record could "
 			    "not be read: %s", (unsigned long long)first[i],
 			    store_strerror(rc));

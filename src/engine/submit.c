@@ -164,6 +164,18 @@ group_reset(struct submissionlist *group)
 	}
 }
 
+/* Whether the jobs that group stores are instant reads only: held. */
+static int
+group_reads(struct submissionlist *group)
+{
+	struct submission	*s;
+
+	TAILQ_FOREACH(s, group, entry)
+		if (s->job != NULL && !job_instant_read(s->job))
+			return 0;
+	return 1;
+}
+
 /*
  * Store the submits of group in one transaction and commit it: 0, or the
  * commit's error.  The first try has no nested transactions (each costs
@@ -188,7 +200,7 @@ group_store(struct jobs *J, struct submissionlist *group, size_t *added)
 			    !nested)
 				break;
 		if (s == NULL && !(full && may_grow))
-			return job_commit(J);
+			return job_commit(J, group_reads(group));
 		store_abort(J->st);
 		group_reset(group);
 		if (full && may_grow && job_store_grow(J, "a submit") == 0)

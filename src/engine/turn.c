@@ -2,10 +2,11 @@
 /*
  * The turn's transitions: every start, tool group, result and end of a
  * loop turn stored in one commit at its end (one sync to disk for a job's
- * end and the next one's start), the output held until then.  If the
- * shared commit fails, each transition is stored alone, so that it fails
- * alone, as the engine did before, the start last (none while an end
- * waits unstored).
+ * end and the next one's start), the output held until then.  A commit
+ * of instant reads' transitions only is held, not synced (job_commit).
+ * If the shared commit fails, each transition is stored alone, so that it
+ * fails alone, as the engine did before, the start last (none while an
+ * end waits unstored).
  */
 #include "config.h"
 
@@ -159,6 +160,7 @@ struct turn_write {
 	struct turn_oplist	*ops;
 	int			(*put)(struct jobs *, void *);
 	void			*arg;
+	int			 reads;	/* put stores instant reads only */
 };
 
 /*
@@ -167,11 +169,24 @@ struct turn_write {
  */
 static int
 turn_store(struct jobs *J, struct turn_oplist *ops,
-    int (*put)(struct jobs *, void *), void *arg)
+    int (*put)(struct jobs *, void *), void *arg, int reads)
 {
-	struct turn_write	w = { ops, put, arg };
+	struct turn_write	w = { ops, put, arg, reads };
 
 	return job_store_growing(J, "the turn's commit", turn_store_once, &w);
+}
+
+/* Whether what ops has unstored is instant reads' only: held. */
+static int
+turn_reads(struct turn_oplist *ops)
+{
+	struct turn_op	*op;
+
+	if (ops != NULL)
+		TAILQ_FOREACH(op, ops, entry)
+			if (!op->stored && !job_instant_read(op->j))
+				return 0;
+	return 1;
 }
 
 static int
@@ -199,19 +214,19 @@ turn_store_once(struct jobs *J, void *arg)
 				return rc;
 			}
 	if ((put != NULL && (rc = put(J, w->arg)) != 0) ||
-	    (rc = job_commit(J)) != 0)
+	    (rc = job_commit(J, w->reads && turn_reads(ops))) != 0)
 		store_abort(J->st);
 	return rc;
 }
 
 int
 turn_commit_with(struct jobs *J, const char *what,
-    int (*put)(struct jobs *, void *), void *arg)
+    int (*put)(struct jobs *, void *), void *arg, int reads)
 {
 	struct turn_op	*op;
 	int		 rc;
 
-	if ((rc = turn_store(J, &J->trans->ops, put, arg)) == 0) {
+	if ((rc = turn_store(J, &J->trans->ops, put, arg, reads)) == 0) {
 		turn_log(&J->trans->ops, what);
 		TAILQ_FOREACH(op, &J->trans->ops, entry)
 			op->stored = 1;
@@ -227,7 +242,7 @@ turn_commit_with(struct jobs *J, const char *what,
 	turn_flush(J);
 	if (J->store_blocked)
 		return rc;
-	return turn_store(J, NULL, put, arg);
+	return turn_store(J, NULL, put, arg, reads);
 }
 
 /* Debug: which transitions shared the commit (tests count them). */
@@ -265,7 +280,7 @@ turn_flush(struct jobs *J)
 
 	TAILQ_INIT(&ops);
 	TAILQ_CONCAT(&ops, &T->ops, entry);
-	if ((rc = turn_store(J, &ops, NULL, NULL)) == 0)
+	if ((rc = turn_store(J, &ops, NULL, NULL, 1)) == 0)
 		turn_log(&ops, NULL);
 	while ((op = TAILQ_FIRST(&ops)) != NULL) {
 		TAILQ_REMOVE(&ops, op, entry);
@@ -273,7 +288,7 @@ turn_flush(struct jobs *J)
 		if (rc != 0 && !op->stored &&
 		    (one = store_begin(J->st)) == 0 &&
 		    ((one = turn_put(J, op)) != 0 ||
-		    (one = job_commit(J)) != 0))
+		    (one = job_commit(J, job_instant_read(op->j))) != 0))
 			store_abort(J->st);
 		jobs_turn_done(J, op, one);
 		free(op);

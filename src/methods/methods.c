@@ -155,7 +155,7 @@ method_server_status(struct rpc_req *req, json_object *params,
     json_object **result, struct rpc_error *err)
 {
 	struct server		*srv = req->conn->srv;
-	struct store_info	 si = { 0, 0, srv->opt->map_size };
+	struct store_info	 si = { 0, 0, srv->opt->map_size, 0 };
 	json_object		*r, *store;
 	int			 rc;
 

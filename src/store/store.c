@@ -22,6 +22,10 @@ struct store {
 	MDB_dbi		 meta, jobs, expire, idem, workers;
 	MDB_txn		*txn;		/* the open write transaction */
 	MDB_txn		*parent;	/* txn's parent when txn is nested */
+	MDB_txn		*held;		/* store_commit_held()'s changes,
+					   not yet LMDB's: txn nests in it */
+	enum sync_mode	 sync;
+	uint64_t	 syncs;		/* flushes to the disk (store_info) */
 	char		*path;
 	uint64_t	 next;		/* next ticket number, as committed */
 	uint64_t	 next_txn;	/* the same inside the transaction */
@@ -72,12 +76,15 @@ store_next_ticket(const struct store *st)
 	return st->next;
 }
 
-/* Run a read on the open write transaction, or on a new read-only one. */
+/*
+ * Run a read on the open write transaction, or the held one (which sees
+ * what it holds), or on a new read-only one.
+ */
 static int
 store_rtxn(struct store *st, MDB_txn **txn)
 {
-	if (st->txn != NULL) {
-		*txn = st->txn;
+	if (st->txn != NULL || st->held != NULL) {
+		*txn = st->txn != NULL ? st->txn : st->held;
 		return 0;
 	}
 	return mdb_txn_begin(st->env, NULL, MDB_RDONLY, txn);
@@ -86,7 +93,7 @@ store_rtxn(struct store *st, MDB_txn **txn)
 static void
 store_rdone(struct store *st, MDB_txn *txn)
 {
-	if (txn != st->txn)
+	if (txn != st->txn && txn != st->held)
 		mdb_txn_abort(txn);
 }
 
@@ -198,6 +205,7 @@ store_open(struct store **out, const char *statedir,
 	st->hwm_path = xasprintf("%s/%s", statedir, STORE_HWM_NAME);
 	st->map_size = conf->map_size;
 	st->map_max = conf->map_size_max;
+	st->sync = conf->sync;
 	file = xasprintf("%s/data.mdb", st->path);
 	if (hwm_read(st->hwm_path, &st->hwm) == -1) {
 		*damage = xasprintf("%s: not a ticket number", st->hwm_path);
@@ -224,10 +232,13 @@ store_close(struct store *st)
 {
 	if (st == NULL)
 		return;
-	if (st->txn != NULL)
+	/* Aborting the held transaction aborts what nests in it. */
+	if (st->held != NULL)
+		mdb_txn_abort(st->held);
+	else if (st->txn != NULL)
 		mdb_txn_abort(st->parent != NULL ? st->parent : st->txn);
-	else if (!st->failed && st->next != st->hwm)	/* exact when clean */
-		(void)hwm_write(st->hwm_path, st->next);
+	if (st->txn == NULL && !st->failed && st->next != st->hwm)
+		(void)hwm_write(st->hwm_path, st->next);  /* exact when clean */
 	mdb_env_close(st->env);
 	free(st->hwm_path);
 	free(st->path);
@@ -251,14 +262,20 @@ store_info(struct store *st, struct store_info *si)
 	si->jobs = ms.ms_entries;
 	si->map_used = (uint64_t)(ei.me_last_pgno + 1) * ms.ms_psize;
 	si->map_size = ei.me_mapsize;
+	si->syncs = st->syncs;
 	return 0;
 }
 
+/* LMDB resizes its map only when no transaction is open: none is held. */
 int
 store_grow(struct store *st)
 {
+	int	rc;
+
 	if (st->txn != NULL)
 		return EBUSY;
+	if ((rc = store_flush(st)) != 0)
+		return rc;
 	return mapsize_grow(st->env, &st->map_size, st->map_max);
 }
 
@@ -291,7 +308,8 @@ store_room(struct store *st)
  * Begin a transaction, or, inside one, a nested one: its changes join the
  * parent's when it commits and vanish alone when it aborts (or fails), so
  * that several requests can share one durable commit and still fail one
- * by one.
+ * by one.  While changes are held, the transaction nests in the held one,
+ * so that it sees them and its abort leaves them.
  */
 int
 store_begin(struct store *st)
@@ -311,7 +329,7 @@ store_begin(struct store *st)
 		st->next_parent = st->next_txn;
 		return 0;
 	}
-	if ((rc = mdb_txn_begin(st->env, NULL, 0, &st->txn)) != 0)
+	if ((rc = mdb_txn_begin(st->env, st->held, 0, &st->txn)) != 0)
 		st->txn = NULL;
 	st->next_txn = st->next;
 	return rc;
@@ -328,25 +346,95 @@ store_unnest(struct store *st, int kept)
 }
 
 /*
- * After a failed sync the kernel may have dropped what it could not write
- * and report the next sync as a success: nothing written afterwards could
- * be trusted, so the store takes no more writes (fail-stop).
+ * Commit a transaction that nests in none (the held one, or one begun
+ * while nothing was held): under --sync full LMDB syncs it.  After a
+ * failed sync the kernel may have dropped what it could not write and
+ * report the next sync as a success: nothing written afterwards could be
+ * trusted, so the store takes no more writes (fail-stop).
  */
-int
-store_commit(struct store *st)
+static int
+store_commit_top(struct store *st, MDB_txn *txn)
 {
-	int	rc = mdb_txn_commit(st->txn);
+	int	rc = mdb_txn_commit(txn);
 
-	if (st->parent != NULL) {
-		store_unnest(st, rc == 0);
-		return rc;
-	}
-	st->txn = NULL;
-	if (rc == 0)
-		st->next = st->next_txn;
+	if (rc == 0 && st->sync == SYNC_FULL)
+		st->syncs++;
 	else if (rc == EIO)
 		st->failed = 1;
 	return rc;
+}
+
+/* Commit the held transaction: LMDB's at last, or lost with an error. */
+static int
+store_commit_held_txn(struct store *st)
+{
+	MDB_txn	*held = st->held;
+
+	st->held = NULL;
+	return store_commit_top(st, held);
+}
+
+int
+store_commit(struct store *st)
+{
+	int	rc;
+
+	if (st->parent != NULL) {
+		rc = mdb_txn_commit(st->txn);
+		store_unnest(st, rc == 0);
+		return rc;
+	}
+	if (st->held == NULL)
+		rc = store_commit_top(st, st->txn);
+	else if ((rc = mdb_txn_commit(st->txn)) == 0)	/* into the held */
+		rc = store_commit_held_txn(st);
+	st->txn = NULL;
+	if (rc == 0)
+		st->next = st->next_txn;
+	return rc;
+}
+
+int
+store_commit_held(struct store *st)
+{
+	int	rc = 0;
+
+	if (st->parent != NULL || st->sync == SYNC_NONE)
+		return store_commit(st);
+	if (st->held == NULL)
+		st->held = st->txn;	/* left open: its changes are held */
+	else
+		rc = mdb_txn_commit(st->txn);	/* into the held */
+	st->txn = NULL;
+	/* Tickets answered are never issued again, even if this is lost. */
+	if (rc == 0)
+		st->next = st->next_txn;
+	return rc;
+}
+
+int
+store_held(const struct store *st)
+{
+	return st->held != NULL;
+}
+
+int
+store_flush(struct store *st)
+{
+	int	rc;
+
+	if (st->txn != NULL)
+		return EBUSY;
+	if (st->held == NULL)
+		return 0;
+	if (st->failed) {
+		mdb_txn_abort(st->held);
+		st->held = NULL;
+		return STORE_EFAILED;
+	}
+	if ((rc = store_commit_held_txn(st)) != 0)
+		return rc;
+	return st->sync == SYNC_GROUP ? store_sync(st) : 0;
 }
 
 void
@@ -367,8 +455,12 @@ store_sync(struct store *st)
 
 	if (st->failed)
 		return STORE_EFAILED;
+	if (st->held != NULL)	/* it goes too, with this sync */
+		return store_flush(st);
 	if ((rc = mdb_env_sync(st->env, 1)) == EIO)
 		st->failed = 1;
+	else if (rc == 0)
+		st->syncs++;
 	return rc;
 }
 

@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: ISC */
 /*
  * Face jobs (src/faces/facejob.c, cmdgated(8) Face jobs) in-process: driven
- * through facejob_start() as a listener face drives it (tests/fjutil.c).
+ * through facejob_start() as a listener face drives it (tests/fjutil.c);
+ * and the turn's commits of the jobs they submit: an instant read's are
+ * held, not synced, any other job's synced (cmdgated(8), The store).
  */
 #include "config.h"
 
@@ -20,6 +22,7 @@
 #include "faces.h"
 #include "fjutil.h"
 #include "net.h"
+#include "store.h"
 
 /* ---- exec tools -------------------------------------------------------- */
 
@@ -443,12 +446,151 @@ START_TEST(facejob_guard_held)
 }
 END_TEST
 
+/* ---- the turn's commits: instant reads held, the others synced -------- */
+
+/* How many times the store flushed to the disk. */
+static uint64_t
+syncs(void)
+{
+	struct store_info	si;
+
+	ck_assert_int_eq(store_info(jobs_store(srv.jobs), &si), 0);
+	return si.syncs;
+}
+
+static int
+held(void)
+{
+	return store_held(jobs_store(srv.jobs));
+}
+
+/* Job num is in the store, status as a poll shows it. */
+static void
+assert_stored(uint64_t num, const char *status)
+{
+	struct jobs_error	 err;
+	json_object		*v;
+	char			 c, *json;
+	int			 found;
+
+	memset(&err, 0, sizeof(err));
+	v = jobview_get(srv.jobs, num, 0, &found, &err);
+	ck_assert_msg(v != NULL, "poll: %s", err.reason);
+	ck_assert_str_eq(json_object_get_string(json_object_object_get(v,
+	    "status")), status);
+	json_object_put(v);
+	ck_assert_int_eq(store_job_get(jobs_store(srv.jobs), num, &c, &json),
+	    0);
+	free(json);
+}
+
+/* The flush timer stays out of what a test counts. */
+static void
+no_flush_timer(void)
+{
+	srv.jobs->held_ms = 3600 * 1000;
+}
+
+/* An instant job that is no forward (echo runs a program) syncs. */
+START_TEST(exec_instant_synced)
+{
+	struct got	g;
+	uint64_t	s0;
+
+	no_flush_timer();
+	s0 = syncs();
+	start(&g, "a", "echo", "{\"text\":\"hi\"}", 0, 0);
+	await_news(&g, FJ_DONE);
+	ck_assert_uint_gt(syncs(), s0);
+	ck_assert(!held());
+	got_free(&g);
+}
+END_TEST
+
+/*
+ * A read of the editor's (get_editor_state: a forward, instant) is a
+ * ticket like any other, but none of its commits (queued, running, its
+ * result and end) syncs the store: they are held, until a flush makes
+ * them durable with one sync.
+ */
+START_TEST(read_not_synced)
+{
+	struct got	g;
+	uint64_t	s0;
+
+	no_flush_timer();
+	s0 = syncs();
+	start(&g, "u", "get_editor_state", NULL, 0, 0);
+	await_news(&g, FJ_DONE);
+	ck_assert_int_eq(g.ok, 1);
+	ck_assert_uint_eq(syncs(), s0);
+	ck_assert(held());
+	assert_stored(0, "done");
+	ck_assert_uint_eq(jobs_count(srv.jobs, JOB_DONE), 1);
+	job_flush(srv.jobs);
+	ck_assert_uint_eq(syncs(), s0 + 1);
+	ck_assert(!held());
+	assert_stored(0, "done");
+	got_free(&g);
+}
+END_TEST
+
+/*
+ * A job that changes the editor (manage_editor stop: a smooth forward)
+ * submitted in the turn of a read: that turn's commit is synced, and so
+ * is the change's start, which takes along what the read had held.
+ */
+START_TEST(write_synced_with_read)
+{
+	struct got	r, w;
+	uint64_t	s0, one = 1;
+
+	no_flush_timer();
+	s0 = syncs();
+	start(&r, "u", "get_editor_state", NULL, 0, 0);
+	start(&w, "u", "manage_editor", "{\"action\":\"stop\"}", 0, 0);
+	loop_until(running, &one, "start of the change");
+	ck_assert_uint_ge(syncs(), s0 + 2);	/* the submits, its start */
+	ck_assert(!held());
+	await_news(&r, FJ_DONE);
+	await_news(&w, FJ_DONE);
+	ck_assert_int_eq(w.ok, 1);
+	assert_stored(0, "done");
+	assert_stored(1, "done");
+	got_free(&r);
+	got_free(&w);
+}
+END_TEST
+
+/* --sync group: a read's turns do not sync (nor hold answers for one). */
+START_TEST(read_not_synced_group)
+{
+	struct got	g;
+	uint64_t	s0;
+
+	no_flush_timer();
+	s0 = syncs();
+	start(&g, "u", "read_console", NULL, 0, 0);
+	await_news(&g, FJ_DONE);
+	ck_assert_uint_eq(syncs(), s0);
+	ck_assert(held());
+	got_free(&g);
+	start(&g, "u", "manage_editor", "{\"action\":\"pause\"}", 0, 0);
+	await_news(&g, FJ_DONE);
+	ck_assert_uint_gt(syncs(), s0);
+	ck_assert(!held());
+	assert_stored(0, "done");
+	got_free(&g);
+}
+END_TEST
+
 static Suite *
 facejob_suite(void)
 {
 	Suite	*s = suite_create("facejob");
 	TCase	*tc = tcase_create("exec");
 	TCase	*tu = tcase_create("unity");
+	TCase	*tg = tcase_create("unity-group");
 
 	tcase_add_checked_fixture(tc, setup_exec, teardown);
 	tcase_add_test(tc, facejob_done);
@@ -459,11 +601,17 @@ facejob_suite(void)
 	tcase_add_test(tc, facejob_cancelled_job);
 	tcase_add_test(tc, facejob_key_bounded);
 	tcase_add_test(tc, facejob_repeat_per_connection);
+	tcase_add_test(tc, exec_instant_synced);
 	suite_add_tcase(s, tc);
 	tcase_add_checked_fixture(tu, setup_unity, teardown);
 	tcase_add_test(tu, facejob_first_answer);
 	tcase_add_test(tu, facejob_guard_held);
+	tcase_add_test(tu, read_not_synced);
+	tcase_add_test(tu, write_synced_with_read);
 	suite_add_tcase(s, tu);
+	tcase_add_checked_fixture(tg, setup_unity_group, teardown);
+	tcase_add_test(tg, read_not_synced_group);
+	suite_add_tcase(s, tg);
 	return s;
 }
 

@@ -261,18 +261,19 @@ await_fake(const char *prefix)
 	loop_until(fake_logged, (void *)prefix, prefix);
 }
 
-/* The server on table (a file), its engine open. */
+/* The server on table (a file), its engine open, with --sync sync. */
 static void
-server_up(void)
+server_up(const char *sync)
 {
 	char		 state[128], err[1024];
 	char		*argv[] = { "cmdgated", "--state-dir", state, "--tools",
-			    tools, "--kill-grace", "1", NULL };
+			    tools, "--kill-grace", "1", "--sync", (char *)sync,
+			    NULL };
 	struct tooltab	*tab;
 
 	snprintf(state, sizeof(state), "%s/state", dir);
 	ck_assert_int_eq(mkdir(state, 0700), 0);
-	ck_assert_int_eq(options_parse(&opt, 7, argv, stdout, err,
+	ck_assert_int_eq(options_parse(&opt, 9, argv, stdout, err,
 	    sizeof(err)), OPT_RUN);
 	ck_assert_msg(tooltab_load_file(tools, &tab, err, sizeof(err)) == 0,
 	    "%s", err);
@@ -312,11 +313,11 @@ setup_exec(void)
 	    "]}", fifo, fifo);
 	write_file(tools, json, 0600);
 	fk.pid = 0;
-	server_up();
+	server_up("full");
 }
 
-void
-setup_unity(void)
+static void
+unity_up(const char *sync)
 {
 	snprintf(dir, sizeof(dir), "/tmp/cgfj.XXXXXX");
 	ck_assert_ptr_nonnull(mkdtemp(dir));
@@ -324,7 +325,19 @@ setup_unity(void)
 	snprintf(tools, sizeof(tools), "%s/tools.json", dir);
 	fake_start(&fk, "FAKE_UNITY", NULL);
 	table_for(tools, "unity-mcp.json", fk.port, NULL, NULL);
-	server_up();
+	server_up(sync);
+}
+
+void
+setup_unity(void)
+{
+	unity_up("full");
+}
+
+void
+setup_unity_group(void)
+{
+	unity_up("group");
 }
 
 static int

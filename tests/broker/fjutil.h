@@ -30,9 +30,11 @@ struct got {
 	json_object	*result;
 };
 
-/* Fixtures: the exec table, or the fake bridge and unity-mcp.json. */
+/* Fixtures: the exec table, or the fake bridge and unity-mcp.json (under
+ * --sync group: _group). */
 void		 setup_exec(void);
 void		 setup_unity(void);
+void		 setup_unity_group(void);
 void		 teardown(void);
 /* Run the loop until cond(arg); fail after TN_TIMEOUT_MS (what). */
 void		 loop_until(int (*cond)(void *), void *arg, const char *what);

@@ -1,13 +1,16 @@
 /* SPDX-License-Identifier: ISC */
 /*
  * The LMDB store: round trip, counter, expiry, map full and headroom, bad
- * and truncated files, the ticket high-water mark.
+ * and truncated files, the ticket high-water mark, held commits (an
+ * instant read's: no sync, lost whole in a crash).
  */
 #include "config.h"
 
 #include <sys/stat.h>
+#include <sys/wait.h>
 
 #include <dirent.h>
+#include <signal.h>
 #include <fcntl.h>
 #include <ftw.h>
 #include <stdio.h>
@@ -46,29 +49,43 @@ teardown(void)
 	nftw(dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
 }
 
-/* store_open() as the broker calls it; its code, *moved and *damage. */
+/* store_open() as the broker calls it, under --sync sync. */
 static int
-try_open(struct store **st, uint64_t map, uint64_t max, int reset,
-    char **moved, char **damage)
+try_open_sync(struct store **st, uint64_t map, uint64_t max, int reset,
+    enum sync_mode sync, char **moved, char **damage)
 {
-	struct store_conf	conf = { map, max, SYNC_FULL, reset };
+	struct store_conf	conf = { map, max, sync, reset };
 
 	return store_open(st, dir, &conf, moved, damage);
 }
 
+/* The same under --sync full; its code, *moved and *damage. */
+static int
+try_open(struct store **st, uint64_t map, uint64_t max, int reset,
+    char **moved, char **damage)
+{
+	return try_open_sync(st, map, max, reset, SYNC_FULL, moved, damage);
+}
+
 static struct store *
-open_store(uint64_t map)
+open_store_sync(uint64_t map, enum sync_mode sync)
 {
 	struct store	*st = NULL;
 	char		*moved = NULL, *damage = NULL;
 	int		 rc;
 
-	rc = try_open(&st, map, map, 0, &moved, &damage);
+	rc = try_open_sync(&st, map, map, 0, sync, &moved, &damage);
 	ck_assert_msg(rc == 0, "store_open: %s (%s)", store_strerror(rc),
 	    damage != NULL ? damage : "");
 	ck_assert_ptr_null(moved);
 	ck_assert_ptr_null(damage);
 	return st;
+}
+
+static struct store *
+open_store(uint64_t map)
+{
+	return open_store_sync(map, SYNC_FULL);
 }
 
 static void
@@ -521,6 +538,161 @@ START_TEST(room_and_growth)
 }
 END_TEST
 
+/* How many times st flushed to the disk. */
+static uint64_t
+syncs(struct store *st)
+{
+	struct store_info	si;
+
+	ck_assert_int_eq(store_info(st, &si), 0);
+	return si.syncs;
+}
+
+/* A new job's record, stored by a held commit. */
+static void
+put_held(struct store *st, uint64_t *num, const char *json)
+{
+	ck_assert_int_eq(store_begin(st), 0);
+	ck_assert_int_eq(store_take_ticket(st, num), 0);
+	ck_assert_int_eq(store_job_put(st, *num, 'd', 5000, json), 0);
+	ck_assert_int_eq(store_commit_held(st), 0);
+}
+
+/* Whether job num is stored with json. */
+static int
+stored(struct store *st, uint64_t num, const char *json)
+{
+	char	status, *got;
+	int	same;
+
+	if (store_job_get(st, num, &status, &got) != 0)
+		return 0;
+	same = strcmp(got, json) == 0;
+	free(got);
+	return same;
+}
+
+/*
+ * Held commits do not sync: every read sees them, an abort after them
+ * leaves them, and the next commit makes them durable with its own one
+ * sync, as store_flush() does alone.
+ */
+START_TEST(held_not_synced)
+{
+	struct store	*st = open_store(1 << 20);
+	uint64_t	 a, b, c, d, s0;
+
+	put(st, &a, 'q', 0, "{\"n\":\"a\"}");
+	s0 = syncs(st);
+	ck_assert_uint_ge(s0, 1);
+	put_held(st, &b, "{\"n\":\"b\"}");
+	put_held(st, &c, "{\"n\":\"c\"}");
+	ck_assert_uint_eq(syncs(st), s0);
+	ck_assert(store_held(st));
+	ck_assert(stored(st, b, "{\"n\":\"b\"}"));
+	ck_assert_uint_eq(store_next_ticket(st), 3);
+	ck_assert_uint_eq(store_next_expiry(st), 5000);
+	ck_assert_int_eq(store_begin(st), 0);
+	ck_assert_int_eq(store_take_ticket(st, &d), 0);
+	ck_assert_int_eq(store_job_put(st, d, 'q', 0, "{}"), 0);
+	store_abort(st);
+	ck_assert(store_held(st) && stored(st, c, "{\"n\":\"c\"}"));
+	ck_assert(!stored(st, d, "{}"));
+	put(st, &d, 'q', 0, "{\"n\":\"d\"}");
+	ck_assert_uint_eq(syncs(st), s0 + 1);
+	ck_assert(!store_held(st));
+	put_held(st, &a, "{\"n\":\"e\"}");
+	ck_assert_int_eq(store_flush(st), 0);
+	ck_assert_uint_eq(syncs(st), s0 + 2);
+	ck_assert(!store_held(st));
+	ck_assert_int_eq(store_flush(st), 0);	/* nothing held: nothing */
+	ck_assert_uint_eq(syncs(st), s0 + 2);
+	store_close(st);
+	st = open_store(1 << 20);
+	ck_assert(stored(st, b, "{\"n\":\"b\"}") &&
+	    stored(st, c, "{\"n\":\"c\"}") && stored(st, d, "{\"n\":\"d\"}") &&
+	    stored(st, a, "{\"n\":\"e\"}"));
+	store_close(st);
+}
+END_TEST
+
+/*
+ * A crash (SIGKILL) loses what was held, whole, and nothing committed
+ * before it; the store opens as it was, and no ticket is issued twice.
+ */
+START_TEST(held_lost_in_crash)
+{
+	struct store	*st;
+	uint64_t	 num;
+	char		 c, *json;
+	pid_t		 pid;
+	int		 status;
+
+	/* 0 durable, 1 held, 2 durable (1 with it), 3 held, 0 changed held. */
+	if ((pid = fork()) == 0) {
+		st = open_store(1 << 20);
+		put(st, &num, 'd', 5000, "{\"n\":\"a\"}");
+		put_held(st, &num, "{\"n\":\"b\"}");
+		put(st, &num, 'd', 5000, "{\"n\":\"c\"}");
+		put_held(st, &num, "{\"n\":\"d\"}");
+		ck_assert_int_eq(store_begin(st), 0);
+		ck_assert_int_eq(store_job_put(st, 0, 'd', 5000,
+		    "{\"n\":\"a2\"}"), 0);
+		ck_assert_int_eq(store_commit_held(st), 0);
+		kill(getpid(), SIGKILL);
+	}
+	ck_assert_int_gt(pid, 0);
+	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+	ck_assert(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
+	st = open_store(1 << 20);
+	ck_assert(stored(st, 0, "{\"n\":\"a\"}"));	/* as it was */
+	ck_assert(stored(st, 1, "{\"n\":\"b\"}"));
+	ck_assert(stored(st, 2, "{\"n\":\"c\"}"));
+	ck_assert_int_eq(store_job_get(st, 3, &c, &json), STORE_ENOTFOUND);
+	ck_assert_uint_gt(store_next_ticket(st), 3);
+	store_close(st);
+	/* A close without a flush is the same. */
+	st = open_store(1 << 20);
+	put_held(st, &num, "{\"n\":\"e\"}");
+	store_close(st);
+	st = open_store(1 << 20);
+	ck_assert(!stored(st, num, "{\"n\":\"e\"}"));
+	ck_assert(stored(st, 2, "{\"n\":\"c\"}"));
+	store_close(st);
+}
+END_TEST
+
+/*
+ * --sync group: held until the sync, which takes them; --sync none: a
+ * held commit is a commit.  Growing the map flushes what is held.
+ */
+START_TEST(held_group_none_grow)
+{
+	struct store	*st = open_store_sync(1 << 20, SYNC_GROUP);
+	uint64_t	 a;
+
+	put_held(st, &a, "{\"n\":\"a\"}");
+	ck_assert(store_held(st));
+	ck_assert_uint_eq(syncs(st), 0);
+	ck_assert_int_eq(store_sync(st), 0);
+	ck_assert(!store_held(st));
+	ck_assert_uint_eq(syncs(st), 1);
+	put_held(st, &a, "{\"n\":\"b\"}");
+	ck_assert_int_eq(store_grow(st), MDB_MAP_FULL);	/* at its bound */
+	ck_assert(!store_held(st));
+	store_close(st);
+	st = open_store_sync(1 << 20, SYNC_NONE);
+	ck_assert(stored(st, 0, "{\"n\":\"a\"}") && stored(st, 1,
+	    "{\"n\":\"b\"}"));
+	put_held(st, &a, "{\"n\":\"c\"}");
+	ck_assert(!store_held(st));
+	store_close(st);
+	st = open_store(1 << 20);
+	ck_assert(stored(st, 2, "{\"n\":\"c\"}"));
+	store_close(st);
+}
+END_TEST
+
 START_TEST(newer_schema_refused)
 {
 	struct store	*st;
@@ -570,6 +742,9 @@ main(void)
 	tcase_add_test(tc, ticket_hwm);
 	tcase_add_test(tc, room_and_growth);
 	tcase_add_test(tc, newer_schema_refused);
+	tcase_add_test(tc, held_not_synced);
+	tcase_add_test(tc, held_lost_in_crash);
+	tcase_add_test(tc, held_group_none_grow);
 	suite_add_tcase(s, tc);
 	return ck_run(s);
 }
