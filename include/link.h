@@ -45,7 +45,8 @@ void		 links_free(struct links *);
 /*
  * The link to the bridge at to (HOST:PORT) spoken in dialect, made on
  * first use; NULL when that dialect is not carried by a link (each
- * exchange then connects by itself: the upstream serves many clients).
+ * exchange then connects by itself: the upstream serves many clients),
+ * or when 64 bridges are linked already (logged).
  */
 struct link	*links_get(struct links *, const char *dialect, const char *to);
 /*

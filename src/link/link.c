@@ -34,6 +34,7 @@
 #include "util.h"
 
 #define LINK_IDLE_MS	20000
+#define LINKS_MAX	64	/* bridges: a table names a few */
 
 enum link_state { L_DOWN, L_CONNECTING, L_WELCOME, L_OPEN };
 
@@ -74,6 +75,7 @@ struct link {
 struct links {
 	struct event_base	*base;
 	TAILQ_HEAD(, link)	 list;
+	size_t			 n;
 };
 
 static void	link_read(struct bufferevent *, void *);
@@ -562,6 +564,12 @@ links_get(struct links *LS, const char *dialect, const char *to)
 	TAILQ_FOREACH(L, &LS->list, entry)
 		if (strcmp(L->to, to) == 0 && strcmp(L->dialect, dialect) == 0)
 			return L;
+	if (LS->n >= LINKS_MAX) {
+		log_warnx("editor link to %s: already %d bridges linked",
+		    to, LINKS_MAX);
+		return NULL;
+	}
+	LS->n++;
 	L = xcalloc(1, sizeof(*L));
 	L->LS = LS;
 	L->dialect = xstrdup(dialect);
