@@ -7,6 +7,7 @@
  */
 #include "config.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -63,6 +64,26 @@ edlink_answered(void *arg, const struct link_answer *a)
 	free(c);
 }
 
+/* No link for to: the call fails as a bridge that speaks no more would. */
+static void
+edlink_refuse(int64_t id, const char *to, edlink_reply_fn reply, void *arg,
+    pid_t pid)
+{
+	struct link_answer	 a;
+	json_object		*m;
+	char			 err[512];
+
+	memset(&a, 0, sizeof(a));
+	a.status = UP_PROTOCOL;
+	a.seen_ago_ms = -1;
+	snprintf(err, sizeof(err), "%s: no editor link for it (too many "
+	    "bridges linked, or a dialect no link speaks)", to);
+	a.err = err;
+	m = edlink_answer_json(id, &a);
+	reply(arg, pid, m);
+	json_object_put(m);
+}
+
 /* Member name of ev as a string, or NULL. */
 static const char *
 edlink_str(json_object *ev, const char *name)
@@ -88,13 +109,16 @@ edlink_call(struct links *LS, json_object *ev, edlink_reply_fn reply,
 	if (!json_object_object_get_ex(ev, WIRE_CALL_ID, &id) ||
 	    !json_object_is_type(id, json_type_int) ||
 	    (to = edlink_str(ev, WIRE_CALL_TO)) == NULL ||
-	    (dialect = edlink_str(ev, WIRE_CALL_DIALECT)) == NULL ||
-	    (L = links_get(LS, dialect, to)) == NULL)
+	    (dialect = edlink_str(ev, WIRE_CALL_DIALECT)) == NULL)
 		return -1;
 	method = edlink_str(ev, WIRE_CALL_METHOD);
 	if (json_object_object_get_ex(ev, WIRE_CALL_METHOD, &v) &&
 	    method == NULL)
 		return -1;
+	if ((L = links_get(LS, dialect, to)) == NULL) {
+		edlink_refuse(json_object_get_int64(id), to, reply, arg, pid);
+		return 0;
+	}
 	open_ms = json_object_get_int64(json_object_object_get(ev,
 	    WIRE_CALL_OPEN_MS));
 	timeout_ms = json_object_get_int64(json_object_object_get(ev,
