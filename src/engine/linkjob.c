@@ -2,8 +2,8 @@
 /*
  * A read the broker forwards itself, with no worker: a job whose one
  * command is a forward to a bridge an editor link carries (unity-mcp),
- * instant or smooth, with no await and no reload, while that link is
- * open.  The command goes over the link once the job is stored as
+ * instant or smooth, with no await, no reload and no busy label, while
+ * that link is open.  The command goes over the link once the job is stored as
  * running; the answer becomes the command's result as the worker's
  * forward.c makes it (common/fwdres.c), and the job ends.  What needs a
  * worker's patience is handed to one, which begins the command afresh:
@@ -87,8 +87,9 @@ linkjob_fits(struct jobs *J, struct job *j, json_object *spec)
 {
 	json_object	*cmd = linkjob_command(j, spec);
 
-	if (cmd == NULL || j->reload || (j->tier != TIER_INSTANT &&
-	    j->tier != TIER_SMOOTH))
+	/* A busy label is held by a worker while it runs (job_busy). */
+	if (cmd == NULL || j->reload || j->busy != 0 || (j->tier !=
+	    TIER_INSTANT && j->tier != TIER_SMOOTH))
 		return 0;
 	return linkjob_link(J, cmd) != NULL;
 }
