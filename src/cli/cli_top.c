@@ -241,6 +241,25 @@ top_holds(struct top_out *o, struct top_view *v)
 		top_line(o, "holding reloads: nothing");
 }
 
+/* Each editor link of server_status s: one line. */
+static void
+top_links(struct top_out *o, json_object *s)
+{
+	json_object	*l = json_object_object_get(s, "editor_links"), *k;
+	size_t		 i;
+
+	for (i = 0; i < json_object_array_length(l); i++) {
+		k = json_object_array_get_idx(l, i);
+		top_line(o, "editor link %s (%s): %s, %lld calls, %lld in "
+		    "flight, %lld connects, %lld lost", cli_hstr(k, "to"),
+		    cli_hstr(k, "dialect"), top_flag(k, "connected") ?
+		    "connected" : "not connected", (long long)cli_int(k,
+		    "calls"), (long long)cli_int(k, "in_flight"),
+		    (long long)cli_int(k, "connects"), (long long)cli_int(k,
+		    "lost"));
+	}
+}
+
 static void
 top_head(struct top_out *o, struct top_view *v)
 {
@@ -251,6 +270,7 @@ top_head(struct top_out *o, struct top_view *v)
 	    (long long)cli_int(s, "pid"), (long long)cli_int(s, "uptime_s"),
 	    (long long)cli_int(q, "queued"), (long long)cli_int(q, "running"),
 	    top_editor(s, json_object_object_get(s, "editor")));
+	top_links(o, s);
 	top_holds(o, v);
 }
 

@@ -9,6 +9,7 @@
 #include "config.h"
 
 #include <sys/types.h>
+#include <sys/wait.h>
 
 #include <dirent.h>
 #include <stdio.h>
@@ -90,6 +91,25 @@ link_status(json_object **st)
 	return json_object_array_get_idx(links, 0);
 }
 
+/* cmdgate top --once shows the link. */
+static void
+top_shows_link(void)
+{
+	char	buf[16384], want[128];
+	int	out, status;
+	pid_t	pid;
+
+	setenv("COLUMNS", "200", 1);
+	pid = cli_spawn(b.port, &out, "top", "--once", NULL);
+	fd_slurp(out, buf, sizeof(buf));
+	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+	ck_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	snprintf(want, sizeof(want), "editor link 127.0.0.1:%d (unity-mcp): "
+	    "connected, ", fk.port);
+	ck_assert_msg(strstr(buf, want) != NULL, "%s", buf);
+	ck_assert_ptr_nonnull(strstr(buf, ", 1 connects, 0 lost"));
+}
+
 /*
  * Reads from many jobs at once and the probe's polls: one connection,
  * nobody cut off, each job its own answer, and no lock file.
@@ -126,6 +146,7 @@ START_TEST(one_connection)
 	ck_assert_int_ge(json_object_get_int(jpath(l, "calls")), NJOBS + 1);
 	json_object_put(st);
 	ck_assert(!state_has("upstream-"));
+	top_shows_link();
 }
 END_TEST
 
