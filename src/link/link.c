@@ -121,7 +121,9 @@ lcall_tell(struct lcall *c, enum up_status st, json_object *out,
 		snprintf(err, sizeof(err), "%s: %s", c->L->to, why);
 		a.err = err;
 	}
-	if (st == UP_REFUSED && c->L->state != L_DOWN)
+	/* Closed: the bridge went before it took a request written to it;
+	 * a call never written (no WELCOME in time) was refused. */
+	if (st == UP_REFUSED && c->end != 0)
 		a.closed = 1;
 	c->fn(c->arg, &a);
 }
