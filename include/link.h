@@ -27,7 +27,9 @@ struct link_answer {
 	json_object	*out;		/* UP_OK: the result; UP_ERROR: the
 					   bridge's envelope; else NULL */
 	int		 sent;		/* the request went out whole */
-	int		 closed;	/* UP_REFUSED after the connect */
+	int		 closed;	/* UP_REFUSED once written: the
+					   bridge went before it took the
+					   request whole */
 	int		 nolisten;	/* UP_REFUSED: nothing listens */
 	int		 behind;	/* UP_TIMEOUT while an earlier call
 					   was unanswered: the editor was

@@ -123,7 +123,9 @@ lcall_tell(struct lcall *c, enum up_status st, json_object *out,
 		snprintf(err, sizeof(err), "%s: %s", c->L->to, why);
 		a.err = err;
 	}
-	if (st == UP_REFUSED && c->L->state != L_DOWN)
+	/* Closed: the bridge went before it took a request written to it;
+	 * a call never written (no WELCOME in time) was refused. */
+	if (st == UP_REFUSED && c->end != 0)
 		a.closed = 1;
 	c->fn(c->arg, &a);
 }
@@ -170,12 +172,16 @@ link_close(struct link *L)
 	evtimer_del(L->idle_ev);
 }
 
-/* The connection ended (why): calls in flight are lost, or were never
- * taken whole; those not written are refused. */
+/*
+ * The connection ended (why): calls in flight are lost, or were never
+ * taken whole.  Those not written hear st (a bad WELCOME line, the broker
+ * stopping), but a loss: nothing of theirs was lost, they are refused.
+ */
 static void
 link_lost(struct link *L, enum up_status st, const char *why)
 {
 	struct lcall	*c;
+	enum up_status	 end = st == UP_LOST ? UP_REFUSED : st;
 
 	if (L->state == L_OPEN)
 		L->lost++;
@@ -191,7 +197,7 @@ link_lost(struct link *L, enum up_status st, const char *why)
 			st = UP_LOST;	/* the first had the reason */
 	}
 	link_close(L);
-	link_fail_waiting(L, UP_REFUSED, 0, why);
+	link_fail_waiting(L, end, 0, why);
 }
 
 static void
