@@ -14,6 +14,10 @@
 #include "config.h"
 
 #include <sys/queue.h>
+#include <sys/socket.h>
+
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 
 #include <errno.h>
 #include <stdarg.h>
@@ -286,7 +290,7 @@ link_connect(struct link *L)
 	struct bufferevent	*bev;
 	const char		*port;
 	char			 host[256], err[512];
-	int			 fd;
+	int			 fd, one = 1;
 
 	if (L->state != L_DOWN)
 		return;
@@ -304,6 +308,8 @@ link_connect(struct link *L)
 		    strerror(errno));
 		return;
 	}
+	/* Pipelined small frames must not wait for the bridge's ACK. */
+	(void)setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
 	bev = bufferevent_socket_new(L->LS->base, fd, BEV_OPT_CLOSE_ON_FREE);
 	if (bev == NULL || bufferevent_socket_connect(bev, NULL, 0) == -1)
 		fatalx("bufferevent_socket_new");
