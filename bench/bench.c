@@ -619,6 +619,7 @@ setup(void)
 	    (stamp = realpath(getenv("CMDGATE_STAMP"), NULL)) == NULL)
 		die("set CMDGATE_STAMP to bench/cmdgate-stamp");
 	rounds = env_int("BENCH_ROUNDS", rounds, 1, MAXR);
+	bench_pid = getpid();
 	if (mkdtemp(tmpdir) == NULL)
 		die("mkdtemp");
 	atexit(cleanup);
