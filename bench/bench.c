@@ -1,10 +1,11 @@
 /* SPDX-License-Identifier: ISC */
 /*
  * cmdgate-bench: cmdgate beside its floors (a loopback request/answer, a
- * process spawn) and its peers (beanstalkd, task-spooler), on this machine,
- * in one run.  Every repetition of a figure runs next to its peer's; the
- * table shows the median and min-max of both and of their ratio, pair by
- * pair, and the targets of issue 15.  See bench/README.
+ * process spawn), its peers (beanstalkd, task-spooler) and the editor it
+ * stands before (a stand-in bridge, editor.c), on this machine, in one
+ * run.  Every repetition of a figure runs next to its peer's; the table
+ * shows the median and min-max of both and of their ratio, pair by pair,
+ * and the targets of issues 15 and 33.  See bench/README.
  */
 #include "config.h"
 
@@ -29,6 +30,7 @@
 
 #include "bench.h"
 #include "broker.h"
+#include "editor.h"
 #include "peers.h"
 #include "table.h"
 
@@ -538,6 +540,15 @@ env_int(const char *name, int def, int lo, int hi)
 	return v;
 }
 
+/* The value of environment variable name, or def when unset or empty. */
+static const char *
+env_or(const char *name, const char *def)
+{
+	const char	*s = getenv(name);
+
+	return s != NULL && *s != '\0' ? s : def;
+}
+
 /* "Machine: ..., 2026-11-23 21:40 UTC, load 0.10" with no newline. */
 void
 machine_line(char *buf, size_t len)
@@ -619,6 +630,7 @@ setup(void)
 	    (stamp = realpath(getenv("CMDGATE_STAMP"), NULL)) == NULL)
 		die("set CMDGATE_STAMP to bench/cmdgate-stamp");
 	rounds = env_int("BENCH_ROUNDS", rounds, 1, MAXR);
+	bench_pid = getpid();
 	if (mkdtemp(tmpdir) == NULL)
 		die("mkdtemp");
 	atexit(cleanup);
@@ -631,7 +643,7 @@ setup(void)
 int
 main(int argc, char **argv)
 {
-	char	what[256];
+	char	what[512];
 
 	if (argc > 1 && strcmp(argv[1], "scale") == 0)
 		return scale_main();
@@ -652,8 +664,15 @@ main(int argc, char **argv)
 		bench_guard();
 	if (want(argc, argv, 5))
 		bench_memory();
+	if (want(argc, argv, 6))
+		bench_editor(0);
+	if (want(argc, argv, 7))
+		bench_editor(10);
 	snprintf(what, sizeof(what), "`make bench`: %d repetitions, each "
-	    "beside its peer's; %d jobs a run; medians [min-max]", rounds, jobs);
+	    "beside its peer's; %d jobs a run; editor path: %s calls a round "
+	    "trip figure (%s with the 10 ms bridge); medians [min-max]", rounds,
+	    jobs,
+	    env_or("BENCH_CALLS", "100"), env_or("BENCH_SLOW_CALLS", "48"));
 	finish("bench", what, argc < 2);
 	return 0;
 }

@@ -36,6 +36,7 @@
 
 extern char	**environ;
 char		  tmpdir[] = "/tmp/cmdgate-bench-XXXXXX";
+pid_t		  bench_pid;
 
 /* ---- small helpers -------------------------------------------------- */
 
@@ -58,6 +59,12 @@ die(const char *fmt, ...)
 	vfprintf(stderr, fmt, ap);
 	fprintf(stderr, "\n");
 	va_end(ap);
+	/*
+	 * A forked client of the bench's ends alone: the bench's exit handler
+	 * would remove the temp dir (the brokers' state) under the others.
+	 */
+	if (bench_pid != 0 && getpid() != bench_pid)
+		_exit(1);
 	exit(1);
 }
 

@@ -10,6 +10,7 @@
 #include "broker.h"
 
 extern char	 tmpdir[];
+extern pid_t	 bench_pid;	/* the bench's own process: die() exits it */
 
 double	 now(void);
 void	 die(const char *fmt, ...);

@@ -2,7 +2,8 @@
 /*
  * cmdgate-bench: the one table.  Each row is a figure of cmdgate beside
  * its peer or floor measured in the same repetitions, the ratio of each
- * pair, and the target of issue 15 with whether the median meets it.
+ * pair, and the target (issue 15's, issue 33's) with whether the median
+ * meets it.
  */
 #include "config.h"
 
