@@ -207,6 +207,7 @@ struct http_conn {
 	int			 let_in;	/* a request passed the checks */
 	int			 refuse;	/* over the bound: to close */
 	int			 shed;		/* past --max-partial: to close */
+	int			 nodelay;	/* TCP_NODELAY set */
 };
 
 /* The endpoint: one evhttp on the broker's loop. */

@@ -16,6 +16,7 @@
 #include <sys/types.h>
 #include <sys/socket.h>
 #include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <arpa/inet.h>
 
 #include <stdint.h>
@@ -304,6 +305,24 @@ httpconn_input(struct evbuffer *in, const struct evbuffer_cb_info *info,
 		httpconn_shed(c->h);
 }
 
+/*
+ * An answer, or an event of a stream, goes out at once: without
+ * TCP_NODELAY each waited for the client's delayed ACK (40 ms a
+ * tools/call on a kept connection).  The socket is evhttp's once the
+ * connection is accepted: set at its first request.
+ */
+static void
+httpconn_nodelay(struct http_conn *c)
+{
+	int	one = 1;
+
+	if (c->nodelay)
+		return;
+	c->nodelay = 1;
+	(void)setsockopt(bufferevent_getfd(c->bev), IPPROTO_TCP, TCP_NODELAY,
+	    &one, sizeof(one));
+}
+
 struct http_conn *
 httpconn_request(struct http *h, struct evhttp_request *req)
 {
@@ -317,6 +336,7 @@ httpconn_request(struct http *h, struct evhttp_request *req)
 			continue;
 		/* Whole: the body is the request's; what follows is held. */
 		c->shed = 0;
+		httpconn_nodelay(c);
 		httpconn_hold(c, evbuffer_get_length(
 		    bufferevent_get_input(bev)));
 		return c;
