@@ -29,7 +29,12 @@ static json_object *
 edlink_answer_json(int64_t id, const struct link_answer *a)
 {
 	static const char *const names[] = WIRE_UP_STATUS;
+	const struct { const char *k; int v; } flags[] = {
+		{ WIRE_CALL_SENT, a->sent }, { WIRE_CALL_CLOSED, a->closed },
+		{ WIRE_CALL_NOLISTEN, a->nolisten },
+		{ WIRE_CALL_BEHIND, a->behind } };
 	json_object	*m = json_object_new_object();
+	size_t		 i;
 
 	json_object_object_add(m, WIRE_CALL_ID, json_object_new_int64(id));
 	json_object_object_add(m, WIRE_CALL_STATUS,
@@ -37,14 +42,9 @@ edlink_answer_json(int64_t id, const struct link_answer *a)
 	if (a->out != NULL)
 		json_object_object_add(m, WIRE_CALL_OUT,
 		    json_object_get(a->out));
-	json_object_object_add(m, WIRE_CALL_SENT,
-	    json_object_new_boolean(a->sent));
-	json_object_object_add(m, WIRE_CALL_CLOSED,
-	    json_object_new_boolean(a->closed));
-	json_object_object_add(m, WIRE_CALL_NOLISTEN,
-	    json_object_new_boolean(a->nolisten));
-	json_object_object_add(m, WIRE_CALL_BEHIND,
-	    json_object_new_boolean(a->behind));
+	for (i = 0; i < sizeof(flags) / sizeof(flags[0]); i++)
+		json_object_object_add(m, flags[i].k,
+		    json_object_new_boolean(flags[i].v));
 	json_object_object_add(m, WIRE_CALL_SEEN_AGO,
 	    json_object_new_int64(a->seen_ago_ms));
 	if (a->err != NULL)

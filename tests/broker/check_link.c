@@ -61,6 +61,37 @@ link_start(void)
 	fake_await(&fk, "recv get_editor_state ");
 }
 
+/* A read_console (tool) the editor holds its answer to: its ticket. */
+static void
+stalled_read(char rd[32], const char *tool)
+{
+	char	cmds[128];
+
+	fake_ctl(&fk, "stall read_console");
+	snprintf(cmds, sizeof(cmds), "[{\"tool\":\"%s\",\"params\":{}}]",
+	    tool);
+	submit(rd, cmds, NULL);
+	fake_await(&fk, "stalled read_console");
+}
+
+/* A get_project_info submitted now (then, unstall: the stalled answer
+ * goes) gets its own answer. */
+static void
+project_read(int unstall)
+{
+	char		 p[32];
+	json_object	*r;
+
+	submit(p, "[{\"tool\":\"get_project_info\"}]", NULL);
+	if (unstall)
+		fake_ctl(&fk, "unstall");
+	r = wait_done(p);
+	ck_assert_str_eq(str(r, "status"), "done");
+	ck_assert_str_eq(str(r, "results.0.result.data.projectName"),
+	    "FakeProject");
+	json_object_put(r);
+}
+
 /* Whether the state dir holds a file whose name begins with prefix. */
 static int
 state_has(const char *prefix)
@@ -160,9 +191,7 @@ START_TEST(in_order_behind_a_slow_read)
 	json_object	*r;
 
 	link_start();
-	fake_ctl(&fk, "stall read_console");
-	submit(rd, "[{\"tool\":\"read_console\",\"params\":{}}]", NULL);
-	fake_await(&fk, "stalled read_console");
+	stalled_read(rd, "read_console");
 	submit(p, "[{\"tool\":\"get_project_info\"}]", NULL);
 	r = poll_job(p);
 	ck_assert_str_eq(str(r, "result.status"), "running");
@@ -189,24 +218,16 @@ END_TEST
  */
 START_TEST(late_answer_is_nobodys)
 {
-	char		 rd[32], p[32];
+	char		 rd[32];
 	json_object	*r;
 
 	link_start();
-	fake_ctl(&fk, "stall read_console");
-	submit(rd, "[{\"tool\":\"slow_read\",\"params\":{}}]", NULL);
-	fake_await(&fk, "stalled read_console");
+	stalled_read(rd, "slow_read");
 	r = wait_done(rd);
 	ck_assert_str_eq(str(r, "status"), "failed");
 	ck_assert_str_eq(str(r, "results.0.error_type"), "upstream_timeout");
 	json_object_put(r);
-	submit(p, "[{\"tool\":\"get_project_info\"}]", NULL);
-	fake_ctl(&fk, "unstall");
-	r = wait_done(p);
-	ck_assert_str_eq(str(r, "status"), "done");
-	ck_assert_str_eq(str(r, "results.0.result.data.projectName"),
-	    "FakeProject");
-	json_object_put(r);
+	project_read(1);
 	ck_assert_int_eq(fake_count(&fk, "accept"), 1);
 }
 END_TEST
@@ -253,9 +274,15 @@ START_TEST(read_without_worker)
 		json_object_put(r);
 	}
 	/* A tool-level failure is the worker's tool_failed too. */
-	submit(t, "[{\"tool\":\"manage_scene\",\"params\":{\"action\":"
-	    "\"get_hierarchy\",\"name\":\"no such scene\"}}]", NULL);
+	submit(t, "[{\"tool\":\"get_test_job\",\"params\":{\"job_id\":"
+	    "\"none\"}}]", NULL);
 	r = wait_done(t);
+	ck_assert_str_eq(str(r, "status"), "failed");
+	ck_assert_str_eq(str(r, "results.0.error_type"), "tool_failed");
+	ck_assert_ptr_nonnull(strstr(str(r, "results.0.error"),
+	    "the tool reported a failure: Unknown job_id."));
+	ck_assert(!json_object_get_boolean(jpath(r,
+	    "results.0.result.success")));
 	json_object_put(r);
 	ck_assert_int_eq(forked(), before);
 	fake_ctl(&fk, "sync");
@@ -270,13 +297,11 @@ END_TEST
  */
 START_TEST(cancel_read_without_worker)
 {
-	char		 rd[32], p[32];
+	char		 rd[32];
 	json_object	*r;
 
 	link_start();
-	fake_ctl(&fk, "stall read_console");
-	submit(rd, "[{\"tool\":\"read_console\",\"params\":{}}]", NULL);
-	fake_await(&fk, "stalled read_console");
+	stalled_read(rd, "read_console");
 	r = callf("{\"jsonrpc\":\"2.0\",\"id\":4,\"method\":\"cancel_job\","
 	    "\"params\":{\"ticket\":\"%s\"}}", rd);
 	json_object_put(r);
@@ -284,13 +309,7 @@ START_TEST(cancel_read_without_worker)
 	ck_assert_str_eq(str(r, "status"), "cancelled");
 	ck_assert_str_eq(str(r, "results.0.error_type"), "cancelled");
 	json_object_put(r);
-	submit(p, "[{\"tool\":\"get_project_info\"}]", NULL);
-	fake_ctl(&fk, "unstall");
-	r = wait_done(p);
-	ck_assert_str_eq(str(r, "status"), "done");
-	ck_assert_str_eq(str(r, "results.0.result.data.projectName"),
-	    "FakeProject");
-	json_object_put(r);
+	project_read(1);
 }
 END_TEST
 
@@ -304,9 +323,7 @@ START_TEST(lost_read_handed_to_worker)
 	json_object	*r;
 
 	link_start();
-	fake_ctl(&fk, "stall read_console");
-	submit(rd, "[{\"tool\":\"read_console\",\"params\":{}}]", NULL);
-	fake_await(&fk, "stalled read_console");
+	stalled_read(rd, "read_console");
 	fake_ctl(&fk, "reload");
 	ck_assert_int_eq(broker_await_log(&b, "a worker takes it on"), 1);
 	fake_ctl(&fk, "reload-done");
