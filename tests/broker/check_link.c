@@ -74,22 +74,29 @@ stalled_read(char rd[32], const char *tool)
 	fake_await(&fk, "stalled read_console");
 }
 
+/* get_project_info job p ends done with its own answer. */
+static void
+project_done(const char *p)
+{
+	json_object	*r = wait_done(p);
+
+	ck_assert_str_eq(str(r, "status"), "done");
+	ck_assert_str_eq(str(r, "results.0.result.data.projectName"),
+	    "FakeProject");
+	json_object_put(r);
+}
+
 /* A get_project_info submitted now (then, unstall: the stalled answer
  * goes) gets its own answer. */
 static void
 project_read(int unstall)
 {
-	char		 p[32];
-	json_object	*r;
+	char	p[32];
 
 	submit(p, "[{\"tool\":\"get_project_info\"}]", NULL);
 	if (unstall)
 		fake_ctl(&fk, "unstall");
-	r = wait_done(p);
-	ck_assert_str_eq(str(r, "status"), "done");
-	ck_assert_str_eq(str(r, "results.0.result.data.projectName"),
-	    "FakeProject");
-	json_object_put(r);
+	project_done(p);
 }
 
 /* Whether the state dir holds a file whose name begins with prefix. */
@@ -198,11 +205,7 @@ START_TEST(in_order_behind_a_slow_read)
 	json_object_put(r);
 	ck_assert_int_eq(fake_count(&fk, "recv get_project_info "), 0);
 	fake_ctl(&fk, "unstall");
-	r = wait_done(p);
-	ck_assert_str_eq(str(r, "status"), "done");
-	ck_assert_str_eq(str(r, "results.0.result.data.projectName"),
-	    "FakeProject");
-	json_object_put(r);
+	project_done(p);
 	r = wait_done(rd);
 	ck_assert_str_eq(str(r, "status"), "done");
 	ck_assert_ptr_null(jpath(r, "results.0.result.data.projectName"));
