@@ -4,9 +4,10 @@
 
 /*
  * The editor links (src/link/): one connection per editor's bridge,
- * owned by the broker, that carries every exchange with that editor in
- * order, each job worker's calls and the editor probe's.  See cmdgated(8),
- * Editor link.
+ * owned by the broker, that carries exchanges with that editor in order:
+ * with MCP for Unity's bridge every one, each job worker's calls and the
+ * editor probe's; with uLoopMCP's editor (jsonrpc-lsp) the broker's own
+ * reads.  See cmdgated(8), Editor link.
  */
 
 #include <stdint.h>
@@ -63,6 +64,13 @@ void		 link_call(struct link *L, const char *method,
 		    link_fn fn, void *arg);
 /* Whether L's connection is open (its WELCOME read). */
 int		 link_connected(const struct link *L);
+/*
+ * Whether workers' calls go over L (unity-mcp: the bridge serves one
+ * client).  uLoopMCP's editor answers each connection's requests one
+ * after another, so a worker's compile or test run would hold every read
+ * behind it: workers connect by themselves, and L carries reads only.
+ */
+int		 link_carries_workers(const struct link *L);
 /* For server_status: [{"to", "dialect", "connected", "calls",
  * "in_flight", "connects", "lost"}...]; caller puts. */
 json_object	*links_json(const struct links *);

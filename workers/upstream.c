@@ -22,6 +22,7 @@
 #include <json-c/json.h>
 
 #include "addr.h"
+#include "jrpcup.h"
 #include "jsonl.h"
 #include "jstrict.h"
 #include "mcphttp.h"
@@ -29,8 +30,7 @@
 #include "upstream.h"
 #include "wproc.h"
 
-#define UP_MAX		(64 * 1024 * 1024)	/* longest message */
-#define UP_LINE_MAX	4096		/* a header line */
+#define UP_MAX		JRPCUP_MAX	/* longest message, any dialect */
 
 enum up_dialect { D_JSONRPC, D_LSP, D_UNITY, D_MCPHTTP };
 
@@ -232,13 +232,12 @@ static enum up_status
 up_lsp_header(struct upstream *u, size_t *n, char *err, size_t errlen)
 {
 	enum jsonl_status	 st;
-	char			*line, *end;
+	char			*line;
 	size_t			 len;
-	int			 have = 0;
-	unsigned long long	 v;
+	int			 have = 0, rc;
 
 	for (;;) {
-		u->jl.max = UP_LINE_MAX;
+		u->jl.max = JRPCUP_LINE_MAX;
 		if ((st = jsonl_line(&u->jl, up_left(u), &line, &len)) !=
 		    JSONL_MSG)
 			return st == JSONL_TOO_LONG ? up_fail(u, UP_PROTOCOL,
@@ -250,19 +249,14 @@ up_lsp_header(struct upstream *u, size_t *n, char *err, size_t errlen)
 			free(line);
 			break;
 		}
-		if (strncasecmp(line, "Content-Length:", 15) == 0) {
-			errno = 0;
-			v = strtoull(line + 15, &end, 10);
-			have = errno == 0 && end != line + 15 &&
-			    strspn(end, " \t") == strlen(end);
-			*n = (size_t)v;
-		}
+		if ((rc = jrpcup_content_length(line, n)) != 0)
+			have = rc == 1;
 		free(line);
 	}
 	if (!have)
 		return up_fail(u, UP_PROTOCOL, err, errlen, "%s",
 		    "sent a message without a valid Content-Length");
-	if (*n > UP_MAX)
+	if (*n > JRPCUP_MAX)
 		return up_fail(u, UP_TOO_LONG, err, errlen, "%s",
 		    "answer longer than 64 MiB");
 	return UP_OK;
@@ -468,54 +462,26 @@ upstream_open(const char *dialect, const char *to, int64_t deadline,
 
 /* ---- calls ------------------------------------------------------------ */
 
-/* A JSON-RPC 2.0 request (caller puts). */
-static json_object *
-up_jsonrpc_request(int64_t id, const char *method, json_object *params)
-{
-	json_object	*req = json_object_new_object();
-
-	json_object_object_add(req, "jsonrpc", json_object_new_string("2.0"));
-	json_object_object_add(req, "id", json_object_new_int64(id));
-	json_object_object_add(req, "method", json_object_new_string(method));
-	json_object_object_add(req, "params", params != NULL ?
-	    json_object_get(params) : json_object_new_object());
-	return req;
-}
-
 /* jsonrpc, jsonrpc-lsp: the answer to u->id, notifications skipped. */
 static enum up_status
 up_jsonrpc_answer(struct upstream *u, json_object **out, char *err,
     size_t errlen)
 {
-	json_object	*msg, *v;
+	json_object	*msg;
 	enum up_status	 st;
+	char		 why[512];
 
 	for (;;) {
 		if ((st = up_read_msg(u, &msg, err, errlen)) != UP_OK)
 			return st;
-		/* A request from the server has an id too: not ours. */
-		if (!json_object_object_get_ex(msg, "method", NULL) &&
-		    jsonl_is_answer(msg, u->id))
+		if (jrpcup_is_answer(msg) && jsonl_is_answer(msg, u->id))
 			break;
 		json_object_put(msg);	/* a notification or request */
 	}
-	if (json_object_object_get_ex(msg, "result", &v))
-		st = UP_OK;
-	else if (json_object_object_get_ex(msg, "error", &v))
-		st = UP_ERROR;
-	else {
-		json_object_put(msg);
-		return up_fail(u, UP_PROTOCOL, err, errlen, "%s",
-		    "sent an answer with neither result nor error");
-	}
-	*out = json_object_get(v);
+	st = jrpcup_answer(msg, out, why, sizeof(why));
 	json_object_put(msg);
-	if (st == UP_ERROR)
-		snprintf(err, errlen, "%s: upstream error %d: %s", u->to,
-		    json_object_get_int(json_object_object_get(v, "code")),
-		    json_object_object_get(v, "message") != NULL ?
-		    json_object_get_string(json_object_object_get(v,
-		    "message")) : "(no message)");
+	if (st != UP_OK)
+		snprintf(err, errlen, "%s: %s", u->to, why);
 	return st;
 }
 
@@ -557,7 +523,7 @@ upstream_call(struct upstream *u, const char *method, json_object *params,
 	if (u->dialect == D_UNITY)
 		req = umcp_request(method, params);
 	else
-		req = up_jsonrpc_request(u->id, method, params);
+		req = jrpcup_request(u->id, method, params);
 	st = up_send_msg(u, req, err, errlen);
 	json_object_put(req);
 	if (st != UP_OK)

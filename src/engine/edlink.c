@@ -77,7 +77,7 @@ edlink_refuse(int64_t id, const char *to, edlink_reply_fn reply, void *arg,
 	a.status = UP_PROTOCOL;
 	a.seen_ago_ms = -1;
 	snprintf(err, sizeof(err), "%s: no editor link for it (too many "
-	    "bridges linked, or a dialect no link speaks)", to);
+	    "bridges linked, or a dialect no link carries for workers)", to);
 	a.err = err;
 	m = edlink_answer_json(id, &a);
 	reply(arg, pid, m);
@@ -115,7 +115,8 @@ edlink_call(struct links *LS, json_object *ev, edlink_reply_fn reply,
 	if (json_object_object_get_ex(ev, WIRE_CALL_METHOD, &v) &&
 	    method == NULL)
 		return -1;
-	if ((L = links_get(LS, dialect, to)) == NULL) {
+	if ((L = links_get(LS, dialect, to)) == NULL ||
+	    !link_carries_workers(L)) {
 		edlink_refuse(json_object_get_int64(id), to, reply, arg, pid);
 		return 0;
 	}

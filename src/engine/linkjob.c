@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: ISC */
 /*
  * A read the broker forwards itself, with no worker: a job whose one
- * command is a forward to a bridge an editor link carries (unity-mcp),
- * instant or smooth, with no await, no reload and no busy label, while
- * that link is open.  The command goes over the link once the job is stored as
+ * command is a forward to a bridge an editor link carries (unity-mcp,
+ * jsonrpc-lsp), instant or smooth, with no await, no reload and no busy
+ * label, while that link is open (a jsonrpc-lsp link, which no worker
+ * opens, is opened by the read).  The command goes over the link once the job is stored as
  * running; the answer becomes the command's result as the worker's
  * forward.c makes it (common/fwdres.c), and the job ends.  What needs a
  * worker's patience is handed to one, which begins the command afresh:
@@ -65,7 +66,7 @@ linkjob_command(struct job *j, json_object *spec)
 	return json_object_array_get_idx(cmds, 0);
 }
 
-/* The open link cmd's forward goes over; NULL when none. */
+/* The link cmd's forward goes over; NULL when none. */
 static struct link *
 linkjob_link(struct jobs *J, json_object *cmd)
 {
@@ -79,7 +80,9 @@ linkjob_link(struct jobs *J, json_object *cmd)
 	    WIRE_CMD_RELOAD)))
 		return NULL;
 	L = links_get(J->cfg.links, linkjob_str(fw, "dialect"), to);
-	return L != NULL && link_connected(L) ? L : NULL;
+	/* A link no worker opens is opened by the read itself. */
+	return L != NULL && (link_connected(L) || !link_carries_workers(L)) ?
+	    L : NULL;
 }
 
 int

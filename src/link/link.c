@@ -5,7 +5,10 @@
  * bridge serves one client at a time (a second connection closes the
  * first) and answers its frames in order: the link writes each call as
  * it comes, after the WELCOME line, and gives each answer to the oldest
- * call not yet answered.  It connects when a call comes and nothing is
+ * call not yet answered.  uLoopMCP's editor (jsonrpc-lsp) answers the
+ * requests of one connection one after another, each by its id: the
+ * link numbers its calls and gives each answer to the call of its id,
+ * skipping what the editor pushes.  It connects when a call comes and nothing is
  * open, never by itself, and closes after LINK_IDLE_MS without a call,
  * before the bridge's own 30 s would close it under a request.  A call
  * is its caller's to try again: a refusal or a loss is told, not retried
@@ -32,6 +35,8 @@
 #include <json-c/json.h>
 
 #include "addr.h"
+#include "jrpcup.h"
+#include "jstrict.h"
 #include "link.h"
 #include "log.h"
 #include "umcp.h"
@@ -41,6 +46,10 @@
 #define LINKS_MAX	64	/* bridges: a table names a few */
 
 enum link_state { L_DOWN, L_CONNECTING, L_WELCOME, L_OPEN };
+enum link_dialect { LD_UNITY, LD_LSP };
+
+static const char *const link_dialects[] = { "unity-mcp", "jsonrpc-lsp",
+    NULL };
 
 struct lcall {
 	TAILQ_ENTRY(lcall)	 entry;
@@ -48,6 +57,7 @@ struct lcall {
 	unsigned char		*frame;		/* until written */
 	size_t			 len;
 	int			 ping;
+	int64_t			 id;		/* jsonrpc-lsp */
 	int			 told;		/* its answer, if it comes, is
 						   nobody's */
 	uint64_t		 end;		/* L->queued at its last byte */
@@ -62,6 +72,7 @@ struct link {
 	TAILQ_ENTRY(link)	 entry;
 	struct links		*LS;
 	char			*dialect, *to;
+	enum link_dialect	 dl;
 	enum link_state		 state;
 	struct bufferevent	*bev;
 	struct evbuffer_cb_entry *drain_cb;	/* on bev's output */
@@ -69,7 +80,10 @@ struct link {
 	struct lcalls		 inflight;	/* written, in order */
 	uint64_t		 queued;	/* bytes given to bev */
 	uint64_t		 drained;	/* of them, gone to the kernel */
-	size_t			 frame_len;	/* 0: a header comes next */
+	size_t			 frame_len;	/* unity-mcp 0, jsonrpc-lsp
+						   !in_body: a header next */
+	int			 in_body, have_len;	/* jsonrpc-lsp */
+	int64_t			 next_id;
 	unsigned		 attempt;	/* of its addresses */
 	int64_t			 seen_ms;	/* the last WELCOME; 0: none */
 	uint64_t		 calls, connects, lost;
@@ -173,6 +187,7 @@ link_close(struct link *L)
 	L->bev = NULL;
 	L->state = L_DOWN;
 	L->frame_len = 0;
+	L->in_body = L->have_len = 0;
 	evtimer_del(L->idle_ev);
 }
 
@@ -232,6 +247,16 @@ link_flush(struct link *L)
 	}
 }
 
+/* The link is open (after the WELCOME, if its dialect has one). */
+static void
+link_opened(struct link *L)
+{
+	L->state = L_OPEN;
+	L->seen_ms = util_monotonic_ms();
+	L->connects++;
+	link_flush(L);
+}
+
 /* Idle: nothing waits, nothing is in flight. */
 static void
 link_idle(struct link *L)
@@ -260,7 +285,10 @@ link_event(struct bufferevent *bev, short what, void *arg)
 
 	if (what & BEV_EVENT_CONNECTED) {
 		/* Its WELCOME may have been read first, in the same turn. */
-		L->state = L_WELCOME;
+		if (L->dl == LD_UNITY)
+			L->state = L_WELCOME;
+		else
+			link_opened(L);
 		if (evbuffer_get_length(bufferevent_get_input(bev)) > 0)
 			link_read(bev, L);
 		return;
@@ -347,10 +375,7 @@ link_welcome(struct link *L, struct evbuffer *in)
 		return -1;
 	}
 	free(line);
-	L->state = L_OPEN;
-	L->seen_ms = util_monotonic_ms();
-	L->connects++;
-	link_flush(L);
+	link_opened(L);
 	return 1;
 }
 
@@ -412,6 +437,127 @@ link_frames(struct link *L, struct evbuffer *in)
 	}
 }
 
+/* ---- reading jsonrpc-lsp -------------------------------------------- */
+
+/* The call in flight of id, or NULL. */
+static struct lcall *
+link_call_of(struct link *L, json_object *id)
+{
+	struct lcall	*c;
+	int64_t		 n;
+
+	if (!json_object_is_type(id, json_type_int))
+		return NULL;
+	n = json_object_get_int64(id);
+	TAILQ_FOREACH(c, &L->inflight, entry)
+		if (c->id == n)
+			return c;
+	return NULL;
+}
+
+/*
+ * One message: an answer to the call of its id (an error without one, as
+ * to a request it could not read: the oldest's); what the editor pushes
+ * is skipped, as is an answer to no call of ours.
+ */
+static int
+link_lsp_message(struct link *L, const char *buf, size_t n)
+{
+	json_object	*msg = NULL, *out = NULL, *id;
+	struct lcall	*c;
+	enum up_status	 st;
+	char		 why[512];
+	int		 rc;
+
+	if ((rc = jstrict_parse(buf, n, &msg)) != 0 ||
+	    !json_object_is_type(msg, json_type_object)) {
+		json_object_put(msg);
+		snprintf(why, sizeof(why), "sent %s", rc != 0 ? "something "
+		    "that is not JSON" : "JSON that is not an object");
+		link_lost(L, UP_PROTOCOL, why);
+		return -1;
+	}
+	c = NULL;
+	if (jrpcup_is_answer(msg)) {
+		id = json_object_object_get(msg, "id");
+		c = id == NULL && json_object_object_get_ex(msg, "error",
+		    NULL) ? TAILQ_FIRST(&L->inflight) : link_call_of(L, id);
+	}
+	if (c == NULL) {
+		json_object_put(msg);
+		return 0;
+	}
+	TAILQ_REMOVE(&L->inflight, c, entry);
+	st = jrpcup_answer(msg, &out, why, sizeof(why));
+	if (c->ping && st == UP_ERROR)
+		st = UP_OK;	/* any answer is the editor alive */
+	lcall_tell(c, st, out, st == UP_OK ? NULL : "%s", why);
+	json_object_put(out);
+	json_object_put(msg);
+	lcall_free(c);
+	return 0;
+}
+
+/* Header lines up to the blank one: 1 when the body comes, 0 for more,
+ * -1 closed. */
+static int
+link_lsp_header(struct link *L, struct evbuffer *in)
+{
+	char	*line;
+	size_t	 len;
+	int	 rc;
+
+	while ((line = evbuffer_readln(in, &len, EVBUFFER_EOL_CRLF)) != NULL) {
+		rc = len == 0 ? 2 : jrpcup_content_length(line, &L->frame_len);
+		free(line);
+		if (rc == 2)
+			break;
+		if (rc != 0)
+			L->have_len = rc == 1;
+	}
+	if (line == NULL) {
+		if (evbuffer_get_length(in) <= JRPCUP_LINE_MAX)
+			return 0;
+		link_lost(L, UP_PROTOCOL, "sent a header line over 4 KiB");
+		return -1;
+	}
+	if (!L->have_len) {
+		link_lost(L, UP_PROTOCOL, "sent a message without a valid "
+		    "Content-Length");
+		return -1;
+	}
+	if (L->frame_len > JRPCUP_MAX) {
+		link_lost(L, UP_TOO_LONG, "sent a message longer than 64 MiB");
+		return -1;
+	}
+	L->in_body = 1;
+	return 1;
+}
+
+/* The messages in in: -1 once the link is closed. */
+static int
+link_lsp_frames(struct link *L, struct evbuffer *in)
+{
+	unsigned char	*p;
+	int		 rc;
+
+	for (;;) {
+		if (!L->in_body && (rc = link_lsp_header(L, in)) != 1)
+			return rc;
+		if (evbuffer_get_length(in) < L->frame_len)
+			return 0;
+		p = (unsigned char *)"";
+		if (L->frame_len > 0 && (p = evbuffer_pullup(in,
+		    (ev_ssize_t)L->frame_len)) == NULL)
+			fatalx("evbuffer_pullup: out of memory");
+		if (link_lsp_message(L, (char *)p, L->frame_len) == -1)
+			return -1;
+		evbuffer_drain(in, L->frame_len);
+		L->in_body = L->have_len = 0;
+		L->frame_len = 0;
+	}
+}
+
 static void
 link_read(struct bufferevent *bev, void *arg)
 {
@@ -422,7 +568,8 @@ link_read(struct bufferevent *bev, void *arg)
 		return;		/* the connect's end reads it */
 	if (L->state == L_WELCOME && link_welcome(L, in) != 1)
 		return;
-	if (L->state == L_OPEN && link_frames(L, in) == 0)
+	if (L->state == L_OPEN && (L->dl == LD_UNITY ? link_frames(L, in) :
+	    link_lsp_frames(L, in)) == 0)
 		link_idle(L);
 }
 
@@ -479,6 +626,28 @@ lcall_timer_cb(evutil_socket_t fd, short ev, void *arg)
 		lcall_tell(c, UP_TIMEOUT, NULL, "did not answer in time");
 }
 
+/* jsonrpc-lsp: the message of a call (ping: the method "ping"). */
+static void
+lcall_lsp_frame(struct lcall *c, const char *method, json_object *params)
+{
+	json_object	*req;
+	const char	*s;
+	size_t		 n;
+	char		 hdr[64];
+	int		 h;
+
+	c->id = ++c->L->next_id;
+	req = jrpcup_request(c->id, method != NULL ? method : "ping", params);
+	s = json_object_to_json_string_length(req, JSON_C_TO_STRING_PLAIN |
+	    JSON_C_TO_STRING_NOSLASHESCAPE, &n);
+	h = snprintf(hdr, sizeof(hdr), "Content-Length: %zu\r\n\r\n", n);
+	c->len = (size_t)h + n;
+	c->frame = xcalloc(1, c->len);
+	memcpy(c->frame, hdr, (size_t)h);
+	memcpy(c->frame + h, s, n);
+	json_object_put(req);
+}
+
 /* The frame of a call (ping: the bytes "ping"). */
 static void
 lcall_frame(struct lcall *c, const char *method, json_object *params)
@@ -487,6 +656,10 @@ lcall_frame(struct lcall *c, const char *method, json_object *params)
 	const char	*s = UMCP_PING;
 	size_t		 n = 4;
 
+	if (c->L->dl == LD_LSP) {
+		lcall_lsp_frame(c, method, params);
+		return;
+	}
 	if (method != NULL) {
 		req = umcp_request(method, params);
 		s = json_object_to_json_string_length(req,
@@ -536,6 +709,12 @@ link_connected(const struct link *L)
 	return L->state == L_OPEN;
 }
 
+int
+link_carries_workers(const struct link *L)
+{
+	return L->dl == LD_UNITY;
+}
+
 /* ---- the links -------------------------------------------------------- */
 
 struct links *
@@ -570,8 +749,12 @@ struct link *
 links_get(struct links *LS, const char *dialect, const char *to)
 {
 	struct link	*L;
+	int		 dl;
 
-	if (dialect == NULL || strcmp(dialect, "unity-mcp") != 0)
+	for (dl = 0; dialect != NULL && link_dialects[dl] != NULL; dl++)
+		if (strcmp(dialect, link_dialects[dl]) == 0)
+			break;
+	if (dialect == NULL || link_dialects[dl] == NULL)
 		return NULL;
 	TAILQ_FOREACH(L, &LS->list, entry)
 		if (strcmp(L->to, to) == 0 && strcmp(L->dialect, dialect) == 0)
@@ -585,6 +768,7 @@ links_get(struct links *LS, const char *dialect, const char *to)
 	L = xcalloc(1, sizeof(*L));
 	L->LS = LS;
 	L->dialect = xstrdup(dialect);
+	L->dl = (enum link_dialect)dl;
 	L->to = xstrdup(to);
 	TAILQ_INIT(&L->waiting);
 	TAILQ_INIT(&L->inflight);

@@ -4,7 +4,9 @@
  * each job worker's and the editor probe's, goes over the broker's one
  * connection to it, in order, through a real cmdgated against fake_unity
  * (which, like the real bridge, serves one client at a time and answers
- * its frames one after another).
+ * its frames one after another); the broker's reads of uLoopMCP's editor
+ * go over one connection to fake_uloop, its workers' calls over their
+ * own.
  */
 #include "config.h"
 
@@ -339,6 +341,120 @@ START_TEST(lost_read_handed_to_worker)
 }
 END_TEST
 
+/* ---- jsonrpc-lsp: uLoopMCP's editor ---------------------------------- */
+
+/* fake_uloop (Content-Length frames) and the shipped uloop table with
+ * no_such, a read of a method the editor does not know. */
+static void
+uloop_start(void)
+{
+	char	nosuch[512];
+
+	fake_start(&fk, "FAKE_ULOOP", "-l", NULL);
+	snprintf(nosuch, sizeof(nosuch), "{\"tools\": [{\"name\":"
+	    "\"no_such\",\"forward\":{\"to\":\"127.0.0.1:%d\",\"dialect\":"
+	    "\"jsonrpc-lsp\",\"idempotent\":true},\"tier\":\"instant\"},",
+	    fk.port);
+	table_for(tools, "uloop.json", fk.port, "{\"tools\": [", nosuch);
+	start_tools(NULL);
+}
+
+/* A get-logs job t ends done with the editor's answer. */
+static void
+logs_done(const char *t)
+{
+	json_object	*r = wait_done(t);
+
+	ck_assert_str_eq(str(r, "status"), "done");
+	ck_assert(json_object_get_boolean(jpath(r, "results.0.ok")));
+	ck_assert(json_object_get_boolean(jpath(r, "results.0.sent")));
+	ck_assert_ptr_nonnull(jpath(r, "results.0.result.Ver"));
+	json_object_put(r);
+}
+
+/*
+ * Reads of uLoopMCP's editor need no worker: the first opens the link,
+ * every one goes over it, each gets the answer of its own id; an error
+ * answer is the read's.
+ */
+START_TEST(uloop_reads_over_one_link)
+{
+	char		 t[NJOBS][32];
+	json_object	*r, *st, *l;
+	int64_t		 before;
+	int		 i;
+
+	uloop_start();
+	before = forked();
+	for (i = 0; i < NJOBS; i++)
+		submit(t[i], "[{\"tool\":\"get-logs\"}]", NULL);
+	for (i = 0; i < NJOBS; i++)
+		logs_done(t[i]);
+	submit(t[0], "[{\"tool\":\"no_such\"}]", NULL);
+	r = wait_done(t[0]);
+	ck_assert_str_eq(str(r, "status"), "failed");
+	ck_assert_str_eq(str(r, "results.0.error_type"), "upstream_error");
+	ck_assert_int_eq(json_object_get_int(jpath(r,
+	    "results.0.upstream_error.code")), -32601);
+	json_object_put(r);
+	ck_assert_int_eq(forked(), before);
+	for (i = 0; i < NJOBS; i++)
+		fake_await(&fk, "recv get-logs ");
+	ck_assert_int_eq(fake_count(&fk, "accept"), 1);
+	l = link_status(&st);
+	ck_assert_str_eq(str(l, "dialect"), "jsonrpc-lsp");
+	ck_assert(json_object_get_boolean(jpath(l, "connected")));
+	ck_assert_int_eq(json_object_get_int(jpath(l, "connects")), 1);
+	ck_assert_int_eq(json_object_get_int(jpath(l, "calls")), NJOBS + 1);
+	json_object_put(st);
+}
+END_TEST
+
+/*
+ * A worker's long call (a test run the editor answers when it ends) goes
+ * over a connection of its own: reads are not held behind it.
+ */
+START_TEST(uloop_read_beside_a_test_run)
+{
+	char		 run[32], rd[32];
+	json_object	*r;
+
+	uloop_start();
+	submit(run, "[{\"tool\":\"run-tests\"}]", NULL);
+	fake_await(&fk, "recv run-tests ");
+	submit(rd, "[{\"tool\":\"get-logs\"}]", NULL);
+	logs_done(rd);
+	r = poll_job(run);
+	ck_assert_str_eq(str(r, "result.status"), "running");
+	json_object_put(r);
+	fake_ctl(&fk, "end-tests succeeded");
+	r = wait_done(run);
+	ck_assert_str_eq(str(r, "status"), "done");
+	json_object_put(r);
+	ck_assert_int_eq(fake_count(&fk, "accept"), 2);
+}
+END_TEST
+
+/*
+ * A read while the editor reloads (connects refused): a worker takes it
+ * on, and it is answered once the editor is back.
+ */
+START_TEST(uloop_refused_read_handed_to_worker)
+{
+	char	rd[32];
+
+	uloop_start();
+	submit(rd, "[{\"tool\":\"get-logs\"}]", NULL);
+	logs_done(rd);
+	fake_ctl(&fk, "reload");
+	submit(rd, "[{\"tool\":\"get-logs\"}]", NULL);
+	ck_assert_int_eq(broker_await_log(&b, "a worker takes it on"), 1);
+	fake_ctl(&fk, "reload-done");
+	logs_done(rd);
+	ck_assert_int_eq(broker_log_count(&b, "running: worker"), 1);
+}
+END_TEST
+
 int
 main(void)
 {
@@ -353,6 +469,13 @@ main(void)
 	tcase_add_test(tc, read_without_worker);
 	tcase_add_test(tc, cancel_read_without_worker);
 	tcase_add_test(tc, lost_read_handed_to_worker);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("jsonrpc-lsp");
+	tcase_add_checked_fixture(tc, lk_setup, lk_teardown);
+	tcase_set_timeout(tc, 60);
+	tcase_add_test(tc, uloop_reads_over_one_link);
+	tcase_add_test(tc, uloop_read_beside_a_test_run);
+	tcase_add_test(tc, uloop_refused_read_handed_to_worker);
 	suite_add_tcase(s, tc);
 	return ck_run(s);
 }
