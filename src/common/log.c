@@ -65,23 +65,27 @@ log_parselevel(const char *name)
 static void
 log_vwrite(enum log_level level, const char *fmt, va_list ap, int err)
 {
-	char	msg[4096];
-	int	saved = errno;
+	char	msg[4096], line[4352];
+	int	saved = errno, n;
 
 	if (level > log_level) {
 		errno = saved;
 		return;
 	}
 	vsnprintf(msg, sizeof(msg), fmt, ap);
+	/* One write a line: the workers' lines never land inside it. */
 	if (log_journal)
-		fprintf(stderr, "<%d>", (int)level);
+		n = snprintf(line, sizeof(line), "<%d>%s%s%s\n", (int)level,
+		    msg, err != 0 ? ": " : "", err != 0 ? strerror(err) : "");
 	else
-		fprintf(stderr, "%s: ", log_name);
-	if (err != 0)
-		fprintf(stderr, "%s: %s\n", msg, strerror(err));
-	else
-		fprintf(stderr, "%s\n", msg);
-	fflush(stderr);
+		n = snprintf(line, sizeof(line), "%s: %s%s%s\n", log_name, msg,
+		    err != 0 ? ": " : "", err != 0 ? strerror(err) : "");
+	if (n >= 0 && (size_t)n >= sizeof(line))
+		memcpy(line + sizeof(line) - 2, "\n", 2);	/* cut */
+	if (n >= 0) {
+		fputs(line, stderr);
+		fflush(stderr);
+	}
 	errno = saved;
 }
 
