@@ -483,8 +483,10 @@ void		 waiter_queue_pass(struct jobs *);
 json_object	*waiter_state(struct jobs *, uint64_t num);
 /* The caller of w is gone. */
 void		 waiter_cancel(struct waiter *w);
-/* Job num ended: tell its waiters. */
-void		 waiter_job_done(struct jobs *, uint64_t num);
+/* Job num ended and rec (borrowed; NULL: read it from the store) is
+ * stored: tell its waiters. */
+void		 waiter_job_done(struct jobs *, uint64_t num,
+		    json_object *rec);
 /* Command index of job num had its first upstream answer result
  * (borrowed): tell its watchers. */
 void		 waiter_job_answer(struct jobs *, uint64_t num, size_t index,

@@ -59,7 +59,7 @@ jobend_forget(struct jobs *J, struct job *j)
 			J->hooks.changed(J->hooks.arg);
 	}
 	jobend_notify(J, j);
-	waiter_job_done(J, j->num);
+	waiter_job_done(J, j->num, j->rec);
 	expiry_arm(J);
 	if (j->worker != NULL)
 		j->worker->job = NULL;

@@ -753,7 +753,7 @@ jobs_shutdown(struct jobs *J)
 			TAILQ_REMOVE(&J->running, j, entry);
 			J->nrunning--;
 			jobend_notify(J, j);
-			waiter_job_done(J, j->num);
+			waiter_job_done(J, j->num, j->rec);
 			if (j->worker != NULL)
 				j->worker->job = NULL;
 			job_free(j);

@@ -67,14 +67,16 @@ waiter_view(struct jobs *J, uint64_t num, struct jobs_error *err)
 	return o;
 }
 
+/* w's answer: the job's view, from rec when given (its stored record). */
 static void
-waiter_answer(struct waiter *w)
+waiter_answer(struct waiter *w, json_object *rec)
 {
 	struct jobs_error	 err;
 	json_object		*o;
 
 	memset(&err, 0, sizeof(err));
-	o = waiter_view(w->jobs, w->num, &err);
+	o = rec != NULL ? jobview_make(w->jobs, rec, NULL, 1) :
+	    waiter_view(w->jobs, w->num, &err);
 	w->done(w->arg, o, o != NULL ? NULL : &err);
 	waiter_free(w);
 }
@@ -84,18 +86,18 @@ on_wait_timeout(evutil_socket_t fd, short ev, void *arg)
 {
 	(void)fd;
 	(void)ev;
-	waiter_answer(arg);
+	waiter_answer(arg, NULL);
 }
 
 void
-waiter_job_done(struct jobs *J, uint64_t num)
+waiter_job_done(struct jobs *J, uint64_t num, json_object *rec)
 {
 	struct waiter	*w, *next;
 
 	for (w = TAILQ_FIRST(&J->waiters); w != NULL; w = next) {
 		next = TAILQ_NEXT(w, entry);
 		if (w->num == num)
-			waiter_answer(w);
+			waiter_answer(w, rec);
 	}
 }
 
