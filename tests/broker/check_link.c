@@ -341,6 +341,53 @@ START_TEST(lost_read_handed_to_worker)
 }
 END_TEST
 
+/*
+ * A second bridge (another "to") gets a link of its own: each bridge
+ * sees one connection, and neither's reads wait for the other's.
+ */
+START_TEST(second_bridge_own_link)
+{
+	struct fake	 fk2;
+	char		 other[512], t[2][32];
+	json_object	*r, *st, *links;
+	int		 i;
+
+	fake_start(&fk, "FAKE_UNITY", NULL);
+	fake_start(&fk2, "FAKE_UNITY", NULL);
+	snprintf(other, sizeof(other), "\"tools\": [{\"name\":"
+	    "\"other_info\",\"forward\":{\"to\":\"127.0.0.1:%d\","
+	    "\"dialect\":\"unity-mcp\",\"method\":\"get_project_info\"},"
+	    "\"tier\":\"instant\"},", fk2.port);
+	table_for(tools, "unity-mcp.json", fk.port, "\"tools\": [", other);
+	start_tools(NULL);
+	fake_ctl(&fk, "stall read_console");
+	submit(t[0], "[{\"tool\":\"read_console\",\"params\":{}}]", NULL);
+	fake_await(&fk, "stalled read_console");
+	for (i = 0; i < 3; i++) {
+		submit(t[1], "[{\"tool\":\"other_info\"}]", NULL);
+		project_done(t[1]);
+	}
+	fake_ctl(&fk, "unstall");
+	r = wait_done(t[0]);
+	ck_assert_str_eq(str(r, "status"), "done");
+	json_object_put(r);
+	fake_ctl(&fk2, "sync");
+	ck_assert_int_eq(fake_count(&fk2, "accept"), 1);
+	ck_assert_int_eq(fake_count(&fk2, "recv get_project_info "), 3);
+	fake_ctl(&fk, "sync");
+	ck_assert_int_eq(fake_count(&fk, "accept"), 1);
+	st = callf("{\"jsonrpc\":\"2.0\",\"id\":5,\"method\":"
+	    "\"server_status\"}");
+	links = jpath(st, "result.editor_links");
+	ck_assert_int_eq(json_object_array_length(links), 2);
+	for (i = 0; i < 2; i++)
+		ck_assert_int_eq(json_object_get_int(jpath(
+		    json_object_array_get_idx(links, i), "connects")), 1);
+	json_object_put(st);
+	fake_stop(&fk2);
+}
+END_TEST
+
 /* ---- jsonrpc-lsp: uLoopMCP's editor ---------------------------------- */
 
 /* fake_uloop (Content-Length frames) and the shipped uloop table with
@@ -469,6 +516,7 @@ main(void)
 	tcase_add_test(tc, read_without_worker);
 	tcase_add_test(tc, cancel_read_without_worker);
 	tcase_add_test(tc, lost_read_handed_to_worker);
+	tcase_add_test(tc, second_bridge_own_link);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("jsonrpc-lsp");
 	tcase_add_checked_fixture(tc, lk_setup, lk_teardown);
