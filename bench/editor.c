@@ -58,12 +58,14 @@ struct ed_run {
 	int		up, lp;		/* the bridge's two ports */
 	struct broker	b;
 	int		face_u, face_l, http;
+	pid_t		relay;		/* -1: none (the 10 ms rows) */
+	int		rp;		/* its port */
 	char		state[512];
 };
 
 /* The agents of the round trips: path and which port. */
 enum ed_port { ED_BRIDGE_U, ED_BRIDGE_L, ED_FACE_U, ED_FACE_L, ED_HTTPP,
-    ED_BROKER };
+    ED_BROKER, ED_RELAY };
 
 static const struct {
 	enum ed_path	path;
@@ -83,7 +85,7 @@ static int
 ed_port(const struct ed_run *r, enum ed_port p)
 {
 	const int	ports[] = { r->up, r->lp, r->face_u, r->face_l,
-			    r->http, r->b.port };
+			    r->http, r->b.port, r->rp };
 
 	return ports[p];
 }
@@ -101,40 +103,65 @@ ed_read_line(int fd, char *buf, size_t len)
 	while (got == 0 || buf[got - 1] != '\n') {
 		if (got + 1 >= len || poll(&p, 1, BROKER_TIMEOUT_MS) != 1 ||
 		    (n = read(fd, buf + got, len - 1 - got)) <= 0)
-			die("the bench bridge did not say its ports");
+			die("the bench bridge or relay did not say its ports");
 		got += (size_t)n;
 	}
 	buf[got] = '\0';
 }
 
-/* cmdgate-bench-bridge --delay-ms delay, dying with the bench. */
-static void
-ed_bridge_start(struct ed_run *r, int delay)
+/* bin with arg, dying with the bench, its first line into line. */
+static pid_t
+ed_spawn(const char *env, const char *arg1, const char *arg2, char *line,
+    size_t len)
 {
-	const char	*bin = getenv("CMDGATE_BENCH_BRIDGE");
-	char		 d[16], line[128];
+	const char	*bin = getenv(env);
+	pid_t		 pid;
 	int		 p[2];
 
 	if (bin == NULL)
-		die("set CMDGATE_BENCH_BRIDGE to bench/cmdgate-bench-bridge");
+		die("set %s", env);
 	if (pipe(p) == -1)
 		die("pipe: %s", strerror(errno));
-	snprintf(d, sizeof(d), "%d", delay);
-	if ((r->bridge = fork()) == 0) {
+	if ((pid = fork()) == 0) {
 		prctl(PR_SET_PDEATHSIG, SIGKILL);
 		dup2(p[1], 1);
 		close(p[0]);
 		close(p[1]);
-		execl(bin, bin, "--delay-ms", d, (char *)NULL);
+		execl(bin, bin, arg1, arg2, (char *)NULL);
 		_exit(127);
 	}
-	if (r->bridge == -1)
+	if (pid == -1)
 		die("fork: %s", strerror(errno));
 	close(p[1]);
-	ed_read_line(p[0], line, sizeof(line));
+	ed_read_line(p[0], line, len);
 	close(p[0]);
+	return pid;
+}
+
+/* cmdgate-bench-bridge --delay-ms delay. */
+static void
+ed_bridge_start(struct ed_run *r, int delay)
+{
+	char	d[16], line[128];
+
+	snprintf(d, sizeof(d), "%d", delay);
+	r->bridge = ed_spawn("CMDGATE_BENCH_BRIDGE", "--delay-ms", d, line,
+	    sizeof(line));
 	if (sscanf(line, "ports %d %d", &r->up, &r->lp) != 2)
 		die("the bench bridge said %s", line);
+}
+
+/* cmdgate-bench-relay in front of the bridge's MCP for Unity port. */
+static void
+ed_relay_start(struct ed_run *r)
+{
+	char	p[16], line[128];
+
+	snprintf(p, sizeof(p), "%d", r->up);
+	r->relay = ed_spawn("CMDGATE_BENCH_RELAY", p, NULL, line,
+	    sizeof(line));
+	if (sscanf(line, "port %d", &r->rp) != 1)
+		die("the bench relay said %s", line);
 }
 
 /* Three distinct free ports for the faces and HTTP. */
@@ -162,6 +189,9 @@ ed_start(struct ed_run *r, int delay)
 	char		 json[2048], fu[48], fl[48], fh[48], tools[512];
 
 	ed_bridge_start(r, delay);
+	r->relay = -1;
+	if (delay == 0)
+		ed_relay_start(r);
 	ed_ports(r);
 	snprintf(fu, sizeof(fu), "unity-mcp@127.0.0.1:%d", r->face_u);
 	snprintf(fl, sizeof(fl), "uloop@127.0.0.1:%d", r->face_l);
@@ -182,6 +212,8 @@ ed_stop(struct ed_run *r)
 {
 	broker_stop(&r->b);
 	rmtree(r->state);
+	if (r->relay != -1)
+		stop(r->relay);
 	stop(r->bridge);
 }
 
@@ -308,6 +340,7 @@ ed_rate(enum ed_path path, int port, int agents, int total)
 struct ed_figures {
 	double	rtt[MAXR][ED_NAGENT];
 	double	straight[4][MAXR], through[4][MAXR];	/* rates */
+	double	relay[2][MAXR];		/* phases 0 and 1 through the relay */
 };
 
 /* The rate phases: through which face, how many agents. */
@@ -411,6 +444,28 @@ ed_rate_rows(const struct ed_figures *f, int k, int delay)
 	table_row(what, "%", share, NULL, NULL, rounds, GOAL_LE, 3, "<= 3%");
 }
 
+/*
+ * The floor of the rates: the same agents through a relay that moves
+ * frames and does nothing else, beside the straight agent and beside
+ * cmdgate.
+ */
+static void
+ed_relay_rows(const struct ed_figures *f, int k)
+{
+	char	what[160];
+
+	snprintf(what, sizeof(what), "calls, instant bridge, %d agents at "
+	    "once through a plain relay (bench/relay.c: one connection to "
+	    "the bridge, no store, no JSON)", ed_phases[k].agents);
+	table_row(what, "/s", f->relay[k], "1 agent straight to the bridge",
+	    f->straight[k], rounds, GOAL_NONE, 0, NULL);
+	snprintf(what, sizeof(what), "calls, instant bridge, %d agents at "
+	    "once through the unity-mcp face, against the plain relay",
+	    ed_phases[k].agents);
+	table_row(what, "/s", f->through[k], "the plain relay",
+	    f->relay[k], rounds, GOAL_NONE, 0, NULL);
+}
+
 static int
 ed_env(const char *name, int def)
 {
@@ -478,6 +533,11 @@ ed_rates(struct ed_run *r, struct ed_figures *f, int i, int total,
 				    ed_port(r, ed_phases[k].face),
 				    ed_phases[k].agents, total);
 		}
+	for (k = 0; k < 2 && r->relay != -1; k++) {
+		nanosleep(&settle, NULL);
+		f->relay[k][i] = ed_rate(ED_UNITY, ed_port(r, ED_RELAY),
+		    ed_phases[k].agents, total * straight_x);
+	}
 }
 
 /*
@@ -512,5 +572,7 @@ bench_editor(int delay_ms)
 			ed_rtt_rows(f, k);
 	for (k = 0; k < 4; k++)
 		ed_rate_rows(f, k, delay_ms);
+	for (k = 0; k < 2 && delay_ms == 0; k++)
+		ed_relay_rows(f, k);
 	free(f);
 }
