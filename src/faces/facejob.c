@@ -30,7 +30,7 @@
 #include "net.h"
 #include "options.h"
 #include "server.h"
-#include "sha1.h"
+#include "digest.h"
 #include "ticket.h"
 #include "util.h"
 
@@ -42,7 +42,7 @@ TAILQ_HEAD(facejoblist, facejob);
 struct fjentry {
 	TAILQ_ENTRY(fjentry)	 entry;
 	struct facejobs		*T;
-	unsigned char		 key[SHA1_LEN];	/* fj_key() */
+	unsigned char		 key[DIGEST_SHA1_LEN];	/* fj_key() */
 	uint64_t		 owner;		/* whose repeat window: a conn */
 	struct submission	*s;		/* until stored */
 	struct waiter		*w;		/* until it ends */
@@ -125,7 +125,7 @@ fj_sorted(json_object *v)
  * collision would take two commands made for it, both the maker's own.
  */
 static void
-fj_key(const struct facejob_req *req, unsigned char key[SHA1_LEN])
+fj_key(const struct facejob_req *req, unsigned char key[DIGEST_SHA1_LEN])
 {
 	json_object	*p = req->params != NULL ? fj_sorted(req->params) :
 			    json_object_new_object();
@@ -135,7 +135,7 @@ fj_key(const struct facejob_req *req, unsigned char key[SHA1_LEN])
 	    req->tool, json_object_to_json_string_ext(p,
 	    JSON_C_TO_STRING_PLAIN));
 	json_object_put(p);
-	sha1(text, strlen(text), key);
+	digest_sha1(text, strlen(text), key);
 	free(text);
 }
 
@@ -369,7 +369,7 @@ fje_stored(void *arg, uint64_t num, int dedup, struct jobs_error *err)
 /* A new job for req, of key: its entry, or NULL with err. */
 static struct fjentry *
 fje_submit(struct facejobs *T, const struct facejob_req *req,
-    const unsigned char key[SHA1_LEN], struct rpc_error *err)
+    const unsigned char key[DIGEST_SHA1_LEN], struct rpc_error *err)
 {
 	struct fjentry	*e;
 	json_object	*cmds, *cmd, *rec;
@@ -388,7 +388,7 @@ fje_submit(struct facejobs *T, const struct facejob_req *req,
 		return NULL;
 	e = xcalloc(1, sizeof(*e));
 	e->T = T;
-	memcpy(e->key, key, SHA1_LEN);
+	memcpy(e->key, key, DIGEST_SHA1_LEN);
 	e->owner = req->conn;
 	TAILQ_INIT(&e->fjs);
 	TAILQ_INSERT_TAIL(&T->entries, e, entry);
@@ -433,12 +433,12 @@ fje_gone(struct facejobs *T, uint64_t id)
  * one who asked, and must not take its result nor end its window.
  */
 static struct fjentry *
-fje_find(struct facejobs *T, const unsigned char key[SHA1_LEN], uint64_t conn)
+fje_find(struct facejobs *T, const unsigned char key[DIGEST_SHA1_LEN], uint64_t conn)
 {
 	struct fjentry	*e, *gone = NULL;
 
 	TAILQ_FOREACH(e, &T->entries, entry) {
-		if (memcmp(e->key, key, SHA1_LEN) != 0)
+		if (memcmp(e->key, key, DIGEST_SHA1_LEN) != 0)
 			continue;
 		if (e->owner == conn)
 			return e;
@@ -573,7 +573,7 @@ facejob_start(struct server *srv, const struct facejob_req *req,
 	struct facejob	*fj = fj_new(srv, req, news, arg);
 	struct facejobs	*T;
 	struct fjentry	*e;
-	unsigned char	 key[SHA1_LEN];
+	unsigned char	 key[DIGEST_SHA1_LEN];
 
 	if (srv->jobs == NULL) {
 		rpc_fail(&fj->refused, RPC_INTERNAL_ERROR, "internal_error",

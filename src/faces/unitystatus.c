@@ -20,7 +20,7 @@
 #include "jstrict.h"
 #include "log.h"
 #include "options.h"
-#include "sha1.h"
+#include "digest.h"
 #include "util.h"
 
 #define US_PREFIX	"unity-mcp-status-"
@@ -193,7 +193,7 @@ us_from_project(const char *dir, struct unitystatus_id *id)
 	if (realpath(dir, root) == NULL)
 		return -1;
 	assets = xasprintf("%s%sAssets", root, strcmp(root, "/") ? "/" : "");
-	sha1_hex8(assets, hash);
+	digest_sha1_hex8(assets, hash);
 	snprintf(id->name, sizeof(id->name), "%s%s%s", US_PREFIX, hash,
 	    US_SUFFIX);
 	name = strrchr(root, '/') + 1;

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: ISC */
 /*
- * The unity-mcp face (issue 17): its status file on its own (sha1.c,
+ * The unity-mcp face (issue 17): its status file on its own (digest.c,
  * unitystatus.c), then through a real cmdgated to tests/fake_unity with
  * MCP for Unity's client written here from /work/shared/BRIDGES.md and
  * the facts of its Python server (Server/src/transport/legacy/): status
@@ -35,7 +35,7 @@
 #include "jstrict.h"
 #include "mfu.h"
 #include "options.h"
-#include "sha1.h"
+#include "digest.h"
 #include "testnet.h"
 
 static char	 tmp[512];	/* a mkdtemp name: room for what follows */
@@ -114,16 +114,16 @@ field(json_object *o, const char *k)
 /* RFC 3174's vectors, and the bridge's hash as sha1sum(1) makes it. */
 START_TEST(sha1_vectors)
 {
-	unsigned char	d[SHA1_LEN];
+	unsigned char	d[DIGEST_SHA1_LEN];
 	char		hex[9], want[64];
 	FILE		*p;
 
-	sha1("abc", 3, d);
+	digest_sha1("abc", 3, d);
 	ck_assert_int_eq(d[0], 0xa9);
 	ck_assert_int_eq(d[19], 0x9d);
-	sha1_hex8("", hex);
+	digest_sha1_hex8("", hex);
 	ck_assert_str_eq(hex, "da39a3ee");
-	sha1_hex8("abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq",
+	digest_sha1_hex8("abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq",
 	    hex);
 	ck_assert_str_eq(hex, "84983e44");
 	ck_assert_ptr_nonnull(p = popen("printf %s '/home/u/My Game/Assets' | "
@@ -131,7 +131,7 @@ START_TEST(sha1_vectors)
 	ck_assert_ptr_nonnull(fgets(want, sizeof(want), p));
 	pclose(p);
 	want[8] = '\0';
-	sha1_hex8("/home/u/My Game/Assets", hex);
+	digest_sha1_hex8("/home/u/My Game/Assets", hex);
 	ck_assert_str_eq(hex, want);
 }
 END_TEST
@@ -158,7 +158,7 @@ START_TEST(status_from_project)
 	us = unitystatus_new(NULL, &opt, fd, 6411, 6400);
 	ck_assert_ptr_nonnull(realpath(root, assets));
 	strcat(assets, "/Assets");
-	sha1_hex8(assets, hash);
+	digest_sha1_hex8(assets, hash);
 	snprintf(name, sizeof(name), "face/unity-mcp-status-%s.json", hash);
 	ck_assert_ptr_nonnull(o = get(name));
 	ck_assert_str_eq(field(o, "unity_port"), "6411");

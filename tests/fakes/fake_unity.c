@@ -42,9 +42,9 @@
 
 #include <json-c/json.h>
 
+#include "digest.h"
 #include "fakebridge.h"
 #include "jstrict.h"
-#include "sha1.h"
 
 #define WELCOME		"WELCOME UNITY-MCP 1 FRAMING=1\n"
 #define PONG		"{\"status\":\"success\",\"result\":{\"message\":\"pong\"}}"
@@ -96,7 +96,7 @@ status_write(const char *reason)
 
 	if (fu.status_dir == NULL)
 		return;
-	sha1_hex8(fu.assets, hash);
+	digest_sha1_hex8(fu.assets, hash);
 	snprintf(path, sizeof(path), "%s/unity-mcp-status-%s.json",
 	    fu.status_dir, hash);
 	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
