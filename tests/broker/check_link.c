@@ -45,21 +45,32 @@ lk_teardown(void)
 }
 
 /*
+ * cmdgated with the shipped table etc/tools/table for fk's port and one
+ * tool more, tool (a JSON object; %d: port) first in its list.
+ */
+static void
+start_plus(const char *table, const char *tool, int port)
+{
+	char	obj[512], with[600];
+
+	snprintf(obj, sizeof(obj), tool, port);
+	snprintf(with, sizeof(with), "\"tools\": [%s,", obj);
+	table_for(tools, table, fk.port, "\"tools\": [", with);
+	start_tools(NULL);
+}
+
+/*
  * fake_unity, and cmdgated with the shipped unity-mcp table (its probe
  * too) and slow_read, read_console with a 1 s timeout.
  */
 static void
 link_start(void)
 {
-	char	slow[512];
-
 	fake_start(&fk, "FAKE_UNITY", NULL);
-	snprintf(slow, sizeof(slow), "\"tools\": [{\"name\":\"slow_read\","
-	    "\"forward\":{\"to\":\"127.0.0.1:%d\",\"dialect\":\"unity-mcp\","
-	    "\"method\":\"read_console\"},\"tier\":\"instant\","
-	    "\"timeout_s\":1},", fk.port);
-	table_for(tools, "unity-mcp.json", fk.port, "\"tools\": [", slow);
-	start_tools(NULL);
+	start_plus("unity-mcp.json", "{\"name\":\"slow_read\",\"forward\":"
+	    "{\"to\":\"127.0.0.1:%d\",\"dialect\":\"unity-mcp\",\"method\":"
+	    "\"read_console\"},\"tier\":\"instant\",\"timeout_s\":1}",
+	    fk.port);
 	fake_await(&fk, "recv get_editor_state ");
 }
 
@@ -131,6 +142,22 @@ link_status(json_object **st)
 	return json_object_array_get_idx(links, 0);
 }
 
+/* The one link, of dialect, is open and connected once: its calls. */
+static int
+link_open_once(const char *dialect)
+{
+	json_object	*st, *l;
+	int		 calls;
+
+	l = link_status(&st);
+	ck_assert_str_eq(str(l, "dialect"), dialect);
+	ck_assert(json_object_get_boolean(jpath(l, "connected")));
+	ck_assert_int_eq(json_object_get_int(jpath(l, "connects")), 1);
+	calls = json_object_get_int(jpath(l, "calls"));
+	json_object_put(st);
+	return calls;
+}
+
 /* cmdgate top --once shows the link. */
 static void
 top_shows_link(void)
@@ -157,7 +184,7 @@ top_shows_link(void)
 START_TEST(one_connection)
 {
 	char		 t[NJOBS][32];
-	json_object	*r, *st, *l;
+	json_object	*r;
 	int		 i;
 
 	link_start();
@@ -179,12 +206,7 @@ START_TEST(one_connection)
 	ck_assert_int_eq(fake_count(&fk, "accept"), 1);
 	ck_assert_int_eq(fake_count(&fk, "cut "), 0);
 	ck_assert_int_eq(fake_count(&fk, "recv get_project_info "), NJOBS / 2);
-	l = link_status(&st);
-	ck_assert_str_eq(str(l, "dialect"), "unity-mcp");
-	ck_assert(json_object_get_boolean(jpath(l, "connected")));
-	ck_assert_int_eq(json_object_get_int(jpath(l, "connects")), 1);
-	ck_assert_int_ge(json_object_get_int(jpath(l, "calls")), NJOBS + 1);
-	json_object_put(st);
+	ck_assert_int_ge(link_open_once("unity-mcp"), NJOBS + 1);
 	ck_assert(!state_has("upstream-"));
 	top_shows_link();
 }
@@ -348,21 +370,16 @@ END_TEST
 START_TEST(second_bridge_own_link)
 {
 	struct fake	 fk2;
-	char		 other[512], t[2][32];
+	char		 t[2][32];
 	json_object	*r, *st, *links;
 	int		 i;
 
 	fake_start(&fk, "FAKE_UNITY", NULL);
 	fake_start(&fk2, "FAKE_UNITY", NULL);
-	snprintf(other, sizeof(other), "\"tools\": [{\"name\":"
-	    "\"other_info\",\"forward\":{\"to\":\"127.0.0.1:%d\","
-	    "\"dialect\":\"unity-mcp\",\"method\":\"get_project_info\"},"
-	    "\"tier\":\"instant\"},", fk2.port);
-	table_for(tools, "unity-mcp.json", fk.port, "\"tools\": [", other);
-	start_tools(NULL);
-	fake_ctl(&fk, "stall read_console");
-	submit(t[0], "[{\"tool\":\"read_console\",\"params\":{}}]", NULL);
-	fake_await(&fk, "stalled read_console");
+	start_plus("unity-mcp.json", "{\"name\":\"other_info\",\"forward\":"
+	    "{\"to\":\"127.0.0.1:%d\",\"dialect\":\"unity-mcp\",\"method\":"
+	    "\"get_project_info\"},\"tier\":\"instant\"}", fk2.port);
+	stalled_read(t[0], "read_console");
 	for (i = 0; i < 3; i++) {
 		submit(t[1], "[{\"tool\":\"other_info\"}]", NULL);
 		project_done(t[1]);
@@ -395,15 +412,10 @@ END_TEST
 static void
 uloop_start(void)
 {
-	char	nosuch[512];
-
 	fake_start(&fk, "FAKE_ULOOP", "-l", NULL);
-	snprintf(nosuch, sizeof(nosuch), "{\"tools\": [{\"name\":"
-	    "\"no_such\",\"forward\":{\"to\":\"127.0.0.1:%d\",\"dialect\":"
-	    "\"jsonrpc-lsp\",\"idempotent\":true},\"tier\":\"instant\"},",
-	    fk.port);
-	table_for(tools, "uloop.json", fk.port, "{\"tools\": [", nosuch);
-	start_tools(NULL);
+	start_plus("uloop.json", "{\"name\":\"no_such\",\"forward\":{\"to\":"
+	    "\"127.0.0.1:%d\",\"dialect\":\"jsonrpc-lsp\",\"idempotent\":"
+	    "true},\"tier\":\"instant\"}", fk.port);
 }
 
 /* A get-logs job t ends done with the editor's answer. */
@@ -427,7 +439,7 @@ logs_done(const char *t)
 START_TEST(uloop_reads_over_one_link)
 {
 	char		 t[NJOBS][32];
-	json_object	*r, *st, *l;
+	json_object	*r;
 	int64_t		 before;
 	int		 i;
 
@@ -448,12 +460,7 @@ START_TEST(uloop_reads_over_one_link)
 	for (i = 0; i < NJOBS; i++)
 		fake_await(&fk, "recv get-logs ");
 	ck_assert_int_eq(fake_count(&fk, "accept"), 1);
-	l = link_status(&st);
-	ck_assert_str_eq(str(l, "dialect"), "jsonrpc-lsp");
-	ck_assert(json_object_get_boolean(jpath(l, "connected")));
-	ck_assert_int_eq(json_object_get_int(jpath(l, "connects")), 1);
-	ck_assert_int_eq(json_object_get_int(jpath(l, "calls")), NJOBS + 1);
-	json_object_put(st);
+	ck_assert_int_eq(link_open_once("jsonrpc-lsp"), NJOBS + 1);
 }
 END_TEST
 
