@@ -1,0 +1,250 @@
+/* SPDX-License-Identifier: ISC */
+/*
+ * WebSocket over a bufferevent (include/ws.h): wslay reads and writes
+ * the frames through the bufferevent's buffers, which libevent fills and
+ * drains; this file only moves them and tells the end once.  wslay
+ * answers pings and a close by itself; a frame it cannot take (a
+ * protocol error, a message over the limit) gets its close.
+ */
+#include "config.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include <event2/buffer.h>
+#include <event2/bufferevent.h>
+#include <event2/event.h>
+#include <event2/util.h>
+
+#include <nettle/base64.h>
+#include <nettle/sha1.h>
+#include <wslay/wslay.h>
+
+#include "log.h"
+#include "util.h"
+#include "ws.h"
+
+#define WS_GUID		"258EAFA5-E914-47DA-95CA-C5AB0DC85B11"
+#define WS_CLOSE_WAIT_S	5	/* for the peer's answer to our close */
+
+struct ws {
+	struct bufferevent	*bev;
+	wslay_event_context_ptr	 ctx;
+	const struct ws_cbs	*cbs;
+	void			*arg;
+	int			 peer_code;	/* its close's; 0: none yet */
+	int			 ending;	/* both closes are out */
+	int			 told;
+};
+
+void
+ws_accept_key(const char *key, char out[WS_ACCEPT_LEN + 1])
+{
+	struct sha1_ctx	ctx;
+	uint8_t		d[SHA1_DIGEST_SIZE];
+
+	sha1_init(&ctx);
+	sha1_update(&ctx, strlen(key), (const uint8_t *)key);
+	sha1_update(&ctx, strlen(WS_GUID), (const uint8_t *)WS_GUID);
+	sha1_digest(&ctx, sizeof(d), d);
+	base64_encode_raw(out, sizeof(d), d);
+	out[WS_ACCEPT_LEN] = '\0';
+}
+
+void
+ws_new_key(char out[WS_KEY_LEN + 1])
+{
+	uint8_t	raw[16];
+
+	evutil_secure_rng_get_bytes(raw, sizeof(raw));
+	base64_encode_raw(out, sizeof(raw), raw);
+	out[WS_KEY_LEN] = '\0';
+}
+
+/* ---- wslay's side ------------------------------------------------------ */
+
+static ssize_t
+ws_recv_cb(wslay_event_context_ptr ctx, uint8_t *buf, size_t len, int flags,
+    void *user)
+{
+	struct ws	*w = user;
+	int		 n;
+
+	(void)flags;
+	n = evbuffer_remove(bufferevent_get_input(w->bev), buf, len);
+	if (n <= 0) {
+		wslay_event_set_error(ctx, WSLAY_ERR_WOULDBLOCK);
+		return -1;
+	}
+	return n;
+}
+
+static ssize_t
+ws_send_cb(wslay_event_context_ptr ctx, const uint8_t *data, size_t len,
+    int flags, void *user)
+{
+	struct ws	*w = user;
+
+	(void)ctx;
+	(void)flags;
+	if (evbuffer_add(bufferevent_get_output(w->bev), data, len) == -1)
+		fatalx("evbuffer_add: out of memory");
+	return (ssize_t)len;
+}
+
+static int
+ws_genmask_cb(wslay_event_context_ptr ctx, uint8_t *buf, size_t len,
+    void *user)
+{
+	(void)ctx;
+	(void)user;
+	evutil_secure_rng_get_bytes(buf, len);
+	return 0;
+}
+
+static void
+ws_msg_cb(wslay_event_context_ptr ctx,
+    const struct wslay_event_on_msg_recv_arg *a, void *user)
+{
+	struct ws	*w = user;
+
+	(void)ctx;
+	if (a->opcode == WSLAY_TEXT_FRAME || a->opcode == WSLAY_BINARY_FRAME)
+		w->cbs->message(w->arg, (const char *)a->msg, a->msg_length);
+	else if (a->opcode == WSLAY_CONNECTION_CLOSE)
+		w->peer_code = a->status_code != 0 ? a->status_code :
+		    WS_NO_STATUS;
+}
+
+/* ---- the bufferevent's side -------------------------------------------- */
+
+/* Tell the end once; the owner may free w in closed(). */
+static void
+ws_end(struct ws *w, int code)
+{
+	if (w->told)
+		return;
+	w->told = 1;
+	bufferevent_disable(w->bev, EV_READ | EV_WRITE);
+	w->cbs->closed(w->arg, code);
+}
+
+/* Write what wslay queued; 1 when the connection is over (told). */
+static int
+ws_flush(struct ws *w)
+{
+	if (wslay_event_send(w->ctx) != 0) {
+		ws_end(w, WS_ABNORMAL);
+		return 1;
+	}
+	if (wslay_event_want_read(w->ctx) || wslay_event_want_write(w->ctx))
+		return 0;
+	/* Both closes went (or reading stopped on an error): over once the
+	 * last bytes are out. */
+	w->ending = 1;
+	if (evbuffer_get_length(bufferevent_get_output(w->bev)) == 0) {
+		ws_end(w, w->peer_code != 0 ? w->peer_code : WS_ABNORMAL);
+		return 1;
+	}
+	return 0;
+}
+
+static void
+ws_read(struct bufferevent *bev, void *arg)
+{
+	struct ws	*w = arg;
+
+	(void)bev;
+	if (w->told)
+		return;
+	if (wslay_event_recv(w->ctx) != 0) {
+		ws_end(w, WS_ABNORMAL);
+		return;
+	}
+	(void)ws_flush(w);
+}
+
+static void
+ws_written(struct bufferevent *bev, void *arg)
+{
+	struct ws	*w = arg;
+
+	(void)bev;
+	if (w->ending && !w->told)
+		ws_end(w, w->peer_code != 0 ? w->peer_code : WS_ABNORMAL);
+}
+
+static void
+ws_event(struct bufferevent *bev, short what, void *arg)
+{
+	struct ws	*w = arg;
+
+	(void)bev;
+	(void)what;
+	/* EOF, an error, or no answer to our close in time. */
+	ws_end(w, w->peer_code != 0 ? w->peer_code : WS_ABNORMAL);
+}
+
+struct ws *
+ws_new(struct bufferevent *bev, int client, size_t max,
+    const struct ws_cbs *cbs, void *arg)
+{
+	static const struct wslay_event_callbacks wcbs = { ws_recv_cb,
+	    ws_send_cb, ws_genmask_cb, NULL, NULL, NULL, ws_msg_cb };
+	struct ws	*w = xcalloc(1, sizeof(*w));
+	int		 rc;
+
+	w->bev = bev;
+	w->cbs = cbs;
+	w->arg = arg;
+	rc = client ? wslay_event_context_client_init(&w->ctx, &wcbs, w) :
+	    wslay_event_context_server_init(&w->ctx, &wcbs, w);
+	if (rc != 0)
+		fatalx("wslay_event_context_init: out of memory");
+	wslay_event_config_set_max_recv_msg_length(w->ctx, max);
+	bufferevent_setcb(bev, ws_read, ws_written, ws_event, w);
+	bufferevent_setwatermark(bev, EV_WRITE, 0, 0);
+	bufferevent_enable(bev, EV_READ | EV_WRITE);
+	/* Bytes read with the handshake: from the loop, not before the
+	 * caller has its ws. */
+	if (evbuffer_get_length(bufferevent_get_input(bev)) > 0)
+		bufferevent_trigger(bev, EV_READ, BEV_TRIG_DEFER_CALLBACKS);
+	return w;
+}
+
+int
+ws_send(struct ws *w, const char *buf, size_t len)
+{
+	struct wslay_event_msg	m = { WSLAY_TEXT_FRAME,
+				    (const uint8_t *)buf, len };
+
+	if (w->told || wslay_event_queue_msg(w->ctx, &m) != 0)
+		return -1;
+	/* Written now; an end it finds is told from the loop. */
+	if (wslay_event_send(w->ctx) != 0)
+		return -1;
+	return 0;
+}
+
+void
+ws_close(struct ws *w, int code, const char *reason)
+{
+	struct timeval	tv = { WS_CLOSE_WAIT_S, 0 };
+
+	if (w->told)
+		return;
+	(void)wslay_event_queue_close(w->ctx, (uint16_t)code,
+	    (const uint8_t *)reason, reason != NULL ? strlen(reason) : 0);
+	(void)wslay_event_send(w->ctx);
+	bufferevent_set_timeouts(w->bev, &tv, NULL);
+}
+
+void
+ws_free(struct ws *w)
+{
+	if (w == NULL)
+		return;
+	wslay_event_context_free(w->ctx);
+	bufferevent_free(w->bev);
+	free(w);
+}

@@ -1,0 +1,176 @@
+/* SPDX-License-Identifier: ISC */
+/*
+ * WebSocket over a bufferevent (common/ws.c): RFC 6455's handshake key,
+ * and a server and a client over a socket pair on one loop: messages
+ * both ways (the client's masked), a message over the limit, both
+ * closing handshakes, a lost connection.
+ */
+#include "config.h"
+
+#include <sys/socket.h>
+
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <check.h>
+#include <event2/buffer.h>
+#include <event2/bufferevent.h>
+#include <event2/event.h>
+
+#include "ckrun.h"
+#include "ws.h"
+
+/* One end: what it heard. */
+struct end {
+	struct ws	*ws;
+	char		 got[8][256];
+	int		 ngot;
+	int		 closed;	/* its code; 0: not yet */
+};
+
+static struct event_base	*base;
+static struct end		 srv, cli;
+
+static void
+end_message(void *arg, const char *buf, size_t len)
+{
+	struct end	*e = arg;
+
+	ck_assert_int_lt(e->ngot, 8);
+	ck_assert_uint_lt(len, sizeof(e->got[0]));
+	memcpy(e->got[e->ngot], buf, len);
+	e->got[e->ngot++][len] = '\0';
+}
+
+static void
+end_closed(void *arg, int code)
+{
+	struct end	*e = arg;
+
+	ck_assert_int_eq(e->closed, 0);
+	e->closed = code;
+	ws_free(e->ws);
+	e->ws = NULL;
+}
+
+static const struct ws_cbs	cbs = { end_message, end_closed };
+
+static void
+pair_setup(void)
+{
+	int	sv[2];
+
+	memset(&srv, 0, sizeof(srv));
+	memset(&cli, 0, sizeof(cli));
+	ck_assert_ptr_nonnull(base = event_base_new());
+	ck_assert_int_eq(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
+	evutil_make_socket_nonblocking(sv[0]);
+	evutil_make_socket_nonblocking(sv[1]);
+	srv.ws = ws_new(bufferevent_socket_new(base, sv[0],
+	    BEV_OPT_CLOSE_ON_FREE), 0, 64, &cbs, &srv);
+	cli.ws = ws_new(bufferevent_socket_new(base, sv[1],
+	    BEV_OPT_CLOSE_ON_FREE), 1, 1024, &cbs, &cli);
+}
+
+static void
+pair_teardown(void)
+{
+	ws_free(srv.ws);
+	ws_free(cli.ws);
+	event_base_free(base);
+}
+
+/* Run the loop until *flag is set (bounded by a 5 s timer). */
+static void
+loop_until(const int *flag)
+{
+	struct timeval	tv = { 5, 0 };
+
+	event_base_loopexit(base, &tv);
+	while (*flag == 0 && !event_base_got_exit(base))
+		event_base_loop(base, EVLOOP_ONCE);
+	ck_assert_msg(*flag != 0, "the loop ran out of time");
+}
+
+START_TEST(accept_key)
+{
+	char	out[WS_ACCEPT_LEN + 1], key[WS_KEY_LEN + 1], k2[WS_KEY_LEN + 1];
+
+	/* RFC 6455, 1.3. */
+	ws_accept_key("dGhlIHNhbXBsZSBub25jZQ==", out);
+	ck_assert_str_eq(out, "s3pPLMBiTxaQ9kYGzzhZRbK+xOo=");
+	ws_new_key(key);
+	ws_new_key(k2);
+	ck_assert_uint_eq(strlen(key), WS_KEY_LEN);
+	ck_assert_str_eq(key + 22, "==");
+	ck_assert_str_ne(key, k2);
+}
+END_TEST
+
+START_TEST(messages_both_ways)
+{
+	ck_assert_int_eq(ws_send(cli.ws, "{\"type\":\"register\"}", 19), 0);
+	ck_assert_int_eq(ws_send(cli.ws, "second", 6), 0);
+	ck_assert_int_eq(ws_send(srv.ws, "{\"type\":\"welcome\"}", 18), 0);
+	loop_until(&cli.ngot);
+	while (srv.ngot < 2)
+		loop_until(&srv.ngot);
+	ck_assert_str_eq(srv.got[0], "{\"type\":\"register\"}");
+	ck_assert_str_eq(srv.got[1], "second");
+	ck_assert_str_eq(cli.got[0], "{\"type\":\"welcome\"}");
+}
+END_TEST
+
+/* The server closes: the client answers, both hear the code once. */
+START_TEST(close_handshake)
+{
+	ws_close(srv.ws, WS_GOING_AWAY, "superseded");
+	loop_until(&cli.closed);
+	loop_until(&srv.closed);
+	ck_assert_int_eq(cli.closed, WS_GOING_AWAY);
+	ck_assert_int_eq(srv.closed, WS_GOING_AWAY);
+}
+END_TEST
+
+/* A message over the server's 64 bytes: it closes with 1009. */
+START_TEST(too_big)
+{
+	char	big[100];
+
+	memset(big, 'x', sizeof(big));
+	ck_assert_int_eq(ws_send(cli.ws, big, sizeof(big)), 0);
+	loop_until(&cli.closed);
+	loop_until(&srv.closed);
+	ck_assert_int_eq(cli.closed, WS_TOO_BIG);
+	ck_assert_int_eq(srv.ngot, 0);
+}
+END_TEST
+
+/* The client's connection goes without a close: the server hears 1006. */
+START_TEST(lost)
+{
+	ws_free(cli.ws);
+	cli.ws = NULL;
+	loop_until(&srv.closed);
+	ck_assert_int_eq(srv.closed, WS_ABNORMAL);
+}
+END_TEST
+
+int
+main(void)
+{
+	Suite	*s = suite_create("ws");
+	TCase	*tc = tcase_create("ws");
+
+	signal(SIGPIPE, SIG_IGN);	/* as the broker does */
+	tcase_add_checked_fixture(tc, pair_setup, pair_teardown);
+	tcase_add_test(tc, accept_key);
+	tcase_add_test(tc, messages_both_ways);
+	tcase_add_test(tc, close_handshake);
+	tcase_add_test(tc, too_big);
+	tcase_add_test(tc, lost);
+	suite_add_tcase(s, tc);
+	return ck_run(s);
+}
