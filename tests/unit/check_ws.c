@@ -3,7 +3,8 @@
  * WebSocket over a bufferevent (common/ws.c): RFC 6455's handshake key,
  * and a server and a client over a socket pair on one loop: messages
  * both ways (the client's masked), a message over the limit, both
- * closing handshakes, a lost connection.
+ * closing handshakes, a lost connection; the handshake's heads
+ * (common/wshead.c).
  */
 #include "config.h"
 
@@ -21,6 +22,7 @@
 
 #include "ckrun.h"
 #include "ws.h"
+#include "wshead.h"
 
 /* One end: what it heard. */
 struct end {
@@ -158,6 +160,97 @@ START_TEST(lost)
 }
 END_TEST
 
+/* What .NET's ClientWebSocket sends, in pieces. */
+#define PLUGIN_HEAD "GET /hub/plugin HTTP/1.1\r\nHost: 127.0.0.1:8080\r\n" \
+	"Connection: Upgrade\r\nUpgrade: websocket\r\n" \
+	"Sec-WebSocket-Version: 13\r\n" \
+	"Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n\r\n"
+
+/* wshead_request on a whole string. */
+static int
+req_of(const char *s, struct wshead *h)
+{
+	return wshead_request(s, strlen(s), h);
+}
+
+START_TEST(head_length)
+{
+	char	big[WSHEAD_MAX + 10];
+	size_t	n = strlen(PLUGIN_HEAD);
+
+	ck_assert_int_eq(wshead_length(PLUGIN_HEAD, n), (long)n);
+	ck_assert_int_eq(wshead_length(PLUGIN_HEAD, n - 1), 0);
+	ck_assert_int_eq(wshead_length("GET / HTTP/1.1\n\nBODY", 20), 16);
+	memset(big, 'a', sizeof(big));
+	ck_assert_int_eq(wshead_length(big, sizeof(big)), -1);
+	ck_assert_int_eq(wshead_length(big, 100), 0);
+}
+END_TEST
+
+START_TEST(head_upgrade)
+{
+	struct wshead	h;
+	char		*s;
+
+	ck_assert_int_eq(wshead_request(PLUGIN_HEAD, strlen(PLUGIN_HEAD), &h),
+	    0);
+	ck_assert_str_eq(h.method, "GET");
+	ck_assert_str_eq(h.target, "/hub/plugin");
+	ck_assert_int_eq(wshead_upgrade_status(&h), 0);
+	ck_assert_str_eq(h.key, "dGhlIHNhbXBsZSBub25jZQ==");
+	s = wshead_accept(h.key);
+	ck_assert_ptr_nonnull(strstr(s, "HTTP/1.1 101 Switching Protocols\r\n"));
+	ck_assert_ptr_nonnull(strstr(s, "Sec-WebSocket-Accept: "
+	    "s3pPLMBiTxaQ9kYGzzhZRbK+xOo=\r\n\r\n"));
+	free(s);
+	/* Token lists, blanks, any case; a key of another length. */
+	ck_assert_int_eq(req_of("GET /x HTTP/1.1\r\nconnection: "
+	    "keep-alive, UPGRADE\r\nupgrade:  WebSocket \r\n"
+	    "Sec-WebSocket-Version: 8\r\nSec-WebSocket-Key: "
+	    "dGhlIHNhbXBsZSBub25jZQ==\r\nX-API-Key: k1\r\n\r\n", &h), 0);
+	ck_assert_int_eq(wshead_upgrade_status(&h), 426);
+	ck_assert_str_eq(h.api_key, "k1");
+	ck_assert_int_eq(req_of("GET /x HTTP/1.1\r\nUpgrade: "
+	    "websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Version: 13\r\n"
+	    "Sec-WebSocket-Key: c2hvcnQ=\r\n\r\n", &h), 0);
+	ck_assert_int_eq(wshead_upgrade_status(&h), 400);
+	ck_assert_int_eq(req_of("POST /mcp HTTP/1.1\r\nHost: h\r\n\r\n", &h), 0);
+	ck_assert_int_eq(wshead_upgrade_status(&h), 400);
+	/* Not heads: HTTP/1.0, a folded line, no colon. */
+	ck_assert_int_eq(req_of("GET / HTTP/1.0\r\n\r\n", &h), -1);
+	ck_assert_int_eq(req_of("GET / HTTP/1.1\r\nA: b\r\n c\r\n\r\n", &h), -1);
+	ck_assert_int_eq(req_of("GET / HTTP/1.1\r\nnocolon\r\n\r\n", &h), -1);
+}
+END_TEST
+
+/* The client's head, judged by the server's side; the answer checked. */
+START_TEST(head_client)
+{
+	struct wshead	h;
+	char		key[WS_KEY_LEN + 1], err[256], *req, *ans;
+
+	req = wshead_connect("127.0.0.1:8081", "/hub/plugin", "secret", key);
+	ck_assert_int_eq(wshead_length(req, strlen(req)), (long)strlen(req));
+	ck_assert_int_eq(wshead_request(req, strlen(req), &h), 0);
+	ck_assert_int_eq(wshead_upgrade_status(&h), 0);
+	ck_assert_str_eq(h.key, key);
+	ck_assert_str_eq(h.api_key, "secret");
+	ans = wshead_accept(key);
+	ck_assert_int_eq(wshead_answered(ans, strlen(ans), key, err,
+	    sizeof(err)), 0);
+	ck_assert_int_eq(wshead_answered(ans, strlen(ans),
+	    "dGhlIHNhbXBsZSBub25jZQ==", err, sizeof(err)), -1);
+	ck_assert_ptr_nonnull(strstr(err, "Sec-WebSocket-Accept"));
+	free(ans);
+	ans = wshead_refuse(403);
+	ck_assert_int_eq(wshead_answered(ans, strlen(ans), key, err,
+	    sizeof(err)), -1);
+	ck_assert_ptr_nonnull(strstr(err, "HTTP/1.1 403 Forbidden"));
+	free(ans);
+	free(req);
+}
+END_TEST
+
 int
 main(void)
 {
@@ -171,6 +264,11 @@ main(void)
 	tcase_add_test(tc, close_handshake);
 	tcase_add_test(tc, too_big);
 	tcase_add_test(tc, lost);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("heads");
+	tcase_add_test(tc, head_length);
+	tcase_add_test(tc, head_upgrade);
+	tcase_add_test(tc, head_client);
 	suite_add_tcase(s, tc);
 	return ck_run(s);
 }
