@@ -12,6 +12,7 @@
 
 #include <json-c/json.h>
 
+struct bufferevent;
 struct conn;
 struct edsub;
 struct event_base;
@@ -48,6 +49,21 @@ struct edsub	*edstate_subscribe(struct server *, void (*fn)(void *),
 		    void *arg);
 /* No more calls of its fn; sub may be NULL. */
 void		 edstate_unsubscribe(struct edsub *sub);
+
+/* face_hub.c */
+
+/*
+ * The unity-hub face (cmdgated(8), The unity-hub face): MCP for Unity's
+ * server as its plugin sees it (the hub at /hub/plugin), every other
+ * request passed on to the real server.  Its entries in face_ops[]:
+ * it takes accepted connections whole.
+ */
+void		 hub_adopt(struct server *, struct bufferevent *,
+		    const char *peer);
+void		 hub_free(struct server *);
+/* {server, editors: [...], passing_on, registrations, evictions,
+ * reading_heads} (caller puts). */
+json_object	*hub_status(const struct server *);
 
 /* face_uloop.c */
 

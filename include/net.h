@@ -212,6 +212,12 @@ struct face_ops {
 	/* What server_status says of the face (a new reference, or NULL
 	 * for JSON null); NULL: nothing. */
 	json_object	*(*status)(const struct server *);
+	/* A face that is no framed struct conn takes each accepted
+	 * connection (bev, its peer's address) whole; NULL: conn.c's. */
+	void	(*adopt)(struct server *, struct bufferevent *,
+		    const char *peer);
+	/* At the broker's end: free what the face holds; NULL: nothing. */
+	void	(*free)(struct server *);
 };
 #define FACE_NOTES_NONE		0
 #define FACE_NOTES_ALL		1

@@ -63,6 +63,7 @@ struct options {
 	char		*unity_status_dir;	/* the face's status file */
 	char		*unity_bridge_status;	/* the editor's status file */
 	char		*unity_project;		/* the Unity project dir */
+	char		*unity_hub_server;	/* HOST:PORT, once checked */
 	enum sync_mode	 sync;
 	uint64_t	 map_size;
 	uint64_t	 map_size_max;

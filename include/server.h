@@ -32,7 +32,9 @@ struct http_sess;
 struct jobs;
 struct listener;
 struct edprobe;
+struct hub;
 struct links;
+struct passthru;
 struct server;
 struct tooltab;
 
@@ -279,6 +281,20 @@ void	listener_shutdown(struct server *);
 /* Free the listeners and every connection. */
 void	listener_free(struct server *);
 
+/* passthru.c */
+
+/* A passed-on connection's end: its owner forgets it (it is freed). */
+typedef void	(*passthru_fn)(void *arg);
+/*
+ * Pass client (taken, its unread bytes first) on to the server at to
+ * (HOST:PORT) until either side closes, then done(arg).  A server that
+ * cannot be reached gets the client a 502 Bad Gateway saying so.
+ */
+struct passthru	*passthru_new(struct event_base *, struct bufferevent *client,
+		    const char *to, passthru_fn done, void *arg);
+/* At the broker's stop: both sides closed, done() not called. */
+void		 passthru_free(struct passthru *);
+
 /* server.c */
 
 /*
@@ -312,6 +328,7 @@ struct server {
 	struct edflags		 holds;		/* every conn's editor flags */
 	struct edprobe		*probe;		/* the editor probe (edprobe.c) */
 	struct links		*links;		/* the editor links (src/link) */
+	struct hub		*hub;		/* the unity-hub face's, or NULL */
 	char			*lock_dir;	/* the state dir, absolute */
 	size_t			 nstatus_subs;	/* conns with status_sub */
 	struct event		*status_ev;	/* notifications/status due */

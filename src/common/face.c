@@ -8,7 +8,7 @@
 
 /* Indexed by enum face; FACE_CMDGATE has no prefix. */
 static const char *face_names[FACE_COUNT] = { "cmdgate", "uloop",
-    "unity-mcp" };
+    "unity-mcp", "unity-hub" };
 
 int
 face_parse(const char *spec, enum face *face, const char **addr)
@@ -21,7 +21,7 @@ face_parse(const char *spec, enum face *face, const char **addr)
 	if (at == NULL)
 		return 0;
 	n = (size_t)(at - spec);
-	/* "cmdgate@" is no prefix cmdgated(8) names: only the two faces. */
+	/* "cmdgate@" is no prefix cmdgated(8) names: only the faces. */
 	for (i = FACE_ULOOP; i < FACE_COUNT; i++)
 		if (strlen(face_names[i]) == n &&
 		    strncmp(spec, face_names[i], n) == 0) {

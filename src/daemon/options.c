@@ -154,6 +154,9 @@ static const struct opt_def opt_defs[] = {
 	  "the Unity project: the uloop face's DataPath; the status file's "
 	  "when no bridge status file names it",
 	  F(unity_project), 0, 0, 0 },
+	{ "unity-hub-server", 0, K_STR, "URL", "none",
+	  "the MCP for Unity server the unity-hub face stands in front of "
+	  "(http://HOST:PORT)", F(unity_hub_server), 0, 0, 0 },
 	{ "sync", 0, K_SYNC, "full|group|none", "full",
 	  "when the store reaches the disk", F(sync), 0, 0, 0 },
 	{ "map-size", 0, K_NUM, "BYTES", "1073741824",
@@ -188,6 +191,7 @@ static int	opt_id(const struct opt_def *, const char *, uint64_t *);
 static int	opt_default_listen(struct options *, char *, size_t);
 static int	opt_check_auth(struct options *, char *, size_t);
 static int	opt_check_unity(struct options *, char *, size_t);
+static int	opt_check_hub(struct options *, char *, size_t);
 static int	opt_loopback(const char *);
 static int	opt_listen(struct options *, const char *, char *, size_t);
 static int	opt_http(struct options *, const struct opt_def *,
@@ -362,15 +366,15 @@ opt_listen(struct options *o, const char *arg, char *err, size_t errlen)
 
 	if (face_parse(arg, &face, &addr) == -1) {
 		snprintf(err, errlen, "--listen: '%.*s' is no face: uloop@ADDR:"
-		    "PORT or unity-mcp@ADDR:PORT, or ADDR:PORT for cmdgate's "
-		    "own", (int)strcspn(arg, "@"), arg);
+		    "PORT, unity-mcp@ADDR:PORT or unity-hub@ADDR:PORT, or "
+		    "ADDR:PORT for cmdgate's own", (int)strcspn(arg, "@"), arg);
 		return -1;
 	}
 	if (addr_parse(addr, &ss, &sslen) == -1) {
-		snprintf(err, errlen, "--listen: '%s' is not %sADDR:PORT "
+		snprintf(err, errlen, "--listen: '%s' is not %s%sADDR:PORT "
 		    "(numeric IPv4, or [IPv6], port 0-65535)", arg,
-		    face == FACE_ULOOP ? "uloop@" : face == FACE_UNITY ?
-		    "unity-mcp@" : "");
+		    face == FACE_CMDGATE ? "" : face_name(face),
+		    face == FACE_CMDGATE ? "" : "@");
 		return -1;
 	}
 	if (o->nlisten == OPT_MAX_LISTEN) {
@@ -495,6 +499,46 @@ opt_check_unity(struct options *o, char *err, size_t errlen)
 	    "a unity-mcp face, and there is none: add --listen "
 	    "unity-mcp@127.0.0.1:PORT");
 	return -1;
+}
+
+/*
+ * A unity-hub face needs the server it stands in front of, on loopback
+ * (the editor's plugin sends it nothing secret, and cmdgate checks no
+ * certificate), and the server needs the face; its URL is kept as
+ * HOST:PORT.
+ */
+static int
+opt_check_hub(struct options *o, char *err, size_t errlen)
+{
+	const char	*u = o->unity_hub_server, *hp;
+	size_t		 n;
+	char		*to;
+
+	if (!opt_has_face(o, "unity-hub@") && u == NULL)
+		return 0;
+	if (u == NULL || !opt_has_face(o, "unity-hub@")) {
+		snprintf(err, errlen, "%s", u == NULL ? "--listen unity-hub@: "
+		    "give --unity-hub-server URL, the MCP for Unity server "
+		    "on another port (http://127.0.0.1:8081)" :
+		    "--unity-hub-server: it is the unity-hub face's; add "
+		    "--listen unity-hub@127.0.0.1:8080");
+		return -1;
+	}
+	hp = strncmp(u, "http://", 7) == 0 ? u + 7 : strncmp(u, "ws://",
+	    5) == 0 ? u + 5 : NULL;
+	n = hp != NULL ? strcspn(hp, "/") : 0;
+	to = hp != NULL ? xasprintf("%.*s", (int)n, hp) : NULL;
+	if (to == NULL || (hp[n] != '\0' && strcmp(hp + n, "/") != 0) ||
+	    !opt_loopback(to)) {
+		snprintf(err, errlen, "--unity-hub-server %s: give "
+		    "http://ADDR:PORT with a loopback address and no path "
+		    "(the server serves its hub at /hub/plugin only)", u);
+		free(to);
+		return -1;
+	}
+	free(o->unity_hub_server);
+	o->unity_hub_server = to;
+	return 0;
 }
 
 /* Whether the address of "[FACE@]ADDR:PORT" is a loopback one. */
@@ -623,7 +667,8 @@ options_parse(struct options *o, int argc, char **argv, FILE *out,
 	}
 	if (opt_default_listen(o, err, errlen) == -1 ||
 	    opt_check_auth(o, err, errlen) == -1 ||
-	    opt_check_unity(o, err, errlen) == -1)
+	    opt_check_unity(o, err, errlen) == -1 ||
+	    opt_check_hub(o, err, errlen) == -1)
 		return OPT_USAGE;
 	if (o->state_dir == NULL)
 		o->state_dir = runfile_state_dir();
@@ -648,5 +693,6 @@ options_free(struct options *o)
 	free(o->unity_status_dir);
 	free(o->unity_bridge_status);
 	free(o->unity_project);
+	free(o->unity_hub_server);
 	memset(o, 0, sizeof(*o));
 }

@@ -199,6 +199,8 @@ method_server_status(struct rpc_req *req, json_object *params,
 	    links_json(srv->links) : json_object_new_array());
 	json_object_object_add(r, "unity_status_dir",
 	    face_ops[FACE_UNITY].status(srv));
+	json_object_object_add(r, "unity_hub", srv->opt->unity_hub_server !=
+	    NULL ? face_ops[FACE_HUB].status(srv) : NULL);
 	*result = r;
 	return RPC_OK;
 }

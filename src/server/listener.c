@@ -385,6 +385,10 @@ lst_accept(struct evconnlistener *lev, evutil_socket_t fd,
 		evutil_closesocket(fd);
 		return;
 	}
+	if (face_ops[l->face[i]].adopt != NULL) {
+		face_ops[l->face[i]].adopt(srv, bev, peer);
+		return;
+	}
 	c = server_conn_new(srv, bev, NULL, is_unix, peer);
 	conn_peer_auth(c, fd);
 	c->resume = conn_resume;
@@ -677,8 +681,12 @@ void
 listener_free(struct server *srv)
 {
 	struct conn	*c;
+	int		 f;
 
 	listener_close(srv);
+	for (f = 0; f < FACE_COUNT; f++)
+		if (face_ops[f].free != NULL)
+			face_ops[f].free(srv);
 	while ((c = TAILQ_FIRST(&srv->conns)) != NULL) {
 		if (c->bev != NULL)
 			bufferevent_free(c->bev);

@@ -287,6 +287,38 @@ START_TEST(unity_face_flags)
 END_TEST
 
 /*
+ * A unity-hub face and its server come together; the server's URL is
+ * http:// or ws:// with a loopback address and no path, kept as
+ * HOST:PORT.
+ */
+START_TEST(unity_hub_flags)
+{
+	ck_assert_int_eq(PARSE("--listen", "unity-hub@127.0.0.1:8080",
+	    "--unity-hub-server", "http://127.0.0.1:8081/"), OPT_RUN);
+	ck_assert_str_eq(opt.unity_hub_server, "127.0.0.1:8081");
+	ck_assert_int_eq(PARSE("--listen", "unity-hub@127.0.0.1:8080",
+	    "--unity-hub-server", "ws://[::1]:8081"), OPT_RUN);
+	ck_assert_str_eq(opt.unity_hub_server, "[::1]:8081");
+	ck_assert_int_eq(PARSE("--listen", "unity-hub@127.0.0.1:8080"),
+	    OPT_USAGE);
+	ck_assert_ptr_nonnull(strstr(err, "give --unity-hub-server URL"));
+	ck_assert_int_eq(PARSE("--unity-hub-server", "http://127.0.0.1:8081"),
+	    OPT_USAGE);
+	ck_assert_ptr_nonnull(strstr(err, "add --listen unity-hub@"));
+	ck_assert_int_eq(PARSE("--listen", "unity-hub@127.0.0.1:8080",
+	    "--unity-hub-server", "http://127.0.0.1:8081/x"), OPT_USAGE);
+	ck_assert_ptr_nonnull(strstr(err, "no path"));
+	ck_assert_int_eq(PARSE("--listen", "unity-hub@127.0.0.1:8080",
+	    "--unity-hub-server", "http://10.0.0.1:8081"), OPT_USAGE);
+	ck_assert_int_eq(PARSE("--listen", "unity-hub@127.0.0.1:8080",
+	    "--unity-hub-server", "https://127.0.0.1:8081"), OPT_USAGE);
+	ck_assert_int_eq(PARSE("--listen", "unity-hubx@127.0.0.1:8080"),
+	    OPT_USAGE);
+	ck_assert_ptr_nonnull(strstr(err, "unity-hub@ADDR:PORT"));
+}
+END_TEST
+
+/*
  * The peer check's flags: names and numbers resolved at start, an unknown
  * name refused naming it, at most OPT_MAX_ALLOW, none with --no-auth.
  */
@@ -407,6 +439,7 @@ options_suite(void)
 	tcase_add_test(tc, no_auth);
 	tcase_add_test(tc, http_flags);
 	tcase_add_test(tc, unity_face_flags);
+	tcase_add_test(tc, unity_hub_flags);
 	tcase_add_test(tc, allow_flags);
 	tcase_add_test(tc, help_and_version);
 	tcase_add_test(tc, man_page_lists_every_flag);
