@@ -71,6 +71,30 @@ int		 link_connected(const struct link *L);
  * behind it: workers connect by themselves, and L carries reads only.
  */
 int		 link_carries_workers(const struct link *L);
+/*
+ * A unity-hub link's transport: the plugin's WebSocket, which the face
+ * owns (faces/face_hub.c).  send writes one execute message.
+ */
+struct link_port {
+	void	(*send)(void *arg, const char *msg, size_t len);
+};
+/*
+ * The plugin registered: L's calls go to it, one at a time, through
+ * port (a plugin already attached is detached first).  Until a plugin
+ * attaches, calls wait for one up to their open_ms.
+ */
+void		 link_attach(struct link *L, const struct link_port *,
+		    void *arg);
+/* The arg of the port attached to L, or NULL. */
+void		*link_attached(const struct link *L);
+/* Its socket went (why): the call in flight is lost; those waiting wait
+ * for the next plugin. */
+void		 link_detach(struct link *L, const char *why);
+/* The plugin's command_result for id: 0, or -1 when no call of L's is
+ * in flight with that id. */
+int		 link_hub_answer(struct link *L, const char *id,
+		    json_object *result);
+
 /* For server_status: [{"to", "dialect", "connected", "calls",
  * "in_flight", "connects", "lost"}...]; caller puts. */
 json_object	*links_json(const struct links *);

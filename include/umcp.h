@@ -45,4 +45,18 @@ json_object	*umcp_request(const char *method, json_object *params);
 enum up_status	 umcp_answer(const char *buf, size_t n, int ping,
 		    json_object **out, char *err, size_t errlen);
 
+/*
+ * The status envelope msg (an object) as umcp_answer judges it; the
+ * unity-hub link's command_result carries the same envelope.
+ */
+enum up_status	 umcp_envelope(json_object *msg, json_object **out,
+		    char *err, size_t errlen);
+
+/*
+ * Whether dialect speaks MCP for Unity's commands and envelopes: its
+ * stdio bridge (unity-mcp) or its plugin through the unity-hub face
+ * (unity-hub, carried by the editor link only).
+ */
+int		 umcp_dialect(const char *dialect);
+
 #endif

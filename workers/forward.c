@@ -24,6 +24,7 @@
 #include "linkcall.h"
 #include "notify.h"
 #include "upseen.h"
+#include "umcp.h"
 #include "upstream.h"
 #include "wire.h"
 #include "wproc.h"
@@ -110,8 +111,8 @@ fwd_not_running(struct fwd *f, int64_t refused_at, int64_t until)
 	    (seen >= 0 && seen < FWD_SEEN_MS)))
 		return 0;
 	snprintf(f->x.err, sizeof(f->x.err), "the %s is not running "
-	    "(connection refused on %s)", strcmp(f->x.dialect, "unity-mcp")
-	    == 0 || strcmp(f->x.dialect, "jsonrpc-lsp") == 0 ? "editor" :
+	    "(connection refused on %s)", umcp_dialect(f->x.dialect) ||
+	    strcmp(f->x.dialect, "jsonrpc-lsp") == 0 ? "editor" :
 	    "upstream", f->x.to);
 	return 1;
 }

@@ -37,8 +37,7 @@ static const sigset_t	*lc_mask;
 int
 linkcall_linked(const struct exchange *x)
 {
-	return linkcall_on && x->dialect != NULL &&
-	    strcmp(x->dialect, "unity-mcp") == 0;
+	return linkcall_on && umcp_dialect(x->dialect);
 }
 
 static int

@@ -64,7 +64,9 @@ up_dialect(const char *name)
 int
 upstream_dialect_known(const char *dialect)
 {
-	return dialect != NULL && up_dialect(dialect) != -1;
+	/* unity-hub: known, and reached only over the broker's link. */
+	return dialect != NULL && (up_dialect(dialect) != -1 ||
+	    strcmp(dialect, "unity-hub") == 0);
 }
 
 const char *

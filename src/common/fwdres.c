@@ -9,6 +9,7 @@
 
 #include "fwdres.h"
 #include "jstrict.h"
+#include "umcp.h"
 #include "wire.h"
 
 static json_object *
@@ -57,7 +58,7 @@ fwdres_tool_failed(const char *dialect, json_object *res)
 {
 	json_object	*v;
 
-	if (strcmp(dialect, "unity-mcp") == 0)
+	if (umcp_dialect(dialect))
 		return (v = fwdres_member(res, "success")) != NULL &&
 		    json_object_is_type(v, json_type_boolean) &&
 		    !json_object_get_boolean(v);

@@ -86,7 +86,7 @@ umcp_request(const char *method, json_object *params)
 }
 
 /* The status envelope msg (an object). */
-static enum up_status
+enum up_status
 umcp_envelope(json_object *msg, json_object **out, char *err, size_t errlen)
 {
 	json_object	*v, *e;
@@ -144,4 +144,11 @@ umcp_answer(const char *buf, size_t n, int ping, json_object **out,
 	st = umcp_envelope(msg, out, err, errlen);
 	json_object_put(msg);
 	return st;
+}
+
+int
+umcp_dialect(const char *dialect)
+{
+	return dialect != NULL && (strcmp(dialect, "unity-mcp") == 0 ||
+	    strcmp(dialect, "unity-hub") == 0);
 }

@@ -19,6 +19,9 @@
 #include "config.h"
 
 #include <sys/queue.h>
+#include <sys/socket.h>
+#include <netinet/in.h>
+#include <arpa/inet.h>
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -33,6 +36,7 @@
 
 #include "faces.h"
 #include "jstrict.h"
+#include "link.h"
 #include "log.h"
 #include "net.h"
 #include "server.h"
@@ -54,6 +58,7 @@ struct hubconn {
 	struct bufferevent	*bev;
 	struct event		*deadline;
 	char			 peer[80];
+	char			 local[80];	/* ADDR:PORT it came to */
 	int			 refusing;	/* its refusal goes out */
 };
 
@@ -64,6 +69,8 @@ struct hubplug {
 	struct ws		*ws;
 	struct event		*ping;
 	char			 peer[80];
+	char			 local[80];	/* the link's "to" */
+	struct link		*L;		/* once registered */
 	char			 sid[37];	/* "": not registered */
 	json_object		*reg;		/* its register message */
 	json_object		*tools;		/* its last register_tools */
@@ -117,9 +124,12 @@ hub_uuid4(char out[37])
 
 /* ---- the plugins -------------------------------------------------------- */
 
+static void	hubplug_detach(struct hubplug *, const char *);
+
 static void
 hubplug_free(struct hubplug *p)
 {
+	hubplug_detach(p, "the plugin's socket closed");
 	TAILQ_REMOVE(&p->H->plugs, p, entry);
 	p->H->n--;
 	event_free(p->ping);
@@ -138,6 +148,26 @@ hubplug_send(struct hubplug *p, json_object *msg)
 			    JSON_C_TO_STRING_NOSLASHESCAPE, &n);
 
 	(void)ws_send(p->ws, s, n);
+}
+
+/* The link writes an execute. */
+static void
+hub_port_send(void *arg, const char *msg, size_t len)
+{
+	struct hubplug	*p = arg;
+
+	(void)ws_send(p->ws, msg, len);
+}
+
+static const struct link_port	hub_port = { hub_port_send };
+
+/* p's socket is no longer its link's. */
+static void
+hubplug_detach(struct hubplug *p, const char *why)
+{
+	if (p->L != NULL && link_attached(p->L) == p)
+		link_detach(p->L, why);
+	p->L = NULL;
 }
 
 static const char *
@@ -198,6 +228,24 @@ hub_register(struct hubplug *p, json_object *msg)
 	    hub_str(msg, "project_name") : "?", p->sid);
 	hub_evict(p->H, p, hash);
 	evtimer_add(p->ping, &tv);
+	if (p->H->srv->links != NULL && (p->L = links_get(p->H->srv->links,
+	    "unity-hub", p->local)) != NULL)
+		link_attach(p->L, &hub_port, p);
+}
+
+/* The plugin's answer to an execute: its link's call. */
+static void
+hub_result(struct hubplug *p, json_object *msg)
+{
+	const char	*id = hub_str(msg, "id");
+	json_object	*r;
+
+	if (id == NULL || !json_object_object_get_ex(msg, "result", &r) ||
+	    !json_object_is_type(r, json_type_object))
+		return;		/* the server drops it too */
+	if (p->L == NULL || link_hub_answer(p->L, id, r) == -1)
+		log_debug("unity-hub: %s answered %s, no call of ours",
+		    p->peer, id);
 }
 
 /* A pong refreshes the session it names, whichever socket it came on. */
@@ -234,6 +282,8 @@ hub_message(void *arg, const char *buf, size_t len)
 		p->tools = json_object_get(msg);
 	} else if (strcmp(type, "pong") == 0)
 		hub_pong(p->H, msg);
+	else if (strcmp(type, "command_result") == 0)
+		hub_result(p, msg);
 	json_object_put(msg);
 }
 
@@ -319,6 +369,7 @@ hubconn_upgrade(struct hubconn *c, const struct wshead *h, size_t headlen)
 
 	p->H = H;
 	snprintf(p->peer, sizeof(p->peer), "%s", c->peer);
+	snprintf(p->local, sizeof(p->local), "%s", c->local);
 	p->since_ms = util_monotonic_ms();
 	if ((p->ping = evtimer_new(H->srv->base, hub_pong_check, p)) == NULL)
 		fatalx("evtimer_new");
@@ -448,6 +499,27 @@ hubconn_deadline(evutil_socket_t fd, short ev, void *arg)
 	hubconn_free(arg, 0);
 }
 
+/* The address a connection came to, as a table's "to" names it. */
+static void
+hub_local(int fd, char *buf, size_t len)
+{
+	struct sockaddr_storage	 ss;
+	socklen_t		 sl = sizeof(ss);
+	struct sockaddr_in	*in = (struct sockaddr_in *)&ss;
+	struct sockaddr_in6	*in6 = (struct sockaddr_in6 *)&ss;
+	char			 a[INET6_ADDRSTRLEN];
+
+	buf[0] = '\0';
+	if (getsockname(fd, (struct sockaddr *)&ss, &sl) == -1)
+		return;
+	if (ss.ss_family == AF_INET && inet_ntop(AF_INET, &in->sin_addr, a,
+	    sizeof(a)) != NULL)
+		snprintf(buf, len, "%s:%d", a, ntohs(in->sin_port));
+	else if (ss.ss_family == AF_INET6 && inet_ntop(AF_INET6,
+	    &in6->sin6_addr, a, sizeof(a)) != NULL)
+		snprintf(buf, len, "[%s]:%d", a, ntohs(in6->sin6_port));
+}
+
 void
 hub_adopt(struct server *srv, struct bufferevent *bev, const char *peer)
 {
@@ -465,6 +537,7 @@ hub_adopt(struct server *srv, struct bufferevent *bev, const char *peer)
 	c->H = H;
 	c->bev = bev;
 	snprintf(c->peer, sizeof(c->peer), "%s", peer);
+	hub_local(bufferevent_getfd(bev), c->local, sizeof(c->local));
 	if ((c->deadline = evtimer_new(srv->base, hubconn_deadline, c)) == NULL)
 		fatalx("evtimer_new");
 	evtimer_add(c->deadline, &tv);
@@ -488,8 +561,12 @@ hub_free(struct server *srv)
 		return;
 	while (!LIST_EMPTY(&H->conns))
 		hubconn_free(LIST_FIRST(&H->conns), 0);
-	while (!TAILQ_EMPTY(&H->plugs))
+	/* The links go next (links_free): their calls hear the stop, not a
+	 * loss that a worker would take on. */
+	while (!TAILQ_EMPTY(&H->plugs)) {
+		TAILQ_FIRST(&H->plugs)->L = NULL;
 		hubplug_free(TAILQ_FIRST(&H->plugs));
+	}
 	while ((hp = LIST_FIRST(&H->passes)) != NULL) {
 		LIST_REMOVE(hp, entry);
 		passthru_free(hp->pt);

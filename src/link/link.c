@@ -46,10 +46,10 @@
 #define LINKS_MAX	64	/* bridges: a table names a few */
 
 enum link_state { L_DOWN, L_CONNECTING, L_WELCOME, L_OPEN };
-enum link_dialect { LD_UNITY, LD_LSP };
+enum link_dialect { LD_UNITY, LD_LSP, LD_HUB };
 
 static const char *const link_dialects[] = { "unity-mcp", "jsonrpc-lsp",
-    NULL };
+    "unity-hub", NULL };
 
 struct lcall {
 	TAILQ_ENTRY(lcall)	 entry;
@@ -88,6 +88,8 @@ struct link {
 	int64_t			 seen_ms;	/* the last WELCOME; 0: none */
 	uint64_t		 calls, connects, lost;
 	struct event		*idle_ev;
+	const struct link_port	*port;		/* unity-hub: the plugin's */
+	void			*port_arg;
 };
 
 struct links {
@@ -236,8 +238,15 @@ link_flush(struct link *L)
 	struct lcall	*c;
 
 	while ((c = TAILQ_FIRST(&L->waiting)) != NULL) {
+		/* The plugin runs one command at a time: the next waits here,
+		 * not on the server's clock inside the plugin. */
+		if (L->dl == LD_HUB && !TAILQ_EMPTY(&L->inflight))
+			return;
 		TAILQ_REMOVE(&L->waiting, c, entry);
-		if (bufferevent_write(L->bev, c->frame, c->len) == -1)
+		if (L->dl == LD_HUB) {
+			L->port->send(L->port_arg, (char *)c->frame, c->len);
+			L->drained += c->len;
+		} else if (bufferevent_write(L->bev, c->frame, c->len) == -1)
 			fatalx("bufferevent_write: out of memory");
 		L->queued += c->len;
 		c->end = L->queued;
@@ -320,8 +329,8 @@ link_connect(struct link *L)
 	char			 host[256], err[512];
 	int			 fd, one = 1;
 
-	if (L->state != L_DOWN)
-		return;
+	if (L->state != L_DOWN || L->dl == LD_HUB)
+		return;		/* a plugin connects to the hub itself */
 	if (addr_split(L->to, host, sizeof(host), &port) == -1) {
 		link_fail_waiting(L, UP_PROTOCOL, 0,
 		    "not HOST:PORT or [IPV6]:PORT");
@@ -575,6 +584,26 @@ link_read(struct bufferevent *bev, void *arg)
 
 /* ---- calls ------------------------------------------------------------ */
 
+/* c's time ran out behind an unanswered call: the editor was not asked
+ * (a unity-hub call never was: it waited unwritten). */
+static void
+lcall_behind(struct lcall *c)
+{
+	struct link_answer	a;
+	char			err[512];
+
+	memset(&a, 0, sizeof(a));
+	a.status = UP_TIMEOUT;
+	a.sent = c->end != 0;
+	a.behind = 1;
+	a.seen_ago_ms = link_seen_ago(c->L);
+	snprintf(err, sizeof(err), "%s: an earlier call was not answered in "
+	    "time", c->L->to);
+	a.err = err;
+	c->told = 1;
+	c->fn(c->arg, &a);
+}
+
 static void
 lcall_timer_cb(evutil_socket_t fd, short ev, void *arg)
 {
@@ -594,8 +623,11 @@ lcall_timer_cb(evutil_socket_t fd, short ev, void *arg)
 	if (c->end == 0) {		/* never written */
 		TAILQ_REMOVE(&L->waiting, c, entry);
 		if (now < c->deadline)
-			lcall_tell(c, UP_REFUSED, NULL, "no connection and "
-			    "WELCOME line in time");
+			lcall_tell(c, UP_REFUSED, NULL, L->dl == LD_HUB ?
+			    "the editor's plugin did not connect in time" :
+			    "no connection and WELCOME line in time");
+		else if (L->dl == LD_HUB && !TAILQ_EMPTY(&L->inflight))
+			lcall_behind(c);
 		else
 			lcall_tell(c, UP_TIMEOUT, NULL, "did not answer in "
 			    "time");
@@ -608,21 +640,9 @@ lcall_timer_cb(evutil_socket_t fd, short ev, void *arg)
 		return;
 	}
 	/* In flight: told now; its answer stays its own when it comes. */
-	if (c != TAILQ_FIRST(&L->inflight)) {
-		struct link_answer	a;
-		char			err[512];
-
-		memset(&a, 0, sizeof(a));
-		a.status = UP_TIMEOUT;
-		a.sent = 1;
-		a.behind = 1;
-		a.seen_ago_ms = link_seen_ago(L);
-		snprintf(err, sizeof(err), "%s: an earlier call was not "
-		    "answered in time", L->to);
-		a.err = err;
-		c->told = 1;
-		c->fn(c->arg, &a);
-	} else
+	if (c != TAILQ_FIRST(&L->inflight))
+		lcall_behind(c);
+	else
 		lcall_tell(c, UP_TIMEOUT, NULL, "did not answer in time");
 }
 
@@ -648,6 +668,38 @@ lcall_lsp_frame(struct lcall *c, const char *method, json_object *params)
 	json_object_put(req);
 }
 
+/*
+ * unity-hub: the server's execute (ping: the command "ping", which the
+ * plugin's dispatcher answers pong); its timeout in whole seconds, as
+ * the plugin reads it, at least 1.
+ */
+static void
+lcall_hub_frame(struct lcall *c, const char *method, json_object *params,
+    int64_t timeout_ms)
+{
+	json_object	*req = json_object_new_object();
+	const char	*s;
+	char		 id[32];
+	size_t		 n;
+
+	c->id = ++c->L->next_id;
+	snprintf(id, sizeof(id), "cg-%lld", (long long)c->id);
+	json_object_object_add(req, "type", json_object_new_string("execute"));
+	json_object_object_add(req, "id", json_object_new_string(id));
+	json_object_object_add(req, "name", json_object_new_string(
+	    method != NULL ? method : "ping"));
+	json_object_object_add(req, "params",
+	    json_object_is_type(params, json_type_object) ?
+	    json_object_get(params) : json_object_new_object());
+	json_object_object_add(req, "timeout", json_object_new_double(
+	    (double)(timeout_ms > 1000 ? (timeout_ms + 999) / 1000 : 1)));
+	s = json_object_to_json_string_length(req, JSON_C_TO_STRING_PLAIN |
+	    JSON_C_TO_STRING_NOSLASHESCAPE, &n);
+	c->len = n;
+	c->frame = (unsigned char *)xstrdup(s);
+	json_object_put(req);
+}
+
 /* The frame of a call (ping: the bytes "ping"). */
 static void
 lcall_frame(struct lcall *c, const char *method, json_object *params)
@@ -658,6 +710,11 @@ lcall_frame(struct lcall *c, const char *method, json_object *params)
 
 	if (c->L->dl == LD_LSP) {
 		lcall_lsp_frame(c, method, params);
+		return;
+	}
+	if (c->L->dl == LD_HUB) {
+		lcall_hub_frame(c, method, params, c->deadline -
+		    util_monotonic_ms());
 		return;
 	}
 	if (method != NULL) {
@@ -712,7 +769,75 @@ link_connected(const struct link *L)
 int
 link_carries_workers(const struct link *L)
 {
-	return L->dl == LD_UNITY;
+	return L->dl == LD_UNITY || L->dl == LD_HUB;
+}
+
+/* ---- unity-hub: a link whose connection the plugin makes ------------- */
+
+void
+link_attach(struct link *L, const struct link_port *port, void *arg)
+{
+	if (L->dl != LD_HUB)
+		fatalx("link_attach: %s is no unity-hub link", L->to);
+	if (L->port != NULL)
+		link_detach(L, "superseded by a new registration");
+	L->port = port;
+	L->port_arg = arg;
+	L->queued = L->drained = 0;
+	link_opened(L);
+}
+
+void *
+link_attached(const struct link *L)
+{
+	return L->port_arg;
+}
+
+void
+link_detach(struct link *L, const char *why)
+{
+	struct lcall	*c;
+	enum up_status	 st = UP_LOST;
+
+	if (L->port == NULL)
+		return;
+	L->port = NULL;
+	L->port_arg = NULL;
+	if (L->state == L_OPEN)
+		L->lost++;
+	L->state = L_DOWN;
+	/* What went to the editor is lost; what waits, waits for it. */
+	while ((c = TAILQ_FIRST(&L->inflight)) != NULL) {
+		TAILQ_REMOVE(&L->inflight, c, entry);
+		lcall_tell(c, st, NULL, "%s before answering", why);
+		lcall_free(c);
+	}
+}
+
+int
+link_hub_answer(struct link *L, const char *id, json_object *result)
+{
+	struct lcall	*c;
+	json_object	*out = NULL;
+	enum up_status	 st;
+	char		 why[512], *end;
+	long long	 n;
+
+	if (L->dl != LD_HUB || strncmp(id, "cg-", 3) != 0)
+		return -1;
+	n = strtoll(id + 3, &end, 10);
+	TAILQ_FOREACH(c, &L->inflight, entry)
+		if (*end == '\0' && c->id == n)
+			break;
+	if (c == NULL)
+		return -1;	/* no call of ours: the server's drop it too */
+	TAILQ_REMOVE(&L->inflight, c, entry);
+	st = umcp_envelope(result, &out, why, sizeof(why));
+	lcall_tell(c, st, out, st == UP_OK ? NULL : "%s", why);
+	json_object_put(out);
+	lcall_free(c);
+	link_flush(L);
+	return 0;
 }
 
 /* ---- the links -------------------------------------------------------- */

@@ -26,7 +26,7 @@
 #define FWD_PATH_MAX	256	/* of a dotted path */
 
 static const char *dialects[] = {
-	"jsonrpc", "jsonrpc-lsp", "unity-mcp", "mcp-http", NULL,
+	"jsonrpc", "jsonrpc-lsp", "unity-mcp", "unity-hub", "mcp-http", NULL,
 };
 static const char *forward_keys[] = {
 	"to", "dialect", "method", "params", "connect_timeout_s", "idempotent",
@@ -209,7 +209,7 @@ fwd_to(struct fwd_error *e, const char *field, json_object *o)
 		return -1;
 	if (d != NULL && !in_list(d, dialects))
 		return fwd_fail(e, f, "'%s' is none of jsonrpc, jsonrpc-lsp, "
-		    "unity-mcp, mcp-http", d);
+		    "unity-mcp, unity-hub, mcp-http", d);
 	snprintf(f, sizeof(f), "%s.to", field);
 	if (fwd_string(e, field, o, "to", 1, &to) == -1)
 		return -1;

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: ISC */
 /*
- * The shipped Unity tables (etc/tools/unity-mcp.json, uloop.json): every
- * command the agents' own servers send is in them, classified for the
- * reload guard.
+ * The shipped Unity tables (etc/tools/unity-mcp.json, unity-hub.json,
+ * uloop.json): every command the agents' own servers send is in them,
+ * classified for the reload guard.
  */
 #include "config.h"
 
@@ -229,7 +229,8 @@ fwd_idempotent(const struct tool *t)
  */
 START_TEST(shipped_reads_idempotent)
 {
-	static const char	*names[] = { "unity-mcp.json", "uloop.json" };
+	static const char	*names[] = { "unity-mcp.json", "unity-hub.json",
+				    "uloop.json" };
 	struct tooltab		*tab;
 	const struct tool	*t;
 	size_t			 i, k;
@@ -250,6 +251,52 @@ START_TEST(shipped_reads_idempotent)
 		}
 		tooltab_free(tab);
 	}
+}
+END_TEST
+
+/*
+ * unity-hub.json is unity-mcp.json over the unity-hub dialect (the same
+ * commands, the server's own ping besides): every tool classified alike,
+ * each guard case judged the same, every forward and the probe over the
+ * hub.
+ */
+START_TEST(hub_table_mirrors)
+{
+	struct tooltab		*mcp = load_example("unity-mcp.json");
+	struct tooltab		*hub = load_example("unity-hub.json");
+	const struct tool	*a, *b;
+	json_object		*p, *d;
+	size_t			 i;
+
+	ck_assert_uint_eq(hub->ntools, mcp->ntools + 1);
+	ck_assert_ptr_nonnull(tooltab_find(hub, "ping"));
+	for (i = 0; i < mcp->ntools; i++) {
+		a = &mcp->tools[i];
+		ck_assert_msg((b = tooltab_find(hub, a->name)) != NULL,
+		    "unity-hub.json lacks %s", a->name);
+		ck_assert_int_eq(a->tier, b->tier);
+		ck_assert_int_eq(a->busy, b->busy);
+		ck_assert_int_eq(a->reload_always, b->reload_always);
+		ck_assert_uint_eq(a->nreload, b->nreload);
+		ck_assert_uint_eq(a->nrules, b->nrules);
+		ck_assert_int_eq(fwd_idempotent(a), fwd_idempotent(b));
+		ck_assert(json_object_object_get_ex(b->forward_json,
+		    "dialect", &d));
+		ck_assert_str_eq(json_object_get_string(d), "unity-hub");
+	}
+	for (i = 0; i < sizeof(guard_cases) / sizeof(*guard_cases); i++) {
+		if (strcmp(guard_cases[i].table, "unity-mcp.json") != 0)
+			continue;
+		b = tooltab_find(hub, guard_cases[i].tool);
+		p = guard_cases[i].params != NULL ? P(guard_cases[i].params) :
+		    NULL;
+		ck_assert_int_eq(tool_command_reload(b, p),
+		    guard_cases[i].reload);
+		ck_assert_int_eq(tool_command_tier(b, p), guard_cases[i].tier);
+		json_object_put(p);
+	}
+	tooltab_free(mcp);
+	tooltab_free(hub);
 }
 END_TEST
 
@@ -344,6 +391,7 @@ shipped_suite(void)
 	    sizeof(guard_cases) / sizeof(*guard_cases));
 	tcase_add_test(tc, shipped_busy);
 	tcase_add_test(tc, shipped_reads_idempotent);
+	tcase_add_test(tc, hub_table_mirrors);
 	tcase_add_test(tc, shipped_unity_wire_names);
 	tcase_add_loop_test(tc, shipped_wire_params, 0,
 	    sizeof(wire_cases) / sizeof(*wire_cases));
