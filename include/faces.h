@@ -18,6 +18,7 @@ struct edsub;
 struct event_base;
 struct facejob;
 struct facejob_news;
+struct hubup;
 struct options;
 struct server;
 struct unitystatus;
@@ -64,6 +65,27 @@ void		 hub_free(struct server *);
 /* {server, editors: [...], passing_on, registrations, evictions,
  * reading_heads} (caller puts). */
 json_object	*hub_status(const struct server *);
+
+/* hubup.c */
+
+/*
+ * The unity-hub face towards the real server (cmdgated(8), The
+ * unity-hub face): cmdgate as the plugin, standing for the editor
+ * registered on the face.
+ */
+struct hubup	*hubup_new(struct server *);
+void		 hubup_free(struct hubup *);
+/* The editor registered (reg: its register message, borrowed; api_key:
+ * its X-API-Key or NULL): register it upstream, unless it is the same
+ * editor back from a reload. */
+void		 hubup_editor(struct hubup *, json_object *reg,
+		    const char *api_key);
+/* Its register_tools (borrowed): sent on once registered upstream. */
+void		 hubup_tools(struct hubup *, json_object *msg);
+/* Its socket went: held for a while, then the registration ends. */
+void		 hubup_editor_away(struct hubup *);
+/* {state, session_id, editor_away, connects, executes} (caller puts). */
+json_object	*hubup_json(const struct hubup *);
 
 /* face_uloop.c */
 

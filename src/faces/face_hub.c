@@ -70,6 +70,7 @@ struct hubplug {
 	struct event		*ping;
 	char			 peer[80];
 	char			 local[80];	/* the link's "to" */
+	char			 api_key[256];	/* its X-API-Key, or "" */
 	struct link		*L;		/* once registered */
 	char			 sid[37];	/* "": not registered */
 	json_object		*reg;		/* its register message */
@@ -91,6 +92,7 @@ struct hub {
 	LIST_HEAD(, hubpass)	 passes;
 	size_t			 n;		/* of all three */
 	uint64_t		 registrations, evictions, passed;
+	struct hubup		*up;		/* towards the server */
 };
 
 static void	hub_pong_check(evutil_socket_t, short, void *);
@@ -104,6 +106,7 @@ hub_of(struct server *srv)
 		LIST_INIT(&srv->hub->conns);
 		TAILQ_INIT(&srv->hub->plugs);
 		LIST_INIT(&srv->hub->passes);
+		srv->hub->up = hubup_new(srv);
 	}
 	return srv->hub;
 }
@@ -161,12 +164,14 @@ hub_port_send(void *arg, const char *msg, size_t len)
 
 static const struct link_port	hub_port = { hub_port_send };
 
-/* p's socket is no longer its link's. */
+/* p's socket is no longer its link's: the editor is away. */
 static void
 hubplug_detach(struct hubplug *p, const char *why)
 {
-	if (p->L != NULL && link_attached(p->L) == p)
+	if (p->L != NULL && link_attached(p->L) == p) {
 		link_detach(p->L, why);
+		hubup_editor_away(p->H->up);
+	}
 	p->L = NULL;
 }
 
@@ -231,6 +236,7 @@ hub_register(struct hubplug *p, json_object *msg)
 	if (p->H->srv->links != NULL && (p->L = links_get(p->H->srv->links,
 	    "unity-hub", p->local)) != NULL)
 		link_attach(p->L, &hub_port, p);
+	hubup_editor(p->H->up, msg, p->api_key);
 }
 
 /* The plugin's answer to an execute: its link's call. */
@@ -280,6 +286,7 @@ hub_message(void *arg, const char *buf, size_t len)
 	else if (strcmp(type, "register_tools") == 0 && p->reg != NULL) {
 		json_object_put(p->tools);
 		p->tools = json_object_get(msg);
+		hubup_tools(p->H->up, msg);
 	} else if (strcmp(type, "pong") == 0)
 		hub_pong(p->H, msg);
 	else if (strcmp(type, "command_result") == 0)
@@ -370,6 +377,7 @@ hubconn_upgrade(struct hubconn *c, const struct wshead *h, size_t headlen)
 	p->H = H;
 	snprintf(p->peer, sizeof(p->peer), "%s", c->peer);
 	snprintf(p->local, sizeof(p->local), "%s", c->local);
+	snprintf(p->api_key, sizeof(p->api_key), "%s", h->api_key);
 	p->since_ms = util_monotonic_ms();
 	if ((p->ping = evtimer_new(H->srv->base, hub_pong_check, p)) == NULL)
 		fatalx("evtimer_new");
@@ -572,6 +580,7 @@ hub_free(struct server *srv)
 		passthru_free(hp->pt);
 		free(hp);
 	}
+	hubup_free(H->up);
 	free(H);
 	srv->hub = NULL;
 }
@@ -634,5 +643,7 @@ hub_status(const struct server *srv)
 	    H != NULL ? (int64_t)H->evictions : 0));
 	json_object_object_add(o, "reading_heads", json_object_new_int64(
 	    (int64_t)nconn));
+	json_object_object_add(o, "upstream", H != NULL ?
+	    hubup_json(H->up) : NULL);
 	return o;
 }
