@@ -474,7 +474,7 @@ class Plugin:
         elif cmd == "stop":
             await self.stop()
         elif cmd == "quit":
-            sys.stdout.flush()
+            log("ctl", line)
             os._exit(0)
         else:
             log("ctl-refused", line)

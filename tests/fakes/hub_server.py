@@ -42,7 +42,8 @@ Control channel, lines on stdin (end of file ends the fake):
   quit
 Log on stdout, one event a line: port N, accept, sent welcome, close CODE
 [SID], recv TYPE ..., drop TYPE (why), registered SID, evicted SID,
-sent ping SID, sent execute ID NAME, result ID JSON, timeout ID JSON,
+sent ping SID, stale SID, sent execute ID NAME, result ID JSON,
+timeout ID JSON,
 tools SID NAMES..., http METHOD PATH, sse held, sse end, ctl LINE (once
 the control line took effect).
 """
@@ -670,7 +671,7 @@ async def control(line):
         HUB.release.set()
         HUB.release = asyncio.Event()
     elif cmd == "quit":
-        sys.stdout.flush()
+        log("ctl", line)
         os._exit(0)
     else:
         log("ctl-refused", line)
