@@ -1,0 +1,237 @@
+/* SPDX-License-Identifier: ISC */
+/*
+ * The unity-hub face (issue 34) through a real cmdgated between the
+ * stand-ins of MCP for Unity's HTTP mode (tests/fakes/hub_server.py, the
+ * Python server's hub and routes; tests/fakes/hub_plugin.py, the Unity
+ * plugin, both on python3-websockets): the other routes passed on, the
+ * editor registered upstream as the plugin would with the server's own
+ * session, executes run as jobs over the editor link, and the issue's
+ * scenario: a test run holds a compile, which reaches the editor once
+ * when the run ends; the plugin reloads, a read meanwhile waits and is
+ * answered; the server hears every answer once.
+ */
+#include "config.h"
+
+#include <sys/socket.h>
+#include <netinet/in.h>
+#include <arpa/inet.h>
+
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <check.h>
+#include <json-c/json.h>
+
+#include "ckrun.h"
+#include "fakeutil.h"
+#include "jobsutil.h"
+#include "testnet.h"
+
+static struct fake	 srv, plug;
+static int		 hubport;
+
+static void
+hub_setup(void)
+{
+	setup();
+	srv.pid = plug.pid = -1;
+}
+
+static void
+hub_teardown(void)
+{
+	fake_stop(&plug);
+	fake_stop(&srv);
+	teardown();
+}
+
+/* A free loopback port (the face's, which the table must name first). */
+static int
+free_port(void)
+{
+	struct sockaddr_in	sin;
+	socklen_t		len = sizeof(sin);
+	int			fd = socket(AF_INET, SOCK_STREAM, 0);
+
+	memset(&sin, 0, sizeof(sin));
+	sin.sin_family = AF_INET;
+	sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	ck_assert(bind(fd, (struct sockaddr *)&sin, sizeof(sin)) == 0);
+	ck_assert(getsockname(fd, (struct sockaddr *)&sin, &len) == 0);
+	close(fd);
+	return ntohs(sin.sin_port);
+}
+
+/* The server stand-in, and cmdgated's unity-hub face in front of it. */
+static void
+hub_start(void)
+{
+	char		 to[64], face[96], url[96];
+	const char	*extra[] = { "--listen", face, "--unity-hub-server",
+			    url, NULL };
+
+	fake_start(&srv, "FAKE_HUB_SERVER", NULL);
+	hubport = free_port();
+	snprintf(to, sizeof(to), "127.0.0.1:%d", hubport);
+	table_for(tools, "unity-hub.json", 0, "127.0.0.1:8080", to);
+	snprintf(face, sizeof(face), "unity-hub@%s", to);
+	snprintf(url, sizeof(url), "http://127.0.0.1:%d", srv.port);
+	start_tools(extra);
+}
+
+/* The plugin stand-in, registered on the face and, through cmdgate, on
+ * the server. */
+static void
+plugin_start(void)
+{
+	char	url[80];
+
+	snprintf(url, sizeof(url), "ws://127.0.0.1:%d/hub/plugin", hubport);
+	fake_start(&plug, "FAKE_HUB_PLUGIN", url, "--project",
+	    "/tmp/cmdgate-hub-test/Proj", NULL);
+	fake_await(&plug, "registered ");
+	fake_await(&srv, "registered ");
+}
+
+/* The rest of the last log line of f that begins with prefix. */
+static void
+fake_line(struct fake *f, const char *prefix, char *out, size_t len)
+{
+	const char	*p = f->log, *hit = NULL;
+	size_t		 n = strlen(prefix);
+
+	for (; p != NULL && *p != '\0'; p = strchr(p, '\n') ? strchr(p,
+	    '\n') + 1 : NULL)
+		if (strncmp(p, prefix, n) == 0)
+			hit = p + n;
+	ck_assert_msg(hit != NULL, "no \"%s\" in:\n%s", prefix, f->log);
+	snprintf(out, len, "%.*s", (int)strcspn(hit, "\n"), hit);
+}
+
+/*
+ * One HTTP/1.1 exchange on the face's port: the answer up to the end of
+ * until (the stand-in server keeps its connections open), or to EOF.
+ */
+static void
+http_exchange(const char *req, const char *until, char *ans, size_t len)
+{
+	struct pollfd	p;
+	size_t		got = 0;
+	ssize_t		n;
+	int		fd = broker_dial(hubport);
+
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(write(fd, req, strlen(req)), (ssize_t)strlen(req));
+	p.fd = fd;
+	p.events = POLLIN;
+	ans[0] = '\0';
+	while (strstr(ans, until) == NULL) {
+		ck_assert_msg(poll(&p, 1, TN_TIMEOUT_MS) == 1 && got + 1 < len,
+		    "no \"%s\" in time: %s", until, ans);
+		if ((n = read(fd, ans + got, len - 1 - got)) <= 0)
+			break;
+		got += (size_t)n;
+		ans[got] = '\0';
+	}
+	close(fd);
+}
+
+/*
+ * What is not the plugin's WebSocket reaches the server unchanged, an
+ * event stream too; a plain GET of the hub's path is refused as the
+ * server refuses it.
+ */
+START_TEST(other_routes_passed_on)
+{
+	char	ans[8192], req[512];
+	int	n;
+
+	hub_start();
+	http_exchange("GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: "
+	    "close\r\n\r\n", "\"healthy\"", ans, sizeof(ans));
+	ck_assert_msg(strncmp(ans, "HTTP/1.1 200", 12) == 0, "%s", ans);
+	ck_assert_ptr_nonnull(strstr(ans, "\"healthy\""));
+	fake_await(&srv, "http GET /health");
+	n = snprintf(req, sizeof(req), "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1"
+	    "\r\nContent-Type: application/json\r\nAccept: application/json, "
+	    "text/event-stream\r\nConnection: close\r\nContent-Length: %d\r\n"
+	    "\r\n%s", 40, "{\"jsonrpc\":\"2.0\",\"id\":77,\"method\":\"x\"}  ");
+	ck_assert_int_lt(n, (int)sizeof(req));
+	http_exchange(req, "\r\n0\r\n\r\n", ans, sizeof(ans));
+	ck_assert_msg(strstr(ans, "text/event-stream") != NULL, "%s", ans);
+	ck_assert_ptr_nonnull(strstr(ans, "\"id\":77"));
+	fake_await(&srv, "http POST /mcp");
+	http_exchange("GET /hub/plugin HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n",
+	    "\r\n\r\n", ans, sizeof(ans));
+	ck_assert_msg(strncmp(ans, "HTTP/1.1 404", 12) == 0, "%s", ans);
+}
+END_TEST
+
+/*
+ * The plugin registers on the face; cmdgate registers the same project
+ * on the server with the server's own session, and sends the plugin's
+ * tools once the server registered it.
+ */
+START_TEST(editor_registered_upstream)
+{
+	char		 psid[64], ssid[64], hash[64], reg[128];
+	json_object	*st;
+
+	hub_start();
+	plugin_start();
+	fake_line(&plug, "registered ", psid, sizeof(psid));
+	fake_line(&srv, "registered ", ssid, sizeof(ssid));
+	ck_assert_str_ne(psid, ssid);
+	fake_line(&srv, "recv register ", hash, sizeof(hash));
+	ck_assert_uint_eq(strlen(hash), 16);
+	fake_await(&srv, "recv register_tools ");
+	st = callf("{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"server_status\"}");
+	ck_assert_str_eq(str(st, "result.unity_hub.editors.0.project_hash"),
+	    hash);
+	ck_assert_str_eq(str(st, "result.unity_hub.editors.0.session_id"),
+	    psid);
+	ck_assert_str_eq(str(st, "result.unity_hub.upstream.session_id"),
+	    ssid);
+	ck_assert_str_eq(str(st, "result.unity_hub.upstream.state"), "open");
+	json_object_put(st);
+	snprintf(reg, sizeof(reg), "recv register %s", hash);
+	ck_assert_int_eq(fake_count(&srv, reg), 1);
+}
+END_TEST
+
+/* The server's execute is a job over the editor link, answered with the
+ * server's id. */
+START_TEST(execute_through_the_link)
+{
+	char	res[4096];
+
+	hub_start();
+	plugin_start();
+	fake_await(&srv, "recv register_tools ");
+	fake_ctl(&srv, "execute get_editor_state {} 5");
+	fake_await(&srv, "result ");
+	fake_line(&srv, "result ", res, sizeof(res));
+	ck_assert_msg(strstr(res, "Retrieved editor state") != NULL, "%s",
+	    res);
+	fake_await(&plug, "recv execute cg-");
+	ck_assert_int_eq(fake_count(&srv, "timeout "), 0);
+}
+END_TEST
+
+int
+main(void)
+{
+	Suite	*s = suite_create("hub");
+	TCase	*tc = tcase_create("hub");
+
+	tcase_add_checked_fixture(tc, hub_setup, hub_teardown);
+	tcase_set_timeout(tc, 60);
+	tcase_add_test(tc, other_routes_passed_on);
+	tcase_add_test(tc, editor_registered_upstream);
+	tcase_add_test(tc, execute_through_the_link);
+	suite_add_tcase(s, tc);
+	return ck_run(s);
+}
