@@ -221,6 +221,85 @@ START_TEST(execute_through_the_link)
 }
 END_TEST
 
+/* How many executes of name the plugin received. */
+static int
+plugin_got(const char *name)
+{
+	const char	*p = plug.log;
+	char		 pat[96];
+	int		 n = 0;
+
+	snprintf(pat, sizeof(pat), " %s ", name);
+	for (; p != NULL && *p != '\0'; p = strchr(p, '\n') ? strchr(p,
+	    '\n') + 1 : NULL)
+		if (strncmp(p, "recv execute ", 13) == 0 &&
+		    strstr(p, pat) != NULL && strstr(p, pat) < strchr(p, '\n'))
+			n++;
+	return n;
+}
+
+/* The ticket a held answer names (the server's last result). */
+static void
+held_ticket(char ticket[32])
+{
+	char		 res[4096], *json;
+	json_object	*o;
+
+	fake_line(&srv, "result ", res, sizeof(res));
+	ck_assert_msg(strstr(res, "\"held\"") != NULL, "%s", res);
+	ck_assert_ptr_nonnull(json = strchr(res, '{'));
+	ck_assert_ptr_nonnull(o = json_tokener_parse(json));
+	snprintf(ticket, 32, "%s", str(o, "result.data.ticket"));
+	json_object_put(o);
+}
+
+/*
+ * The issue's scenario: agent A's test run (its job id answered at once)
+ * holds agent B's compile, answered "held" before the server's timeout,
+ * blocked_by tests_running; the run ends; the compile reaches the editor
+ * once, and the editor reloads; a read sent while the plugin is away
+ * waits for it and is answered; the server hears one answer for each
+ * execute, and no command reaches the editor twice.
+ */
+START_TEST(test_run_holds_compile)
+{
+	char		 rd[4096], ticket[32];
+	json_object	*r;
+
+	setenv("HUB_TIME_SCALE", "0.1", 1);
+	hub_start();
+	plugin_start();
+	fake_await(&srv, "recv register_tools ");
+	fake_ctl(&srv, "execute run_tests {\"mode\":\"EditMode\"} 10");
+	fake_await(&srv, "result ");
+	fake_line(&srv, "result ", rd, sizeof(rd));
+	ck_assert_msg(strstr(rd, "job_id") != NULL, "%s", rd);
+	fake_ctl(&srv, "execute refresh_unity {\"compile\":\"request\"} 4");
+	fake_await(&srv, "result ");
+	held_ticket(ticket);
+	r = poll_job(ticket);
+	ck_assert_str_eq(str(r, "result.blocked_by"), "tests_running");
+	json_object_put(r);
+	ck_assert_int_eq(plugin_got("refresh_unity"), 0);
+	fake_ctl(&plug, "end-tests succeeded");
+	fake_await(&plug, "abort reload");
+	ck_assert_int_eq(plugin_got("refresh_unity"), 1);
+	/* The editor is away: a read waits for it. */
+	fake_ctl(&srv, "execute get_editor_state {} 20");
+	fake_ctl(&plug, "reload-done");
+	fake_await(&srv, "result ");
+	fake_line(&srv, "result ", rd, sizeof(rd));
+	ck_assert_msg(strstr(rd, "Retrieved editor state") != NULL, "%s", rd);
+	wait_end(ticket, "done");
+	fake_ctl(&srv, "tools");
+	ck_assert_int_eq(plugin_got("refresh_unity"), 1);
+	ck_assert_int_eq(plugin_got("run_tests"), 1);
+	ck_assert_int_eq(fake_count(&srv, "result "), 3);
+	ck_assert_int_eq(fake_count(&srv, "timeout "), 0);
+	ck_assert_int_eq(fake_count(&srv, "sent execute "), 3);
+}
+END_TEST
+
 int
 main(void)
 {
@@ -232,6 +311,7 @@ main(void)
 	tcase_add_test(tc, other_routes_passed_on);
 	tcase_add_test(tc, editor_registered_upstream);
 	tcase_add_test(tc, execute_through_the_link);
+	tcase_add_test(tc, test_run_holds_compile);
 	suite_add_tcase(s, tc);
 	return ck_run(s);
 }
