@@ -260,6 +260,33 @@ top_links(struct top_out *o, json_object *s)
 	}
 }
 
+/* The unity-hub face of server_status s, when there is one: the editor
+ * registered on it and cmdgate's registration on the server. */
+static void
+top_hub(struct top_out *o, json_object *s)
+{
+	json_object	*h = json_object_object_get(s, "unity_hub"), *e, *u;
+
+	if (h == NULL)
+		return;
+	e = json_object_array_get_idx(json_object_object_get(h, "editors"), 0);
+	u = json_object_object_get(h, "upstream");
+	if (e == NULL)
+		top_line(o, "unity-hub: no editor registered; server %s",
+		    cli_hstr(h, "server"));
+	else
+		top_line(o, "unity-hub: editor %s@%s (Unity %s), session %s, "
+		    "last pong %lld ms ago", cli_hstr(e, "project_name"),
+		    cli_hstr(e, "project_hash"), cli_hstr(e, "unity_version"),
+		    cli_hstr(e, "session_id"), (long long)cli_int(e,
+		    "pong_ago_ms"));
+	top_line(o, "unity-hub: server %s %s%s%s, %lld executes, %lld "
+	    "connects", cli_hstr(h, "server"), cli_hstr(u, "state"),
+	    *cli_str(u, "session_id") ? ", session " : "",
+	    cli_hstr(u, "session_id"), (long long)cli_int(u, "executes"),
+	    (long long)cli_int(u, "connects"));
+}
+
 static void
 top_head(struct top_out *o, struct top_view *v)
 {
@@ -271,6 +298,7 @@ top_head(struct top_out *o, struct top_view *v)
 	    (long long)cli_int(q, "queued"), (long long)cli_int(q, "running"),
 	    top_editor(s, json_object_object_get(s, "editor")));
 	top_links(o, s);
+	top_hub(o, s);
 	top_holds(o, v);
 }
 

@@ -13,6 +13,7 @@
 #include "config.h"
 
 #include <sys/socket.h>
+#include <sys/wait.h>
 #include <netinet/in.h>
 #include <arpa/inet.h>
 
@@ -170,6 +171,26 @@ START_TEST(other_routes_passed_on)
 }
 END_TEST
 
+/* cmdgate top --once shows the editor registered and the server's side. */
+static void
+top_shows_hub(const char *hash, const char *ssid)
+{
+	char	buf[16384], want[160];
+	int	out, status;
+	pid_t	pid;
+
+	setenv("COLUMNS", "300", 1);
+	pid = cli_spawn(b.port, &out, "top", "--once", NULL);
+	fd_slurp(out, buf, sizeof(buf));
+	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+	ck_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	snprintf(want, sizeof(want), "unity-hub: editor Proj@%s (Unity ", hash);
+	ck_assert_msg(strstr(buf, want) != NULL, "%s", buf);
+	snprintf(want, sizeof(want), " open, session %s, ", ssid);
+	ck_assert_msg(strstr(buf, want) != NULL, "%s", buf);
+	ck_assert_ptr_nonnull(strstr(buf, "editor link 127.0.0.1:"));
+}
+
 /*
  * The plugin registers on the face; cmdgate registers the same project
  * on the server with the server's own session, and sends the plugin's
@@ -197,6 +218,7 @@ START_TEST(editor_registered_upstream)
 	    ssid);
 	ck_assert_str_eq(str(st, "result.unity_hub.upstream.state"), "open");
 	json_object_put(st);
+	top_shows_hub(hash, ssid);
 	snprintf(reg, sizeof(reg), "recv register %s", hash);
 	ck_assert_int_eq(fake_count(&srv, reg), 1);
 }
