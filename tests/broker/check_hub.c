@@ -171,6 +171,44 @@ START_TEST(other_routes_passed_on)
 }
 END_TEST
 
+/* Whether list_tools' answer r names the tool name. */
+static int
+table_has(json_object *r, const char *name)
+{
+	json_object	*l = jpath(r, "result.tools");
+	size_t		 i;
+
+	for (i = 0; l != NULL && i < json_object_array_length(l); i++)
+		if (strcmp(str(json_object_array_get_idx(l, i), "name"),
+		    name) == 0)
+			return 1;
+	return 0;
+}
+
+/*
+ * Every tool the plugin registered, as the server stored it (the
+ * plugin's tools through cmdgate, verbatim), is a tool of unity-hub.json.
+ */
+static void
+tools_in_table(void)
+{
+	char		 line[4096], *name, *save = NULL;
+	json_object	*r;
+	int		 n = 0;
+
+	fake_ctl(&srv, "tools");
+	fake_line(&srv, "tools ", line, sizeof(line));
+	r = callf("{\"jsonrpc\":\"2.0\",\"id\":4,\"method\":\"list_tools\"}");
+	ck_assert_ptr_nonnull(strtok_r(line, " ", &save));	/* the sid */
+	while ((name = strtok_r(NULL, " ", &save)) != NULL) {
+		ck_assert_msg(table_has(r, name), "unity-hub.json lacks %s",
+		    name);
+		n++;
+	}
+	ck_assert_int_gt(n, 0);
+	json_object_put(r);
+}
+
 /* cmdgate top --once shows the editor registered and the server's side. */
 static void
 top_shows_hub(const char *hash, const char *ssid)
@@ -221,6 +259,7 @@ START_TEST(editor_registered_upstream)
 	top_shows_hub(hash, ssid);
 	snprintf(reg, sizeof(reg), "recv register %s", hash);
 	ck_assert_int_eq(fake_count(&srv, reg), 1);
+	tools_in_table();
 }
 END_TEST
 
