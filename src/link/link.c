@@ -611,12 +611,19 @@ lcall_timer_cb(evutil_socket_t fd, short ev, void *arg)
 	struct link	*L = c->L;
 	int64_t		 now = util_monotonic_ms();
 	struct timeval	 tv;
+	int64_t		 until;
 
 	(void)fd;
 	(void)ev;
-	if (c->end == 0 && now < c->deadline && now < c->open_by) {
-		tv.tv_sec = (c->open_by - now) / 1000;
-		tv.tv_usec = (c->open_by - now) % 1000 * 1000;
+	/* Written, a call waits for its answer until its deadline: open_by
+	 * was its time to be written.  (Behind another on an open unity-hub
+	 * link, it is not refused: it waits its turn until its deadline.) */
+	until = c->end == 0 && c->open_by < c->deadline &&
+	    !(L->dl == LD_HUB && L->state == L_OPEN) ? c->open_by :
+	    c->deadline;
+	if (now < until) {
+		tv.tv_sec = (until - now) / 1000;
+		tv.tv_usec = (until - now) % 1000 * 1000;
 		evtimer_add(c->timer, &tv);
 		return;
 	}

@@ -45,13 +45,13 @@ lk_teardown(void)
 }
 
 /*
- * cmdgated with the shipped table etc/tools/table for fk's port and one
- * tool more, tool (a JSON object; %d: port) first in its list.
+ * cmdgated with the shipped table etc/tools/table for fk's port and
+ * tools more, tool (JSON objects; %d or %1$d: port) first in its list.
  */
 static void
 start_plus(const char *table, const char *tool, int port)
 {
-	char	obj[512], with[600];
+	char	obj[1024], with[1100];
 
 	snprintf(obj, sizeof(obj), tool, port);
 	snprintf(with, sizeof(with), "\"tools\": [%s,", obj);
@@ -61,16 +61,20 @@ start_plus(const char *table, const char *tool, int port)
 
 /*
  * fake_unity, and cmdgated with the shipped unity-mcp table (its probe
- * too) and slow_read, read_console with a 1 s timeout.
+ * too), slow_read, read_console with a 1 s timeout, and patient_read,
+ * read_console with a 1 s connect_timeout_s and a 5 s timeout.
  */
 static void
 link_start(void)
 {
 	fake_start(&fk, "FAKE_UNITY", NULL);
 	start_plus("unity-mcp.json", "{\"name\":\"slow_read\",\"forward\":"
-	    "{\"to\":\"127.0.0.1:%d\",\"dialect\":\"unity-mcp\",\"method\":"
-	    "\"read_console\"},\"tier\":\"instant\",\"timeout_s\":1}",
-	    fk.port);
+	    "{\"to\":\"127.0.0.1:%1$d\",\"dialect\":\"unity-mcp\",\"method\":"
+	    "\"read_console\"},\"tier\":\"instant\",\"timeout_s\":1},"
+	    "{\"name\":\"patient_read\",\"forward\":{\"to\":"
+	    "\"127.0.0.1:%1$d\",\"dialect\":\"unity-mcp\",\"method\":"
+	    "\"read_console\",\"connect_timeout_s\":1},\"tier\":\"instant\","
+	    "\"timeout_s\":5}", fk.port);
 	fake_await(&fk, "recv get_editor_state ");
 }
 
@@ -255,6 +259,33 @@ START_TEST(late_answer_is_nobodys)
 	ck_assert_str_eq(str(r, "results.0.error_type"), "upstream_timeout");
 	json_object_put(r);
 	project_read(1);
+	ck_assert_int_eq(fake_count(&fk, "accept"), 1);
+}
+END_TEST
+
+/*
+ * A read written at once waits for its answer until its timeout, not
+ * its connect_timeout_s: a slow_read behind it times out (1 s), and it
+ * is still running, then gets its answer.
+ */
+START_TEST(answer_after_connect_timeout)
+{
+	char		 rd[32], slow[32];
+	json_object	*r;
+
+	link_start();
+	stalled_read(rd, "patient_read");
+	submit(slow, "[{\"tool\":\"slow_read\",\"params\":{}}]", NULL);
+	r = wait_done(slow);
+	ck_assert_str_eq(str(r, "results.0.error_type"), "upstream_timeout");
+	json_object_put(r);
+	r = poll_job(rd);
+	ck_assert_str_eq(str(r, "result.status"), "running");
+	json_object_put(r);
+	fake_ctl(&fk, "unstall");
+	r = wait_done(rd);
+	ck_assert_str_eq(str(r, "status"), "done");
+	json_object_put(r);
 	ck_assert_int_eq(fake_count(&fk, "accept"), 1);
 }
 END_TEST
@@ -520,6 +551,7 @@ main(void)
 	tcase_add_test(tc, one_connection);
 	tcase_add_test(tc, in_order_behind_a_slow_read);
 	tcase_add_test(tc, late_answer_is_nobodys);
+	tcase_add_test(tc, answer_after_connect_timeout);
 	tcase_add_test(tc, read_without_worker);
 	tcase_add_test(tc, cancel_read_without_worker);
 	tcase_add_test(tc, lost_read_handed_to_worker);
