@@ -203,6 +203,15 @@ struct facejob	*facejob_start(struct server *, const struct facejob_req *,
 		    facejob_fn news, void *arg);
 /* The face's client is gone: no news; the job goes on. */
 void		 facejob_cancel(struct facejob *);
+/*
+ * A client has the first answer of the job of (conn, agent, tool,
+ * params), an awaited tool's (run_tests' job id): the same command again
+ * once that job ended must be a new one, so a repeat that waits for its
+ * end takes its result, which ends the repeat window (cmdgated(8), Face
+ * jobs).
+ */
+void		 facejob_end_window(struct server *, uint64_t conn,
+		    const char *agent, const char *tool, json_object *params);
 
 /* unitystatus.c */
 

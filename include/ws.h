@@ -4,6 +4,8 @@
 
 #include <stddef.h>
 
+#include <json-c/json.h>
+
 /*
  * WebSocket (RFC 6455) over a libevent bufferevent: the frames are
  * wslay's, the handshake's digest and base64 nettle's.  The opening
@@ -47,6 +49,8 @@ struct ws	*ws_new(struct bufferevent *bev, int client, size_t max,
 		    const struct ws_cbs *cbs, void *arg);
 /* Send a text message: 0, or -1 once the connection closes. */
 int		 ws_send(struct ws *, const char *buf, size_t len);
+/* The same with msg as compact JSON. */
+int		 ws_send_json(struct ws *, json_object *msg);
 /* Close with code (and reason): closed() comes once the peer answered,
  * or the connection went. */
 void		 ws_close(struct ws *, int code, const char *reason);

@@ -20,6 +20,8 @@
 #include <nettle/sha1.h>
 #include <wslay/wslay.h>
 
+#include <json-c/json.h>
+
 #include "log.h"
 #include "util.h"
 #include "ws.h"
@@ -224,6 +226,17 @@ ws_send(struct ws *w, const char *buf, size_t len)
 	if (wslay_event_send(w->ctx) != 0)
 		return -1;
 	return 0;
+}
+
+int
+ws_send_json(struct ws *w, json_object *msg)
+{
+	size_t		 n;
+	const char	*s = json_object_to_json_string_length(msg,
+			    JSON_C_TO_STRING_PLAIN |
+			    JSON_C_TO_STRING_NOSLASHESCAPE, &n);
+
+	return ws_send(w, s, n);
 }
 
 void

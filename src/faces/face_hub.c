@@ -145,12 +145,7 @@ hubplug_free(struct hubplug *p)
 static void
 hubplug_send(struct hubplug *p, json_object *msg)
 {
-	size_t		 n;
-	const char	*s = json_object_to_json_string_length(msg,
-			    JSON_C_TO_STRING_PLAIN |
-			    JSON_C_TO_STRING_NOSLASHESCAPE, &n);
-
-	(void)ws_send(p->ws, s, n);
+	(void)ws_send_json(p->ws, msg);
 }
 
 /* The link writes an execute. */

@@ -55,8 +55,6 @@ static int	 unity_cached(const char *);
 static int	 unity_from_cache(struct conn *, const char *);
 static void	 unity_run(struct conn *, const struct tool *, json_object *);
 static void	 unity_news(void *, const struct facejob_news *);
-static void	 unity_end_news(void *, const struct facejob_news *);
-static void	 unity_end_window(struct unity_req *);
 static void	 unity_cancel(void *);
 static void	 unity_req_free(struct unity_req *);
 static json_object *unity_success(json_object *);
@@ -247,34 +245,6 @@ unity_run(struct conn *c, const struct tool *t, json_object *params)
 		fatalx("facejob_start: out of memory");
 }
 
-/* The end of a job whose first answer a client had: nothing to do. */
-static void
-unity_end_news(void *arg, const struct facejob_news *n)
-{
-	(void)arg;
-	(void)n;
-}
-
-/*
- * A client has ur's first answer (run_tests' job_id): the same command
- * again once that run ended must be a new run, not the old run's result.
- * A repeat that waits for the job's end takes its result when it comes,
- * which ends the repeat window (cmdgated(8), Face jobs).
- */
-static void
-unity_end_window(struct unity_req *ur)
-{
-	struct facejob_req	fr;
-
-	memset(&fr, 0, sizeof(fr));
-	fr.conn = ur->conn->id;
-	fr.agent = UNITY_AGENT;
-	fr.tool = ur->tool;
-	fr.params = ur->params;
-	if (facejob_start(ur->conn->srv, &fr, unity_end_news, NULL) == NULL)
-		fatalx("facejob_start: out of memory");
-}
-
 static void
 unity_news(void *arg, const struct facejob_news *n)
 {
@@ -291,7 +261,8 @@ unity_news(void *arg, const struct facejob_news *n)
 		uf.cache[i] = json_object_get(r);
 	}
 	if (n->event == FJ_FIRST)
-		unity_end_window(ur);
+		facejob_end_window(c->srv, c->id, UNITY_AGENT, ur->tool,
+		    ur->params);
 	unity_send(c, unity_answer(ur->tool, n));
 	conn_complete(ur->pending, NULL, NULL);
 	unity_req_free(ur);

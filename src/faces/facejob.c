@@ -601,6 +601,29 @@ facejob_start(struct server *srv, const struct facejob_req *req,
 	return fj;
 }
 
+/* The end of a job whose first answer a client had: nothing to do. */
+static void
+fj_window_news(void *arg, const struct facejob_news *n)
+{
+	(void)arg;
+	(void)n;
+}
+
+void
+facejob_end_window(struct server *srv, uint64_t conn, const char *agent,
+    const char *tool, json_object *params)
+{
+	struct facejob_req	fr;
+
+	memset(&fr, 0, sizeof(fr));
+	fr.conn = conn;
+	fr.agent = agent;
+	fr.tool = tool;
+	fr.params = params;
+	if (facejob_start(srv, &fr, fj_window_news, NULL) == NULL)
+		fatalx("facejob_start: out of memory");
+}
+
 void
 facejob_cancel(struct facejob *fj)
 {

@@ -82,13 +82,8 @@ static void	hubup_connect(struct hubup *);
 static void
 hubup_send(struct hubup *U, json_object *msg)
 {
-	size_t		 n;
-	const char	*s = json_object_to_json_string_length(msg,
-			    JSON_C_TO_STRING_PLAIN |
-			    JSON_C_TO_STRING_NOSLASHESCAPE, &n);
-
 	if (U->state == HU_OPEN)
-		(void)ws_send(U->ws, s, n);
+		(void)ws_send_json(U->ws, msg);
 }
 
 static void
@@ -151,8 +146,6 @@ upcall_answer(struct hubup *U, const char *id, json_object *result)
 	json_object_put(o);
 }
 
-static void	upcall_end_window(struct upcall *);
-
 static void
 upcall_news(void *arg, const struct facejob_news *n)
 {
@@ -160,40 +153,14 @@ upcall_news(void *arg, const struct facejob_news *n)
 
 	c->fj = NULL;
 	if (n->event == FJ_FIRST)
-		upcall_end_window(c);
+		facejob_end_window(c->U->srv, 0, HUBUP_AGENT, c->tool,
+		    c->params);
 	if (c->U->state != HU_OPEN)
 		log_info("unity-hub: %s (%s) ended with the server gone: its "
 		    "answer is dropped", c->id, c->tool);
 	else
 		upcall_answer(c->U, c->id, unity_answer(c->tool, n));
 	upcall_free(c);
-}
-
-/* The end of a job whose first answer the server had. */
-static void
-upcall_end_news(void *arg, const struct facejob_news *n)
-{
-	(void)arg;
-	(void)n;
-}
-
-/*
- * The server has c's first answer (run_tests' job_id): the same command
- * again once that run ended is a new run; a repeat waiting for the job's
- * end takes its result, which ends the repeat window (as the unity-mcp
- * face does, cmdgated(8) Face jobs).
- */
-static void
-upcall_end_window(struct upcall *c)
-{
-	struct facejob_req	fr;
-
-	memset(&fr, 0, sizeof(fr));
-	fr.agent = HUBUP_AGENT;
-	fr.tool = c->tool;
-	fr.params = c->params;
-	if (facejob_start(c->U->srv, &fr, upcall_end_news, NULL) == NULL)
-		fatalx("facejob_start: out of memory");
 }
 
 /*
