@@ -28,6 +28,7 @@ struct mcpconf {
 	int		 http;		/* cmdgate's entry: Streamable HTTP */
 	const char	*url;		/* its URL */
 	char		 port[8];
+	char		 hub_url[128];	/* the unity-hub face's /mcp, or "" */
 	char		 bundle[PATH_MAX + 40];
 	char		 urlbuf[512];
 };
@@ -98,7 +99,8 @@ mcpconf_entry(const char *command, const char **args, const char *var,
 
 /*
  * The broker's faces, when neither was named and it answers: the uloop
- * face's port, and the unity-mcp face's status dir.  Silent when it does
+ * face's port, the unity-mcp face's status dir, and the unity-hub face's
+ * address (MCP for Unity's server in HTTP mode, passed on there).  Silent when it does
  * not answer: the cmdgate entry is printed all the same.
  */
 static void
@@ -122,12 +124,31 @@ mcpconf_ask(struct cli *cl, struct mcpconf *m)
 			snprintf(m->port, sizeof(m->port), "%s", port);
 			m->uloop_port = m->port;
 		}
+		if (a != NULL && strncmp(a, "unity-hub@", 10) == 0)
+			snprintf(m->hub_url, sizeof(m->hub_url),
+			    "http://%s/mcp", a + 10);
 	}
 	dir = json_object_get_string(json_object_object_get(s,
 	    "unity_status_dir"));
 	if (dir != NULL && *dir != '\0')
 		m->unity_dir = strdup(dir);
 	json_object_put(s);
+}
+
+/*
+ * MCP for Unity's server in HTTP mode, at the unity-hub face's address
+ * (which passes /mcp on to it): the agents' entry as they had it.
+ */
+static json_object *
+mcpconf_hub(const struct mcpconf *m)
+{
+	json_object	*srv = json_object_new_object();
+
+	if (strcmp(m->client, "cursor") != 0)
+		json_object_object_add(srv, "type",
+		    json_object_new_string("http"));
+	json_object_object_add(srv, "url", json_object_new_string(m->hub_url));
+	return srv;
 }
 
 /* The host of url (SCHEME://HOST[:PORT]/...), without brackets. */
@@ -281,7 +302,7 @@ mcpconf_args(struct mcpconf *m, int argc, char **argv)
  * the editor bridges put in front of the broker's faces: uLoopMCP's
  * (node server.bundle.js, UNITY_TCP_PORT the uloop face's port) and MCP
  * for Unity's (uvx mcp-for-unity, UNITY_MCP_STATUS_DIR the unity-mcp
- * face's status dir).
+ * face's status dir; or, in HTTP mode, the unity-hub face's URL).
  */
 int
 cmd_mcp_config(struct cli *cl, int argc, char **argv)
@@ -330,6 +351,8 @@ cmd_mcp_config(struct cli *cl, int argc, char **argv)
 	if (m.unity_dir != NULL)
 		mcpconf_add(&m, servers, "unityMCP", mcpconf_entry("uvx",
 		    unity_args, "UNITY_MCP_STATUS_DIR", m.unity_dir));
+	else if (m.hub_url[0] != '\0')
+		mcpconf_add(&m, servers, "unityMCP", mcpconf_hub(&m));
 	free(m.unity_dir);
 	if (strcmp(m.client, "generic") == 0 &&
 	    json_object_array_length(servers) == 1) {

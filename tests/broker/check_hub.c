@@ -140,6 +140,23 @@ http_exchange(const char *req, const char *until, char *ans, size_t len)
 	close(fd);
 }
 
+/* cmdgate mcp-config gives the agents MCP for Unity's URL: the face's. */
+static void
+mcp_config_names_face(void)
+{
+	json_object	*r;
+	char		 want[64];
+	int		 out;
+	pid_t		 pid;
+
+	pid = cli_spawn(b.port, &out, "mcp-config", "--client", "claude", NULL);
+	r = cli_end(pid, out, 0);
+	snprintf(want, sizeof(want), "http://127.0.0.1:%d/mcp", hubport);
+	ck_assert_str_eq(str(r, "mcpServers.unityMCP.url"), want);
+	ck_assert_str_eq(str(r, "mcpServers.unityMCP.type"), "http");
+	json_object_put(r);
+}
+
 /*
  * What is not the plugin's WebSocket reaches the server unchanged, an
  * event stream too; a plain GET of the hub's path is refused as the
@@ -168,6 +185,7 @@ START_TEST(other_routes_passed_on)
 	http_exchange("GET /hub/plugin HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n",
 	    "\r\n\r\n", ans, sizeof(ans));
 	ck_assert_msg(strncmp(ans, "HTTP/1.1 404", 12) == 0, "%s", ans);
+	mcp_config_names_face();
 }
 END_TEST
 
