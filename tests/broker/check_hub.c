@@ -379,6 +379,34 @@ START_TEST(test_run_holds_compile)
 }
 END_TEST
 
+/*
+ * The server restarts (closes its hub sockets 1012): cmdgate connects
+ * again, registers the editor and its tools anew, and the plugin's own
+ * connection to the face is never touched.
+ */
+START_TEST(server_restart_registers_again)
+{
+	char	res[4096];
+
+	hub_start();
+	plugin_start();
+	fake_await(&srv, "recv register_tools ");
+	fake_ctl(&srv, "drop 1012");
+	fake_await(&srv, "close 1012");
+	fake_await(&srv, "recv register ");
+	fake_await(&srv, "registered ");
+	fake_await(&srv, "recv register_tools ");
+	ck_assert_int_eq(fake_count(&srv, "recv register "), 2);
+	fake_ctl(&srv, "execute get_editor_state {} 5");
+	fake_await(&srv, "result ");
+	fake_line(&srv, "result ", res, sizeof(res));
+	ck_assert_msg(strstr(res, "Retrieved editor state") != NULL, "%s",
+	    res);
+	ck_assert_int_eq(fake_count(&plug, "close "), 0);
+	ck_assert_int_eq(fake_count(&plug, "abort "), 0);
+}
+END_TEST
+
 int
 main(void)
 {
@@ -391,6 +419,7 @@ main(void)
 	tcase_add_test(tc, editor_registered_upstream);
 	tcase_add_test(tc, execute_through_the_link);
 	tcase_add_test(tc, test_run_holds_compile);
+	tcase_add_test(tc, server_restart_registers_again);
 	suite_add_tcase(s, tc);
 	return ck_run(s);
 }
