@@ -146,6 +146,25 @@ upcall_answer(struct hubup *U, const char *id, json_object *result)
 	json_object_put(o);
 }
 
+/*
+ * Held while the editor is away (a domain reload): data.reason says
+ * "reloading", on which the server waits for the editor and sends a
+ * change again once, and the repeat joins the ticket.  ans taken.
+ */
+static json_object *
+upcall_held_away(const struct hubup *U, const struct facejob_news *n,
+    json_object *ans)
+{
+	json_object	*r, *d;
+
+	if (n->event == FJ_HELD && U->away &&
+	    json_object_object_get_ex(ans, "result", &r) &&
+	    json_object_object_get_ex(r, "data", &d))
+		json_object_object_add(d, "reason",
+		    json_object_new_string("reloading"));
+	return ans;
+}
+
 static void
 upcall_news(void *arg, const struct facejob_news *n)
 {
@@ -159,7 +178,8 @@ upcall_news(void *arg, const struct facejob_news *n)
 		log_info("unity-hub: %s (%s) ended with the server gone: its "
 		    "answer is dropped", c->id, c->tool);
 	else
-		upcall_answer(c->U, c->id, unity_answer(c->tool, n));
+		upcall_answer(c->U, c->id, upcall_held_away(c->U, n,
+		    unity_answer(c->tool, n)));
 	upcall_free(c);
 }
 

@@ -336,9 +336,10 @@ held_ticket(char ticket[32])
  * The issue's scenario: agent A's test run (its job id answered at once)
  * holds agent B's compile, answered "held" before the server's timeout,
  * blocked_by tests_running; the run ends; the compile reaches the editor
- * once, and the editor reloads; a read sent while the plugin is away
- * waits for it and is answered; the server hears one answer for each
- * execute, and no command reaches the editor twice.
+ * once, and the editor reloads; while the plugin is away a command is
+ * held as reloading before the server's 2 s, and a read with time to
+ * spare waits for it and is answered; the server hears one answer for
+ * each execute, and no command reaches the editor twice.
  */
 START_TEST(test_run_holds_compile)
 {
@@ -363,7 +364,13 @@ START_TEST(test_run_holds_compile)
 	fake_ctl(&plug, "end-tests succeeded");
 	fake_await(&plug, "abort reload");
 	ck_assert_int_eq(plugin_got("refresh_unity"), 1);
-	/* The editor is away: a read waits for it. */
+	/* The editor is away: held as reloading before 2 s; a read with
+	 * time to spare waits for it. */
+	fake_ctl(&srv, "execute get_project_info {} 2");
+	fake_await(&srv, "result ");
+	fake_line(&srv, "result ", rd, sizeof(rd));
+	ck_assert_msg(strstr(rd, "\"reason\":\"reloading\"") != NULL, "%s",
+	    rd);
 	fake_ctl(&srv, "execute get_editor_state {} 20");
 	fake_ctl(&plug, "reload-done");
 	fake_await(&srv, "result ");
@@ -373,9 +380,9 @@ START_TEST(test_run_holds_compile)
 	fake_ctl(&srv, "tools");
 	ck_assert_int_eq(plugin_got("refresh_unity"), 1);
 	ck_assert_int_eq(plugin_got("run_tests"), 1);
-	ck_assert_int_eq(fake_count(&srv, "result "), 3);
+	ck_assert_int_eq(fake_count(&srv, "result "), 4);
 	ck_assert_int_eq(fake_count(&srv, "timeout "), 0);
-	ck_assert_int_eq(fake_count(&srv, "sent execute "), 3);
+	ck_assert_int_eq(fake_count(&srv, "sent execute "), 4);
 }
 END_TEST
 
