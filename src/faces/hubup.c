@@ -45,6 +45,10 @@
 #define HUBUP_AWAY_MS	60000	/* past the plugin's ~49 s of resumes */
 #define HUBUP_AGENT	"unity-hub"
 #define HUBUP_KEEPALIVE_S 15
+#define HUBUP_FLAP_MS	5000	/* evicted this soon after registered */
+#define HUBUP_FLAPS	3	/* times in HUBUP_FLAPS_MS: another holds */
+#define HUBUP_FLAPS_MS	60000
+#define HUBUP_FLAP_WAIT_S 30
 
 enum hubup_state { HU_DOWN, HU_CONNECTING, HU_HEAD, HU_OPEN };
 
@@ -70,6 +74,8 @@ struct hubup {
 	int			 away;		/* the editor's socket went */
 	unsigned		 tries;
 	int			 keepalive_s;
+	int64_t			 registered_ms, flaps_since;
+	int			 flaps, backoff;
 	struct event		*retry, *keepalive, *away_ev;
 	TAILQ_HEAD(, upcall)	 calls;
 	uint64_t		 connects, executes;
@@ -266,6 +272,7 @@ hubup_registered(struct hubup *U, json_object *msg)
 		return;
 	snprintf(U->sid, sizeof(U->sid), "%s", json_object_get_string(v));
 	U->tries = 0;
+	U->registered_ms = util_monotonic_ms();
 	log_info("unity-hub: the server registered the editor, session %s",
 	    U->sid);
 	if (U->tools != NULL)
@@ -328,6 +335,10 @@ hubup_retry(struct hubup *U)
 		return;
 	if (U->tries < sizeof(after) / sizeof(after[0]))
 		tv.tv_sec = after[U->tries];
+	if (U->backoff) {
+		tv.tv_sec = HUBUP_FLAP_WAIT_S;
+		U->backoff = 0;
+	}
 	U->tries++;
 	evtimer_add(U->retry, &tv);
 }
@@ -349,11 +360,40 @@ hubup_down(struct hubup *U, const char *why)
 	hubup_retry(U);
 }
 
+/*
+ * Evicted (1001) just after the server registered us: another registrant
+ * of the project (the editor itself still pointed at the server, or a
+ * second gateway) and cmdgate would evict each other for ever.  The third
+ * time in a minute, cmdgate says so and waits HUBUP_FLAP_WAIT_S.
+ */
+static void
+hubup_flap(struct hubup *U, int code)
+{
+	int64_t	now = util_monotonic_ms();
+
+	if (code != WS_GOING_AWAY || U->sid[0] == '\0' ||
+	    now - U->registered_ms > HUBUP_FLAP_MS)
+		return;
+	if (now - U->flaps_since > HUBUP_FLAPS_MS) {
+		U->flaps_since = now;
+		U->flaps = 0;
+	}
+	if (++U->flaps < HUBUP_FLAPS)
+		return;
+	log_warnx("unity-hub: another registrant holds project %s at %s (is "
+	    "the editor still pointed at the server?): cmdgate waits %d s",
+	    json_object_get_string(json_object_object_get(U->reg,
+	    "project_hash")), U->srv->opt->unity_hub_server, HUBUP_FLAP_WAIT_S);
+	U->flaps = 0;
+	U->backoff = 1;
+}
+
 static void
 hubup_closed(void *arg, int code)
 {
 	char	why[64];
 
+	hubup_flap(arg, code);
 	snprintf(why, sizeof(why), "close %d", code);
 	hubup_down(arg, why);
 }

@@ -414,6 +414,29 @@ START_TEST(server_restart_registers_again)
 }
 END_TEST
 
+/*
+ * The editor itself still registered straight on the server: the two
+ * registrants evict each other; the third time in a minute cmdgate says
+ * who holds the project and stops trying for a while.
+ */
+START_TEST(another_registrant_noticed)
+{
+	struct fake	direct;
+	char		url[80];
+
+	setenv("HUB_TIME_SCALE", "0.1", 1);
+	direct.pid = -1;
+	hub_start();
+	plugin_start();
+	snprintf(url, sizeof(url), "ws://127.0.0.1:%d/hub/plugin", srv.port);
+	fake_start(&direct, "FAKE_HUB_PLUGIN", url, "--project",
+	    "/tmp/cmdgate-hub-test/Proj", NULL);
+	ck_assert_int_eq(broker_await_log(&b, "another registrant holds "
+	    "project"), 1);
+	fake_stop(&direct);
+}
+END_TEST
+
 int
 main(void)
 {
@@ -427,6 +450,7 @@ main(void)
 	tcase_add_test(tc, execute_through_the_link);
 	tcase_add_test(tc, test_run_holds_compile);
 	tcase_add_test(tc, server_restart_registers_again);
+	tcase_add_test(tc, another_registrant_noticed);
 	suite_add_tcase(s, tc);
 	return ck_run(s);
 }
