@@ -110,8 +110,11 @@ ws_msg_cb(wslay_event_context_ptr ctx,
 {
 	struct ws	*w = user;
 
-	(void)ctx;
-	if (a->opcode == WSLAY_TEXT_FRAME || a->opcode == WSLAY_BINARY_FRAME)
+	/* Once our close is queued the connection is ending: what the peer
+	 * sent meanwhile is not acted on (a register after the hub closed
+	 * a socket 1003 attached its link and went upstream). */
+	if ((a->opcode == WSLAY_TEXT_FRAME || a->opcode == WSLAY_BINARY_FRAME) &&
+	    !wslay_event_get_close_sent(ctx))
 		w->cbs->message(w->arg, (const char *)a->msg, a->msg_length);
 	else if (a->opcode == WSLAY_CONNECTION_CLOSE)
 		w->peer_code = a->status_code != 0 ? a->status_code :

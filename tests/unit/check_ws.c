@@ -3,7 +3,8 @@
  * WebSocket over a bufferevent (common/ws.c): RFC 6455's handshake key,
  * and a server and a client over a socket pair on one loop: messages
  * both ways (the client's masked), a message over the limit, both
- * closing handshakes, a lost connection; the handshake's heads
+ * closing handshakes, nothing told after the server's close, a lost
+ * connection; the handshake's heads
  * (common/wshead.c).
  */
 #include "config.h"
@@ -150,6 +151,23 @@ START_TEST(too_big)
 }
 END_TEST
 
+/*
+ * The server closed (the hub: a message not JSON, 1003): what the client
+ * sent before it read the close is not told, so that a register after
+ * it attaches no link and goes nowhere (fuzz_hub, corpus/hub/
+ * crash-register-after-close).
+ */
+START_TEST(nothing_after_close)
+{
+	ws_close(srv.ws, WS_UNSUPPORTED, "malformed JSON");
+	ck_assert_int_eq(ws_send(cli.ws, "{\"type\":\"register\"}", 19), 0);
+	loop_until(&cli.closed);
+	loop_until(&srv.closed);
+	ck_assert_int_eq(srv.closed, WS_UNSUPPORTED);
+	ck_assert_int_eq(srv.ngot, 0);
+}
+END_TEST
+
 /* The client's connection goes without a close: the server hears 1006. */
 START_TEST(lost)
 {
@@ -264,6 +282,7 @@ main(void)
 	tcase_add_test(tc, close_handshake);
 	tcase_add_test(tc, too_big);
 	tcase_add_test(tc, lost);
+	tcase_add_test(tc, nothing_after_close);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("heads");
 	tcase_add_test(tc, head_length);
