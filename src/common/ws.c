@@ -154,6 +154,23 @@ ws_flush(struct ws *w)
 	return 0;
 }
 
+/*
+ * A frame wslay could not parse (a control frame in pieces or over 125
+ * bytes): it queued a close.  What was queued before it (the hub's 101
+ * and welcome, read with the bad frame) and the close still go out, then
+ * the end; nothing more is read, and a peer that takes nothing has
+ * WS_CLOSE_WAIT_S.
+ */
+static void
+ws_fail(struct ws *w)
+{
+	struct timeval	tv = { WS_CLOSE_WAIT_S, 0 };
+
+	wslay_event_shutdown_read(w->ctx);
+	bufferevent_disable(w->bev, EV_READ);
+	bufferevent_set_timeouts(w->bev, NULL, &tv);
+}
+
 static void
 ws_read(struct bufferevent *bev, void *arg)
 {
@@ -162,10 +179,8 @@ ws_read(struct bufferevent *bev, void *arg)
 	(void)bev;
 	if (w->told)
 		return;
-	if (wslay_event_recv(w->ctx) != 0) {
-		ws_end(w, WS_ABNORMAL);
-		return;
-	}
+	if (wslay_event_recv(w->ctx) != 0)
+		ws_fail(w);
 	(void)ws_flush(w);
 }
 

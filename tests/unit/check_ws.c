@@ -168,6 +168,51 @@ START_TEST(nothing_after_close)
 }
 END_TEST
 
+/*
+ * The peer's first frame is no frame (a ping in pieces, read with the
+ * handshake as the hub reads it): the 101 and the message queued before
+ * it still reach the peer, then a close, then the end (fuzz_hub, corpus/
+ * hub/crash-bad-first-frame).
+ */
+/* The hub's head reader: it read the bytes that came. */
+static void
+raw_read(struct bufferevent *bev, void *arg)
+{
+	(void)bev;
+	(*(int *)arg)++;
+}
+
+START_TEST(bad_frame_keeps_answer)
+{
+	static const char	bad[] = { 0x09, (char)0x80, 0, 0, 0, 0 };
+	struct bufferevent	*bev;
+	char			 got[256];
+	ssize_t			 n, have = 0;
+	int			 sv[2], in = 0;
+
+	ck_assert_int_eq(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
+	evutil_make_socket_nonblocking(sv[0]);
+	bev = bufferevent_socket_new(base, sv[0], BEV_OPT_CLOSE_ON_FREE);
+	ck_assert_int_eq(write(sv[1], bad, sizeof(bad)), (ssize_t)sizeof(bad));
+	bufferevent_setcb(bev, raw_read, NULL, NULL, &in);
+	bufferevent_enable(bev, EV_READ);
+	loop_until(&in);
+	bufferevent_write(bev, "HTTP/1.1 101 x\r\n\r\n", 18);
+	ws_free(srv.ws);
+	srv.ws = ws_new(bev, 0, 64, &cbs, &srv);
+	ck_assert_int_eq(ws_send(srv.ws, "welcome", 7), 0);
+	loop_until(&srv.closed);
+	while ((n = read(sv[1], got + have, sizeof(got) - (size_t)have)) > 0)
+		have += n;
+	close(sv[1]);
+	ck_assert_int_eq(have, 18 + 9 + 2);
+	ck_assert_int_eq(memcmp(got, "HTTP/1.1 101 x\r\n\r\n\x81\x07welcome", 27),
+	    0);
+	ck_assert_int_eq((unsigned char)got[27], 0x88);
+	ck_assert_int_eq(srv.closed, WS_ABNORMAL);
+}
+END_TEST
+
 /* The client's connection goes without a close: the server hears 1006. */
 START_TEST(lost)
 {
@@ -283,6 +328,7 @@ main(void)
 	tcase_add_test(tc, too_big);
 	tcase_add_test(tc, lost);
 	tcase_add_test(tc, nothing_after_close);
+	tcase_add_test(tc, bad_frame_keeps_answer);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("heads");
 	tcase_add_test(tc, head_length);
