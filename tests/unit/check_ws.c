@@ -250,6 +250,30 @@ START_TEST(head_length)
 }
 END_TEST
 
+/*
+ * A NUL or a bare CR in a line, or more after the request line's three
+ * words, is no HTTP/1.1 head: the key "K\0\0\0\x16" was read as K and
+ * answered 101 (fuzz_hub, corpus/hub/crash-key-nul).
+ */
+START_TEST(head_not_http)
+{
+	static const char	nul[] = "GET /hub/plugin HTTP/1.1\r\n"
+	    "Upgrade: websocket\r\nConnection: Upgrade\r\n"
+	    "Sec-WebSocket-Version: 13\r\nSec-WebSocket-Key: "
+	    "dGhlIHNhbXBsZSBub25jZQ==\0\0\0\x16\r\n\r\n";
+	struct wshead		h;
+
+	ck_assert_int_eq(wshead_request(nul, sizeof(nul) - 1, &h), -1);
+	ck_assert_int_eq(req_of("GET /hub/plugin HTTP/1.1\rJHost: x\r\n\r\n",
+	    &h), -1);
+	ck_assert_int_eq(req_of("GET /hub/plugin HTTP/1.1 x\r\n\r\n", &h),
+	    -1);
+	ck_assert_int_eq(req_of("GET /hub/plugin HTTP/1.1\r\nX: a\rb\r\n\r\n",
+	    &h), -1);
+	ck_assert_int_eq(req_of("GET /hub/plugin HTTP/1.1\r\n\r\n", &h), 0);
+}
+END_TEST
+
 START_TEST(head_upgrade)
 {
 	struct wshead	h;
@@ -333,6 +357,7 @@ main(void)
 	tc = tcase_create("heads");
 	tcase_add_test(tc, head_length);
 	tcase_add_test(tc, head_upgrade);
+	tcase_add_test(tc, head_not_http);
 	tcase_add_test(tc, head_client);
 	suite_add_tcase(s, tc);
 	return ck_run(s);
