@@ -110,8 +110,11 @@ ws_msg_cb(wslay_event_context_ptr ctx,
 {
 	struct ws	*w = user;
 
-	(void)ctx;
-	if (a->opcode == WSLAY_TEXT_FRAME || a->opcode == WSLAY_BINARY_FRAME)
+	/* Once our close is queued the connection is ending: what the peer
+	 * sent meanwhile is not acted on (a register after the hub closed
+	 * a socket 1003 attached its link and went upstream). */
+	if ((a->opcode == WSLAY_TEXT_FRAME || a->opcode == WSLAY_BINARY_FRAME) &&
+	    !wslay_event_get_close_sent(ctx))
 		w->cbs->message(w->arg, (const char *)a->msg, a->msg_length);
 	else if (a->opcode == WSLAY_CONNECTION_CLOSE)
 		w->peer_code = a->status_code != 0 ? a->status_code :
@@ -151,6 +154,23 @@ ws_flush(struct ws *w)
 	return 0;
 }
 
+/*
+ * A frame wslay could not parse (a control frame in pieces or over 125
+ * bytes): it queued a close.  What was queued before it (the hub's 101
+ * and welcome, read with the bad frame) and the close still go out, then
+ * the end; nothing more is read, and a peer that takes nothing has
+ * WS_CLOSE_WAIT_S.
+ */
+static void
+ws_fail(struct ws *w)
+{
+	struct timeval	tv = { WS_CLOSE_WAIT_S, 0 };
+
+	wslay_event_shutdown_read(w->ctx);
+	bufferevent_disable(w->bev, EV_READ);
+	bufferevent_set_timeouts(w->bev, NULL, &tv);
+}
+
 static void
 ws_read(struct bufferevent *bev, void *arg)
 {
@@ -159,10 +179,8 @@ ws_read(struct bufferevent *bev, void *arg)
 	(void)bev;
 	if (w->told)
 		return;
-	if (wslay_event_recv(w->ctx) != 0) {
-		ws_end(w, WS_ABNORMAL);
-		return;
-	}
+	if (wslay_event_recv(w->ctx) != 0)
+		ws_fail(w);
 	(void)ws_flush(w);
 }
 

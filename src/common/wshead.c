@@ -48,7 +48,10 @@ wshead_line(const char *buf, size_t n, size_t *off, char *line)
 	len = (size_t)(nl - (buf + *off));
 	if (len > 0 && nl[-1] == '\r')
 		len--;
-	if (len >= WSHEAD_LINE_MAX)
+	/* A NUL would cut the line short (a key "K\0junk" read as K), a bare
+	 * CR hide what follows it: neither is HTTP (RFC 9112, 2.2). */
+	if (len >= WSHEAD_LINE_MAX || memchr(buf + *off, '\0', len) != NULL ||
+	    memchr(buf + *off, '\r', len) != NULL)
 		return -1;
 	memcpy(line, buf + *off, len);
 	line[len] = '\0';
@@ -124,12 +127,13 @@ wshead_request(const char *buf, size_t n, struct wshead *h)
 {
 	char	line[WSHEAD_LINE_MAX], proto[16];
 	size_t	off = 0;
-	int	len;
+	int	len, end = 0;
 
 	memset(h, 0, sizeof(*h));
 	if (wshead_line(buf, n, &off, line) <= 0 ||
-	    sscanf(line, "%15s %1023s %15s", h->method, h->target,
-	    proto) != 3 || strcmp(proto, "HTTP/1.1") != 0)
+	    sscanf(line, "%15s %1023s %15s%n", h->method, h->target,
+	    proto, &end) != 3 || line[end] != '\0' ||
+	    strcmp(proto, "HTTP/1.1") != 0)
 		return -1;
 	while ((len = wshead_line(buf, n, &off, line)) > 0)
 		if (wshead_header(line, h) == -1)

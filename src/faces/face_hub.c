@@ -180,15 +180,35 @@ hub_str(json_object *o, const char *name)
 	    json_object_get_string(v) : NULL;
 }
 
-/* A newer registration of hash: every other session of it goes. */
+/*
+ * o's project_hash and its length, or NULL when it is no string.  The
+ * length is the JSON string's: one with a \u0000 in it is neither empty
+ * nor the same as its part before the NUL, as for the server.
+ */
+static const char *
+hub_hash(json_object *o, size_t *len)
+{
+	json_object	*v;
+
+	if (!json_object_object_get_ex(o, "project_hash", &v) ||
+	    !json_object_is_type(v, json_type_string))
+		return NULL;
+	*len = (size_t)json_object_get_string_len(v);
+	return json_object_get_string(v);
+}
+
+/* A newer registration of hash[len]: every other session of it goes. */
 static void
-hub_evict(struct hub *H, struct hubplug *newer, const char *hash)
+hub_evict(struct hub *H, struct hubplug *newer, const char *hash, size_t len)
 {
 	struct hubplug	*p;
+	const char	*h;
+	size_t		 n;
 
 	TAILQ_FOREACH(p, &H->plugs, entry)
 		if (p != newer && p->reg != NULL &&
-		    strcmp(hub_str(p->reg, "project_hash"), hash) == 0) {
+		    (h = hub_hash(p->reg, &n)) != NULL && n == len &&
+		    memcmp(h, hash, len) == 0) {
 			log_info("unity-hub: session %s of project %s "
 			    "superseded by %s", p->sid, hash, newer->sid);
 			H->evictions++;
@@ -199,13 +219,14 @@ hub_evict(struct hub *H, struct hubplug *newer, const char *hash)
 static void
 hub_register(struct hubplug *p, json_object *msg)
 {
-	const char	*hash = hub_str(msg, "project_hash");
+	size_t		 len;
+	const char	*hash = hub_hash(msg, &len);
 	json_object	*r;
 	struct timeval	 tv = { HUB_PING_S, 0 };
 
 	if (hash == NULL)
 		return;		/* the server drops it */
-	if (*hash == '\0') {
+	if (len == 0) {
 		ws_close(p->ws, 4400, "project_hash is empty");
 		return;
 	}
@@ -226,7 +247,7 @@ hub_register(struct hubplug *p, json_object *msg)
 	log_info("unity-hub: %s registered project %s (%s), session %s",
 	    p->peer, hash, hub_str(msg, "project_name") != NULL ?
 	    hub_str(msg, "project_name") : "?", p->sid);
-	hub_evict(p->H, p, hash);
+	hub_evict(p->H, p, hash, len);
 	evtimer_add(p->ping, &tv);
 	if (p->H->srv->links != NULL && (p->L = links_get(p->H->srv->links,
 	    "unity-hub", p->local)) != NULL)

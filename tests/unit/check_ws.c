@@ -3,7 +3,8 @@
  * WebSocket over a bufferevent (common/ws.c): RFC 6455's handshake key,
  * and a server and a client over a socket pair on one loop: messages
  * both ways (the client's masked), a message over the limit, both
- * closing handshakes, a lost connection; the handshake's heads
+ * closing handshakes, nothing told after the server's close, a lost
+ * connection; the handshake's heads
  * (common/wshead.c).
  */
 #include "config.h"
@@ -150,6 +151,68 @@ START_TEST(too_big)
 }
 END_TEST
 
+/*
+ * The server closed (the hub: a message not JSON, 1003): what the client
+ * sent before it read the close is not told, so that a register after
+ * it attaches no link and goes nowhere (fuzz_hub, corpus/hub/
+ * crash-register-after-close).
+ */
+START_TEST(nothing_after_close)
+{
+	ws_close(srv.ws, WS_UNSUPPORTED, "malformed JSON");
+	ck_assert_int_eq(ws_send(cli.ws, "{\"type\":\"register\"}", 19), 0);
+	loop_until(&cli.closed);
+	loop_until(&srv.closed);
+	ck_assert_int_eq(srv.closed, WS_UNSUPPORTED);
+	ck_assert_int_eq(srv.ngot, 0);
+}
+END_TEST
+
+/*
+ * The peer's first frame is no frame (a ping in pieces, read with the
+ * handshake as the hub reads it): the 101 and the message queued before
+ * it still reach the peer, then a close, then the end (fuzz_hub, corpus/
+ * hub/crash-bad-first-frame).
+ */
+/* The hub's head reader: it read the bytes that came. */
+static void
+raw_read(struct bufferevent *bev, void *arg)
+{
+	(void)bev;
+	(*(int *)arg)++;
+}
+
+START_TEST(bad_frame_keeps_answer)
+{
+	static const char	bad[] = { 0x09, (char)0x80, 0, 0, 0, 0 };
+	struct bufferevent	*bev;
+	char			 got[256];
+	ssize_t			 n, have = 0;
+	int			 sv[2], in = 0;
+
+	ck_assert_int_eq(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
+	evutil_make_socket_nonblocking(sv[0]);
+	bev = bufferevent_socket_new(base, sv[0], BEV_OPT_CLOSE_ON_FREE);
+	ck_assert_int_eq(write(sv[1], bad, sizeof(bad)), (ssize_t)sizeof(bad));
+	bufferevent_setcb(bev, raw_read, NULL, NULL, &in);
+	bufferevent_enable(bev, EV_READ);
+	loop_until(&in);
+	bufferevent_write(bev, "HTTP/1.1 101 x\r\n\r\n", 18);
+	ws_free(srv.ws);
+	srv.ws = ws_new(bev, 0, 64, &cbs, &srv);
+	ck_assert_int_eq(ws_send(srv.ws, "welcome", 7), 0);
+	loop_until(&srv.closed);
+	while ((n = read(sv[1], got + have, sizeof(got) - (size_t)have)) > 0)
+		have += n;
+	close(sv[1]);
+	ck_assert_int_eq(have, 18 + 9 + 2);
+	ck_assert_int_eq(memcmp(got, "HTTP/1.1 101 x\r\n\r\n\x81\x07welcome", 27),
+	    0);
+	ck_assert_int_eq((unsigned char)got[27], 0x88);
+	ck_assert_int_eq(srv.closed, WS_ABNORMAL);
+}
+END_TEST
+
 /* The client's connection goes without a close: the server hears 1006. */
 START_TEST(lost)
 {
@@ -184,6 +247,30 @@ START_TEST(head_length)
 	memset(big, 'a', sizeof(big));
 	ck_assert_int_eq(wshead_length(big, sizeof(big)), -1);
 	ck_assert_int_eq(wshead_length(big, 100), 0);
+}
+END_TEST
+
+/*
+ * A NUL or a bare CR in a line, or more after the request line's three
+ * words, is no HTTP/1.1 head: the key "K\0\0\0\x16" was read as K and
+ * answered 101 (fuzz_hub, corpus/hub/crash-key-nul).
+ */
+START_TEST(head_not_http)
+{
+	static const char	nul[] = "GET /hub/plugin HTTP/1.1\r\n"
+	    "Upgrade: websocket\r\nConnection: Upgrade\r\n"
+	    "Sec-WebSocket-Version: 13\r\nSec-WebSocket-Key: "
+	    "dGhlIHNhbXBsZSBub25jZQ==\0\0\0\x16\r\n\r\n";
+	struct wshead		h;
+
+	ck_assert_int_eq(wshead_request(nul, sizeof(nul) - 1, &h), -1);
+	ck_assert_int_eq(req_of("GET /hub/plugin HTTP/1.1\rJHost: x\r\n\r\n",
+	    &h), -1);
+	ck_assert_int_eq(req_of("GET /hub/plugin HTTP/1.1 x\r\n\r\n", &h),
+	    -1);
+	ck_assert_int_eq(req_of("GET /hub/plugin HTTP/1.1\r\nX: a\rb\r\n\r\n",
+	    &h), -1);
+	ck_assert_int_eq(req_of("GET /hub/plugin HTTP/1.1\r\n\r\n", &h), 0);
 }
 END_TEST
 
@@ -264,10 +351,13 @@ main(void)
 	tcase_add_test(tc, close_handshake);
 	tcase_add_test(tc, too_big);
 	tcase_add_test(tc, lost);
+	tcase_add_test(tc, nothing_after_close);
+	tcase_add_test(tc, bad_frame_keeps_answer);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("heads");
 	tcase_add_test(tc, head_length);
 	tcase_add_test(tc, head_upgrade);
+	tcase_add_test(tc, head_not_http);
 	tcase_add_test(tc, head_client);
 	suite_add_tcase(s, tc);
 	return ck_run(s);
