@@ -198,9 +198,17 @@ static void
 ws_event(struct bufferevent *bev, short what, void *arg)
 {
 	struct ws	*w = arg;
+	struct timeval	 tv = { WS_CLOSE_WAIT_S, 0 };
 
-	(void)bev;
-	(void)what;
+	/* The peer sent all it had (EOF): what we queued for it (a close,
+	 * an answer) still goes, within WS_CLOSE_WAIT_S, then the end. */
+	if ((what & BEV_EVENT_EOF) && !(what & BEV_EVENT_ERROR) &&
+	    !w->told && evbuffer_get_length(bufferevent_get_output(bev)) > 0) {
+		w->ending = 1;
+		bufferevent_disable(bev, EV_READ);
+		bufferevent_set_timeouts(bev, NULL, &tv);
+		return;
+	}
 	/* EOF, an error, or no answer to our close in time. */
 	ws_end(w, w->peer_code != 0 ? w->peer_code : WS_ABNORMAL);
 }
