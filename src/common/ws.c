@@ -36,6 +36,8 @@ struct ws {
 	void			*arg;
 	int			 peer_code;	/* its close's; 0: none yet */
 	int			 ending;	/* both closes are out */
+	int			 linger;	/* our close went unanswered:
+						   read and drop till EOF */
 	int			 told;
 };
 
@@ -134,6 +136,26 @@ ws_end(struct ws *w, int code)
 	w->cbs->closed(w->arg, code);
 }
 
+/*
+ * Our close is out and the peer's has not come: what the peer still
+ * sends is read and dropped until it closes (WS_CLOSE_WAIT_S at most),
+ * so that the socket is not closed with bytes unread, which would reset
+ * the connection and lose the close (and the answers before it) on the
+ * peer's side.
+ */
+static void
+ws_linger(struct ws *w)
+{
+	struct timeval	tv = { WS_CLOSE_WAIT_S, 0 };
+
+	if (w->linger)
+		return;
+	w->linger = 1;
+	wslay_event_shutdown_read(w->ctx);
+	bufferevent_enable(w->bev, EV_READ);
+	bufferevent_set_timeouts(w->bev, &tv, &tv);
+}
+
 /* Write what wslay queued; 1 when the connection is over (told). */
 static int
 ws_flush(struct ws *w)
@@ -145,9 +167,13 @@ ws_flush(struct ws *w)
 	if (wslay_event_want_read(w->ctx) || wslay_event_want_write(w->ctx))
 		return 0;
 	/* Both closes went (or reading stopped on an error): over once the
-	 * last bytes are out. */
+	 * last bytes are out, and, when the peer sent no close, once it
+	 * closed too (ws_linger). */
 	w->ending = 1;
-	if (evbuffer_get_length(bufferevent_get_output(w->bev)) == 0) {
+	if (!wslay_event_get_close_received(w->ctx))
+		ws_linger(w);
+	if (!w->linger &&
+	    evbuffer_get_length(bufferevent_get_output(w->bev)) == 0) {
 		ws_end(w, w->peer_code != 0 ? w->peer_code : WS_ABNORMAL);
 		return 1;
 	}
@@ -158,17 +184,13 @@ ws_flush(struct ws *w)
  * A frame wslay could not parse (a control frame in pieces or over 125
  * bytes): it queued a close.  What was queued before it (the hub's 101
  * and welcome, read with the bad frame) and the close still go out, then
- * the end; nothing more is read, and a peer that takes nothing has
- * WS_CLOSE_WAIT_S.
+ * the end; what the peer still sends is dropped (ws_linger), and a peer
+ * that takes nothing has WS_CLOSE_WAIT_S.
  */
 static void
 ws_fail(struct ws *w)
 {
-	struct timeval	tv = { WS_CLOSE_WAIT_S, 0 };
-
-	wslay_event_shutdown_read(w->ctx);
-	bufferevent_disable(w->bev, EV_READ);
-	bufferevent_set_timeouts(w->bev, NULL, &tv);
+	ws_linger(w);
 }
 
 static void
@@ -179,6 +201,10 @@ ws_read(struct bufferevent *bev, void *arg)
 	(void)bev;
 	if (w->told)
 		return;
+	if (w->linger) {
+		evbuffer_drain(bufferevent_get_input(w->bev), (size_t)-1);
+		return;
+	}
 	if (wslay_event_recv(w->ctx) != 0)
 		ws_fail(w);
 	(void)ws_flush(w);
@@ -190,7 +216,7 @@ ws_written(struct bufferevent *bev, void *arg)
 	struct ws	*w = arg;
 
 	(void)bev;
-	if (w->ending && !w->told)
+	if (w->ending && !w->linger && !w->told)
 		ws_end(w, w->peer_code != 0 ? w->peer_code : WS_ABNORMAL);
 }
 
@@ -205,6 +231,7 @@ ws_event(struct bufferevent *bev, short what, void *arg)
 	if ((what & BEV_EVENT_EOF) && !(what & BEV_EVENT_ERROR) &&
 	    !w->told && evbuffer_get_length(bufferevent_get_output(bev)) > 0) {
 		w->ending = 1;
+		w->linger = 0;
 		bufferevent_disable(bev, EV_READ);
 		bufferevent_set_timeouts(bev, NULL, &tv);
 		return;
