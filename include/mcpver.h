@@ -9,6 +9,17 @@
  * initialize) share one list.
  */
 int		 mcp_version_ok(const char *v);
+
+/* What a revision brings, in the order they came. */
+#define MCP_REV_OLD	1	/* 2024-11-05 to 2025-06-18 */
+#define MCP_REV_2025	2	/* 2025-11-25: experimental tasks */
+#define MCP_REV_2026	3	/* 2026-07-28: no initialize, _meta */
+#define MCP_VERSION_2026 "2026-07-28"
+/* Where a 2026-07-28 request's params._meta names its revision. */
+#define MCP_META_VERSION "io.modelcontextprotocol/protocolVersion"
+/* The revision of version v (one mcp_version_ok() takes, or 2026-07-28);
+ * 0 for another. */
+int		 mcp_version_rev(const char *v);
 const char	*mcp_version_newest(void);
 const char *const *mcp_versions_list(void);
 

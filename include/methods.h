@@ -73,6 +73,17 @@ json_object	*jobmethods_record(struct server *, json_object *commands,
  */
 enum rpc_status	 jobmethods_error(struct rpc_error *err,
 		    const struct jobs_error *jerr);
+/*
+ * tasks/result of task num: the tools/call result of its job once it
+ * ends (now, when it has), its task named in _meta; rev for the error of
+ * an unknown id.
+ */
+enum rpc_status	 jobmethods_task_result(struct rpc_req *, uint64_t num,
+		    int rev, json_object **result, struct rpc_error *err);
+/* tasks/cancel of task num, working: its job cancelled, the task
+ * answered once the job has ended. */
+enum rpc_status	 jobmethods_task_cancel(struct rpc_req *, uint64_t num,
+		    int rev, json_object **result, struct rpc_error *err);
 
 /* mcp.c */
 
@@ -99,6 +110,46 @@ json_object	*mcp_tool_result(json_object *r, int is_error);
  */
 json_object	*mcp_job_result(const struct tooltab *tab, json_object *job,
 		    int structured);
+
+/*
+ * The revision request req speaks (mcpver.h): 2026-07-28 when its
+ * params._meta says so, else what its connection's initialize agreed.
+ */
+int		 mcp_rev(struct rpc_req *, json_object *params);
+/* Whether a tools/call asks to run as a task: *task its revision, or 0;
+ * -1 with err for a malformed ask. */
+int		 mcp_task_wanted(struct rpc_req *, json_object *params,
+		    int *task, struct rpc_error *err);
+
+/* mcptask.c */
+
+/*
+ * MCP tasks (cmdgate-protocol(7), Tasks): a task is a job, its id the
+ * ticket.  rev is the revision of the request (mcpver.h).
+ */
+#define MCP_META_RELATED_TASK	"io.modelcontextprotocol/related-task"
+/* The task's status of a job's: working, completed, failed, cancelled. */
+const char	*mcptask_status(const char *job_status);
+/* The task of a full job object (borrowed).  Caller puts. */
+json_object	*mcptask_make(struct server *, json_object *job, int rev);
+/* The answer to a tools/call that made job (borrowed) a task. */
+json_object	*mcptask_created(struct server *, json_object *job, int rev);
+/* res's _meta names task num (tasks/result). */
+void		 mcptask_relate(json_object *res, uint64_t num);
+/* A completed task's tasks/get carries its call's result (2026-07-28). */
+void		 mcptask_embed(struct server *, json_object *task,
+		    json_object *job);
+/* The error of a task id no job has. */
+void		 mcptask_unknown(struct rpc_error *, int rev, const char *id);
+/* tasks/get, tasks/result, tasks/list, tasks/cancel. */
+enum rpc_status	 method_tasks_get(struct rpc_req *, json_object *,
+		    json_object **, struct rpc_error *);
+enum rpc_status	 method_tasks_result(struct rpc_req *, json_object *,
+		    json_object **, struct rpc_error *);
+enum rpc_status	 method_tasks_list(struct rpc_req *, json_object *,
+		    json_object **, struct rpc_error *);
+enum rpc_status	 method_tasks_cancel(struct rpc_req *, json_object *,
+		    json_object **, struct rpc_error *);
 
 /* mcpwatch.c */
 

@@ -296,6 +296,8 @@ struct conn {
 	int			 session;	/* an MCP session: never idle */
 	int			 status_sub;	/* subscribe_status asked */
 	int			 log_level;	/* MCP logging/setLevel (mcpwatch.c) */
+	int			 mcp_rev;	/* what initialize agreed
+						   (mcpver.h); 0: none */
 	size_t			 inbuf;		/* unread input, as counted in
 						   sh->inbuf_total */
 	struct evbuffer		*held;		/* answers held for a sync */

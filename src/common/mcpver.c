@@ -21,6 +21,16 @@ mcp_version_ok(const char *v)
 	return 0;
 }
 
+int
+mcp_version_rev(const char *v)
+{
+	if (strcmp(v, MCP_VERSION_2026) == 0)
+		return MCP_REV_2026;
+	if (strcmp(v, "2025-11-25") == 0)
+		return MCP_REV_2025;
+	return mcp_version_ok(v) ? MCP_REV_OLD : 0;
+}
+
 const char *
 mcp_version_newest(void)
 {

@@ -36,6 +36,7 @@ struct submit {
 	uint64_t	 timeout_s;
 	json_object	*token;		/* MCP progressToken, borrowed */
 	const char	*tool;		/* MCP: the tool called */
+	int		 task;		/* MCP: answered as a task (rev) */
 };
 
 /* A request answered later: once its submit is stored, or its job ends. */
@@ -54,6 +55,10 @@ struct jm_call {
 	int			 cancelled;	/* notifications/cancelled */
 	int			 structured;	/* of a table tool */
 	int			 dedup;		/* the job of its key */
+	int			 task;		/* answer a task of rev */
+	int			 related;	/* tasks/result: say its task */
+	int			 task_view;	/* tasks/cancel: answer the task
+						   of this rev */
 };
 
 static struct jobs *
@@ -284,6 +289,9 @@ build_job(struct server *srv, json_object *commands, const struct submit *o,
 	if (o->idem != NULL)
 		json_object_object_add(rec, "idempotency_key",
 		    json_object_new_string(o->idem));
+	if (o->task)
+		json_object_object_add(rec, "mcp_task",
+		    json_object_new_boolean(1));
 	util_timestamp(ts, util_now_ms());
 	json_object_object_add(rec, "created_at", json_object_new_string(ts));
 	json_object_object_add(rec, "commands", list);
@@ -380,6 +388,7 @@ jm_waited(void *arg, json_object *job, struct jobs_error *jerr)
 {
 	struct jm_call		*call = arg;
 	struct rpc_error	 err;
+	json_object		*v;
 
 	memset(&err, 0, sizeof(err));
 	if (job == NULL)
@@ -392,6 +401,13 @@ jm_waited(void *arg, json_object *job, struct jobs_error *jerr)
 	if (job != NULL && call->mcp)
 		job = mcp_job_result(call->p->conn->srv->tools, job,
 		    call->structured);
+	if (job != NULL && call->related)
+		mcptask_relate(job, call->num);
+	if (job != NULL && call->task_view) {
+		v = mcptask_make(call->p->conn->srv, job, call->task_view);
+		json_object_put(job);
+		job = v;
+	}
 	conn_complete(call->p, job, job != NULL ? NULL : &err);
 	jm_free(call);
 }
@@ -444,6 +460,32 @@ method_mcp_cancelled(struct rpc_req *req, json_object *params,
 	return RPC_OK;
 }
 
+/* Answer call, stored, with the task its job is (tasks/get's shape). */
+static void
+task_answer(struct jobs *J, struct jm_call *call, uint64_t num)
+{
+	struct rpc_error	 err;
+	struct jobs_error	 jerr;
+	json_object		*v;
+	int			 found;
+
+	memset(&jerr, 0, sizeof(jerr));
+	if ((v = jobview_get(J, num, 1, &found, &jerr)) == NULL) {
+		memset(&err, 0, sizeof(err));
+		if (jerr.code != JOBS_OK)
+			jobmethods_error(&err, &jerr);
+		else
+			rpc_fail(&err, RPC_UNKNOWN_TICKET, "unknown_ticket",
+			    "the job t-%06llu this idempotency key named has "
+			    "expired", (unsigned long long)num);
+		conn_complete(call->p, NULL, &err);
+	} else
+		conn_complete(call->p, mcptask_created(call->p->conn->srv, v,
+		    call->task), NULL);
+	json_object_put(v);
+	jm_free(call);
+}
+
 /* Answer call, stored: an error, the summary (async), or the job when it
  * ends (now, when it ended already). */
 static void
@@ -458,6 +500,10 @@ submission_answer(struct jobs *J, struct jm_call *call, uint64_t num,
 	memset(&err, 0, sizeof(err));
 	memset(&jerr, 0, sizeof(jerr));
 	call->dedup = dedup;
+	if (serr == NULL && call->task) {
+		task_answer(J, call, num);
+		return;
+	}
 	if (serr == NULL && !call->async) {
 		if (job_pending(J, num))
 			call->w = waiter_add(J, num, call->timeout_s,
@@ -529,6 +575,7 @@ submit_and_answer(struct rpc_req *req, json_object *commands,
 	call->token = json_object_get(o->token);
 	call->tool = o->tool != NULL ? xstrdup(o->tool) : NULL;
 	call->structured = mcp;
+	call->task = o->task;
 	call->p = conn_defer(req, jm_cancel, call);
 	call->s = submit_add(req_jobs(req), rec, o->idem != NULL ?
 	    xasprintf("%s\n%s", o->agent, o->idem) : NULL,
@@ -643,6 +690,70 @@ method_queue_status(struct rpc_req *req, json_object *params,
 	return RPC_OK;
 }
 
+enum rpc_status
+jobmethods_task_result(struct rpc_req *req, uint64_t num, int rev,
+    json_object **result, struct rpc_error *err)
+{
+	struct jobs		*J = req_jobs(req);
+	struct jobs_error	 jerr;
+	struct jm_call		*call;
+	char			 t[TICKET_LEN];
+	int			 found;
+
+	if (no_store(req, err))
+		return RPC_ERROR;
+	if (!job_pending(J, num)) {
+		memset(&jerr, 0, sizeof(jerr));
+		if ((*result = jobview_get(J, num, 1, &found, &jerr)) == NULL &&
+		    jerr.code != JOBS_OK)
+			return jobmethods_error(err, &jerr);
+		if (*result == NULL) {
+			ticket_format(t, sizeof(t), num);
+			mcptask_unknown(err, rev, t);
+			return RPC_ERROR;
+		}
+		*result = mcp_job_result(req->conn->srv->tools, *result, 1);
+		mcptask_relate(*result, num);
+		return RPC_OK;
+	}
+	call = xcalloc(1, sizeof(*call));
+	call->mcp = call->structured = call->related = 1;
+	call->num = num;
+	call->p = conn_defer(req, jm_cancel, call);
+	call->w = waiter_watch(J, num, jm_waited, NULL, call);
+	return RPC_DEFERRED;
+}
+
+enum rpc_status
+jobmethods_task_cancel(struct rpc_req *req, uint64_t num, int rev,
+    json_object **result, struct rpc_error *err)
+{
+	struct jobs		*J = req_jobs(req);
+	struct jobs_error	 jerr;
+	struct jm_call		*call;
+	json_object		*r = NULL;
+	int			 found;
+
+	memset(&jerr, 0, sizeof(jerr));
+	if (jobs_cancel(J, num, &r, &jerr) == -1)
+		return jobmethods_error(err, &jerr);
+	json_object_put(r);
+	if (!job_pending(J, num)) {
+		if ((r = jobview_get(J, num, 1, &found, &jerr)) == NULL)
+			return jobmethods_error(err, &jerr);
+		*result = mcptask_make(req->conn->srv, r, rev);
+		json_object_put(r);
+		return RPC_OK;
+	}
+	/* Its processes were told to stop: answered once they have. */
+	call = xcalloc(1, sizeof(*call));
+	call->task_view = rev;
+	call->num = num;
+	call->p = conn_defer(req, jm_cancel, call);
+	call->w = waiter_watch(J, num, jm_waited, NULL, call);
+	return RPC_DEFERRED;
+}
+
 /* A job method called as an MCP tool: its result as the tool's. */
 static enum rpc_status
 mcp_job_method(struct rpc_req *req, const char *name, json_object *args,
@@ -725,7 +836,8 @@ method_tools_call(struct rpc_req *req, json_object *params,
 	o.label = "";
 	o.token = token;
 	o.tool = name;
-	if (mcp_idem_key(params, &o, err) == -1)
+	if (mcp_idem_key(params, &o, err) == -1 ||
+	    mcp_task_wanted(req, params, &o.task, err) == -1)
 		return RPC_ERROR;
 	cmd = json_object_new_object();
 	json_object_object_add(cmd, "tool", json_object_new_string(name));

@@ -40,6 +40,55 @@ static const struct {
 	  "{\"type\":\"object\"}" },
 };
 
+/* 2025-11-25's tasks capability: tools/call as a task, list, cancel. */
+static json_object *
+mcp_tasks_caps(void)
+{
+	json_object	*t = json_object_new_object(), *r, *tools;
+
+	json_object_object_add(t, "list", json_object_new_object());
+	json_object_object_add(t, "cancel", json_object_new_object());
+	tools = json_object_new_object();
+	json_object_object_add(tools, "call", json_object_new_object());
+	r = json_object_new_object();
+	json_object_object_add(r, "tools", tools);
+	json_object_object_add(t, "requests", r);
+	return t;
+}
+
+int
+mcp_rev(struct rpc_req *req, json_object *params)
+{
+	json_object	*meta, *v;
+
+	if (json_object_object_get_ex(params, "_meta", &meta) &&
+	    json_object_object_get_ex(meta, MCP_META_VERSION, &v) &&
+	    json_object_is_type(v, json_type_string) &&
+	    mcp_version_rev(json_object_get_string(v)) == MCP_REV_2026)
+		return MCP_REV_2026;
+	return req->conn->mcp_rev != 0 ? req->conn->mcp_rev : MCP_REV_OLD;
+}
+
+int
+mcp_task_wanted(struct rpc_req *req, json_object *params, int *task,
+    struct rpc_error *err)
+{
+	json_object	*t;
+	int		 rev = mcp_rev(req, params);
+
+	*task = 0;
+	if (rev == MCP_REV_2025 &&
+	    json_object_object_get_ex(params, "task", &t)) {
+		if (!json_object_is_type(t, json_type_object)) {
+			rpc_fail(err, RPC_INVALID_PARAMS, "invalid_params",
+			    "\"task\" must be an object ({\"ttl\": ms})");
+			return -1;
+		}
+		*task = MCP_REV_2025;
+	}
+	return 0;
+}
+
 enum rpc_status
 mcp_initialize(struct rpc_req *req, json_object *params,
     json_object **result, struct rpc_error *err)
@@ -65,6 +114,9 @@ mcp_initialize(struct rpc_req *req, json_object *params,
 	caps = json_object_new_object();
 	json_object_object_add(caps, "tools", tools);
 	json_object_object_add(caps, "logging", json_object_new_object());
+	c->mcp_rev = mcp_version_rev(ver);
+	if (c->mcp_rev == MCP_REV_2025)
+		json_object_object_add(caps, "tasks", mcp_tasks_caps());
 	info = json_object_new_object();
 	json_object_object_add(info, "name", json_object_new_string("cmdgate"));
 	json_object_object_add(info, "version",
@@ -149,10 +201,15 @@ mcp_annotations(const struct tool *t)
 static json_object *
 mcp_table_tool(const struct tool *tl)
 {
-	json_object	*t;
+	json_object	*t, *x;
 
 	t = mcp_tool(tl->name, tl->meta.title, tl->description,
 	    tool_input_schema(tl), mcp_annotations(tl));
+	/* Any table tool may run as a task (2025-11-25; more is harmless). */
+	x = json_object_new_object();
+	json_object_object_add(x, "taskSupport",
+	    json_object_new_string("optional"));
+	json_object_object_add(t, "execution", x);
 	if (tl->meta.output_schema != NULL)
 		json_object_object_add(t, "outputSchema",
 		    json_object_get(tl->meta.output_schema));

@@ -1,0 +1,29 @@
+#!/bin/sh
+# MCP tasks against cmdgated --http with the official clients from npm:
+# the v1 SDK's experimental task API (revision 2025-11-25,
+# tests/mcp-tasks-v1.mjs).  Skipped, saying so, without node or the SDK.
+srcdir=${CMDGATE_SRCDIR:-.}
+if ! command -v node >/dev/null 2>&1; then
+	echo "SKIP: node is not installed"
+	exit 77
+fi
+if ! (cd "$srcdir" && node -e 'require.resolve(
+    "@modelcontextprotocol/sdk/package.json")') >/dev/null 2>&1; then
+	echo "SKIP: @modelcontextprotocol/sdk is not installed:"
+	echo "      run 'npm install' in $srcdir (see package.json)"
+	exit 77
+fi
+tmp=$(mktemp -d) || exit 1
+trap 'rm -rf "$tmp"' EXIT
+cat >"$tmp/tools.json" <<'JSON'
+{"tools": [
+  {"name": "slow", "tier": "smooth", "description": "Take half a second",
+   "exec": ["sh", "-c", "sleep 0.5; echo slow done"]},
+  {"name": "hold", "tier": "smooth", "description": "Take a minute",
+   "exec": ["sleep", "60"]}
+]}
+JSON
+"$WITH_BROKER" --http 127.0.0.1:0 --tools "$tmp/tools.json" -- \
+    sh -c 'cd "$1" && exec node "$2" "$CMDGATE_HTTP_URL" \
+    "$(cat "$CMDGATE_STATE_DIR/token")"' sh "$srcdir" \
+    "$(cd "$srcdir" && pwd)/tests/scripts/mcp-tasks-v1.mjs"
