@@ -17,6 +17,11 @@ int		 mcp_version_ok(const char *v);
 #define MCP_VERSION_2026 "2026-07-28"
 /* Where a 2026-07-28 request's params._meta names its revision. */
 #define MCP_META_VERSION "io.modelcontextprotocol/protocolVersion"
+#define MCP_META_CAPS	"io.modelcontextprotocol/clientCapabilities"
+#define MCP_META_CLIENT	"io.modelcontextprotocol/clientInfo"
+#define MCP_META_LEVEL	"io.modelcontextprotocol/logLevel"
+#define MCP_META_SERVER_INFO "io.modelcontextprotocol/serverInfo"
+#define MCP_EXT_TASKS	"io.modelcontextprotocol/tasks"
 /* The revision of version v (one mcp_version_ok() takes, or 2026-07-28);
  * 0 for another. */
 int		 mcp_version_rev(const char *v);

@@ -116,6 +116,16 @@ json_object	*mcp_job_result(const struct tooltab *tab, json_object *job,
  * params._meta says so, else what its connection's initialize agreed.
  */
 int		 mcp_rev(struct rpc_req *, json_object *params);
+/* server/discover (2026-07-28). */
+enum rpc_status	mcp_discover(struct rpc_req *, json_object *,
+		    json_object **, struct rpc_error *);
+/* The client's name a 2026-07-28 request's _meta gives (borrowed from
+ * params), or dflt. */
+const char	*mcp_client_name(json_object *params, const char *dflt);
+/* Whether a 2026-07-28 request's _meta declares the tasks extension. */
+int		 mcp_declares_tasks(json_object *params);
+/* err: -32021, the tasks extension is not declared.  RPC_ERROR. */
+enum rpc_status	 mcp_needs_tasks(struct rpc_error *err);
 /* Whether a tools/call asks to run as a task: *task its revision, or 0;
  * -1 with err for a malformed ask. */
 int		 mcp_task_wanted(struct rpc_req *, json_object *params,
@@ -128,8 +138,10 @@ int		 mcp_task_wanted(struct rpc_req *, json_object *params,
  * ticket.  rev is the revision of the request (mcpver.h).
  */
 #define MCP_META_RELATED_TASK	"io.modelcontextprotocol/related-task"
-/* The task's status of a job's: working, completed, failed, cancelled. */
-const char	*mcptask_status(const char *job_status);
+/* The task status of a job: working, completed, failed, cancelled. */
+const char	*mcptask_status(json_object *job);
+/* Whether the job (queued or running) is a working task. */
+int		 mcptask_working(json_object *job);
 /* The task of a full job object (borrowed).  Caller puts. */
 json_object	*mcptask_make(struct server *, json_object *job, int rev);
 /* The answer to a tools/call that made job (borrowed) a task. */
@@ -150,6 +162,9 @@ enum rpc_status	 method_tasks_list(struct rpc_req *, json_object *,
 		    json_object **, struct rpc_error *);
 enum rpc_status	 method_tasks_cancel(struct rpc_req *, json_object *,
 		    json_object **, struct rpc_error *);
+/* tasks/update (2026-07-28): acknowledged; cmdgate never asks input. */
+enum rpc_status	 method_tasks_update(struct rpc_req *, json_object *,
+		    json_object **, struct rpc_error *);
 
 /* mcpwatch.c */
 
@@ -166,6 +181,11 @@ enum rpc_status	 method_logging_set_level(struct rpc_req *, json_object *,
 		    json_object **, struct rpc_error *);
 /* The index of level name in the order debug .. emergency, or -1. */
 int		 mcpwatch_level(const char *name);
+#define MCPWATCH_SILENT	8	/* above emergency: no log at all */
+/* A 2026-07-28 request's level (_meta logLevel): without one, none. */
+int		 mcpwatch_meta_level(json_object *params);
+/* mw's call has a level of its own, not its connection's. */
+void		 mcpwatch_set_level(struct mcpwatch *, int level);
 /*
  * The params._meta.progressToken of a tools/call: 0 with *token (borrowed;
  * NULL when there is none), or -1 with err (not a string or an integer).

@@ -97,6 +97,10 @@ enum rpc_code {
 	RPC_STORAGE_ERROR = -32004,
 	RPC_UNAUTHORIZED = -32005,
 	RPC_HELD = -32006,	/* a face's call: its job still waits */
+	/* MCP 2026-07-28 */
+	RPC_HEADER_MISMATCH = -32020,
+	RPC_MISSING_CAPABILITY = -32021,
+	RPC_UNSUPPORTED_VERSION = -32022,
 };
 
 #define RPC_REASON_MAX	512
@@ -106,6 +110,8 @@ struct rpc_error {
 	const char	*type;		/* data.type */
 	char		*command;	/* data.command; NULL = the method */
 	char		 reason[RPC_REASON_MAX];
+	json_object	*data;		/* more members of data, or NULL;
+					   the answer takes it */
 };
 
 /* What a method returns. */
@@ -122,6 +128,9 @@ struct rpc_req {
 	int			 notification;	/* no id member: no answer */
 	const char		*method;	/* borrowed from the message */
 	struct conn_batch	*batch;		/* the batch it came in or NULL */
+	int			 modern;	/* MCP 2026-07-28: its _meta
+						   said so; its result is
+						   stamped (rpc_answer) */
 };
 
 typedef enum rpc_status (*rpc_handler)(struct rpc_req *, json_object *params,
@@ -131,6 +140,8 @@ typedef enum rpc_status (*rpc_handler)(struct rpc_req *, json_object *params,
 #define RPC_WAITS	0x02	/* may answer later (counts to --max-waits) */
 #define RPC_SESSION	0x04	/* once answered, the connection is a session
 				   that is never idle */
+#define RPC_LEGACY	0x08	/* MCP before 2026-07-28 only: not found to a
+				   request of that revision */
 
 struct rpc_method {
 	const char	*name;
@@ -167,8 +178,17 @@ int		 rpc_check(json_object *msg, json_object **id,
  * or -1 with err. */
 int		 rpc_check_params(json_object *msg, json_object **params,
 		    struct rpc_error *err);
-/* The response to req: result (taken) or err; NULL for a notification.
- * Caller puts. */
+/*
+ * MCP 2026-07-28's per-request envelope (cmdgate-protocol(7), Model
+ * Context Protocol): params._meta naming a protocolVersion.  0 when it
+ * names none (an older revision, or cmdgate's own protocol), 1 when it
+ * is a valid one (2026-07-28, with clientCapabilities), -1 with err:
+ * -32022 for another version, -32602 for a malformed envelope.
+ */
+int		 rpc_mcp_envelope(json_object *params, struct rpc_error *err);
+/* The response to req: result (taken) or err (its data taken); NULL for
+ * a notification.  A modern request's result gets resultType "complete"
+ * when it has none, and the server's name in its _meta.  Caller puts. */
 json_object	*rpc_answer(struct rpc_req *req, enum rpc_status,
 		    json_object *result, struct rpc_error *err);
 
@@ -237,6 +257,7 @@ struct conn_pending {
 	json_object			*id;
 	char				*method;
 	int				 notification;
+	int				 modern;	/* rpc_req's */
 	struct conn_batch		*batch;
 	void				(*cancel)(void *);
 	void				*arg;

@@ -85,6 +85,9 @@ int64_t			 authlimit_failed(struct authlimit *, const char *peer,
  */
 void	http_error_reply(struct evhttp_request *, int status, int code,
 		    const char *type, const char *reason);
+/* Answer req with status and the JSON msg (borrowed). */
+void	http_json_reply(struct evhttp_request *, int status,
+		    json_object *msg);
 
 /* Bind --http, if given: 0, or -1 with err. */
 int	http_open(struct server *, char *err, size_t errlen);
@@ -92,6 +95,19 @@ int	http_open(struct server *, char *err, size_t errlen);
 void	http_shutdown(struct server *);
 /* The same, then free the endpoint (before the loop is freed). */
 void	http_free(struct server *);
+
+/* httpmodern.c */
+
+/*
+ * MCP 2026-07-28 over HTTP (cmdgate-protocol(7)): whether a POST's
+ * message msg is of that revision (its MCP-Protocol-Version or its
+ * params._meta say so); whether its headers agree with it (0), else -1
+ * with req answered 400 (-32020, -32022 or -32602); and the HTTP status
+ * of its one JSON answer (404 for -32601, 400 for -32020 to -32022).
+ */
+int	httpmodern_is(struct evhttp_request *, json_object *msg);
+int	httpmodern_check(struct evhttp_request *, json_object *msg);
+int	httpmodern_status(const char *answer);
 
 /* httpconn.c */
 
@@ -194,6 +210,10 @@ struct http_sess {
 	int64_t			 active_ms;
 	int			 running;
 	int			 fresh;		/* its initialize not answered */
+	int			 oneshot;	/* one 2026-07-28 request's:
+						   gone with its answer */
+	struct event		*reap;		/* oneshot: free it, soon */
+	int			 reap_force;	/* whatever holds it */
 };
 TAILQ_HEAD(http_sesslist, http_sess);
 

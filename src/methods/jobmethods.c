@@ -11,6 +11,7 @@
 #include "engine.h"
 #include "jstrict.h"
 #include "log.h"
+#include "mcpver.h"
 #include "methods.h"
 #include "net.h"
 #include "policy.h"
@@ -26,6 +27,7 @@
 #define LABEL_MAX		256	/* bytes */
 #define IDEM_KEY_MAX		256	/* bytes */
 #define MCP_IDEM_META		"cmdgate/idempotency_key"
+#define TASK_AFTER_S		1	/* a running call becomes a task */
 
 /* Options of a submitted job. */
 struct submit {
@@ -37,6 +39,7 @@ struct submit {
 	json_object	*token;		/* MCP progressToken, borrowed */
 	const char	*tool;		/* MCP: the tool called */
 	int		 task;		/* MCP: answered as a task (rev) */
+	int		 level;		/* MCP log level; -1: the conn's */
 };
 
 /* A request answered later: once its submit is stored, or its job ends. */
@@ -59,6 +62,7 @@ struct jm_call {
 	int			 related;	/* tasks/result: say its task */
 	int			 task_view;	/* tasks/cancel: answer the task
 						   of this rev */
+	int			 level;		/* submit's */
 };
 
 static struct jobs *
@@ -398,13 +402,21 @@ jm_waited(void *arg, json_object *job, struct jobs_error *jerr)
 	if (job != NULL && call->dedup)
 		json_object_object_add(job, "deduplicated",
 		    json_object_new_boolean(1));
+	if (job != NULL && call->task && mcptask_working(job)) {
+		v = mcptask_created(call->p->conn->srv, job, call->task);
+		json_object_put(job);
+		conn_complete(call->p, v, NULL);
+		jm_free(call);
+		return;
+	}
 	if (job != NULL && call->mcp)
 		job = mcp_job_result(call->p->conn->srv->tools, job,
 		    call->structured);
 	if (job != NULL && call->related)
 		mcptask_relate(job, call->num);
 	if (job != NULL && call->task_view) {
-		v = mcptask_make(call->p->conn->srv, job, call->task_view);
+		v = call->task_view >= MCP_REV_2026 ? json_object_new_object() :
+		    mcptask_make(call->p->conn->srv, job, call->task_view);
 		json_object_put(job);
 		job = v;
 	}
@@ -460,6 +472,33 @@ method_mcp_cancelled(struct rpc_req *req, json_object *params,
 	return RPC_OK;
 }
 
+/*
+ * Whether call, stored, is answered with a task at once: it asked for one
+ * (2025-11-25), or (2026-07-28) its job waits in the queue or is heavy; a
+ * job that runs at the instant or smooth tier has TASK_AFTER_S to end.
+ */
+static int
+task_now(struct jobs *J, struct jm_call *call, uint64_t num)
+{
+	struct jobs_error	 jerr;
+	json_object		*v, *st, *tier;
+	int			 now, found;
+
+	if (call->task == 0 || !job_pending(J, num))
+		return 0;
+	if (call->task != MCP_REV_2026)
+		return 1;
+	memset(&jerr, 0, sizeof(jerr));
+	if ((v = jobview_get(J, num, 0, &found, &jerr)) == NULL)
+		return 0;
+	now = !json_object_object_get_ex(v, "status", &st) ||
+	    strcmp(json_object_get_string(st), "running") != 0 ||
+	    !json_object_object_get_ex(v, "tier", &tier) ||
+	    strcmp(json_object_get_string(tier), "heavy") == 0;
+	json_object_put(v);
+	return now;
+}
+
 /* Answer call, stored, with the task its job is (tasks/get's shape). */
 static void
 task_answer(struct jobs *J, struct jm_call *call, uint64_t num)
@@ -500,10 +539,12 @@ submission_answer(struct jobs *J, struct jm_call *call, uint64_t num,
 	memset(&err, 0, sizeof(err));
 	memset(&jerr, 0, sizeof(jerr));
 	call->dedup = dedup;
-	if (serr == NULL && call->task) {
+	if (serr == NULL && task_now(J, call, num)) {
 		task_answer(J, call, num);
 		return;
 	}
+	if (serr == NULL && call->task)	/* running: a task unless quick */
+		call->timeout_s = TASK_AFTER_S;
 	if (serr == NULL && !call->async) {
 		if (job_pending(J, num))
 			call->w = waiter_add(J, num, call->timeout_s,
@@ -511,6 +552,8 @@ submission_answer(struct jobs *J, struct jm_call *call, uint64_t num,
 		if (call->tool != NULL)
 			call->mw = mcpwatch_new(call->p->conn, call->p->id,
 			    call->token, J, call->w, num, call->tool);
+		if (call->mw != NULL && call->level >= 0)
+			mcpwatch_set_level(call->mw, call->level);
 		if (call->w == NULL) {
 			v = waiter_view(J, num, &jerr);
 			jm_waited(call, v, v != NULL ? NULL : &jerr);
@@ -576,6 +619,7 @@ submit_and_answer(struct rpc_req *req, json_object *commands,
 	call->tool = o->tool != NULL ? xstrdup(o->tool) : NULL;
 	call->structured = mcp;
 	call->task = o->task;
+	call->level = o->level;
 	call->p = conn_defer(req, jm_cancel, call);
 	call->s = submit_add(req_jobs(req), rec, o->idem != NULL ?
 	    xasprintf("%s\n%s", o->agent, o->idem) : NULL,
@@ -741,7 +785,8 @@ jobmethods_task_cancel(struct rpc_req *req, uint64_t num, int rev,
 	if (!job_pending(J, num)) {
 		if ((r = jobview_get(J, num, 1, &found, &jerr)) == NULL)
 			return jobmethods_error(err, &jerr);
-		*result = mcptask_make(req->conn->srv, r, rev);
+		*result = rev >= MCP_REV_2026 ? json_object_new_object() :
+		    mcptask_make(req->conn->srv, r, rev);
 		json_object_put(r);
 		return RPC_OK;
 	}
@@ -836,6 +881,11 @@ method_tools_call(struct rpc_req *req, json_object *params,
 	o.label = "";
 	o.token = token;
 	o.tool = name;
+	o.level = -1;
+	if (req->modern) {
+		o.agent = mcp_client_name(params, o.agent);
+		o.level = mcpwatch_meta_level(params);
+	}
 	if (mcp_idem_key(params, &o, err) == -1 ||
 	    mcp_task_wanted(req, params, &o.task, err) == -1)
 		return RPC_ERROR;

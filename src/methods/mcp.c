@@ -59,12 +59,8 @@ mcp_tasks_caps(void)
 int
 mcp_rev(struct rpc_req *req, json_object *params)
 {
-	json_object	*meta, *v;
-
-	if (json_object_object_get_ex(params, "_meta", &meta) &&
-	    json_object_object_get_ex(meta, MCP_META_VERSION, &v) &&
-	    json_object_is_type(v, json_type_string) &&
-	    mcp_version_rev(json_object_get_string(v)) == MCP_REV_2026)
+	(void)params;
+	if (req->modern)
 		return MCP_REV_2026;
 	return req->conn->mcp_rev != 0 ? req->conn->mcp_rev : MCP_REV_OLD;
 }
@@ -77,7 +73,9 @@ mcp_task_wanted(struct rpc_req *req, json_object *params, int *task,
 	int		 rev = mcp_rev(req, params);
 
 	*task = 0;
-	if (rev == MCP_REV_2025 &&
+	if (rev == MCP_REV_2026 && mcp_declares_tasks(params))
+		*task = MCP_REV_2026;
+	else if (rev == MCP_REV_2025 &&
 	    json_object_object_get_ex(params, "task", &t)) {
 		if (!json_object_is_type(t, json_type_object)) {
 			rpc_fail(err, RPC_INVALID_PARAMS, "invalid_params",
@@ -126,6 +124,92 @@ mcp_initialize(struct rpc_req *req, json_object *params,
 	    json_object_new_string(ver));
 	json_object_object_add(*result, "capabilities", caps);
 	json_object_object_add(*result, "serverInfo", info);
+	return RPC_OK;
+}
+
+const char *
+mcp_client_name(json_object *params, const char *dflt)
+{
+	json_object	*meta, *ci, *name;
+
+	if (json_object_object_get_ex(params, "_meta", &meta) &&
+	    json_object_object_get_ex(meta, MCP_META_CLIENT, &ci) &&
+	    json_object_object_get_ex(ci, "name", &name) &&
+	    json_object_is_type(name, json_type_string) &&
+	    param_name_ok(json_object_get_string(name)))
+		return json_object_get_string(name);
+	return dflt;
+}
+
+int
+mcp_declares_tasks(json_object *params)
+{
+	json_object	*meta, *caps, *ext, *t;
+
+	return json_object_object_get_ex(params, "_meta", &meta) &&
+	    json_object_object_get_ex(meta, MCP_META_CAPS, &caps) &&
+	    json_object_object_get_ex(caps, "extensions", &ext) &&
+	    json_object_object_get_ex(ext, MCP_EXT_TASKS, &t) &&
+	    json_object_is_type(t, json_type_object);
+}
+
+/* The error of a task method asked without the extension declared. */
+enum rpc_status
+mcp_needs_tasks(struct rpc_error *err)
+{
+	json_object	*caps = json_object_new_object(), *ext;
+
+	rpc_fail(err, RPC_MISSING_CAPABILITY, "missing_capability", "this "
+	    "method is the tasks extension's: declare \"" MCP_EXT_TASKS
+	    "\" in _meta's client capabilities (extensions)");
+	ext = json_object_new_object();
+	json_object_object_add(ext, MCP_EXT_TASKS, json_object_new_object());
+	json_object_object_add(caps, "extensions", ext);
+	err->data = json_object_new_object();
+	json_object_object_add(err->data, "requiredCapabilities", caps);
+	return RPC_ERROR;
+}
+
+/* A cacheable result (2026-07-28): not to be cached, as a SIGHUP may
+ * change the tools any time, and the same for every client. */
+static void
+mcp_cacheable(json_object *res)
+{
+	json_object_object_add(res, "ttlMs", json_object_new_int(0));
+	json_object_object_add(res, "cacheScope",
+	    json_object_new_string("public"));
+}
+
+enum rpc_status
+mcp_discover(struct rpc_req *req, json_object *params,
+    json_object **result, struct rpc_error *err)
+{
+	json_object	*caps, *tools, *ext, *vs;
+
+	(void)params;
+	(void)err;
+	tools = json_object_new_object();
+	json_object_object_add(tools, "listChanged",
+	    json_object_new_boolean(1));
+	caps = json_object_new_object();
+	json_object_object_add(caps, "tools", tools);
+	json_object_object_add(caps, "logging", json_object_new_object());
+	ext = json_object_new_object();
+	json_object_object_add(ext, MCP_EXT_TASKS, json_object_new_object());
+	json_object_object_add(caps, "extensions", ext);
+	vs = json_object_new_array();
+	json_object_array_add(vs, json_object_new_string(MCP_VERSION_2026));
+	*result = json_object_new_object();
+	json_object_object_add(*result, "supportedVersions", vs);
+	json_object_object_add(*result, "capabilities", caps);
+	json_object_object_add(*result, "instructions", json_object_new_string(
+	    "cmdgate runs each tool call as a job in a shared queue; "
+	    "calls that wait become tasks, kept across restarts."));
+	mcp_cacheable(*result);
+	if (!req->modern) {	/* asked outside an envelope: say ours */
+		json_object_object_add(*result, "resultType",
+		    json_object_new_string("complete"));
+	}
 	return RPC_OK;
 }
 
@@ -251,6 +335,8 @@ mcp_tools_list(struct rpc_req *req, json_object *params,
 		json_object_array_add(list, mcp_job_tool(i));
 	*result = json_object_new_object();
 	json_object_object_add(*result, "tools", list);
+	if (req->modern)
+		mcp_cacheable(*result);
 	return RPC_OK;
 }
 

@@ -52,16 +52,33 @@ task_str(json_object *o, const char *key)
 	return json_object_get_string(v);
 }
 
-const char *
-mcptask_status(const char *job_status)
+int
+mcptask_working(json_object *job)
 {
-	if (job_status == NULL)
+	const char	*st = task_str(job, "status");
+
+	return st != NULL && (strcmp(st, "queued") == 0 ||
+	    strcmp(st, "running") == 0);
+}
+
+/*
+ * A job's task status.  A job whose command failed is a call that
+ * completed with its tool's error (isError), as a tools/call answers
+ * it; one that failed before or beside its commands (interrupted by a
+ * restart, a damaged record) failed.
+ */
+const char *
+mcptask_status(json_object *job)
+{
+	const char	*st = task_str(job, "status");
+
+	if (st == NULL)
 		return "failed";
-	if (strcmp(job_status, "done") == 0)
+	if (strcmp(st, "done") == 0 || (strcmp(st, "failed") == 0 &&
+	    json_object_object_get_ex(job, "failed_at_command", NULL)))
 		return "completed";
-	if (strcmp(job_status, "failed") == 0 ||
-	    strcmp(job_status, "cancelled") == 0)
-		return job_status;
+	if (strcmp(st, "failed") == 0 || strcmp(st, "cancelled") == 0)
+		return st;
 	return "working";
 }
 
@@ -105,7 +122,7 @@ mcptask_make(struct server *srv, json_object *job, int rev)
 	json_object_object_add(t, "taskId", json_object_new_string(
 	    task_str(job, "ticket") != NULL ? task_str(job, "ticket") : ""));
 	json_object_object_add(t, "status",
-	    json_object_new_string(mcptask_status(st)));
+	    json_object_new_string(mcptask_status(job)));
 	if ((msg = task_message(job)) != NULL)
 		json_object_object_add(t, "statusMessage",
 		    json_object_new_string(msg));
@@ -140,6 +157,10 @@ task_id(struct rpc_req *req, json_object *params, int rev, uint64_t *num,
 {
 	const char	*id;
 
+	if (rev >= MCP_REV_2026 && !mcp_declares_tasks(params)) {
+		mcp_needs_tasks(err);
+		return -1;
+	}
 	if (param_string(params, "taskId", 1, &id, err) == -1)
 		return -1;
 	if (ticket_parse(id, num) == 0)
@@ -223,11 +244,15 @@ method_tasks_cancel(struct rpc_req *req, json_object *params,
 
 	if ((job = task_job(req, params, rev, &num, err)) == NULL)
 		return RPC_ERROR;
-	if (strcmp(mcptask_status(task_str(job, "status")), "working") != 0) {
+	if (!mcptask_working(job) && rev >= MCP_REV_2026) {
+		json_object_put(job);	/* ended: cancelled as asked */
+		*result = json_object_new_object();
+		return RPC_OK;
+	}
+	if (!mcptask_working(job)) {
 		rpc_fail(err, RPC_INVALID_PARAMS, "task_ended", "task %s is "
 		    "%s already: only a working task can be cancelled",
-		    task_str(job, "ticket"), mcptask_status(task_str(job,
-		    "status")));
+		    task_str(job, "ticket"), mcptask_status(job));
 		json_object_put(job);
 		return RPC_ERROR;
 	}
@@ -341,10 +366,38 @@ mcptask_relate(json_object *res, uint64_t num)
 void
 mcptask_embed(struct server *srv, json_object *task, json_object *job)
 {
-	const char	*st = task_str(job, "status");
+	const char	*st = mcptask_status(job), *why;
+	json_object	*e, *r;
 
-	if (st == NULL || strcmp(st, "done") != 0)
-		return;
-	json_object_object_add(task, "result", mcp_job_result(srv->tools,
-	    json_object_get(job), 1));
+	if (strcmp(st, "completed") == 0) {
+		r = mcp_job_result(srv->tools, json_object_get(job), 1);
+		/* The call's own result, as complete as its tools/call's. */
+		json_object_object_add(r, "resultType",
+		    json_object_new_string("complete"));
+		json_object_object_add(task, "result", r);
+	}
+	else if (strcmp(st, "failed") == 0) {
+		why = task_str(job, "error");
+		e = json_object_new_object();
+		json_object_object_add(e, "code",
+		    json_object_new_int(RPC_INTERNAL_ERROR));
+		json_object_object_add(e, "message", json_object_new_string(
+		    why != NULL ? why : "the job failed"));
+		json_object_object_add(task, "error", e);
+	}
+}
+
+enum rpc_status
+method_tasks_update(struct rpc_req *req, json_object *params,
+    json_object **result, struct rpc_error *err)
+{
+	json_object	*job;
+	uint64_t	 num;
+
+	/* cmdgate never asks for input: the answers are not looked at. */
+	if ((job = task_job(req, params, MCP_REV_2026, &num, err)) == NULL)
+		return RPC_ERROR;
+	json_object_put(job);
+	*result = json_object_new_object();
+	return RPC_OK;
 }

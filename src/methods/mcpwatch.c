@@ -14,6 +14,7 @@
 #include <json-c/json.h>
 
 #include "engine.h"
+#include "mcpver.h"
 #include "methods.h"
 #include "net.h"
 #include "ticket.h"
@@ -44,6 +45,7 @@ struct mcpwatch {
 	int		 queued, running;
 	int64_t		 position, pos_ms;
 	char		 blocked[BLOCKED_MAX];
+	int		 level;		/* its own; -1: the connection's */
 };
 
 static void	 mcpwatch_event(void *, json_object *);
@@ -150,7 +152,7 @@ mw_log(struct mcpwatch *mw, const char *level, const char *msg,
 	json_object	*data, *p, *note;
 	int		 lv = mcpwatch_level(level);
 
-	if (lv < 0 || lv < mw->c->log_level)
+	if (lv < 0 || lv < (mw->level >= 0 ? mw->level : mw->c->log_level))
 		return;
 	data = json_object_new_object();
 	json_object_object_add(data, "ticket",
@@ -267,6 +269,7 @@ mcpwatch_new(struct conn *c, json_object *id, json_object *token,
 	mw->token = json_object_get(token);
 	mw->tool = xstrdup(tool);
 	mw->last = -1;
+	mw->level = -1;
 	ticket_format(mw->ticket, sizeof(mw->ticket), num);
 	if (w != NULL)
 		waiter_set_watch(w, mcpwatch_event, mw);
@@ -274,6 +277,26 @@ mcpwatch_new(struct conn *c, json_object *id, json_object *token,
 		mcpwatch_event(mw, ev);
 	json_object_put(ev);
 	return mw;
+}
+
+int
+mcpwatch_meta_level(json_object *params)
+{
+	json_object	*meta, *v;
+	int		 lv;
+
+	if (!json_object_object_get_ex(params, "_meta", &meta) ||
+	    !json_object_object_get_ex(meta, MCP_META_LEVEL, &v) ||
+	    !json_object_is_type(v, json_type_string) ||
+	    (lv = mcpwatch_level(json_object_get_string(v))) < 0)
+		return MCPWATCH_SILENT;
+	return lv;
+}
+
+void
+mcpwatch_set_level(struct mcpwatch *mw, int level)
+{
+	mw->level = level;
 }
 
 void

@@ -14,6 +14,7 @@
 #include "face.h"
 #include "jstrict.h"
 #include "log.h"
+#include "mcpver.h"
 #include "net.h"
 #include "options.h"
 #include "util.h"
@@ -391,9 +392,16 @@ conn_call(struct conn *c, json_object *msg, struct conn_batch *batch)
 		    "connection's user in)" : "");
 		return rpc_answer(&req, st, NULL, &err);
 	}
+	if ((req.modern = rpc_mcp_envelope(params, &err)) == -1) {
+		req.modern = 0;
+		return rpc_answer(&req, RPC_ERROR, NULL, &err);
+	}
+	if (m != NULL && req.modern && (m->flags & RPC_LEGACY))
+		m = NULL;	/* gone in MCP 2026-07-28 */
 	if (m == NULL) {
 		st = rpc_fail(&err, RPC_METHOD_NOT_FOUND, "method_not_found",
-		    "no method '%s'; see cmdgate-protocol(7)", req.method);
+		    "no method '%s'%s; see cmdgate-protocol(7)", req.method,
+		    req.modern ? " in MCP " MCP_VERSION_2026 : "");
 		return rpc_answer(&req, st, NULL, &err);
 	}
 	if ((m->flags & RPC_WAITS) && conn_waits_full(c, &err))
@@ -571,6 +579,7 @@ conn_defer(struct rpc_req *req, void (*cancel)(void *), void *arg)
 	p->id = json_object_get(req->id);
 	p->method = xstrdup(req->method);
 	p->notification = req->notification;
+	p->modern = req->modern;
 	p->batch = req->batch;
 	p->cancel = cancel;
 	p->arg = arg;
@@ -630,6 +639,7 @@ conn_complete(struct conn_pending *p, json_object *result,
 	req.id = p->id;
 	req.method = p->method;
 	req.notification = p->notification;
+	req.modern = p->modern;
 	resp = rpc_answer(&req, err != NULL ? RPC_ERROR : RPC_OK, result, err);
 	if (err != NULL)
 		free(err->command);

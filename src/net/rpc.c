@@ -8,6 +8,7 @@
 #include <json-c/json.h>
 
 #include "jstrict.h"
+#include "mcpver.h"
 #include "net.h"
 
 static int		 rpc_str_has_nul(json_object *);
@@ -29,6 +30,9 @@ static const struct {
 	{ RPC_STORAGE_ERROR, "Storage error" },
 	{ RPC_UNAUTHORIZED, "Unauthorized" },
 	{ RPC_HELD, "Held" },
+	{ RPC_HEADER_MISMATCH, "Header mismatch" },
+	{ RPC_MISSING_CAPABILITY, "Missing required client capability" },
+	{ RPC_UNSUPPORTED_VERSION, "Unsupported protocol version" },
 };
 
 const char *
@@ -239,22 +243,91 @@ rpc_check_params(json_object *msg, json_object **params,
 	return 0;
 }
 
+int
+rpc_mcp_envelope(json_object *params, struct rpc_error *err)
+{
+	json_object	*meta, *v, *caps, *sup;
+
+	if (!json_object_object_get_ex(params, "_meta", &meta) ||
+	    !json_object_object_get_ex(meta, MCP_META_VERSION, &v))
+		return 0;
+	if (!json_object_is_type(v, json_type_string) ||
+	    mcp_version_rev(json_object_get_string(v)) != MCP_REV_2026) {
+		rpc_fail(err, RPC_UNSUPPORTED_VERSION,
+		    "unsupported_protocol_version", "protocol version '%.40s' "
+		    "in _meta is not one this broker speaks without "
+		    "initialize: " MCP_VERSION_2026, json_object_get_string(v));
+		sup = json_object_new_array();
+		json_object_array_add(sup,
+		    json_object_new_string(MCP_VERSION_2026));
+		err->data = json_object_new_object();
+		json_object_object_add(err->data, "supported", sup);
+		json_object_object_add(err->data, "requested",
+		    json_object_get(v));
+		return -1;
+	}
+	if (!json_object_object_get_ex(meta, MCP_META_CAPS, &caps) ||
+	    !json_object_is_type(caps, json_type_object)) {
+		rpc_fail(err, RPC_INVALID_PARAMS, "invalid_params", "the "
+		    "_meta of a " MCP_VERSION_2026 " request must carry "
+		    "\"" MCP_META_CAPS "\", an object ({} for none)");
+		return -1;
+	}
+	return 1;
+}
+
+/* A modern result: resultType "complete" unless it says otherwise, and
+ * who answered in _meta. */
+static void
+rpc_stamp(json_object *result)
+{
+	json_object	*meta, *info;
+
+	if (!json_object_object_get_ex(result, "resultType", NULL))
+		json_object_object_add(result, "resultType",
+		    json_object_new_string("complete"));
+	if (!json_object_object_get_ex(result, "_meta", &meta)) {
+		meta = json_object_new_object();
+		json_object_object_add(result, "_meta", meta);
+	}
+	info = json_object_new_object();
+	json_object_object_add(info, "name", json_object_new_string("cmdgate"));
+	json_object_object_add(info, "version",
+	    json_object_new_string(PACKAGE_VERSION));
+	json_object_object_add(meta, MCP_META_SERVER_INFO, info);
+}
+
 json_object *
 rpc_answer(struct rpc_req *req, enum rpc_status st, json_object *result,
     struct rpc_error *err)
 {
-	json_object	*r;
+	json_object	*r, *d;
 
 	if (req->notification) {
 		json_object_put(result);
+		if (st == RPC_ERROR)
+			json_object_put(err->data);
 		return NULL;
 	}
-	if (st == RPC_ERROR)
-		return rpc_error_response(req->id, err->code, err->type,
+	if (st == RPC_ERROR) {
+		r = rpc_error_response(req->id, err->code, err->type,
 		    err->command != NULL ? err->command : req->method,
 		    err->reason);
+		if (err->data != NULL) {
+			d = json_object_object_get(json_object_object_get(r,
+			    "error"), "data");
+			json_object_object_foreach(err->data, k, v)
+				json_object_object_add(d, k,
+				    json_object_get(v));
+			json_object_put(err->data);
+			err->data = NULL;
+		}
+		return r;
+	}
 	if (result == NULL)
 		result = json_object_new_object();
+	if (req->modern && json_object_is_type(result, json_type_object))
+		rpc_stamp(result);
 	r = json_object_new_object();
 	json_object_object_add(r, "jsonrpc", json_object_new_string("2.0"));
 	json_object_object_add(r, "id", json_object_get(req->id));

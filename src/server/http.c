@@ -230,20 +230,33 @@ http_check_version(struct evhttp_request *req)
 {
 	const char	*const *vs = mcp_versions_list();
 	const char	*v = http_header(req, "MCP-Protocol-Version");
+	json_object	*resp, *d, *sup;
 	char		 why[256];
 	size_t		 i, off;
 
 	if (v == NULL)
 		return 0;	/* 2025-03-26 assumed */
-	if (mcp_version_ok(v))
+	if (mcp_version_rev(v) != 0)
 		return 0;
 	off = (size_t)snprintf(why, sizeof(why), "MCP-Protocol-Version "
 	    "'%.40s' is not one this broker speaks:", v);
+	off += (size_t)snprintf(why + off, sizeof(why) - off, " %s",
+	    MCP_VERSION_2026);
 	for (i = 0; vs[i] != NULL && off < sizeof(why); i++)
-		off += (size_t)snprintf(why + off, sizeof(why) - off, "%s %s",
-		    i > 0 ? "," : "", vs[i]);
-	http_error_reply(req, HTTP_BADREQUEST, RPC_INVALID_REQUEST,
-	    "unsupported_protocol_version", why);
+		off += (size_t)snprintf(why + off, sizeof(why) - off, ", %s",
+		    vs[i]);
+	resp = rpc_error_response(NULL, RPC_UNSUPPORTED_VERSION,
+	    "unsupported_protocol_version", NULL, why);
+	d = json_object_object_get(json_object_object_get(resp, "error"),
+	    "data");
+	sup = json_object_new_array();
+	json_object_array_add(sup, json_object_new_string(MCP_VERSION_2026));
+	for (i = 0; vs[i] != NULL; i++)
+		json_object_array_add(sup, json_object_new_string(vs[i]));
+	json_object_object_add(d, "supported", sup);
+	json_object_object_add(d, "requested", jstrict_string(v));
+	http_json_reply(req, HTTP_BADREQUEST, resp);
+	json_object_put(resp);
 	return -1;
 }
 
@@ -451,6 +464,39 @@ http_notify(struct http_sess *s, struct evhttp_request *req,
 	evhttp_send_reply(req, 202, "Accepted", NULL);
 }
 
+/*
+ * A POST of MCP 2026-07-28 (msg and body taken): its headers checked, it
+ * runs on a session of its own (a notification: 202 at once).
+ */
+static void
+http_post_modern(struct http *h, struct evhttp_request *req,
+    json_object *msg, char *body, size_t len)
+{
+	struct http_sess	*s;
+	json_object		*keys, *id;
+
+	if (httpmodern_check(req, msg) == -1 ||
+	    (s = http_session_new(h, req)) == NULL) {
+		json_object_put(msg);
+		free(body);
+		return;
+	}
+	s->oneshot = 1;
+	s->fresh = 0;
+	if (!json_object_object_get_ex(msg, "id", &id)) {
+		http_notify(s, req, msg);
+		httpsess_free(s);
+		json_object_put(msg);
+		free(body);
+		return;
+	}
+	keys = json_object_new_array();
+	json_object_array_add(keys, json_object_new_string(id == NULL ? "null" :
+	    json_object_to_json_string_ext(id, JSON_C_TO_STRING_PLAIN)));
+	json_object_put(msg);
+	httpsess_post(s, req, keys, body, len);
+}
+
 static void
 http_post(struct http *h, struct evhttp_request *req)
 {
@@ -471,6 +517,10 @@ http_post(struct http *h, struct evhttp_request *req)
 		http_error_reply(req, HTTP_BADREQUEST, RPC_PARSE_ERROR,
 		    "parse_error", why);
 		free(body);
+		return;
+	}
+	if (httpmodern_is(req, msg)) {
+		http_post_modern(h, req, msg, body, len);
 		return;
 	}
 	keys = json_object_new_array();
@@ -665,18 +715,14 @@ http_free(struct server *srv)
 	srv->http = http_self = NULL;
 }
 
-/* MCP over HTTP: a request refused, with a JSON-RPC error. */
 void
-http_error_reply(struct evhttp_request *req, int status, int code,
-    const char *type, const char *reason)
+http_json_reply(struct evhttp_request *req, int status, json_object *msg)
 {
-	json_object	*resp;
 	struct evbuffer	*b;
 	const char	*s;
 	size_t		 len;
 
-	resp = rpc_error_response(NULL, code, type, NULL, reason);
-	s = json_object_to_json_string_length(resp, JSON_C_TO_STRING_PLAIN |
+	s = json_object_to_json_string_length(msg, JSON_C_TO_STRING_PLAIN |
 	    JSON_C_TO_STRING_NOSLASHESCAPE, &len);
 	if ((b = evbuffer_new()) == NULL || evbuffer_add(b, s, len) == -1)
 		fatalx("evbuffer_add: out of memory");
@@ -684,5 +730,16 @@ http_error_reply(struct evhttp_request *req, int status, int code,
 	    "Content-Type", "application/json");
 	evhttp_send_reply(req, status, NULL, b);
 	evbuffer_free(b);
+}
+
+/* MCP over HTTP: a request refused, with a JSON-RPC error. */
+void
+http_error_reply(struct evhttp_request *req, int status, int code,
+    const char *type, const char *reason)
+{
+	json_object	*resp;
+
+	resp = rpc_error_response(NULL, code, type, NULL, reason);
+	http_json_reply(req, status, resp);
 	json_object_put(resp);
 }

@@ -36,6 +36,8 @@ static void		 hs_stream_free(struct http_stream *);
 static void		 hs_closed(struct evhttp_connection *, void *);
 static void		 hs_poll(evutil_socket_t, short, void *);
 static void		 hs_sweep(evutil_socket_t, short, void *);
+static void		 hs_reap_soon(struct http_sess *, int);
+static int		 hs_busy(struct http_sess *, struct conn *);
 
 /* What a session hears unasked: MCP's notifications, not cmdgate's own
  * (notifications/job, notifications/server/shutdown). */
@@ -138,6 +140,8 @@ httpsess_free(struct http_sess *s)
 		c->resume = NULL;
 		server_conn_free(srv, c);
 	}
+	if (s->reap != NULL)
+		event_free(s->reap);
 	evbuffer_free(s->out);
 	TAILQ_REMOVE(&s->h->sessions, s, entry);
 	s->h->nsessions--;
@@ -148,6 +152,8 @@ httpsess_free(struct http_sess *s)
 void
 httpsess_headers(struct http_sess *s, struct evhttp_request *req)
 {
+	if (s->oneshot)
+		return;		/* 2026-07-28: no sessions */
 	evhttp_add_header(evhttp_request_get_output_headers(req),
 	    "Mcp-Session-Id", s->id);
 }
@@ -406,7 +412,8 @@ hs_reply_json(struct http_stream *st)
 	    "Content-Type", "application/json");
 	if (!failed)
 		httpsess_headers(st->s, st->req);
-	evhttp_send_reply(st->req, HTTP_OK, "OK", b);
+	evhttp_send_reply(st->req, st->s->oneshot ?
+	    httpmodern_status(ev->data) : HTTP_OK, NULL, b);
 	evbuffer_free(b);
 	st->req = NULL;
 }
@@ -420,10 +427,37 @@ hs_decide(struct http_stream *st)
 		return;
 	if (!st->due && st->nevs == 1 && st->seq == 1) {
 		hs_reply_json(st);
+		if (st->s->oneshot)
+			hs_reap_soon(st->s, 0);
 		hs_stream_free(st);
 		return;
 	}
-	hs_start(st, 1);
+	/* 2026-07-28: a stream of its own request's, not resumed. */
+	hs_start(st, !st->s->oneshot);
+}
+
+/* The session of one 2026-07-28 request, once nothing holds it: gone. */
+static void
+hs_reap(evutil_socket_t fd, short ev, void *arg)
+{
+	struct http_sess	*s = arg;
+	struct conn		*c = hs_conn(s);
+
+	(void)fd;
+	(void)ev;
+	if (s->reap_force || c == NULL || !hs_busy(s, c))
+		httpsess_free(s);
+}
+
+/* Look at s once this turn is over (force: free it whatever holds it). */
+static void
+hs_reap_soon(struct http_sess *s, int force)
+{
+	if (s->reap == NULL &&
+	    (s->reap = evtimer_new(s->h->srv->base, hs_reap, s)) == NULL)
+		fatalx("evtimer_new");
+	s->reap_force |= force;
+	event_active(s->reap, EV_TIMEOUT, 0);
 }
 
 /*
@@ -463,7 +497,7 @@ hs_start(struct http_stream *st, int prime)
 	}
 	/* Only a POST's: a GET that resumes it gets the rest. */
 	if (evhttp_request_get_command(st->req) == EVHTTP_REQ_POST &&
-	    opt->http_poll > 0) {
+	    opt->http_poll > 0 && !st->s->oneshot) {
 		if (st->poll == NULL && (st->poll = evtimer_new(
 		    st->s->h->srv->base, hs_poll, st)) == NULL)
 			fatalx("evtimer_new");
@@ -551,6 +585,8 @@ hs_detach(struct http_stream *st)
 	if (st->poll != NULL)
 		evtimer_del(st->poll);
 	st->s->active_ms = util_monotonic_ms();
+	if (st->s->oneshot)
+		hs_reap_soon(st->s, 0);
 }
 
 /* The client closed st's connection: its events wait for a GET. */
@@ -569,6 +605,9 @@ hs_closed(struct evhttp_connection *evcon, void *arg)
 	/* Taken off its connection: ending it frees it (libevent). */
 	if (req != NULL)
 		evhttp_send_reply_end(req);
+	/* 2026-07-28: closing the stream ends the request. */
+	if (st->s->oneshot)
+		hs_reap_soon(st->s, 1);
 }
 
 /* --http-poll: close a POST's stream; the client resumes with a GET. */
@@ -694,7 +733,9 @@ hs_sweep(evutil_socket_t fd, short ev, void *arg)
 			continue;
 		}
 		hs_sweep_streams(s, now);
-		if (hs_busy(s, c))
+		if (s->oneshot && !hs_busy(s, c))
+			httpsess_free(s);
+		else if (hs_busy(s, c))
 			s->active_ms = now;
 		else if (opt->idle_timeout > 0 && now - s->active_ms >=
 		    (int64_t)opt->idle_timeout * 1000) {
