@@ -131,6 +131,17 @@ enum rpc_status	 mcp_needs_tasks(struct rpc_error *err);
 int		 mcp_task_wanted(struct rpc_req *, json_object *params,
 		    int *task, struct rpc_error *err);
 
+/* mcpcontent.c */
+
+/* What exec tool t printed (out), as the MCP tool result it says it is
+ * ("content": "mcp"), or an error result saying why it is not one.
+ * Caller puts. */
+json_object	*mcpcontent_result(const struct tool *t, const char *out);
+/* Forward tool t's result, when its "image" is in it: the rest as text
+ * and the picture as an image item, added to content; whether it was. */
+int		 mcpcontent_image(json_object *content, const struct tool *t,
+		    json_object *result);
+
 /* mcptask.c */
 
 /*

@@ -56,10 +56,16 @@ struct toolmeta {
 	char		*title;		/* or NULL */
 	json_object	*annotations;	/* MCP's, as written, or NULL */
 	json_object	*output_schema;	/* or NULL */
+	int		 content_mcp;	/* "content": "mcp": its standard
+					   output is an MCP tool result */
+	char		*image_at;	/* "image": where its result holds a
+					   picture (a JSON pointer), or NULL */
+	char		*image_mime;	/* and of which type */
 };
 
 /*
- * Read the tool object o's title, annotations and output_schema into m;
+ * Read the tool object o's title, annotations, output_schema, content
+ * and image into m;
  * 0, or -1 with *field the field at fault and err the reason.  What was
  * read is freed by toolmeta_free() either way.
  */

@@ -493,13 +493,26 @@ mcp_output_content(json_object *content, const struct tooltab *tab,
 	json_object		*v, *up;
 	size_t			 i;
 
+	t = mcp_result_tool(tab, r);
+	if (json_object_object_get_ex(r, "stdout", &v) && t != NULL &&
+	    t->meta.content_mcp) {
+		up = mcpcontent_result(t, json_object_get_string(v));
+		json_object_object_get_ex(up, "content", &v);
+		for (i = 0; i < json_object_array_length(v); i++)
+			json_object_array_add(content, json_object_get(
+			    json_object_array_get_idx(v, i)));
+		json_object_put(up);
+		return;
+	}
 	if (json_object_object_get_ex(r, "stdout", &v)) {
 		mcp_add_text(content, json_object_get_string(v));
 		return;
 	}
 	if (!json_object_object_get_ex(r, "result", &v))
 		return;
-	if ((t = mcp_result_tool(tab, r)) != NULL && t->forward != NULL &&
+	if (t != NULL && t->forward != NULL && mcpcontent_image(content, t, v))
+		return;
+	if (t != NULL && t->forward != NULL &&
 	    strcmp(mcp_dialect(t), "mcp-http") == 0 &&
 	    json_object_object_get_ex(v, "content", &up) &&
 	    json_object_is_type(up, json_type_array)) {
@@ -510,6 +523,33 @@ mcp_output_content(json_object *content, const struct tooltab *tab,
 	}
 	mcp_add_text(content, json_object_to_json_string_ext(v,
 	    JSON_C_TO_STRING_PLAIN));
+}
+
+/*
+ * A done job of one command whose exec tool makes MCP tool results: its
+ * isError and structuredContent are the result's (res), not the job's.
+ * Whether it is one.
+ */
+static int
+mcp_own_result(const struct tooltab *tab, json_object *job, json_object *res)
+{
+	json_object		*results, *r, *out, *v;
+	const struct tool	*t;
+
+	if (!json_object_object_get_ex(job, "results", &results) ||
+	    json_object_array_length(results) != 1 ||
+	    (r = json_object_array_get_idx(results, 0)) == NULL ||
+	    (t = mcp_result_tool(tab, r)) == NULL || !t->meta.content_mcp ||
+	    !json_object_object_get_ex(r, "stdout", &v))
+		return 0;
+	out = mcpcontent_result(t, json_object_get_string(v));
+	if (json_object_object_get_ex(out, "isError", &v))
+		json_object_object_add(res, "isError", json_object_get(v));
+	if (json_object_object_get_ex(out, "structuredContent", &v))
+		json_object_object_add(res, "structuredContent",
+		    json_object_get(v));
+	json_object_put(out);
+	return 1;
 }
 
 /* The string member key of o, or "". */
@@ -652,6 +692,10 @@ mcp_plain_result(const struct tooltab *tab, json_object *job,
 	json_object_object_add(res, "content", content);
 	json_object_object_add(res, "isError", json_object_new_boolean(failed));
 	mcp_add_meta(res, job);
+	if (!failed && mcp_own_result(tab, job, res)) {
+		json_object_put(job);
+		return res;
+	}
 	json_object_object_add(res, "structuredContent", job);
 	return res;
 }

@@ -71,6 +71,30 @@ meta_annotations(json_object *o, char *err, size_t errlen)
 	return 0;
 }
 
+/* "image": {"at": JSON pointer, "mime_type": "image/..."} */
+static int
+meta_image(json_object *o, struct toolmeta *m, char *err, size_t errlen)
+{
+	json_object	*at, *mime = NULL;
+
+	if (!json_object_is_type(o, json_type_object) ||
+	    !json_object_object_get_ex(o, "at", &at) ||
+	    !json_object_is_type(at, json_type_string) ||
+	    *json_object_get_string(at) != '/' ||
+	    (json_object_object_get_ex(o, "mime_type", &mime) &&
+	    (!json_object_is_type(mime, json_type_string) ||
+	    strncmp(json_object_get_string(mime), "image/", 6) != 0)) ||
+	    json_object_object_length(o) != (mime != NULL ? 2 : 1)) {
+		snprintf(err, errlen, "must be {\"at\": \"/JSON/pointer\"} "
+		    "and may name a \"mime_type\" image/... (image/png)");
+		return -1;
+	}
+	m->image_at = xstrdup(json_object_get_string(at));
+	m->image_mime = xstrdup(mime != NULL ? json_object_get_string(mime) :
+	    "image/png");
+	return 0;
+}
+
 int
 toolmeta_parse(json_object *o, struct toolmeta *m, const char **field,
     char *err, size_t errlen)
@@ -95,6 +119,23 @@ toolmeta_parse(json_object *o, struct toolmeta *m, const char **field,
 			return -1;
 		m->output_schema = json_object_get(v);
 	}
+	*field = "content";
+	if (json_object_object_get_ex(o, "content", &v)) {
+		if (!json_object_is_type(v, json_type_string) ||
+		    (strcmp(json_object_get_string(v), "mcp") != 0 &&
+		    strcmp(json_object_get_string(v), "text") != 0) ||
+		    !json_object_object_get_ex(o, "exec", NULL)) {
+			snprintf(err, errlen, "an exec tool's \"text\" (its "
+			    "output as text, the default) or \"mcp\" (its "
+			    "output is an MCP tool result)");
+			return -1;
+		}
+		m->content_mcp = strcmp(json_object_get_string(v), "mcp") == 0;
+	}
+	*field = "image";
+	if (json_object_object_get_ex(o, "image", &v) &&
+	    meta_image(v, m, err, errlen) == -1)
+		return -1;
 	return 0;
 }
 
@@ -104,4 +145,6 @@ toolmeta_free(struct toolmeta *m)
 	free(m->title);
 	json_object_put(m->annotations);
 	json_object_put(m->output_schema);
+	free(m->image_at);
+	free(m->image_mime);
 }
