@@ -142,6 +142,14 @@ json_object	*mcpcontent_result(const struct tool *t, const char *out);
 int		 mcpcontent_image(json_object *content, const struct tool *t,
 		    json_object *result);
 
+/* mcplisten.c */
+
+/* subscriptions/listen (2026-07-28): toolsListChanged and taskIds. */
+enum rpc_status	 method_subscriptions_listen(struct rpc_req *,
+		    json_object *, json_object **, struct rpc_error *);
+/* notifications/cancelled of c's listen id: it ends (1), or no such (0). */
+int		 mcplisten_cancel(struct conn *c, json_object *id);
+
 /* mcptask.c */
 
 /*

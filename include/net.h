@@ -319,6 +319,8 @@ struct conn {
 	int			 log_level;	/* MCP logging/setLevel (mcpwatch.c) */
 	int			 mcp_rev;	/* what initialize agreed
 						   (mcpver.h); 0: none */
+	json_object		*listen_tools;	/* ids of its MCP listens
+						   that hear tools change */
 	size_t			 inbuf;		/* unread input, as counted in
 						   sh->inbuf_total */
 	struct evbuffer		*held;		/* answers held for a sync */
@@ -340,6 +342,9 @@ struct conn {
  */
 struct conn	*conn_new(struct conn_shared *, struct bufferevent *,
 		    struct evbuffer *out, int is_unix, const char *peer);
+/* c's request id (an MCP subscriptions/listen) hears of tool changes
+ * (on 1), or no longer (0). */
+void		 conn_listen_tools(struct conn *, json_object *id, int on);
 /* Cancel what c waits for and free it (server_conn_free unlinks it). */
 void		 conn_free(struct conn *);
 /* Cut messages out of in and answer them. */

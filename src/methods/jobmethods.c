@@ -457,6 +457,9 @@ method_mcp_cancelled(struct rpc_req *req, json_object *params,
 
 	(void)result;
 	(void)err;
+	if (json_object_object_get_ex(params, "requestId", &id) &&
+	    mcplisten_cancel(req->conn, id))
+		return RPC_OK;		/* a listen ends */
 	if (!json_object_object_get_ex(params, "requestId", &id) ||
 	    (p = conn_pending_find(req->conn, id, "tools/call")) == NULL ||
 	    p->cancel != jm_cancel) {

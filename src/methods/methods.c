@@ -43,6 +43,7 @@ const struct rpc_method rpc_methods[] = {
 	{ "tasks/result", method_tasks_result, RPC_WAITS | RPC_LEGACY },
 	{ "tasks/list", method_tasks_list, RPC_LEGACY },
 	{ "tasks/update", method_tasks_update, 0 },
+	{ "subscriptions/listen", method_subscriptions_listen, RPC_WAITS },
 	{ "tasks/cancel", method_tasks_cancel, RPC_WAITS },
 	{ "batch_execute", method_batch_execute, RPC_WAITS },
 	{ "poll_job", method_poll_job, 0 },

@@ -69,6 +69,25 @@ conn_new(struct conn_shared *sh, struct bufferevent *bev, struct evbuffer *out,
 }
 
 void
+conn_listen_tools(struct conn *c, json_object *id, int on)
+{
+	json_object	*ids = c->listen_tools;
+	size_t		 i;
+
+	if (on) {
+		if (ids == NULL)
+			ids = c->listen_tools = json_object_new_array();
+		json_object_array_add(ids, json_object_get(id));
+		return;
+	}
+	for (i = 0; ids != NULL && i < json_object_array_length(ids); i++)
+		if (json_object_equal(json_object_array_get_idx(ids, i), id)) {
+			json_object_array_del_idx(ids, i, 1);
+			return;
+		}
+}
+
+void
 conn_free(struct conn *c)
 {
 	if (face_ops[c->face].closed != NULL)
@@ -83,6 +102,7 @@ conn_free(struct conn *c)
 		evbuffer_free(c->out);
 	if (c->held != NULL)
 		evbuffer_free(c->held);
+	json_object_put(c->listen_tools);
 	free(c->name);
 	free(c);
 }

@@ -43,7 +43,8 @@ static int		 hs_busy(struct http_sess *, struct conn *);
  * (notifications/job, notifications/server/shutdown). */
 static const char *hs_notes[] = {
 	"notifications/progress", "notifications/message",
-	"notifications/cancelled", "notifications/tools/list_changed", NULL,
+	"notifications/cancelled", "notifications/tools/list_changed",
+	"notifications/subscriptions/acknowledged", "notifications/tasks", NULL,
 };
 
 static struct http_stream *

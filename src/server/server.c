@@ -391,6 +391,32 @@ server_broadcast(struct server *srv, json_object *msg)
 			conn_send(c, msg);
 }
 
+/* The MCP listens that hear tool changes: each its own notification. */
+static void
+server_tell_listens(struct server *srv)
+{
+	struct conn	*c;
+	json_object	*id, *p, *meta, *n;
+	size_t		 i;
+
+	TAILQ_FOREACH(c, &srv->conns, entry) {
+		for (i = 0; c->listen_tools != NULL && !c->closing &&
+		    i < json_object_array_length(c->listen_tools); i++) {
+			id = json_object_array_get_idx(c->listen_tools, i);
+			meta = json_object_new_object();
+			json_object_object_add(meta,
+			    "io.modelcontextprotocol/subscriptionId",
+			    json_object_get(id));
+			p = json_object_new_object();
+			json_object_object_add(p, "_meta", meta);
+			n = rpc_notification("notifications/tools/list_changed",
+			    p);
+			conn_send_rel(c, n, id);
+			json_object_put(n);
+		}
+	}
+}
+
 void
 server_set_tools(struct server *srv, struct tooltab *tab)
 {
@@ -416,6 +442,7 @@ server_set_tools(struct server *srv, struct tooltab *tab)
 	n = rpc_notification("notifications/tools/list_changed", p);
 	server_broadcast(srv, n);
 	json_object_put(n);
+	server_tell_listens(srv);
 }
 
 int

@@ -22,6 +22,7 @@
 #include "cliutil.h"
 #include "mcputil.h"
 #include "testnet.h"
+#include "util.h"
 
 /* initialize at 2025-11-25, the revision of the experimental tasks. */
 #define INIT25	"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\"," \
@@ -138,6 +139,78 @@ START_TEST(task_survives_kill)
 }
 END_TEST
 
+#define META26	"\"_meta\":{\"io.modelcontextprotocol/protocolVersion\":" \
+		"\"2026-07-28\",\"io.modelcontextprotocol/clientCapabilities\":{}}"
+
+/* Lines of cli_out holding both a and b. */
+static int
+lines_with(const char *a, const char *b)
+{
+	const char	*l = cli_out, *e;
+	int		 n = 0;
+
+	for (; *l != '\0'; l = *e == '\0' ? e : e + 1) {
+		e = l + strcspn(l, "\n");
+		if (memmem(l, (size_t)(e - l), a, strlen(a)) != NULL &&
+		    memmem(l, (size_t)(e - l), b, strlen(b)) != NULL)
+			n++;
+	}
+	return n;
+}
+
+/*
+ * subscriptions/listen over stdio (2026-07-28, no initialize): its
+ * acknowledgement, then a SIGHUP that changes the table is told on it,
+ * naming it; once notifications/cancelled ends it, the next change is
+ * not (the broadcast every client hears still is).
+ */
+START_TEST(listen_tools_stdio)
+{
+	const char	*args[] = { "--tools", tools, NULL };
+	char		 line[512];
+	pid_t		 pid;
+	int		 i, in = -1, out = -1, err;
+
+	mcp_tools_reload();
+	ck_assert_int_eq(broker_start(&b, args, 0), 0);
+	cli_out[0] = '\0';
+	pid = spawn_mcp(NULL, &in, &out, &err);
+	send_line(in, "{\"jsonrpc\":\"2.0\",\"id\":\"l1\",\"method\":"
+	    "\"subscriptions/listen\",\"params\":{\"notifications\":"
+	    "{\"toolsListChanged\":true}," META26 "}}\n");
+	ck_assert_msg(await_out(out, "acknowledged"), "stdout: %s", cli_out);
+	ck_assert_int_eq(lines_with("\"toolsListChanged\":true", "\"l1\""), 1);
+	write_file(tools, "{\"tools\":[{\"name\":\"two\",\"exec\":[\"true\"]}]}",
+	    0600);
+	ck_assert_int_eq(kill(b.pid, SIGHUP), 0);
+	ck_assert_msg(await_out(out, "\"notifications/tools/list_changed\","
+	    "\"params\":{\"_meta\""), "stdout: %s", cli_out);
+	ck_assert_int_eq(lines_with("tools/list_changed", "\"l1\""), 1);
+	send_line(in, "{\"jsonrpc\":\"2.0\",\"method\":"
+	    "\"notifications/cancelled\",\"params\":{\"requestId\":\"l1\"}}\n");
+	write_file(tools, "{\"tools\":[{\"name\":\"three\",\"exec\":"
+	    "[\"true\"]}]}", 0600);
+	ck_assert_int_eq(kill(b.pid, SIGHUP), 0);
+	/* Asked until the table has changed: its news came before. */
+	for (i = 0; i < 100 && strstr(cli_out, "\"name\":\"three\"") == NULL;
+	    i++) {
+		snprintf(line, sizeof(line), "{\"jsonrpc\":\"2.0\",\"id\":%d,"
+		    "\"method\":\"tools/list\",\"params\":{" META26 "}}\n",
+		    100 + i);
+		send_line(in, line);
+		snprintf(line, sizeof(line), "\"id\":%d,", 100 + i);
+		ck_assert_msg(await_out(out, line), "stdout: %s", cli_out);
+	}
+	ck_assert_ptr_nonnull(strstr(cli_out, "\"name\":\"three\""));
+	ck_assert_int_eq(lines_with("tools/list_changed", "\"l1\""), 1);
+	ck_assert_int_eq(count_of(cli_out, "tools/list_changed"), 3);
+	close(in);
+	ck_assert_int_eq(reap(pid, err), 0);
+	close(out);
+	close(err);
+}
+END_TEST
+
 int
 main(void)
 {
@@ -147,6 +220,7 @@ main(void)
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, task_survives_kill);
+	tcase_add_test(tc, listen_tools_stdio);
 	suite_add_tcase(s, tc);
 	return ck_run(s);
 }

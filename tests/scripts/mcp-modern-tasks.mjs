@@ -116,6 +116,46 @@ if (mode === "run") {
     fail("tasks/result in 2026-07-28: " + JSON.stringify(old));
   ok("unknown id -32602, undeclared -32021 (400), no task without the " +
     "extension, tasks/result -32601 (404)");
+
+  // subscriptions/listen: acknowledged first, then the task's end.
+  const started = await post({ jsonrpc: "2.0", id: nextId++, method: "tools/call",
+    params: { name: "slow", arguments: {}, _meta: meta() } });
+  const tid = started.body?.result?.taskId;
+  if (started.body?.result?.resultType !== "task") fail("slow: " + JSON.stringify(started.body));
+  const ac = new AbortController();
+  const lr = await fetch(url, { method: "POST", signal: ac.signal, headers: {
+    "Content-Type": "application/json", Accept: "application/json, text/event-stream",
+    "MCP-Protocol-Version": VERSION, "Mcp-Method": "subscriptions/listen", ...auth },
+    body: JSON.stringify({ jsonrpc: "2.0", id: "sub-1", method: "subscriptions/listen",
+      params: { notifications: { toolsListChanged: true, taskIds: [tid, "t-999999"] },
+        _meta: meta() } }) });
+  const heard = [];
+  let buf = "";
+  const dec = new TextDecoder();
+  for await (const chunk of lr.body) {
+    buf += dec.decode(chunk, { stream: true });
+    let i;
+    while ((i = buf.indexOf("\n\n")) >= 0) {
+      const data = buf.slice(0, i).split("\n").filter((l) => l.startsWith("data: "))
+        .map((l) => l.slice(6)).join("\n");
+      buf = buf.slice(i + 2);
+      if (data) heard.push(JSON.parse(data));
+    }
+    if (heard.some((m) => m.method === "notifications/tasks")) break;
+  }
+  ac.abort();
+  const [ackn, done] = heard;
+  if (ackn?.method !== "notifications/subscriptions/acknowledged" ||
+      ackn.params._meta?.["io.modelcontextprotocol/subscriptionId"] !== "sub-1" ||
+      JSON.stringify(ackn.params.notifications) !==
+      JSON.stringify({ toolsListChanged: true, taskIds: [tid] }))
+    fail("the acknowledgement: " + JSON.stringify(heard));
+  if (done?.params?.taskId !== tid || done.params.status !== "completed" ||
+      !text(done.params.result).includes("slow done") ||
+      done.params._meta?.["io.modelcontextprotocol/subscriptionId"] !== "sub-1")
+    fail("the task's notification: " + JSON.stringify(heard));
+  ok("subscriptions/listen: acknowledged (the unknown id left out), then " +
+    "notifications/tasks at the task's end");
   await s.close();
   await client.close();
 } else if (mode === "start") {

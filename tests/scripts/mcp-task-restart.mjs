@@ -30,7 +30,8 @@ async function freePort() {
 }
 
 async function startBroker(port) {
-  const b = spawn(cmdgated, ["--socket", dir + "/sock", "--http",
+  const b = spawn(cmdgated, ["--listen", "127.0.0.1:0", "--socket",
+    dir + "/sock", "--http",
     "127.0.0.1:" + port, "--state-dir", dir + "/state", "--tools", tools],
     { stdio: ["ignore", "ignore", "pipe"] });
   broker = b;
