@@ -104,7 +104,7 @@ mcpcontent_image(json_object *content, const struct tool *t,
 	free(key);
 	free(up);
 	mc_text(content, json_object_to_json_string_ext(rest,
-	    JSON_C_TO_STRING_PLAIN));
+	    JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE));
 	json_object_put(rest);
 	item = json_object_new_object();
 	json_object_object_add(item, "type", json_object_new_string("image"));

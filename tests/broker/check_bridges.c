@@ -500,6 +500,47 @@ START_TEST(unity_scenario_mcp)
 }
 END_TEST
 
+/*
+ * A forwarded screenshot (etc/tools/unity-mcp.json's manage_camera, its
+ * "image") reaches an MCP client as an image, the rest of the editor's
+ * answer as text without the picture's base64; one without includeImage
+ * is text alone.
+ */
+START_TEST(unity_screenshot_image)
+{
+	char		*line;
+	json_object	*r;
+
+	fake_start(&fk, "FAKE_UNITY", NULL);
+	table_for(tools, "unity-mcp.json", fk.port, NULL, NULL);
+	start_tools(NULL);
+	mcp_send(c, "manage_camera", "{\"action\":\"screenshot\","
+	    "\"includeImage\":true}");
+	ck_assert_ptr_nonnull(line = client_line(c));
+	ck_assert_int_eq(jstrict_parse_str(line, &r), 0);
+	free(line);
+	ck_assert_str_eq(str(r, "result.content.1.type"), "image");
+	ck_assert_str_eq(str(r, "result.content.1.mimeType"), "image/png");
+	ck_assert_ptr_nonnull(strstr(str(r, "result.content.1.data"),
+	    "iVBORw0KGgo"));
+	ck_assert_ptr_nonnull(strstr(str(r, "result.content.0.text"),
+	    "Screenshots/shot.png"));
+	ck_assert_ptr_null(strstr(str(r, "result.content.0.text"),
+	    "imageBase64"));
+	ck_assert(!json_object_get_boolean(jpath(r, "result.isError")));
+	json_object_put(r);
+	mcp_send(c, "manage_camera", "{\"action\":\"screenshot\"}");
+	ck_assert_ptr_nonnull(line = client_line(c));
+	ck_assert_int_eq(jstrict_parse_str(line, &r), 0);
+	free(line);
+	ck_assert_uint_eq(json_object_array_length(jpath(r, "result.content")),
+	    1);
+	ck_assert_ptr_nonnull(strstr(str(r, "result.content.0.text"),
+	    "\"isAsync\":true"));
+	json_object_put(r);
+}
+END_TEST
+
 /* cmdgate with args to its exit status want: its output (caller puts). */
 static json_object *
 cli(int want, const char *a1, const char *a2, const char *a3)
@@ -674,6 +715,7 @@ main(void)
 	tcase_add_test(tc, unity_probe_holds_reload);
 	tcase_add_test(tc, unity_probe_locked_out_keeps_flags);
 	tcase_add_test(tc, unity_scenario_mcp);
+	tcase_add_test(tc, unity_screenshot_image);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("uloop");
 	tcase_add_checked_fixture(tc, fk_setup, fk_teardown);

@@ -55,6 +55,17 @@ static const struct {
 	  "{\"type\":\"object\",\"properties\":{\"n\":{\"minimum\":1}}}}]}",
 	  "field 'output_schema': output_schema.n: unsupported schema "
 	  "keyword 'minimum'" },
+	{ "{\"tools\":[{\"name\":\"a\",\"exec\":[\"x\"],\"content\":"
+	  "\"html\"}]}", "tool 'a': field 'content': an exec tool's \"text\"" },
+	{ "{\"tools\":[{\"name\":\"a\",\"forward\":{\"to\":\"127.0.0.1:1\"},"
+	  "\"content\":\"mcp\"}]}", "tool 'a': field 'content': an exec tool's" },
+	{ "{\"tools\":[{\"name\":\"a\",\"exec\":[\"x\"],\"image\":"
+	  "{\"at\":\"data\"}}]}", "tool 'a': field 'image': must be {\"at\"" },
+	{ "{\"tools\":[{\"name\":\"a\",\"exec\":[\"x\"],\"image\":"
+	  "{\"at\":\"/d\",\"mime_type\":\"text/plain\"}}]}",
+	  "tool 'a': field 'image': must be {\"at\"" },
+	{ "{\"tools\":[{\"name\":\"a\",\"exec\":[\"x\"],\"image\":"
+	  "{\"at\":\"/d\",\"size\":1}}]}", "tool 'a': field 'image'" },
 };
 
 START_TEST(bad_table)
@@ -111,6 +122,38 @@ mcp_call(const char *name, int is_error, const char *needle)
 	    "%s: %s", name, str(r, "result.content.0.text"));
 	return r;
 }
+
+/*
+ * "content": "mcp": what the tool prints is the call's result, its
+ * blocks (an image, a resource) as they are, its isError and
+ * structuredContent; output that is no MCP result is an error that says
+ * so.
+ */
+START_TEST(mcp_content_as_made)
+{
+	json_object	*r;
+
+	write_file(tools, "{\"tools\":["
+	    "{\"name\":\"pic\",\"tier\":\"instant\",\"content\":\"mcp\","
+	    " \"exec\":[\"printf\",\"%s\",\"{\\\"content\\\":[{\\\"type\\\":"
+	    "\\\"text\\\",\\\"text\\\":\\\"a picture\\\"},{\\\"type\\\":"
+	    "\\\"image\\\",\\\"data\\\":\\\"AAAA\\\",\\\"mimeType\\\":"
+	    "\\\"image/png\\\"}],\\\"structuredContent\\\":{\\\"n\\\":1},"
+	    "\\\"isError\\\":false}\"]},"
+	    "{\"name\":\"words\",\"content\":\"mcp\",\"exec\":[\"echo\","
+	    "\"plain words\"]}]}", 0600);
+	start_tools(NULL);
+	r = mcp_call("pic", 0, "a picture");
+	ck_assert_str_eq(str(r, "result.content.1.type"), "image");
+	ck_assert_str_eq(str(r, "result.content.1.data"), "AAAA");
+	ck_assert_int_eq(json_object_get_int(jpath(r,
+	    "result.structuredContent.n")), 1);
+	ck_assert_str_eq(str(r, "result._meta.cmdgate/status"), "done");
+	json_object_put(r);
+	json_object_put(mcp_call("words", 1, "tool 'words' says its output is "
+	    "an MCP tool result (\"content\": \"mcp\"), but it is not"));
+}
+END_TEST
 
 START_TEST(mcp_structured_content)
 {
@@ -236,6 +279,7 @@ main(void)
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, mcp_structured_content);
+	tcase_add_test(tc, mcp_content_as_made);
 	tcase_add_test(tc, json_schema_2020_12);
 	suite_add_tcase(s, tc);
 	return ck_run(s);

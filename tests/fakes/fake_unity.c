@@ -447,6 +447,38 @@ cmd_manage_scene(json_object *params)
 	return failure("Unknown action for manage_scene.", NULL);
 }
 
+/*
+ * manage_camera's screenshot as MCP for Unity 10.x answers it (written to
+ * a file, asynchronously; with includeImage, the PNG inline as base64,
+ * shrunk to maxResolution): a 1x1 PNG.
+ */
+#define FAKE_PNG	"iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR4" \
+			"nGNgYGBgAAAABQABpfZFQAAAAABJRU5ErkJggg=="
+
+static json_object *
+cmd_manage_camera(json_object *params)
+{
+	const char	*action = param(params, "action", "");
+	json_object	*inc;
+
+	if (strcmp(action, "list_cameras") == 0)
+		return success("Found 1 camera.", fb_jsonf("{\"cameras\":"
+		    "[{\"name\":\"Main Camera\"}]}"));
+	if (strcmp(action, "screenshot") != 0)
+		return failure("Unknown action for manage_camera.", NULL);
+	if (json_object_object_get_ex(params, "includeImage", &inc) &&
+	    json_object_get_boolean(inc))
+		return success("Screenshot captured.", fb_jsonf("{\"path\":"
+		    "\"Assets/Screenshots/shot.png\",\"fullPath\":"
+		    "\"%s/Screenshots/shot.png\",\"superSize\":1,\"isAsync\":"
+		    "false,\"imageBase64\":\"" FAKE_PNG "\",\"imageWidth\":1,"
+		    "\"imageHeight\":1}", fu.assets));
+	return success("Screenshot requested.", fb_jsonf("{\"path\":"
+	    "\"Assets/Screenshots/shot.png\",\"fullPath\":"
+	    "\"%s/Screenshots/shot.png\",\"superSize\":1,\"isAsync\":"
+	    "true}", fu.assets));
+}
+
 static const struct {
 	const char	*type;
 	cmd_fn		 fn;
@@ -459,6 +491,7 @@ static const struct {
 	{ "read_console", cmd_read_console },
 	{ "get_project_info", cmd_get_project_info },
 	{ "manage_scene", cmd_manage_scene },
+	{ "manage_camera", cmd_manage_camera },
 };
 
 static int
