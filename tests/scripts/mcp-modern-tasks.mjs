@@ -4,6 +4,8 @@
 //   run URL TOKEN         a heavy call becomes a task and completes; one is
 //                         cancelled; unknown ids and undeclared calls are
 //                         refused as the extension says
+//   run25 URL TOKEN       the same client at 2025-11-25 (initialize): a task
+//                         completes, one is cancelled
 //   start URL TOKEN       a heavy call that waits behind another: prints the
 //                         task's serialized reference, and exits
 //   resume URL TOKEN REF  a new process: the task of REF, completed
@@ -156,6 +158,28 @@ if (mode === "run") {
     fail("the task's notification: " + JSON.stringify(heard));
   ok("subscriptions/listen: acknowledged (the unknown id left out), then " +
     "notifications/tasks at the task's end");
+  await s.close();
+  await client.close();
+} else if (mode === "run25") {
+  // The same client after initialize (2025-11-25): the revision's
+  // experimental tasks, through the extension's client.
+  const client = new Client(framing.clientInfo);
+  await client.connect(new StreamableHTTPClientTransport(new URL(url),
+    { requestInit: { headers: auth } }));
+  if (client.getNegotiatedProtocolVersion() !== "2025-11-25")
+    fail("initialize: " + client.getNegotiatedProtocolVersion());
+  const s = createTaskSessionFromClient(client, { endpointId: "cmdgate-test-25" });
+  const ex = await s.callTool("slow", {}, { task: { preference: "require" } });
+  if (ex.kind !== "task") fail("slow was not a task at 2025-11-25: " + ex.kind);
+  const { outcome } = await ex.settle();
+  if (!text(resultFromTaskOutcome(outcome)).includes("slow done"))
+    fail("slow's outcome at 2025-11-25: " + JSON.stringify(outcome));
+  const hold = await s.callTool("hold", {}, { task: { preference: "require" } });
+  await hold.cancel();
+  const snap = await s.task(hold.handle.taskId).snapshot();
+  if (snap.status !== "cancelled") fail("hold at 2025-11-25: " + JSON.stringify(snap));
+  ok("2025-11-25 through ext-tasks: task " + ex.handle.taskId +
+    " completed, " + hold.handle.taskId + " cancelled");
   await s.close();
   await client.close();
 } else if (mode === "start") {

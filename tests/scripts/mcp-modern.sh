@@ -2,7 +2,8 @@
 # MCP 2026-07-28 against cmdgated with the official clients from npm:
 # the v2 client over HTTP and stdio, its fallback, the header checks
 # (tests/mcp-modern.mjs); tasks through @modelcontextprotocol/ext-tasks
-# (tests/mcp-modern-tasks.mjs run); and a task across a kill -9 of the
+# at 2026-07-28 and at 2025-11-25 (tests/mcp-modern-tasks.mjs run, run25);
+# and a task across a kill -9 of the
 # broker and of its client (tests/mcp-task-restart.mjs).  Skipped, saying
 # so, without node or the packages (run "npm install", see package.json).
 srcdir=${CMDGATE_SRCDIR:-.}
@@ -40,6 +41,8 @@ JSON
     "$(cat "$CMDGATE_STATE_DIR/token")" "$CMDGATE_PORT" \
     "$CMDGATE_STATE_DIR" "$CMDGATE" &&
     node "$2/mcp-modern-tasks.mjs" run "$CMDGATE_HTTP_URL" \
+    "$(cat "$CMDGATE_STATE_DIR/token")" &&
+    node "$2/mcp-modern-tasks.mjs" run25 "$CMDGATE_HTTP_URL" \
     "$(cat "$CMDGATE_STATE_DIR/token")"' sh "$srcdir" "$scripts" || exit 1
 # A task whose heavy job waits behind another's when both die.
 mkdir -m 700 "$tmp/r"
