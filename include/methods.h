@@ -170,6 +170,10 @@ void		 mcptask_relate(json_object *res, uint64_t num);
 /* A completed task's tasks/get carries its call's result (2026-07-28). */
 void		 mcptask_embed(struct server *, json_object *task,
 		    json_object *job);
+/* 2025-11-25: c hears notifications/tasks/status when task num ends. */
+void		 mcptask_watch(struct conn *c, uint64_t num);
+/* Forget every such watch (the broker stops; before its jobs go). */
+void		 mcptask_watch_free_all(void);
 /* The error of a task id no job has. */
 void		 mcptask_unknown(struct rpc_error *, int rev, const char *id);
 /* tasks/get, tasks/result, tasks/list, tasks/cancel. */

@@ -26,6 +26,7 @@
 #include "faces.h"
 #include "link.h"
 #include "log.h"
+#include "methods.h"
 #include "proc.h"
 #include "server.h"
 #include "token.h"
@@ -408,6 +409,7 @@ out:
 	srv->links = NULL;
 	server_probe_free(srv);
 	unity_face_stop(srv);
+	mcptask_watch_free_all();
 	jobs_free(srv->jobs);
 	srv->jobs = NULL;
 	server_status_free(srv);

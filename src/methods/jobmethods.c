@@ -521,9 +521,12 @@ task_answer(struct jobs *J, struct jm_call *call, uint64_t num)
 			    "the job t-%06llu this idempotency key named has "
 			    "expired", (unsigned long long)num);
 		conn_complete(call->p, NULL, &err);
-	} else
+	} else {
+		if (call->task == MCP_REV_2025)
+			mcptask_watch(call->p->conn, num);
 		conn_complete(call->p, mcptask_created(call->p->conn->srv, v,
 		    call->task), NULL);
+	}
 	json_object_put(v);
 	jm_free(call);
 }

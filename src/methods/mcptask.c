@@ -10,6 +10,8 @@
  */
 #include "config.h"
 
+#include <sys/queue.h>
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,6 +33,16 @@
 #define POLL_QUEUED_MS		2000
 #define POLL_RUNNING_MS		1000
 #define MCP_TASK_NOT_FOUND	RPC_INVALID_PARAMS
+
+/* A 2025-11-25 task whose client hears when it ends. */
+struct taskwatch {
+	TAILQ_ENTRY(taskwatch)	 entry;
+	struct server		*srv;
+	uint64_t		 conn_id;
+	struct waiter		*w;
+};
+static TAILQ_HEAD(, taskwatch) taskwatches =
+    TAILQ_HEAD_INITIALIZER(taskwatches);
 
 struct tasklist {
 	json_object	*tasks;
@@ -400,4 +412,50 @@ method_tasks_update(struct rpc_req *req, json_object *params,
 	json_object_put(job);
 	*result = json_object_new_object();
 	return RPC_OK;
+}
+
+/* waiter.c: a watched task's job ended: its client, if still there, hears. */
+static void
+taskwatch_done(void *arg, json_object *job, struct jobs_error *jerr)
+{
+	struct taskwatch	*tw = arg;
+	struct conn		*c = server_conn_find(tw->srv, tw->conn_id);
+	json_object		*note;
+
+	(void)jerr;
+	if (job != NULL && c != NULL && !c->dead && !c->closing) {
+		note = rpc_notification("notifications/tasks/status",
+		    mcptask_make(tw->srv, job, MCP_REV_2025));
+		conn_send(c, note);
+		json_object_put(note);
+	}
+	json_object_put(job);
+	TAILQ_REMOVE(&taskwatches, tw, entry);
+	free(tw);
+}
+
+void
+mcptask_watch(struct conn *c, uint64_t num)
+{
+	struct taskwatch	*tw;
+
+	if (!job_pending(c->srv->jobs, num))
+		return;
+	tw = xcalloc(1, sizeof(*tw));
+	tw->srv = c->srv;
+	tw->conn_id = c->id;
+	tw->w = waiter_watch(c->srv->jobs, num, taskwatch_done, NULL, tw);
+	TAILQ_INSERT_TAIL(&taskwatches, tw, entry);
+}
+
+void
+mcptask_watch_free_all(void)
+{
+	struct taskwatch	*tw;
+
+	while ((tw = TAILQ_FIRST(&taskwatches)) != NULL) {
+		waiter_cancel(tw->w);
+		TAILQ_REMOVE(&taskwatches, tw, entry);
+		free(tw);
+	}
 }

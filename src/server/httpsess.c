@@ -44,7 +44,8 @@ static int		 hs_busy(struct http_sess *, struct conn *);
 static const char *hs_notes[] = {
 	"notifications/progress", "notifications/message",
 	"notifications/cancelled", "notifications/tools/list_changed",
-	"notifications/subscriptions/acknowledged", "notifications/tasks", NULL,
+	"notifications/subscriptions/acknowledged", "notifications/tasks",
+	"notifications/tasks/status", NULL,
 };
 
 static struct http_stream *

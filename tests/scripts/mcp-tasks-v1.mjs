@@ -2,11 +2,12 @@
 // cmdgated --http, revision 2025-11-25: the broker advertises tasks, its
 // table tools take them, a slow call runs as a task polled to its
 // result, tasks/list shows it, tasks/result gives it again with its task
-// named, a task is cancelled, and an unknown id is refused with -32602.
+// named, its end is told (notifications/tasks/status), a task is
+// cancelled, and an unknown id is refused with -32602.
 // Run by tests/mcp-tasks.sh with the broker's URL and token.
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
-import { CallToolResultSchema } from "@modelcontextprotocol/sdk/types.js";
+import { CallToolResultSchema, TaskStatusNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
 
 const [url, token] = process.argv.slice(2);
 const fail = (msg) => { console.error("FAIL: " + msg); process.exit(1); };
@@ -23,6 +24,9 @@ if (!caps?.tasks?.requests?.tools?.call || !caps.tasks.list || !caps.tasks.cance
   fail("tasks capability: " + JSON.stringify(caps?.tasks));
 ok("initialize advertises tasks (tools/call, list, cancel)");
 
+const statuses = [];
+client.setNotificationHandler(TaskStatusNotificationSchema,
+  (n) => statuses.push(n.params));
 const { tools } = await client.listTools();
 const slow = tools.find((t) => t.name === "slow");
 if (slow?.execution?.taskSupport !== "optional")
@@ -56,6 +60,14 @@ if (again._meta?.[RELATED]?.taskId !== taskId ||
     !JSON.stringify(again.content).includes("slow done"))
   fail("tasks/result: " + JSON.stringify(again));
 ok("tasks/get completed, tasks/result names its task");
+
+// Its end was told on the session's own stream (GET), as it came.
+for (let i = 0; i < 100 && !statuses.some((t) => t.taskId === taskId); i++)
+  await client.experimental.tasks.getTask(taskId);
+const told = statuses.find((t) => t.taskId === taskId);
+if (told?.status !== "completed")
+  fail("notifications/tasks/status: " + JSON.stringify(statuses));
+ok("notifications/tasks/status told its end");
 
 const listed = await client.experimental.tasks.listTasks();
 if (!listed.tasks.some((t) => t.taskId === taskId))
