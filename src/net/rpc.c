@@ -309,6 +309,9 @@ rpc_answer(struct rpc_req *req, enum rpc_status st, json_object *result,
 			json_object_put(err->data);
 		return NULL;
 	}
+	/* 2026-07-28 servers must not send -32002 (its old meaning). */
+	if (st == RPC_ERROR && req->modern && err->code == RPC_UNKNOWN_TICKET)
+		err->code = RPC_INVALID_PARAMS;
 	if (st == RPC_ERROR) {
 		r = rpc_error_response(req->id, err->code, err->type,
 		    err->command != NULL ? err->command : req->method,

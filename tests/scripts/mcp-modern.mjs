@@ -91,6 +91,10 @@ const cases = [
     "io.modelcontextprotocol/protocolVersion": "1900-01-01" }),
     { "MCP-Protocol-Version": "1900-01-01", "Mcp-Method": "tools/call",
       "Mcp-Name": "echo" }, 400, -32022],
+  ["an unknown ticket (-32002 elsewhere)", { jsonrpc: "2.0", id: 9,
+    method: "tools/call", params: { name: "poll_job", arguments:
+    { ticket: "t-999999" }, _meta: meta } }, { ...hv, "Mcp-Name": "poll_job" },
+    200, -32602],
   ["ping, gone in 2026-07-28", { jsonrpc: "2.0", id: 8, method: "ping",
     params: { _meta: meta } }, { "MCP-Protocol-Version": VERSION,
     "Mcp-Method": "ping" }, 404, -32601],
