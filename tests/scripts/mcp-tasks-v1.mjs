@@ -1,21 +1,27 @@
 // The official MCP TypeScript SDK (v1)'s experimental task API against
-// cmdgated --http, revision 2025-11-25: the broker advertises tasks, its
+// cmdgated, over HTTP and over stdio (cmdgate mcp), revision 2025-11-25: the broker advertises tasks, its
 // table tools take them, a slow call runs as a task polled to its
 // result, tasks/list shows it, tasks/result gives it again with its task
 // named, its end is told (notifications/tasks/status), a task is
 // cancelled, and an unknown id is refused with -32602.
-// Run by tests/mcp-tasks.sh with the broker's URL and token.
+// Run by tests/mcp-tasks.sh with the broker's URL and token, or with
+// cmdgate, the broker's port and its state dir.
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { CallToolResultSchema, TaskStatusNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
 
-const [url, token] = process.argv.slice(2);
+const [how, ...args] = process.argv.slice(2);
 const fail = (msg) => { console.error("FAIL: " + msg); process.exit(1); };
-const ok = (msg) => console.log("ok: " + msg);
+const ok = (msg) => console.log("ok: " + how + ": " + msg);
 const RELATED = "io.modelcontextprotocol/related-task";
 
-const transport = new StreamableHTTPClientTransport(new URL(url),
-  { requestInit: { headers: { Authorization: "Bearer " + token } } });
+// "http URL TOKEN", or "stdio CMDGATE PORT STATE_DIR" (cmdgate mcp).
+const transport = how === "http" ?
+  new StreamableHTTPClientTransport(new URL(args[0]),
+    { requestInit: { headers: { Authorization: "Bearer " + args[1] } } }) :
+  new StdioClientTransport({ command: args[0],
+    args: ["--port", args[1], "--state-dir", args[2], "mcp"] });
 const client = new Client({ name: "sdk-tasks-v1", version: "1.0.0" },
   { defaultTaskPollInterval: 100 });
 await client.connect(transport);

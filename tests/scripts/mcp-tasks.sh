@@ -1,7 +1,7 @@
 #!/bin/sh
-# MCP tasks against cmdgated --http with the official clients from npm:
-# the v1 SDK's experimental task API (revision 2025-11-25,
-# tests/mcp-tasks-v1.mjs).  Skipped, saying so, without node or the SDK.
+# MCP tasks against cmdgated with the official v1 SDK from npm: its
+# experimental task API (revision 2025-11-25, tests/mcp-tasks-v1.mjs), over
+# HTTP and over stdio through cmdgate mcp.  Skipped, saying so, without node or the SDK.
 srcdir=${CMDGATE_SRCDIR:-.}
 if ! command -v node >/dev/null 2>&1; then
 	echo "SKIP: node is not installed"
@@ -24,6 +24,7 @@ cat >"$tmp/tools.json" <<'JSON'
 ]}
 JSON
 "$WITH_BROKER" --http 127.0.0.1:0 --tools "$tmp/tools.json" -- \
-    sh -c 'cd "$1" && exec node "$2" "$CMDGATE_HTTP_URL" \
-    "$(cat "$CMDGATE_STATE_DIR/token")"' sh "$srcdir" \
+    sh -c 'cd "$1" && node "$2" http "$CMDGATE_HTTP_URL" \
+    "$(cat "$CMDGATE_STATE_DIR/token")" && exec node "$2" stdio "$CMDGATE" \
+    "$CMDGATE_PORT" "$CMDGATE_STATE_DIR"' sh "$srcdir" \
     "$(cd "$srcdir" && pwd)/tests/scripts/mcp-tasks-v1.mjs"
