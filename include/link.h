@@ -90,9 +90,10 @@ void		*link_attached(const struct link *L);
 /* Its socket went (why): the call in flight is lost; those waiting wait
  * for the next plugin. */
 void		 link_detach(struct link *L, const char *why);
-/* The plugin's command_result for id: 0, or -1 when no call of L's is
- * in flight with that id. */
-int		 link_hub_answer(struct link *L, const char *id,
+/* The plugin's command_result for id[len] (the JSON string's length,
+ * NULs included): 0, or -1 when no call of L's is in flight with exactly
+ * that id. */
+int		 link_hub_answer(struct link *L, const char *id, size_t len,
 		    json_object *result);
 
 /* For server_status: [{"to", "dialect", "connected", "calls",

@@ -255,17 +255,22 @@ hub_register(struct hubplug *p, json_object *msg)
 	hubup_editor(p->H->up, msg, p->api_key);
 }
 
-/* The plugin's answer to an execute: its link's call. */
+/* The plugin's answer to an execute: its link's call (the id whole,
+ * with its JSON length, as the server matches it). */
 static void
 hub_result(struct hubplug *p, json_object *msg)
 {
-	const char	*id = hub_str(msg, "id");
-	json_object	*r;
+	json_object	*v, *r;
+	const char	*id;
 
-	if (id == NULL || !json_object_object_get_ex(msg, "result", &r) ||
+	if (!json_object_object_get_ex(msg, "id", &v) ||
+	    !json_object_is_type(v, json_type_string) ||
+	    !json_object_object_get_ex(msg, "result", &r) ||
 	    !json_object_is_type(r, json_type_object))
 		return;		/* the server drops it too */
-	if (p->L == NULL || link_hub_answer(p->L, id, r) == -1)
+	id = json_object_get_string(v);
+	if (p->L == NULL || link_hub_answer(p->L, id,
+	    (size_t)json_object_get_string_len(v), r) == -1)
 		log_debug("unity-hub: %s answered %s, no call of ours",
 		    p->peer, id);
 }

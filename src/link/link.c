@@ -821,22 +821,36 @@ link_detach(struct link *L, const char *why)
 	}
 }
 
+/*
+ * The call of L's in flight whose execute carried id[len] (its JSON
+ * length: "cg-1\u0000x", "cg-01" or "cg- 1" is another id, one the
+ * server would not know either), or NULL.
+ */
+static struct lcall *
+link_hub_call(struct link *L, const char *id, size_t len)
+{
+	struct lcall	*c;
+	char		 mine[32];
+	int		 n;
+
+	TAILQ_FOREACH(c, &L->inflight, entry) {
+		n = snprintf(mine, sizeof(mine), "cg-%lld", (long long)c->id);
+		if ((size_t)n == len && memcmp(mine, id, len) == 0)
+			return c;
+	}
+	return NULL;
+}
+
 int
-link_hub_answer(struct link *L, const char *id, json_object *result)
+link_hub_answer(struct link *L, const char *id, size_t len,
+    json_object *result)
 {
 	struct lcall	*c;
 	json_object	*out = NULL;
 	enum up_status	 st;
-	char		 why[512], *end;
-	long long	 n;
+	char		 why[512];
 
-	if (L->dl != LD_HUB || strncmp(id, "cg-", 3) != 0)
-		return -1;
-	n = strtoll(id + 3, &end, 10);
-	TAILQ_FOREACH(c, &L->inflight, entry)
-		if (*end == '\0' && c->id == n)
-			break;
-	if (c == NULL)
+	if (L->dl != LD_HUB || (c = link_hub_call(L, id, len)) == NULL)
 		return -1;	/* no call of ours: the server's drop it too */
 	TAILQ_REMOVE(&L->inflight, c, entry);
 	st = umcp_envelope(result, &out, why, sizeof(why));

@@ -300,6 +300,33 @@ START_TEST(execute_through_the_link)
 }
 END_TEST
 
+/*
+ * A command_result whose id is not exactly the execute's answers nothing
+ * (the server matches ids whole): not "cg-N\u0000x" (cut at the NUL it
+ * was cg-N), nor "cg-0N", "cg- N" or "cg-+N" (the same number); the
+ * plugin's answer with the right id, sent after them, is the call's.
+ */
+START_TEST(stray_ids_not_answers)
+{
+	char	res[4096];
+
+	hub_start();
+	plugin_start();
+	fake_await(&srv, "recv register_tools ");
+	fake_ctl(&plug, "stray \"%s\\u0000x\"");
+	fake_ctl(&plug, "stray \"cg-0%d\"");
+	fake_ctl(&plug, "stray \"cg- %d\"");
+	fake_ctl(&plug, "stray \"cg-+%d\"");
+	fake_ctl(&srv, "execute get_editor_state {} 5");
+	fake_await(&plug, "stray \"cg-+");
+	fake_await(&plug, "answer cg-");
+	fake_await(&srv, "result ");
+	fake_line(&srv, "result ", res, sizeof(res));
+	ck_assert_msg(strstr(res, "Retrieved editor state") != NULL &&
+	    strstr(res, "stray answer") == NULL, "%s", res);
+}
+END_TEST
+
 /* How many executes of name the plugin received. */
 static int
 plugin_got(const char *name)
@@ -448,6 +475,7 @@ main(void)
 	tcase_add_test(tc, other_routes_passed_on);
 	tcase_add_test(tc, editor_registered_upstream);
 	tcase_add_test(tc, execute_through_the_link);
+	tcase_add_test(tc, stray_ids_not_answers);
 	tcase_add_test(tc, test_run_holds_compile);
 	tcase_add_test(tc, server_restart_registers_again);
 	tcase_add_test(tc, another_registrant_noticed);

@@ -41,13 +41,16 @@ Control channel, lines on stdin (end of file ends the fake):
   away            no reconnect until reload-done (the socket is kept)
   silent / talk   stop / restart the pongs (PONG frames go on)
   pong-sid SID|-  pongs carry SID instead of the registered id / again it
+  stray JSON|-    before each answer, another command_result (message
+                  "stray answer") whose id is the JSON string with %s
+                  the execute's id and %d its number; - forgets them
   register        a second register on the open socket
   retools         register_tools again (a user's toggle)
   stop            close 1000 "Shutdown", never reconnect
   quit
 Log on stdout, one event a line: port N, connected, connect failed,
 recv welcome, registered SID, sent register_tools N, recv execute ID NAME
-PARAMS, answer ID JSON, recv ping, sent pong SID, close CODE, abort WHY,
+PARAMS, stray ID-JSON, answer ID JSON, recv ping, sent pong SID, close CODE, abort WHY,
 gave up, ctl LINE (once the control line took effect).
 """
 import asyncio
@@ -141,6 +144,7 @@ class Plugin:
         self.unstalled.set()
         self.silent = False
         self.pong_sid = None
+        self.strays = []
         self.jobs = {}
         self.running = None	# the running job's id
         self.sequence = 0
@@ -307,6 +311,11 @@ class Plugin:
         except asyncio.TimeoutError:
             result = {"status": "error", "error":
                       "Command '%s' timed out after %d seconds" % (name, t)}
+        for tmpl in self.strays:
+            other = tmpl.replace("%s", cid).replace("%d", cid[3:])
+            await self.send({"type": "command_result", "id": other,
+                             "result": success("stray answer")})
+            log("stray", dumps(other))
         await self.send({"type": "command_result", "id": cid,
                          "result": result})
         log("answer", cid, dumps(result))
@@ -446,6 +455,15 @@ class Plugin:
             self.aborted = True
             await self.ws.close(1000, "Shutdown")
 
+    def stray_of(self, arg):
+        try:
+            tmpl = json.loads(arg)
+        except ValueError:
+            return False
+        if isinstance(tmpl, str):
+            self.strays.append(tmpl)
+        return isinstance(tmpl, str)
+
     async def control(self, line):
         cmd, _, arg = line.partition(" ")
         if cmd == "stall" and arg:
@@ -466,6 +484,10 @@ class Plugin:
             self.silent = True
         elif cmd == "talk":
             self.silent = False
+        elif cmd == "stray" and arg == "-":
+            self.strays = []
+        elif cmd == "stray" and arg and self.stray_of(arg):
+            pass
         elif cmd == "pong-sid" and arg:
             self.pong_sid = None if arg == "-" else arg
         elif cmd in ("register", "retools") and self.ws is not None:
