@@ -22,6 +22,9 @@ int		 mcp_version_ok(const char *v);
 #define MCP_META_LEVEL	"io.modelcontextprotocol/logLevel"
 #define MCP_META_SERVER_INFO "io.modelcontextprotocol/serverInfo"
 #define MCP_EXT_TASKS	"io.modelcontextprotocol/tasks"
+/* Every version the broker speaks, newest first (2026-07-28 too): what
+ * server/discover names and each -32022 lists.  A new array. */
+struct json_object *mcp_versions_json(void);
 /* The revision of version v (one mcp_version_ok() takes, or 2026-07-28);
  * 0 for another. */
 int		 mcp_version_rev(const char *v);

@@ -3,6 +3,8 @@
 
 #include <string.h>
 
+#include <json-c/json.h>
+
 #include "mcpver.h"
 
 /* Newest first: the answer when a client asks for one we do not know. */
@@ -41,4 +43,16 @@ const char *const *
 mcp_versions_list(void)
 {
 	return mcp_versions;
+}
+
+json_object *
+mcp_versions_json(void)
+{
+	json_object	*a = json_object_new_array();
+	size_t		 i;
+
+	json_object_array_add(a, json_object_new_string(MCP_VERSION_2026));
+	for (i = 0; mcp_versions[i] != NULL; i++)
+		json_object_array_add(a, json_object_new_string(mcp_versions[i]));
+	return a;
 }

@@ -197,8 +197,7 @@ mcp_discover(struct rpc_req *req, json_object *params,
 	ext = json_object_new_object();
 	json_object_object_add(ext, MCP_EXT_TASKS, json_object_new_object());
 	json_object_object_add(caps, "extensions", ext);
-	vs = json_object_new_array();
-	json_object_array_add(vs, json_object_new_string(MCP_VERSION_2026));
+	vs = mcp_versions_json();	/* the older ones by initialize */
 	*result = json_object_new_object();
 	json_object_object_add(*result, "supportedVersions", vs);
 	json_object_object_add(*result, "capabilities", caps);

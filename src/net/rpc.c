@@ -256,10 +256,9 @@ rpc_mcp_envelope(json_object *params, struct rpc_error *err)
 		rpc_fail(err, RPC_UNSUPPORTED_VERSION,
 		    "unsupported_protocol_version", "protocol version '%.40s' "
 		    "in _meta is not one this broker speaks without "
-		    "initialize: " MCP_VERSION_2026, json_object_get_string(v));
-		sup = json_object_new_array();
-		json_object_array_add(sup,
-		    json_object_new_string(MCP_VERSION_2026));
+		    "initialize: " MCP_VERSION_2026 " (the older ones begin "
+		    "with initialize)", json_object_get_string(v));
+		sup = mcp_versions_json();
 		err->data = json_object_new_object();
 		json_object_object_add(err->data, "supported", sup);
 		json_object_object_add(err->data, "requested",

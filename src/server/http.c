@@ -224,36 +224,54 @@ http_check_auth(struct http *h, struct evhttp_request *req)
 	return -1;
 }
 
-/* MCP-Protocol-Version, when sent, is one it speaks. */
+/*
+ * The id of a POST's message, when its body is one request with a valid
+ * id, so that a refusal before it runs still names it; else NULL.
+ * Caller puts.
+ */
+static json_object *
+http_body_id(struct evhttp_request *req)
+{
+	struct evbuffer	*in = evhttp_request_get_input_buffer(req);
+	json_object	*msg, *id = NULL;
+	size_t		 len = evbuffer_get_length(in);
+
+	if (evhttp_request_get_command(req) != EVHTTP_REQ_POST ||
+	    jstrict_parse((const char *)evbuffer_pullup(in, -1), len,
+	    &msg) != 0)
+		return NULL;
+	if (json_object_is_type(msg, json_type_object) &&
+	    json_object_object_get_ex(msg, "id", &id) &&
+	    (json_object_is_type(id, json_type_string) ||
+	    json_object_is_type(id, json_type_int)))
+		json_object_get(id);
+	else
+		id = NULL;
+	json_object_put(msg);
+	return id;
+}
+
+/* MCP-Protocol-Version, when sent, is one it speaks (-32022 else). */
 static int
 http_check_version(struct evhttp_request *req)
 {
-	const char	*const *vs = mcp_versions_list();
 	const char	*v = http_header(req, "MCP-Protocol-Version");
-	json_object	*resp, *d, *sup;
+	json_object	*resp, *d, *id;
 	char		 why[256];
-	size_t		 i, off;
 
 	if (v == NULL)
 		return 0;	/* 2025-03-26 assumed */
 	if (mcp_version_rev(v) != 0)
 		return 0;
-	off = (size_t)snprintf(why, sizeof(why), "MCP-Protocol-Version "
-	    "'%.40s' is not one this broker speaks:", v);
-	off += (size_t)snprintf(why + off, sizeof(why) - off, " %s",
-	    MCP_VERSION_2026);
-	for (i = 0; vs[i] != NULL && off < sizeof(why); i++)
-		off += (size_t)snprintf(why + off, sizeof(why) - off, ", %s",
-		    vs[i]);
-	resp = rpc_error_response(NULL, RPC_UNSUPPORTED_VERSION,
+	snprintf(why, sizeof(why), "MCP-Protocol-Version '%.40s' is not one "
+	    "this broker speaks (data.supported lists them)", v);
+	id = http_body_id(req);
+	resp = rpc_error_response(id, RPC_UNSUPPORTED_VERSION,
 	    "unsupported_protocol_version", NULL, why);
+	json_object_put(id);
 	d = json_object_object_get(json_object_object_get(resp, "error"),
 	    "data");
-	sup = json_object_new_array();
-	json_object_array_add(sup, json_object_new_string(MCP_VERSION_2026));
-	for (i = 0; vs[i] != NULL; i++)
-		json_object_array_add(sup, json_object_new_string(vs[i]));
-	json_object_object_add(d, "supported", sup);
+	json_object_object_add(d, "supported", mcp_versions_json());
 	json_object_object_add(d, "requested", jstrict_string(v));
 	http_json_reply(req, HTTP_BADREQUEST, resp);
 	json_object_put(resp);

@@ -160,6 +160,10 @@ hm_check(struct evhttp_request *req, json_object *msg, struct rpc_error *err)
 	if (rpc_check(msg, &id, &method, &notif, err) == -1 ||
 	    rpc_check_params(msg, &params, err) == -1)
 		return -1;
+	/* Header and body first: a version they disagree on is -32020. */
+	bv = hm_body_version(msg);
+	if (bv != NULL && (hv == NULL || strcmp(hv, bv) != 0))
+		return hm_mismatch(err, "MCP-Protocol-Version", bv, hv);
 	if ((env = rpc_mcp_envelope(params, err)) == -1)
 		return -1;
 	if (env == 0) {
@@ -169,9 +173,6 @@ hm_check(struct evhttp_request *req, json_object *msg, struct rpc_error *err)
 		    "\"");
 		return -1;
 	}
-	bv = hm_body_version(msg);
-	if (hv == NULL || strcmp(hv, bv) != 0)
-		return hm_mismatch(err, "MCP-Protocol-Version", bv, hv);
 	if (hm == NULL || strcmp(hm, method) != 0)
 		return hm_mismatch(err, "Mcp-Method", method, hm);
 	return hm_check_name(req, method, params, err);
