@@ -47,6 +47,12 @@ const char	*jstrict_strerror(int code);
 /* Whether any string or member name under v holds U+0000. */
 int		 jstrict_has_nul(json_object *v);
 /*
+ * Whether v is a JSON string of exactly s's bytes, compared with its JSON
+ * length: "pong\u0000x" is not "pong", as for a peer that compares whole
+ * strings.  0 when v is NULL or no string.
+ */
+int		 jstrict_is(json_object *v, const char *s);
+/*
  * A JSON string of s, bytes that may not be UTF-8 (a header, a text cut
  * at a byte count): each byte that begins no valid sequence becomes
  * U+FFFD, so that what quotes it is JSON.  Caller puts; NULL when out

@@ -435,6 +435,16 @@ jstrict_has_nul(json_object *v)
 	}
 }
 
+int
+jstrict_is(json_object *v, const char *s)
+{
+	size_t	n = strlen(s);
+
+	return json_object_is_type(v, json_type_string) &&
+	    (size_t)json_object_get_string_len(v) == n &&
+	    memcmp(json_object_get_string(v), s, n) == 0;
+}
+
 const char *
 jstrict_to_string(json_object *v)
 {

@@ -275,42 +275,47 @@ hub_result(struct hubplug *p, json_object *msg)
 		    p->peer, id);
 }
 
-/* A pong refreshes the session it names, whichever socket it came on. */
+/* A pong refreshes the session it names, whichever socket it came on:
+ * the id whole, as the server keys sessions ("<sid>\u0000x" is none). */
 static void
 hub_pong(struct hub *H, json_object *msg)
 {
-	const char	*sid = hub_str(msg, "session_id");
+	json_object	*sid;
 	struct hubplug	*p;
 
+	if (!json_object_object_get_ex(msg, "session_id", &sid))
+		return;
 	TAILQ_FOREACH(p, &H->plugs, entry)
-		if (sid != NULL && p->sid[0] != '\0' && strcmp(p->sid,
-		    sid) == 0)
+		if (p->sid[0] != '\0' && jstrict_is(sid, p->sid))
 			p->pong_ms = util_monotonic_ms();
 }
 
+/*
+ * One of the plugin's messages, by its type compared whole as the
+ * server's dispatch compares it: "register\u0000x" is a type it does not
+ * know, and one of those is ignored, as one with no type.
+ */
 static void
 hub_message(void *arg, const char *buf, size_t len)
 {
 	struct hubplug	*p = arg;
-	json_object	*msg = NULL;
-	const char	*type;
+	json_object	*msg = NULL, *type;
 
 	if (jstrict_parse(buf, len, &msg) != 0) {
 		ws_close(p->ws, WS_UNSUPPORTED, "malformed JSON");
 		return;
 	}
-	type = hub_str(msg, "type");
-	if (type == NULL)
+	if (!json_object_object_get_ex(msg, "type", &type))
 		;		/* not ours: ignored, as the server does */
-	else if (strcmp(type, "register") == 0)
+	else if (jstrict_is(type, "register"))
 		hub_register(p, msg);
-	else if (strcmp(type, "register_tools") == 0 && p->reg != NULL) {
+	else if (jstrict_is(type, "register_tools") && p->reg != NULL) {
 		json_object_put(p->tools);
 		p->tools = json_object_get(msg);
 		hubup_tools(p->H->up, msg);
-	} else if (strcmp(type, "pong") == 0)
+	} else if (jstrict_is(type, "pong"))
 		hub_pong(p->H, msg);
-	else if (strcmp(type, "command_result") == 0)
+	else if (jstrict_is(type, "command_result"))
 		hub_result(p, msg);
 	json_object_put(msg);
 }

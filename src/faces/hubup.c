@@ -298,26 +298,26 @@ hubup_welcome(struct hubup *U, json_object *msg)
 	evtimer_add(U->keepalive, &tv);
 }
 
+/* The server's message, by its type compared whole as the plugin's
+ * switch does: one it does not know ("ping\u0000x" too) is ignored. */
 static void
 hubup_message(void *arg, const char *buf, size_t len)
 {
 	struct hubup	*U = arg;
-	json_object	*msg = NULL, *v;
-	const char	*type;
+	json_object	*msg = NULL, *type;
 
 	if (jstrict_parse(buf, len, &msg) != 0 ||
-	    !json_object_object_get_ex(msg, "type", &v) ||
-	    (type = json_object_get_string(v)) == NULL) {
+	    !json_object_object_get_ex(msg, "type", &type)) {
 		json_object_put(msg);
 		return;		/* the plugin logs and ignores it */
 	}
-	if (strcmp(type, "welcome") == 0)
+	if (jstrict_is(type, "welcome"))
 		hubup_welcome(U, msg);
-	else if (strcmp(type, "registered") == 0)
+	else if (jstrict_is(type, "registered"))
 		hubup_registered(U, msg);
-	else if (strcmp(type, "ping") == 0)
+	else if (jstrict_is(type, "ping"))
 		hubup_pong(U);
-	else if (strcmp(type, "execute") == 0)
+	else if (jstrict_is(type, "execute"))
 		hubup_execute(U, msg);
 	json_object_put(msg);
 }

@@ -21,6 +21,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <check.h>
@@ -327,6 +328,104 @@ START_TEST(stray_ids_not_answers)
 }
 END_TEST
 
+/*
+ * The plugin's message types are compared whole, as the server's
+ * dispatch compares them: "register_tools\u0000x" (no tools) and
+ * "register\u0000x" (a second register, which would supersede the
+ * socket) are types it does not know, ignored; the tools the plugin
+ * sends after them are the only ones the server hears again.
+ */
+START_TEST(nul_types_unknown)
+{
+	hub_start();
+	plugin_start();
+	fake_await(&srv, "recv register_tools ");
+	fake_ctl(&plug, "raw {\"type\":\"register_tools\\u0000x\","
+	    "\"tools\":[]}");
+	fake_ctl(&plug, "raw {\"type\":\"register\\u0000x\","
+	    "\"project_hash\":\"0123456789abcdef\"}");
+	fake_ctl(&plug, "retools");
+	fake_await(&srv, "recv register_tools ");
+	ck_assert_int_eq(fake_count(&srv, "recv register_tools\\u0000"), 0);
+	ck_assert_int_eq(fake_count(&srv, "recv register_tools 0"), 0);
+	ck_assert_int_eq(fake_count(&srv, "recv register "), 1);
+	ck_assert_int_eq(fake_count(&plug, "close "), 0);
+	ck_assert_int_eq(fake_count(&plug, "registered "), 1);
+}
+END_TEST
+
+/* How long ago the face heard the editor's last pong (server_status). */
+static int64_t
+pong_ago_ms(void)
+{
+	json_object	*st, *v;
+	int64_t		 ms;
+
+	st = callf("{\"jsonrpc\":\"2.0\",\"id\":5,\"method\":\"server_status\"}");
+	v = jpath(st, "result.unity_hub.editors.0.pong_ago_ms");
+	ck_assert_ptr_nonnull(v);
+	ms = json_object_get_int64(v);
+	json_object_put(st);
+	return ms;
+}
+
+/* The plugin's message line, then its tools again, once the server has
+ * them: the face read that line before. */
+static void
+plugin_then_tools(const char *line)
+{
+	fake_ctl(&plug, line);
+	fake_ctl(&plug, "retools");
+	fake_await(&srv, "recv register_tools ");
+}
+
+/*
+ * A pong naming "<sid>\u0000x" refreshes no session (the server keys
+ * sessions on the whole id): with the plugin's own pongs stopped, its
+ * session's last pong only ages; a pong naming the sid itself refreshes
+ * it.  No event tells a pong's age: poll until it is over a second.
+ */
+START_TEST(nul_pong_refreshes_nothing)
+{
+	struct timespec	 ts = { 0, 50 * 1000 * 1000 };
+	int64_t		 aged;
+	int		 i;
+
+	hub_start();
+	plugin_start();
+	fake_await(&srv, "recv register_tools ");
+	fake_ctl(&plug, "silent");
+	for (i = 0; i < 200 && (aged = pong_ago_ms()) < 1000; i++)
+		nanosleep(&ts, NULL);
+	ck_assert_int_ge(aged, 1000);
+	plugin_then_tools("raw {\"type\":\"pong\",\"session_id\":"
+	    "\"%s\\u0000x\"}");
+	ck_assert_int_ge(pong_ago_ms(), aged);
+	plugin_then_tools("raw {\"type\":\"pong\",\"session_id\":\"%s\"}");
+	ck_assert_int_lt(pong_ago_ms(), aged);
+}
+END_TEST
+
+/*
+ * Towards the server, its message types are compared whole as the
+ * plugin's switch compares them: an "execute\u0000x" is a type the
+ * plugin does not know, ignored; the execute sent after it is the one
+ * answered.
+ */
+START_TEST(upstream_nul_type_unknown)
+{
+	hub_start();
+	plugin_start();
+	fake_await(&srv, "recv register_tools ");
+	fake_ctl(&srv, "raw {\"type\":\"execute\\u0000x\",\"id\":\"nul-type\","
+	    "\"name\":\"get_editor_state\",\"params\":{},\"timeout\":5}");
+	fake_ctl(&srv, "raw {\"type\":\"execute\",\"id\":\"whole-type\","
+	    "\"name\":\"get_editor_state\",\"params\":{},\"timeout\":5}");
+	fake_await(&srv, "recv command_result whole-type ");
+	ck_assert_int_eq(fake_count(&srv, "recv command_result nul-type "), 0);
+}
+END_TEST
+
 /* How many executes of name the plugin received. */
 static int
 plugin_got(const char *name)
@@ -476,6 +575,9 @@ main(void)
 	tcase_add_test(tc, editor_registered_upstream);
 	tcase_add_test(tc, execute_through_the_link);
 	tcase_add_test(tc, stray_ids_not_answers);
+	tcase_add_test(tc, nul_types_unknown);
+	tcase_add_test(tc, nul_pong_refreshes_nothing);
+	tcase_add_test(tc, upstream_nul_type_unknown);
 	tcase_add_test(tc, test_run_holds_compile);
 	tcase_add_test(tc, server_restart_registers_again);
 	tcase_add_test(tc, another_registrant_noticed);

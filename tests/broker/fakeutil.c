@@ -70,13 +70,24 @@ fake_start(struct fake *f, const char *env, ...)
 	ck_assert_int_gt(f->port, 0);
 }
 
+/*
+ * A NUL byte a fake printed (a string it was sent) is kept as the six
+ * characters \u0000: the log is searched as C strings.
+ */
 static void
 fake_append(struct fake *f, const char *line, size_t n)
 {
-	f->log = realloc(f->log, f->loglen + n + 2);
+	size_t	i;
+
+	f->log = realloc(f->log, f->loglen + 6 * n + 2);
 	ck_assert_ptr_nonnull(f->log);
-	memcpy(f->log + f->loglen, line, n);
-	f->loglen += n;
+	for (i = 0; i < n; i++)
+		if (line[i] != '\0')
+			f->log[f->loglen++] = line[i];
+		else {
+			memcpy(f->log + f->loglen, "\\u0000", 6);
+			f->loglen += 6;
+		}
 	f->log[f->loglen++] = '\n';
 	f->log[f->loglen] = '\0';
 }

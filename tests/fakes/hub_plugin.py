@@ -44,6 +44,8 @@ Control channel, lines on stdin (end of file ends the fake):
   stray JSON|-    before each answer, another command_result (message
                   "stray answer") whose id is the JSON string with %s
                   the execute's id and %d its number; - forgets them
+  raw JSON        that text, verbatim, on the open socket, with %s the
+                  registered session id
   register        a second register on the open socket
   retools         register_tools again (a user's toggle)
   stop            close 1000 "Shutdown", never reconnect
@@ -490,6 +492,8 @@ class Plugin:
             pass
         elif cmd == "pong-sid" and arg:
             self.pong_sid = None if arg == "-" else arg
+        elif cmd == "raw" and arg and self.ws is not None:
+            await self.ws.send(arg.replace("%s", self.sid or ""))
         elif cmd in ("register", "retools") and self.ws is not None:
             await (self.register() if cmd == "register"
                    else self.send_tools())
