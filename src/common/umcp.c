@@ -97,11 +97,12 @@ umcp_envelope(json_object *msg, json_object **out, char *err, size_t errlen)
 		snprintf(err, errlen, "sent an answer without \"status\"");
 		return UP_PROTOCOL;
 	}
-	if (strcmp(status, "success") == 0) {
+	/* Whole, as the bridge's own client compares it: no NUL inside. */
+	if (jstrict_is(v, "success")) {
 		*out = json_object_get(json_object_object_get(msg, "result"));
 		return UP_OK;
 	}
-	if (strcmp(status, "error") != 0) {
+	if (!jstrict_is(v, "error")) {
 		snprintf(err, errlen, "sent an answer with status \"%.100s\"",
 		    status);
 		return UP_PROTOCOL;

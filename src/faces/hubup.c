@@ -232,13 +232,18 @@ hubup_execute(struct hubup *U, json_object *msg)
 	    !json_object_is_type(params, json_type_object) ||
 	    !json_object_object_get_ex(msg, "timeout", &to) ||
 	    !(json_object_is_type(to, json_type_double) ||
-	    json_object_is_type(to, json_type_int))) {
+	    json_object_is_type(to, json_type_int)) ||
+	    strlen(json_object_get_string(id)) !=
+	    (size_t)json_object_get_string_len(id)) {
 		log_info("unity-hub: the server sent an execute the plugin "
 		    "could not read; ignored");
 		return;
 	}
 	U->executes++;
-	if ((t = tooltab_find(U->srv->tools, json_object_get_string(name))) ==
+	/* A name with a NUL names no tool (the plugin compares it whole). */
+	if (strlen(json_object_get_string(name)) !=
+	    (size_t)json_object_get_string_len(name) ||
+	    (t = tooltab_find(U->srv->tools, json_object_get_string(name))) ==
 	    NULL) {
 		upcall_answer(U, json_object_get_string(id),
 		    upcall_unknown(json_object_get_string(name)));

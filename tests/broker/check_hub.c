@@ -423,6 +423,20 @@ START_TEST(upstream_nul_type_unknown)
 	    "\"name\":\"get_editor_state\",\"params\":{},\"timeout\":5}");
 	fake_await(&srv, "recv command_result whole-type ");
 	ck_assert_int_eq(fake_count(&srv, "recv command_result nul-type "), 0);
+	/* A name with a NUL is no tool's; an id with one is unreadable. */
+	fake_ctl(&srv, "raw {\"type\":\"execute\",\"id\":\"nul-name\","
+	    "\"name\":\"get_editor_state\\u0000x\",\"params\":{},"
+	    "\"timeout\":5}");
+	fake_ctl(&srv, "raw {\"type\":\"execute\",\"id\":\"nul\\u0000id\","
+	    "\"name\":\"get_editor_state\",\"params\":{},\"timeout\":5}");
+	fake_ctl(&srv, "raw {\"type\":\"execute\",\"id\":\"after\","
+	    "\"name\":\"get_editor_state\",\"params\":{},\"timeout\":5}");
+	fake_await(&srv, "recv command_result after ");
+	ck_assert_int_eq(fake_count(&srv, "recv command_result nul "), 0);
+	ck_assert_int_eq(fake_count(&srv, "recv command_result nul-name "), 1);
+	ck_assert_msg(strstr(srv.log, "recv command_result nul-name {\"status\":"
+	    "\"error\",\"error\":\"Unknown or unsupported") != NULL, "%s",
+	    srv.log);
 }
 END_TEST
 

@@ -11,6 +11,7 @@
 
 #include "ckrun.h"
 #include "jstrict.h"
+#include "umcp.h"
 
 static const struct {
 	const char	*text;
@@ -186,6 +187,31 @@ START_TEST(empty_without_buffer)
 }
 END_TEST
 
+/*
+ * jstrict_is compares a string whole: one with a NUL inside is not the
+ * word it begins with; so is a bridge's status envelope read.
+ */
+START_TEST(whole_strings)
+{
+	json_object	*m, *out = NULL;
+	char		 err[256];
+
+	ck_assert_int_eq(jstrict_parse_str("{\"status\":\"success\\u0000x\","
+	    "\"result\":{}}", &m), 0);
+	ck_assert(!jstrict_is(json_object_object_get(m, "status"), "success"));
+	ck_assert_int_eq(umcp_envelope(m, &out, err, sizeof(err)), UP_PROTOCOL);
+	ck_assert_ptr_null(out);
+	json_object_put(m);
+	ck_assert_int_eq(jstrict_parse_str("{\"status\":\"success\","
+	    "\"result\":{\"a\":1}}", &m), 0);
+	ck_assert(jstrict_is(json_object_object_get(m, "status"), "success"));
+	ck_assert_int_eq(umcp_envelope(m, &out, err, sizeof(err)), UP_OK);
+	ck_assert_ptr_nonnull(out);
+	json_object_put(out);
+	json_object_put(m);
+}
+END_TEST
+
 int
 main(void)
 {
@@ -199,6 +225,7 @@ main(void)
 	tcase_add_test(tc, strings_roundtrip);
 	tcase_add_test(tc, string_of_any_bytes);
 	tcase_add_test(tc, empty_without_buffer);
+	tcase_add_test(tc, whole_strings);
 	suite_add_tcase(s, tc);
 	return ck_run(s);
 }
