@@ -126,8 +126,13 @@ const char	*mcp_client_name(json_object *params, const char *dflt);
 int		 mcp_declares_tasks(json_object *params);
 /* err: -32021, the tasks extension is not declared.  RPC_ERROR. */
 enum rpc_status	 mcp_needs_tasks(struct rpc_error *err);
-/* Whether a tools/call asks to run as a task: *task its revision, or 0;
- * -1 with err for a malformed ask. */
+/*
+ * Whether a tools/call runs as a task: *task its revision, or 0, with
+ * MCP_TASK_ALWAYS when its tool runs only as a task ("task": "required":
+ * -1 with err when the call does not ask for one), 0 for a tool that
+ * never does; -1 with err for a malformed ask.
+ */
+#define MCP_TASK_ALWAYS	0x100
 int		 mcp_task_wanted(struct rpc_req *, json_object *params,
 		    int *task, struct rpc_error *err);
 

@@ -61,11 +61,18 @@ struct toolmeta {
 	char		*image_at;	/* "image": where its result holds a
 					   picture (a JSON pointer), or NULL */
 	char		*image_mime;	/* and of which type */
+	enum tool_task {
+		TOOL_TASK_OPTIONAL,	/* "task": a task when it waits */
+		TOOL_TASK_REQUIRED,	/* only as a task */
+		TOOL_TASK_FORBIDDEN,	/* never a task */
+	}		 task;
 };
 
+/* "optional", "required" or "forbidden": MCP's taskSupport of t. */
+const char	*toolmeta_task_name(enum tool_task t);
 /*
- * Read the tool object o's title, annotations, output_schema, content
- * and image into m;
+ * Read the tool object o's title, annotations, output_schema, content,
+ * image and task into m;
  * 0, or -1 with *field the field at fault and err the reason.  What was
  * read is freed by toolmeta_free() either way.
  */

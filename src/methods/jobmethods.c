@@ -59,6 +59,7 @@ struct jm_call {
 	int			 structured;	/* of a table tool */
 	int			 dedup;		/* the job of its key */
 	int			 task;		/* answer a task of rev */
+	int			 task_always;	/* its tool's "task": required */
 	int			 related;	/* tasks/result: say its task */
 	int			 task_view;	/* tasks/cancel: answer the task
 						   of this rev */
@@ -489,8 +490,8 @@ task_now(struct jobs *J, struct jm_call *call, uint64_t num)
 
 	if (call->task == 0 || !job_pending(J, num))
 		return 0;
-	if (call->task != MCP_REV_2026)
-		return 1;
+	if (call->task != MCP_REV_2026 || call->task_always)
+		return 1;	/* asked (2025), or its tool runs only so */
 	memset(&jerr, 0, sizeof(jerr));
 	if ((v = jobview_get(J, num, 0, &found, &jerr)) == NULL)
 		return 0;
@@ -624,7 +625,8 @@ submit_and_answer(struct rpc_req *req, json_object *commands,
 	call->token = json_object_get(o->token);
 	call->tool = o->tool != NULL ? xstrdup(o->tool) : NULL;
 	call->structured = mcp;
-	call->task = o->task;
+	call->task = o->task & ~MCP_TASK_ALWAYS;
+	call->task_always = (o->task & MCP_TASK_ALWAYS) != 0;
 	call->level = o->level;
 	call->p = conn_defer(req, jm_cancel, call);
 	call->s = submit_add(req_jobs(req), rec, o->idem != NULL ?

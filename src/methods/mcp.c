@@ -69,10 +69,14 @@ int
 mcp_task_wanted(struct rpc_req *req, json_object *params, int *task,
     struct rpc_error *err)
 {
-	json_object	*t;
-	int		 rev = mcp_rev(req, params);
+	const struct tool	*tl = NULL;
+	json_object		*t, *name;
+	int			 rev = mcp_rev(req, params);
 
 	*task = 0;
+	if (json_object_object_get_ex(params, "name", &name))
+		tl = tooltab_find(req->conn->srv->tools,
+		    json_object_get_string(name));
 	if (rev == MCP_REV_2026 && mcp_declares_tasks(params))
 		*task = MCP_REV_2026;
 	else if (rev == MCP_REV_2025 &&
@@ -84,7 +88,23 @@ mcp_task_wanted(struct rpc_req *req, json_object *params, int *task,
 		}
 		*task = MCP_REV_2025;
 	}
-	return 0;
+	if (tl == NULL || tl->meta.task == TOOL_TASK_OPTIONAL)
+		return 0;
+	if (tl->meta.task == TOOL_TASK_FORBIDDEN) {
+		*task = 0;
+		return 0;
+	}
+	if (*task != 0) {
+		*task |= MCP_TASK_ALWAYS;
+		return 0;
+	}
+	if (rev == MCP_REV_2026)
+		mcp_needs_tasks(err);
+	else
+		rpc_fail(err, RPC_INVALID_PARAMS, "task_required", "tool '%s' "
+		    "runs only as a task: call it with \"task\" (MCP "
+		    "2025-11-25) or the tasks extension (2026-07-28)", tl->name);
+	return -1;
 }
 
 enum rpc_status
@@ -291,7 +311,7 @@ mcp_table_tool(const struct tool *tl)
 	/* Any table tool may run as a task (2025-11-25; more is harmless). */
 	x = json_object_new_object();
 	json_object_object_add(x, "taskSupport",
-	    json_object_new_string("optional"));
+	    json_object_new_string(toolmeta_task_name(tl->meta.task)));
 	json_object_object_add(t, "execution", x);
 	if (tl->meta.output_schema != NULL)
 		json_object_object_add(t, "outputSchema",

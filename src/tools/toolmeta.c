@@ -71,6 +71,30 @@ meta_annotations(json_object *o, char *err, size_t errlen)
 	return 0;
 }
 
+static const char *task_names[] = { "optional", "required", "forbidden" };
+
+const char *
+toolmeta_task_name(enum tool_task t)
+{
+	return task_names[t];
+}
+
+/* "task": whether its calls may, must or must not become MCP tasks. */
+static int
+meta_task(json_object *v, struct toolmeta *m, char *err, size_t errlen)
+{
+	size_t	i;
+
+	for (i = 0; i < sizeof(task_names) / sizeof(task_names[0]); i++)
+		if (json_object_is_type(v, json_type_string) &&
+		    strcmp(json_object_get_string(v), task_names[i]) == 0) {
+			m->task = (enum tool_task)i;
+			return 0;
+		}
+	snprintf(err, errlen, "must be optional, required or forbidden");
+	return -1;
+}
+
 /* "image": {"at": JSON pointer, "mime_type": "image/..."} */
 static int
 meta_image(json_object *o, struct toolmeta *m, char *err, size_t errlen)
@@ -135,6 +159,10 @@ toolmeta_parse(json_object *o, struct toolmeta *m, const char **field,
 	*field = "image";
 	if (json_object_object_get_ex(o, "image", &v) &&
 	    meta_image(v, m, err, errlen) == -1)
+		return -1;
+	*field = "task";
+	if (json_object_object_get_ex(o, "task", &v) &&
+	    meta_task(v, m, err, errlen) == -1)
 		return -1;
 	return 0;
 }

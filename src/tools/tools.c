@@ -30,7 +30,8 @@ static const char *busy_names[] = { NULL, "tests_running", "compiling" };
 static const char *tool_keys[] = {
 	"name", "description", "tier", "tier_rules", "reload", "busy", "exec",
 	"forward", "enabled", "timeout_s", "params", "cwd", "allow_dash",
-	"title", "annotations", "output_schema", "content", "image", NULL,
+	"title", "annotations", "output_schema", "content", "image", "task",
+	NULL,
 };
 
 /* MCP's tools/list offers these job methods as tools too. */

@@ -66,6 +66,9 @@ static const struct {
 	  "tool 'a': field 'image': must be {\"at\"" },
 	{ "{\"tools\":[{\"name\":\"a\",\"exec\":[\"x\"],\"image\":"
 	  "{\"at\":\"/d\",\"size\":1}}]}", "tool 'a': field 'image'" },
+	{ "{\"tools\":[{\"name\":\"a\",\"exec\":[\"x\"],\"task\":"
+	  "\"sometimes\"}]}", "tool 'a': field 'task': must be optional, "
+	  "required or forbidden" },
 };
 
 START_TEST(bad_table)

@@ -119,6 +119,23 @@ if (mode === "run") {
   ok("unknown id -32602, undeclared -32021 (400), no task without the " +
     "extension, tasks/result -32601 (404)");
 
+  // A tool's "task": required runs only as a task, forbidden never.
+  const mustNo = await post({ jsonrpc: "2.0", id: nextId++, method: "tools/call",
+    params: { name: "must", arguments: {}, _meta: meta({}) } });
+  if (mustNo.status !== 400 || mustNo.body?.error?.code !== -32021)
+    fail("a required task without the extension: " + JSON.stringify(mustNo));
+  const must = await post({ jsonrpc: "2.0", id: nextId++, method: "tools/call",
+    params: { name: "must", arguments: {}, _meta: meta() } });
+  if (must.body?.result?.resultType !== "task")
+    fail("a required task: " + JSON.stringify(must.body));
+  const never = await post({ jsonrpc: "2.0", id: nextId++, method: "tools/call",
+    params: { name: "never", arguments: {}, _meta: meta() } });
+  if (never.body?.result?.resultType !== "complete" ||
+      !text(never.body.result).includes("never done"))
+    fail("a forbidden task: " + JSON.stringify(never.body));
+  ok("\"task\": required is a task even when quick (-32021 without the " +
+    "extension), forbidden never one even when heavy");
+
   // subscriptions/listen: acknowledged first, then the task's end.
   const started = await post({ jsonrpc: "2.0", id: nextId++, method: "tools/call",
     params: { name: "slow", arguments: {}, _meta: meta() } });

@@ -32,7 +32,12 @@ cat >"$tmp/tools.json" <<'JSON'
   {"name": "slow", "tier": "heavy", "description": "Take half a second",
    "exec": ["sh", "-c", "sleep 0.5; echo slow done"]},
   {"name": "hold", "tier": "heavy", "description": "Take a minute",
-   "exec": ["sleep", "60"]}
+   "exec": ["sleep", "60"]},
+  {"name": "must", "tier": "instant", "task": "required",
+   "description": "Quick, but only as a task", "exec": ["echo", "must done"]},
+  {"name": "never", "tier": "heavy", "task": "forbidden",
+   "description": "Heavy, but never a task",
+   "exec": ["sh", "-c", "sleep 0.3; echo never done"]}
 ]}
 JSON
 # The packages resolve from the source directory.

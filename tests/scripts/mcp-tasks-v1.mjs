@@ -37,7 +37,25 @@ const { tools } = await client.listTools();
 const slow = tools.find((t) => t.name === "slow");
 if (slow?.execution?.taskSupport !== "optional")
   fail("slow's execution: " + JSON.stringify(slow?.execution));
-ok("table tools take tasks (execution.taskSupport optional)");
+const must = tools.find((t) => t.name === "must");
+if (must?.execution?.taskSupport !== "required")
+  fail("must's execution: " + JSON.stringify(must?.execution));
+try {
+  await client.request({ method: "tools/call", params: { name: "must",
+    arguments: {} } }, CallToolResultSchema);
+  fail("a task-only tool answered a call without a task");
+} catch (e) {
+  if (e.code !== -32602 || !String(e.message).includes("runs only as a task"))
+    fail("must without a task: " + e);
+}
+let mustResult;
+for await (const m of client.experimental.tasks.callToolStream(
+    { name: "must", arguments: {} }, CallToolResultSchema))
+  if (m.type === "result") mustResult = m.result;
+if (!JSON.stringify(mustResult?.content).includes("must done"))
+  fail("must as a task: " + JSON.stringify(mustResult));
+ok("table tools take tasks (execution.taskSupport optional; a task-only " +
+  "tool's required, refused without one)");
 
 // A slow call as a task: created, polled, its result.
 const seen = [];

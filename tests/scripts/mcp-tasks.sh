@@ -20,7 +20,9 @@ cat >"$tmp/tools.json" <<'JSON'
   {"name": "slow", "tier": "smooth", "description": "Take half a second",
    "exec": ["sh", "-c", "sleep 0.5; echo slow done"]},
   {"name": "hold", "tier": "smooth", "description": "Take a minute",
-   "exec": ["sleep", "60"]}
+   "exec": ["sleep", "60"]},
+  {"name": "must", "tier": "instant", "task": "required",
+   "description": "Only as a task", "exec": ["echo", "must done"]}
 ]}
 JSON
 "$WITH_BROKER" --http 127.0.0.1:0 --tools "$tmp/tools.json" -- \
