@@ -74,16 +74,14 @@ json_object	*jobmethods_record(struct server *, json_object *commands,
 enum rpc_status	 jobmethods_error(struct rpc_error *err,
 		    const struct jobs_error *jerr);
 /*
- * tasks/result of task num: the tools/call result of its job once it
- * ends (now, when it has), its task named in _meta; rev for the error of
- * an unknown id.
+ * tasks/result (2025-11-25): the tools/call result of the task's job once
+ * it ends (now, when it has), its task named in _meta; tasks/cancel: the
+ * job cancelled, the task answered once the job has ended.
  */
-enum rpc_status	 jobmethods_task_result(struct rpc_req *, uint64_t num,
-		    int rev, json_object **result, struct rpc_error *err);
-/* tasks/cancel of task num, working: its job cancelled, the task
- * answered once the job has ended. */
-enum rpc_status	 jobmethods_task_cancel(struct rpc_req *, uint64_t num,
-		    int rev, json_object **result, struct rpc_error *err);
+enum rpc_status	 method_tasks_result(struct rpc_req *, json_object *,
+		    json_object **, struct rpc_error *);
+enum rpc_status	 method_tasks_cancel(struct rpc_req *, json_object *,
+		    json_object **, struct rpc_error *);
 
 /* mcp.c */
 
@@ -181,14 +179,19 @@ void		 mcptask_watch(struct conn *c, uint64_t num);
 void		 mcptask_watch_free_all(void);
 /* The error of a task id no job has. */
 void		 mcptask_unknown(struct rpc_error *, int rev, const char *id);
-/* tasks/get, tasks/result, tasks/list, tasks/cancel. */
+/*
+ * The job of task params.taskId: its number (mcptask_id), and its full
+ * job object too (mcptask_job, caller puts); -1 or NULL with err: the
+ * extension not declared (2026-07-28), no such task, the store failed.
+ */
+int		 mcptask_id(struct rpc_req *, json_object *params, int rev,
+		    uint64_t *num, struct rpc_error *err);
+json_object	*mcptask_job(struct rpc_req *, json_object *params, int rev,
+		    uint64_t *num, struct rpc_error *err);
+/* tasks/get, tasks/list. */
 enum rpc_status	 method_tasks_get(struct rpc_req *, json_object *,
 		    json_object **, struct rpc_error *);
-enum rpc_status	 method_tasks_result(struct rpc_req *, json_object *,
-		    json_object **, struct rpc_error *);
 enum rpc_status	 method_tasks_list(struct rpc_req *, json_object *,
-		    json_object **, struct rpc_error *);
-enum rpc_status	 method_tasks_cancel(struct rpc_req *, json_object *,
 		    json_object **, struct rpc_error *);
 /* tasks/update (2026-07-28): acknowledged; cmdgate never asks input. */
 enum rpc_status	 method_tasks_update(struct rpc_req *, json_object *,

@@ -742,8 +742,9 @@ method_queue_status(struct rpc_req *req, json_object *params,
 	return RPC_OK;
 }
 
-enum rpc_status
-jobmethods_task_result(struct rpc_req *req, uint64_t num, int rev,
+/* tasks/result of task num (cmdgate-protocol(7), Tasks). */
+static enum rpc_status
+task_result(struct rpc_req *req, uint64_t num, int rev,
     json_object **result, struct rpc_error *err)
 {
 	struct jobs		*J = req_jobs(req);
@@ -776,8 +777,9 @@ jobmethods_task_result(struct rpc_req *req, uint64_t num, int rev,
 	return RPC_DEFERRED;
 }
 
-enum rpc_status
-jobmethods_task_cancel(struct rpc_req *req, uint64_t num, int rev,
+/* tasks/cancel of task num, working: answered once its job has ended. */
+static enum rpc_status
+task_cancel(struct rpc_req *req, uint64_t num, int rev,
     json_object **result, struct rpc_error *err)
 {
 	struct jobs		*J = req_jobs(req);
@@ -805,6 +807,44 @@ jobmethods_task_cancel(struct rpc_req *req, uint64_t num, int rev,
 	call->p = conn_defer(req, jm_cancel, call);
 	call->w = waiter_watch(J, num, jm_waited, NULL, call);
 	return RPC_DEFERRED;
+}
+
+enum rpc_status
+method_tasks_result(struct rpc_req *req, json_object *params,
+    json_object **result, struct rpc_error *err)
+{
+	uint64_t	num;
+	int		rev = mcp_rev(req, params);
+
+	if (mcptask_id(req, params, rev, &num, err) == -1)
+		return RPC_ERROR;
+	return task_result(req, num, rev, result, err);
+}
+
+enum rpc_status
+method_tasks_cancel(struct rpc_req *req, json_object *params,
+    json_object **result, struct rpc_error *err)
+{
+	json_object	*job;
+	uint64_t	 num;
+	int		 rev = mcp_rev(req, params);
+
+	if ((job = mcptask_job(req, params, rev, &num, err)) == NULL)
+		return RPC_ERROR;
+	if (!mcptask_working(job) && rev >= MCP_REV_2026) {
+		json_object_put(job);	/* ended: cancelled as asked */
+		*result = json_object_new_object();
+		return RPC_OK;
+	}
+	if (!mcptask_working(job)) {
+		rpc_fail(err, RPC_INVALID_PARAMS, "task_ended", "task t-%06llu "
+		    "is %s already: only a working task can be cancelled",
+		    (unsigned long long)num, mcptask_status(job));
+		json_object_put(job);
+		return RPC_ERROR;
+	}
+	json_object_put(job);
+	return task_cancel(req, num, rev, result, err);
 }
 
 /* A job method called as an MCP tool: its result as the tool's. */

@@ -32,7 +32,6 @@
 #define TASKS_PAGE		100	/* tasks/list: tasks a page */
 #define POLL_QUEUED_MS		2000
 #define POLL_RUNNING_MS		1000
-#define MCP_TASK_NOT_FOUND	RPC_INVALID_PARAMS
 
 /* A 2025-11-25 task whose client hears when it ends. */
 struct taskwatch {
@@ -163,8 +162,8 @@ mcptask_make(struct server *srv, json_object *job, int rev)
  * The job params.taskId names, into *num; -1 with err when it names none
  * this broker knows (not a ticket, or expired).
  */
-static int
-task_id(struct rpc_req *req, json_object *params, int rev, uint64_t *num,
+int
+mcptask_id(struct rpc_req *req, json_object *params, int rev, uint64_t *num,
     struct rpc_error *err)
 {
 	const char	*id;
@@ -185,14 +184,14 @@ task_id(struct rpc_req *req, json_object *params, int rev, uint64_t *num,
 void
 mcptask_unknown(struct rpc_error *err, int rev, const char *id)
 {
-	rpc_fail(err, rev >= MCP_REV_2026 ? MCP_TASK_NOT_FOUND :
-	    RPC_INVALID_PARAMS, "unknown_task", "no task '%.40s': not one of "
-	    "this broker's, or it ended more than --result-ttl ago", id);
+	(void)rev;	/* -32602 in both revisions */
+	rpc_fail(err, RPC_INVALID_PARAMS, "unknown_task", "no task '%.40s': "
+	    "not one of this broker's, or it ended more than --result-ttl "
+	    "ago", id);
 }
 
-/* The full job object of the task params name, or NULL with err. */
-static json_object *
-task_job(struct rpc_req *req, json_object *params, int rev, uint64_t *num,
+json_object *
+mcptask_job(struct rpc_req *req, json_object *params, int rev, uint64_t *num,
     struct rpc_error *err)
 {
 	struct jobs_error	 jerr;
@@ -200,7 +199,7 @@ task_job(struct rpc_req *req, json_object *params, int rev, uint64_t *num,
 	int			 found;
 	char			 t[TICKET_LEN];
 
-	if (task_id(req, params, rev, num, err) == -1)
+	if (mcptask_id(req, params, rev, num, err) == -1)
 		return NULL;
 	if (req->conn->srv->jobs == NULL) {
 		rpc_fail(err, RPC_INTERNAL_ERROR, "internal_error",
@@ -213,7 +212,8 @@ task_job(struct rpc_req *req, json_object *params, int rev, uint64_t *num,
 		ticket_format(t, sizeof(t), *num);
 		mcptask_unknown(err, rev, t);
 	} else if (job == NULL)
-		jobmethods_error(err, &jerr);
+		rpc_fail(err, RPC_STORAGE_ERROR, "storage_error", "%s",
+		    jerr.reason);
 	return job;
 }
 
@@ -225,51 +225,13 @@ method_tasks_get(struct rpc_req *req, json_object *params,
 	uint64_t	 num;
 	int		 rev = mcp_rev(req, params);
 
-	if ((job = task_job(req, params, rev, &num, err)) == NULL)
+	if ((job = mcptask_job(req, params, rev, &num, err)) == NULL)
 		return RPC_ERROR;
 	*result = mcptask_make(req->conn->srv, job, rev);
 	if (rev >= MCP_REV_2026)
 		mcptask_embed(req->conn->srv, *result, job);
 	json_object_put(job);
 	return RPC_OK;
-}
-
-enum rpc_status
-method_tasks_result(struct rpc_req *req, json_object *params,
-    json_object **result, struct rpc_error *err)
-{
-	uint64_t	num;
-	int		rev = mcp_rev(req, params);
-
-	if (task_id(req, params, rev, &num, err) == -1)
-		return RPC_ERROR;
-	return jobmethods_task_result(req, num, rev, result, err);
-}
-
-enum rpc_status
-method_tasks_cancel(struct rpc_req *req, json_object *params,
-    json_object **result, struct rpc_error *err)
-{
-	json_object	*job;
-	uint64_t	 num;
-	int		 rev = mcp_rev(req, params);
-
-	if ((job = task_job(req, params, rev, &num, err)) == NULL)
-		return RPC_ERROR;
-	if (!mcptask_working(job) && rev >= MCP_REV_2026) {
-		json_object_put(job);	/* ended: cancelled as asked */
-		*result = json_object_new_object();
-		return RPC_OK;
-	}
-	if (!mcptask_working(job)) {
-		rpc_fail(err, RPC_INVALID_PARAMS, "task_ended", "task %s is "
-		    "%s already: only a working task can be cancelled",
-		    task_str(job, "ticket"), mcptask_status(job));
-		json_object_put(job);
-		return RPC_ERROR;
-	}
-	json_object_put(job);
-	return jobmethods_task_cancel(req, num, rev, result, err);
 }
 
 /* tasks/list: one task of the store, when its job was made as a task. */
@@ -407,7 +369,7 @@ method_tasks_update(struct rpc_req *req, json_object *params,
 	uint64_t	 num;
 
 	/* cmdgate never asks for input: the answers are not looked at. */
-	if ((job = task_job(req, params, MCP_REV_2026, &num, err)) == NULL)
+	if ((job = mcptask_job(req, params, MCP_REV_2026, &num, err)) == NULL)
 		return RPC_ERROR;
 	json_object_put(job);
 	*result = json_object_new_object();
