@@ -8,6 +8,8 @@
  */
 #include "config.h"
 
+#include <sys/socket.h>
+
 #include <stdlib.h>
 #include <string.h>
 
@@ -36,8 +38,8 @@ struct ws {
 	void			*arg;
 	int			 peer_code;	/* its close's; 0: none yet */
 	int			 ending;	/* both closes are out */
-	int			 linger;	/* our close went unanswered:
-						   read and drop till EOF */
+	int			 linger;	/* read and drop till EOF */
+	int			 fin;		/* our side shut down */
 	int			 told;
 };
 
@@ -137,11 +139,11 @@ ws_end(struct ws *w, int code)
 }
 
 /*
- * Our close is out and the peer's has not come: what the peer still
- * sends is read and dropped until it closes (WS_CLOSE_WAIT_S at most),
- * so that the socket is not closed with bytes unread, which would reset
- * the connection and lose the close (and the answers before it) on the
- * peer's side.
+ * Our close is out and the peer's has not come, or came with more bytes
+ * behind it: what the peer still sends is read and dropped until it
+ * closes (WS_CLOSE_WAIT_S at most), so that the socket is not closed
+ * with bytes unread, which would reset the connection and lose the close
+ * (and the answers before it) on the peer's side.
  */
 static void
 ws_linger(struct ws *w)
@@ -156,6 +158,33 @@ ws_linger(struct ws *w)
 	bufferevent_set_timeouts(w->bev, &tv, &tv);
 }
 
+/* Whether the peer sent bytes that are not read yet: after its close,
+ * none should come. */
+static int
+ws_unread(struct ws *w)
+{
+	evutil_socket_t	fd = bufferevent_getfd(w->bev);
+	char		c;
+
+	return evbuffer_get_length(bufferevent_get_input(w->bev)) > 0 ||
+	    (fd != -1 && recv(fd, &c, 1, MSG_PEEK | MSG_DONTWAIT) > 0);
+}
+
+/* Both closes are out and our last bytes written: a peer that still
+ * sends is told the end by a FIN while we drop what it sends. */
+static void
+ws_fin(struct ws *w)
+{
+	evutil_socket_t	fd = bufferevent_getfd(w->bev);
+
+	if (w->fin || !w->linger || !wslay_event_get_close_received(w->ctx) ||
+	    evbuffer_get_length(bufferevent_get_output(w->bev)) > 0)
+		return;
+	w->fin = 1;
+	if (fd != -1)
+		(void)shutdown(fd, SHUT_WR);
+}
+
 /* Write what wslay queued; 1 when the connection is over (told). */
 static int
 ws_flush(struct ws *w)
@@ -167,11 +196,12 @@ ws_flush(struct ws *w)
 	if (wslay_event_want_read(w->ctx) || wslay_event_want_write(w->ctx))
 		return 0;
 	/* Both closes went (or reading stopped on an error): over once the
-	 * last bytes are out, and, when the peer sent no close, once it
-	 * closed too (ws_linger). */
+	 * last bytes are out, and, when the peer sent no close or sent
+	 * more after it, once it closed too (ws_linger). */
 	w->ending = 1;
-	if (!wslay_event_get_close_received(w->ctx))
+	if (!wslay_event_get_close_received(w->ctx) || ws_unread(w))
 		ws_linger(w);
+	ws_fin(w);
 	if (!w->linger &&
 	    evbuffer_get_length(bufferevent_get_output(w->bev)) == 0) {
 		ws_end(w, w->peer_code != 0 ? w->peer_code : WS_ABNORMAL);
@@ -218,6 +248,8 @@ ws_written(struct bufferevent *bev, void *arg)
 	(void)bev;
 	if (w->ending && !w->linger && !w->told)
 		ws_end(w, w->peer_code != 0 ? w->peer_code : WS_ABNORMAL);
+	else if (w->ending && !w->told)
+		ws_fin(w);
 }
 
 static void

@@ -10,7 +10,10 @@
 #include "config.h"
 
 #include <sys/socket.h>
+#include <netinet/in.h>
+#include <arpa/inet.h>
 
+#include <fcntl.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -213,6 +216,58 @@ START_TEST(bad_frame_keeps_answer)
 }
 END_TEST
 
+/*
+ * The peer sent its close and more behind it (frames after a close,
+ * which RFC 6455 forbids): the server's close still reaches it, then an
+ * orderly end.  Closing the socket with those bytes unread made the
+ * kernel reset the connection, and the peer lost the close it had not
+ * read yet (fuzz_hub, corpus/hub/close-with-bytes-behind).
+ */
+START_TEST(close_with_bytes_behind)
+{
+	static const char	 cls[] = { (char)0x88, (char)0x82, 1, 2, 3, 4,
+				    0x03 ^ 1, (char)(0xe8 ^ 2) };
+	struct sockaddr_in	 sin;
+	socklen_t		 sl = sizeof(sin);
+	static char		 junk[256 * 1024], got[64];
+	ssize_t			 n, have = 0, sent = 0;
+	int			 lfd, cfd, afd;
+
+	memset(&sin, 0, sizeof(sin));
+	sin.sin_family = AF_INET;
+	sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	ck_assert_int_ge(lfd = socket(AF_INET, SOCK_STREAM, 0), 0);
+	ck_assert_int_eq(bind(lfd, (struct sockaddr *)&sin, sizeof(sin)), 0);
+	ck_assert_int_eq(listen(lfd, 1), 0);
+	ck_assert_int_eq(getsockname(lfd, (struct sockaddr *)&sin, &sl), 0);
+	ck_assert_int_ge(cfd = socket(AF_INET, SOCK_STREAM, 0), 0);
+	ck_assert_int_eq(connect(cfd, (struct sockaddr *)&sin, sizeof(sin)),
+	    0);
+	ck_assert_int_ge(afd = accept(lfd, NULL, NULL), 0);
+	close(lfd);
+	evutil_make_socket_nonblocking(afd);
+	ws_free(srv.ws);
+	srv.ws = ws_new(bufferevent_socket_new(base, afd,
+	    BEV_OPT_CLOSE_ON_FREE), 0, 64, &cbs, &srv);
+	ck_assert_int_eq(write(cfd, cls, sizeof(cls)), (ssize_t)sizeof(cls));
+	evutil_make_socket_nonblocking(cfd);
+	memset(junk, 0x81, sizeof(junk));
+	while (sent < (ssize_t)sizeof(junk) && (n = write(cfd, junk + sent,
+	    sizeof(junk) - (size_t)sent)) > 0)
+		sent += n;
+	shutdown(cfd, SHUT_WR);
+	loop_until(&srv.closed);
+	ck_assert_int_eq(srv.closed, WS_NORMAL);
+	ck_assert_int_eq(fcntl(cfd, F_SETFL, 0), 0);
+	while ((n = read(cfd, got + have, sizeof(got) - (size_t)have)) > 0)
+		have += n;
+	close(cfd);
+	ck_assert_msg(n == 0, "the connection was reset");
+	ck_assert_int_eq(have, 4);
+	ck_assert_int_eq(memcmp(got, "\x88\x02\x03\xe8", 4), 0);
+}
+END_TEST
+
 /* The client's connection goes without a close: the server hears 1006. */
 START_TEST(lost)
 {
@@ -353,6 +408,7 @@ main(void)
 	tcase_add_test(tc, lost);
 	tcase_add_test(tc, nothing_after_close);
 	tcase_add_test(tc, bad_frame_keeps_answer);
+	tcase_add_test(tc, close_with_bytes_behind);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("heads");
 	tcase_add_test(tc, head_length);
