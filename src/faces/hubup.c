@@ -67,7 +67,8 @@ struct hubup {
 	struct bufferevent	*bev;		/* until the 101 */
 	struct ws		*ws;
 	char			 key[WS_KEY_LEN + 1];
-	char			 sid[64];	/* the server's; "": none */
+	json_object		*sid;		/* the server's session id, whole;
+						   NULL: none */
 	json_object		*reg;		/* the editor's register */
 	json_object		*tools;		/* its last register_tools */
 	char			*api_key;
@@ -98,8 +99,7 @@ hubup_pong(struct hubup *U)
 	json_object	*o = json_object_new_object();
 
 	json_object_object_add(o, "type", json_object_new_string("pong"));
-	json_object_object_add(o, "session_id", U->sid[0] != '\0' ?
-	    json_object_new_string(U->sid) : NULL);
+	json_object_object_add(o, "session_id", json_object_get(U->sid));
 	hubup_send(U, o);
 	json_object_put(o);
 }
@@ -273,13 +273,17 @@ hubup_registered(struct hubup *U, json_object *msg)
 	json_object	*v;
 
 	if (!json_object_object_get_ex(msg, "session_id", &v) ||
-	    !json_object_is_type(v, json_type_string))
+	    !json_object_is_type(v, json_type_string) ||
+	    json_object_get_string_len(v) == 0)
 		return;
-	snprintf(U->sid, sizeof(U->sid), "%s", json_object_get_string(v));
+	/* Kept whole (its length, any \u0000 in it), as the pong must name
+	 * it for the server to find the session. */
+	json_object_put(U->sid);
+	U->sid = json_object_get(v);
 	U->tries = 0;
 	U->registered_ms = util_monotonic_ms();
 	log_info("unity-hub: the server registered the editor, session %s",
-	    U->sid);
+	    json_object_get_string(U->sid));
 	if (U->tools != NULL)
 		hubup_send(U, U->tools);
 }
@@ -359,7 +363,8 @@ hubup_down(struct hubup *U, const char *why)
 		bufferevent_free(U->bev);
 	U->ws = NULL;
 	U->bev = NULL;
-	U->sid[0] = '\0';
+	json_object_put(U->sid);
+	U->sid = NULL;
 	U->state = HU_DOWN;
 	evtimer_del(U->keepalive);
 	hubup_retry(U);
@@ -376,7 +381,7 @@ hubup_flap(struct hubup *U, int code)
 {
 	int64_t	now = util_monotonic_ms();
 
-	if (code != WS_GOING_AWAY || U->sid[0] == '\0' ||
+	if (code != WS_GOING_AWAY || U->sid == NULL ||
 	    now - U->registered_ms > HUBUP_FLAP_MS)
 		return;
 	if (now - U->flaps_since > HUBUP_FLAPS_MS) {
@@ -573,7 +578,7 @@ hubup_tools(struct hubup *U, json_object *msg)
 {
 	json_object_put(U->tools);
 	U->tools = json_object_get(msg);
-	if (U->sid[0] != '\0')
+	if (U->sid != NULL)
 		hubup_send(U, msg);
 }
 
@@ -609,6 +614,7 @@ hubup_free(struct hubup *U)
 	event_free(U->away_ev);
 	json_object_put(U->reg);
 	json_object_put(U->tools);
+	json_object_put(U->sid);
 	free(U->api_key);
 	free(U);
 }
@@ -622,8 +628,7 @@ hubup_json(const struct hubup *U)
 
 	json_object_object_add(o, "state", json_object_new_string(
 	    st[U->state]));
-	json_object_object_add(o, "session_id", U->sid[0] != '\0' ?
-	    json_object_new_string(U->sid) : NULL);
+	json_object_object_add(o, "session_id", json_object_get(U->sid));
 	json_object_object_add(o, "editor_away",
 	    json_object_new_boolean(U->away));
 	json_object_object_add(o, "connects",

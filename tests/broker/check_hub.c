@@ -577,6 +577,28 @@ START_TEST(another_registrant_noticed)
 }
 END_TEST
 
+/*
+ * A server whose session ids are longer than a UUID (76 bytes here):
+ * cmdgate's pongs name the session whole, so that the server keeps it
+ * (the id was cut to 63 bytes when kept, and the pongs named no session).
+ */
+START_TEST(server_session_whole)
+{
+	char	sid[256], pong[300];
+
+	setenv("HUB_TIME_SCALE", "0.1", 1);
+	setenv("HUB_SID_SUFFIX", "-longer-than-a-uuid-as-another-server-might-"
+	    "make-it", 1);
+	hub_start();
+	plugin_start();
+	fake_line(&srv, "registered ", sid, sizeof(sid));
+	ck_assert_uint_gt(strlen(sid), 64);
+	snprintf(pong, sizeof(pong), "recv pong %s", sid);
+	fake_await(&srv, pong);
+	ck_assert_int_eq(fake_count(&srv, "stale "), 0);
+}
+END_TEST
+
 int
 main(void)
 {
@@ -595,6 +617,7 @@ main(void)
 	tcase_add_test(tc, test_run_holds_compile);
 	tcase_add_test(tc, server_restart_registers_again);
 	tcase_add_test(tc, another_registrant_noticed);
+	tcase_add_test(tc, server_session_whole);
 	suite_add_tcase(s, tc);
 	return ck_run(s);
 }

@@ -29,6 +29,8 @@ facts in /work/shared/MFU-HTTP.md and /work/notes/hub-design.md):
 
 HUB_TIME_SCALE (default 1) scales the hub's timers (ping interval,
 staleness); execute timeouts are the ones on the wire and are not scaled.
+HUB_SID_SUFFIX (default none) is appended to every session id the hub
+makes (a server whose ids are not 36-byte UUIDs).
 
 Control channel, lines on stdin (end of file ends the fake):
   execute NAME PARAMS_JSON [TIMEOUT]   to the first registered session, a
@@ -66,6 +68,7 @@ except ImportError:
 SCALE = float(os.environ.get("HUB_TIME_SCALE", "1") or "1")
 PING_INTERVAL = 10 * SCALE
 PING_TIMEOUT = 20 * SCALE
+SID_SUFFIX = os.environ.get("HUB_SID_SUFFIX", "")
 COMMAND_TIMEOUT = 30.0
 FAST_FAIL_TIMEOUT = 2.0
 FAST_FAIL = {"read_console", "get_editor_state", "ping"}
@@ -279,7 +282,7 @@ async def on_register(sock, msg):
     if h == "":
         await sock.close(4400)
         return
-    sid = str(uuid.uuid4())
+    sid = str(uuid.uuid4()) + SID_SUFFIX
     await sock.send({"type": "registered", "session_id": sid})
     log("registered", sid)
     now = datetime.datetime.now(datetime.timezone.utc)
