@@ -62,4 +62,8 @@ json_object	*jstrict_string(const char *s);
 /* v (borrowed) as compact JSON; borrowed until v changes or is put. */
 const char	*jstrict_to_string(json_object *v);
 
+/* A JSON string of bytes that may not be UTF-8: bad bytes become U+FFFD.
+ * Caller puts. */
+json_object	*utf8_json(const char *s, size_t n);
+
 #endif

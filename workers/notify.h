@@ -67,8 +67,5 @@ void		 notify_send(struct notify *, json_object *ev, int progress,
 const char	*notify_level(const char *name, size_t len);
 /* The tool is gone: read what is left, send all that waits, close. */
 void		 notify_end(struct notify *, int64_t now);
-/* A JSON string of bytes that may not be UTF-8: bad bytes become U+FFFD.
- * Caller puts. */
-json_object	*utf8_json(const char *s, size_t n);
 
 #endif

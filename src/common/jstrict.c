@@ -479,3 +479,43 @@ jstrict_string(const char *s)
 	free(buf);
 	return o;
 }
+
+json_object *
+utf8_json(const char *s, size_t n)
+{
+	json_object	*o;
+	char		*out = malloc(n * 3 + 1);
+	size_t		 i = 0, j = 0, k, len;
+	unsigned char	 c;
+
+	if (out == NULL)
+		abort();
+	while (i < n) {
+		c = (unsigned char)s[i];
+		len = c < 0x80 ? 1 : (c >> 5) == 6 ? 2 : (c >> 4) == 14 ? 3 :
+		    (c >> 3) == 30 ? 4 : 0;
+		for (k = 1; len > 1 && k < len; k++)
+			if (i + k >= n || ((unsigned char)s[i + k] >> 6) != 2)
+				len = 0;
+		if (len == 2 && c < 0xc2)
+			len = 0;
+		if (len == 3 && ((c == 0xe0 && (unsigned char)s[i + 1] < 0xa0) ||
+		    (c == 0xed && (unsigned char)s[i + 1] >= 0xa0)))
+			len = 0;
+		if (len == 4 && ((c == 0xf0 && (unsigned char)s[i + 1] < 0x90) ||
+		    c > 0xf4 || (c == 0xf4 && (unsigned char)s[i + 1] >= 0x90)))
+			len = 0;
+		if (len == 0) {
+			memcpy(out + j, "\xef\xbf\xbd", 3);
+			j += 3;
+			i++;
+			continue;
+		}
+		memcpy(out + j, s + i, len);
+		i += len;
+		j += len;
+	}
+	o = json_object_new_string_len(out, (int)j);
+	free(out);
+	return o;
+}

@@ -1,10 +1,12 @@
 /* SPDX-License-Identifier: ISC */
 /*
- * The editor probe: a cmdgate-worker in probe mode that polls the
- * editor named by the tool table's "editor" and says, one JSON line per
- * change, whether it answers and which of its flags are up.  Started
- * like a job's worker (launch.c), but no job: no store record, no place
- * among --max-workers.
+ * The editor probe: it polls the editor named by the tool table's
+ * "editor" and holds, per change, whether it answers and which of its
+ * flags are up.  Over an editor link (unity-mcp, unity-hub) the broker
+ * polls by itself (edpoll.c); for the other dialects a cmdgate-worker in
+ * probe mode polls and says each change as a JSON line, started like a
+ * job's worker (launch.c) but no job: no store record, no place among
+ * --max-workers.
  */
 #include "config.h"
 
@@ -22,10 +24,13 @@
 #include <json-c/json.h>
 
 #include "engine.h"
+#include "internal.h"
 #include "jstrict.h"
+#include "link.h"
 #include "log.h"
 #include "policy.h"
 #include "proc.h"
+#include "umcp.h"
 #include "util.h"
 #include "wire.h"
 
@@ -35,6 +40,7 @@ struct edprobe {
 	json_object		*editor;	/* as the table has it, or NULL */
 	char			*canon;		/* editor's JSON, to compare */
 	pid_t			 pid;		/* 0: no process */
+	struct edpoll		*poll;		/* or the broker polls */
 	struct child		 child;		/* its pipes, until reaped */
 	struct event		*restart_ev;
 	struct editor_flags	 flags;
@@ -140,6 +146,7 @@ edprobe_free(struct edprobe *P)
 	/* The loop is over: nobody reaps it; it also ends with the broker. */
 	if (P->pid > 0)
 		kill(-P->pid, SIGKILL);
+	edpoll_free(P->poll);
 	child_free(&P->child);
 	event_free(P->restart_ev);
 	json_object_put(P->editor);
@@ -348,15 +355,59 @@ edprobe_spec(struct edprobe *P)
 	return spec;
 }
 
+/* The editor link its polls go over, or NULL: a worker polls. */
+static struct link *
+edprobe_link(struct edprobe *P)
+{
+	const char	*dialect = json_object_get_string(json_object_object_get(
+			    P->editor, "dialect"));
+	const char	*to = json_object_get_string(json_object_object_get(
+			    P->editor, "to"));
+	struct link	*L;
+
+	if (P->cfg.links == NULL || !umcp_dialect(dialect) || to == NULL ||
+	    (L = links_get(P->cfg.links, dialect, to)) == NULL ||
+	    !link_carries_workers(L))
+		return NULL;
+	return L;
+}
+
+static void
+edprobe_polled(void *arg, json_object *ev)
+{
+	edprobe_event(arg, ev);
+}
+
+/* The broker stops polling: what it learnt is no more. */
+static void
+edprobe_unpoll(struct edprobe *P)
+{
+	edpoll_free(P->poll);
+	P->poll = NULL;
+	edprobe_clear_flags(P);
+	P->unreachable = 0;
+	edprobe_state(P, -1, NULL);
+}
+
 static void
 edprobe_start(struct edprobe *P)
 {
 	json_object	*spec;
+	struct link	*L;
 	char		 why[256];
 	int		 sfd, efd, rc;
 
-	if (P->editor == NULL || P->stopping || P->pid > 0)
+	if (P->editor == NULL || P->stopping || P->pid > 0 || P->poll != NULL)
 		return;
+	if ((L = edprobe_link(P)) != NULL) {
+		log_info("editor probe: polls %s over its editor link",
+		    json_object_get_string(json_object_object_get(P->editor,
+		    "to")));
+		edprobe_state(P, -1, NULL);
+		P->poll = edpoll_new(P->cfg.base, L, P->editor, edprobe_polled,
+		    P);
+		return;
+	}
 	if ((rc = launch_worker(P->cfg.worker_path, P->cfg.env, &P->pid, &sfd,
 	    &efd)) != 0) {
 		P->pid = 0;
@@ -391,6 +442,8 @@ edprobe_configure(struct edprobe *P, json_object *editor)
 	evtimer_del(P->restart_ev);
 	P->backoff_ms = 0;
 	P->outage = 0;
+	if (P->poll != NULL)
+		edprobe_unpoll(P);
 	if (P->pid > 0) {
 		log_info("editor probe: the tool table's editor changed: "
 		    "stopping worker %d", (int)P->pid);
@@ -410,6 +463,8 @@ edprobe_stop(struct edprobe *P)
 	P->stopping = 1;
 	evtimer_del(P->restart_ev);
 	edprobe_kill(P);
+	if (P->poll != NULL)
+		edprobe_unpoll(P);
 }
 
 void

@@ -131,6 +131,22 @@ void	jobs_linked_end(struct jobs *, struct job *j);
  * its first command not yet done); failed when none can be. */
 void	jobs_handover(struct jobs *, struct job *j);
 
+/* edpoll.c */
+
+/* The editor probe's polls over the editor link L (edpoll.c). */
+
+struct edpoll;
+struct link;
+/* Told the event (wire.h, WIRE_EV_EDITOR; borrowed) when it changed. */
+typedef void	(*edpoll_fn)(void *arg, json_object *ev);
+
+/* Poll the editor probe (the table's editor object, borrowed) names
+ * over L now and every every_ms after each answer. */
+struct edpoll	*edpoll_new(struct event_base *, struct link *L,
+		    json_object *probe, edpoll_fn, void *arg);
+/* Stop polling; a call in flight is answered to nobody. */
+void		 edpoll_free(struct edpoll *);
+
 /* edsaved.c */
 
 /* Editor flags across a restart (edsaved.c). */

@@ -406,6 +406,45 @@ START_TEST(unity_probe_locked_out_keeps_flags)
 }
 END_TEST
 
+/*
+ * Issue 33: the broker polls the editor over its link; a bridge that
+ * goes away (the editor quit, or hangs in a reload) makes it unreachable,
+ * which keeps what it last said: tests_running still holds the compile,
+ * and the status says the editor is unreachable.
+ */
+START_TEST(unity_probe_unreachable_keeps_flags)
+{
+	char		 t[32];
+	json_object	*o;
+	int		 i;
+
+	fake_start(&fk, "FAKE_UNITY", NULL);
+	table_for(tools, "unity-mcp.json", fk.port, NULL, NULL);
+	start_tools(NULL);
+	ck_assert_int_eq(broker_await_log(&b, "editor probe: polls "
+	    "127.0.0.1:"), 1);
+	fake_ctl(&fk, "start-tests-ui");
+	for (i = 0; i < 5 && !tests_held(); i++)
+		fake_await(&fk, "recv get_editor_state ");
+	ck_assert_msg(tests_held(), "the probe's tests_running never held");
+	submit(t, "[{\"tool\":\"refresh_unity\",\"params\":"
+	    "{\"compile\":\"request\"}}]", NULL);
+	assert_job(c, t, "queued", "tests_running");
+	fake_stop(&fk);
+	ck_assert_int_eq(broker_await_log(&b, "editor probe: unreachable"),
+	    1);
+	ck_assert(tests_held());
+	assert_job(c, t, "queued", "tests_running");
+	o = callf("{\"jsonrpc\":\"2.0\",\"id\":8,\"method\":"
+	    "\"server_status\"}");
+	ck_assert(json_object_get_boolean(jpath(o,
+	    "result.editor_unreachable")));
+	ck_assert(!json_object_get_boolean(jpath(o,
+	    "result.editor.reachable")));
+	json_object_put(o);
+}
+END_TEST
+
 /* tools/call name with arguments, sent on who without reading. */
 static void
 mcp_send(struct client *who, const char *name, const char *args)
@@ -714,6 +753,7 @@ main(void)
 	tcase_add_test(tc, unity_scenario);
 	tcase_add_test(tc, unity_probe_holds_reload);
 	tcase_add_test(tc, unity_probe_locked_out_keeps_flags);
+	tcase_add_test(tc, unity_probe_unreachable_keeps_flags);
 	tcase_add_test(tc, unity_scenario_mcp);
 	tcase_add_test(tc, unity_screenshot_image);
 	suite_add_tcase(s, tc);

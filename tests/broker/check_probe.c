@@ -3,8 +3,10 @@
  * The editor probe in the broker (issue 12, item 4), and what a job's
  * worker is given for the upstream members (B12 section 2).  The broker
  * runs CMDGATE_WORKER, here a script: for a job it saves the spec and
- * execs the real worker; for the probe it saves the spec and copies to
- * its output the event lines the test writes into a FIFO.
+ * execs the real worker; for the probe of an editor no link carries it
+ * saves the spec and copies to its output the event lines the test
+ * writes into a FIFO.  An editor a link carries is polled by the broker
+ * itself (issue 33): no worker.
  */
 #include "config.h"
 
@@ -28,10 +30,15 @@
 #include "jobsutil.h"
 #include "testnet.h"
 
-#define EDITOR	"{\"to\":\"127.0.0.1:9\",\"dialect\":\"unity-mcp\"," \
+/* A dialect no editor link carries: a worker polls (the script). */
+#define EDITOR	"{\"to\":\"127.0.0.1:9\",\"dialect\":\"jsonrpc\"," \
 		"\"call\":\"get_editor_state\",\"every_ms\":%d,\"flags\":" \
 		"{\"compiling\":\"result.data.compilation.is_compiling\"," \
 		"\"tests_running\":\"result.data.tests.is_running\"}}"
+/* One the editor link carries: the broker polls, nothing listens. */
+#define EDITOR_LINKED "{\"to\":\"127.0.0.1:1\",\"dialect\":\"unity-mcp\"," \
+		"\"call\":\"get_editor_state\",\"every_ms\":%d,\"flags\":" \
+		"{\"tests_running\":\"result.data.tests.is_running\"}}"
 #define HELD	"{\"event\":\"editor\",\"reachable\":true,\"flags\":" \
 		"{\"compiling\":false,\"tests_running\":true," \
 		"\"editor_busy\":false}}"
@@ -41,6 +48,7 @@
 #define REFRESH	"[{\"tool\":\"refresh\"}]"
 
 static int	probe_in = -1;	/* the probe's FIFO, held open both ways */
+static const char *editor_fmt = EDITOR;
 
 static const char script[] =
     "#!/bin/sh\n"
@@ -109,7 +117,7 @@ write_table(int every_ms, const char *more)
 {
 	char	editor[512], json[4096];
 
-	snprintf(editor, sizeof(editor), EDITOR, every_ms);
+	snprintf(editor, sizeof(editor), editor_fmt, every_ms);
 	snprintf(json, sizeof(json), "{%s%s%s\"tools\":["
 	    "{\"name\":\"refresh\",\"reload\":true,\"exec\":[\"true\"]},"
 	    "{\"name\":\"echo\",\"tier\":\"instant\",\"exec\":[\"echo\","
@@ -481,6 +489,41 @@ START_TEST(template_error_at_submit)
 }
 END_TEST
 
+/*
+ * An editor whose bridge an editor link carries (unity-mcp) is polled by
+ * the broker itself over that link: no probe worker starts; what the
+ * polls say is the probe's as the worker's lines are (nothing listens:
+ * unreachable).
+ */
+START_TEST(linked_probe_in_broker)
+{
+	json_object	*r;
+	char		 path[PATH_MAX];
+
+	editor_fmt = EDITOR_LINKED;
+	start(100, NULL, NULL);
+	ck_assert_int_eq(broker_await_log(&b, "editor probe: polls "
+	    "127.0.0.1:1 over its editor link"), 1);
+	ck_assert_int_eq(broker_await_log(&b, "editor probe: unreachable: "
+	    "127.0.0.1:1"), 1);
+	r = queue_status();
+	ck_assert(json_object_get_boolean(jpath(r, "result.editor.probe")));
+	ck_assert(!json_object_get_boolean(jpath(r,
+	    "result.editor.reachable")));
+	ck_assert_ptr_nonnull(jpath(r, "result.editor.reachable"));
+	ck_assert_ptr_nonnull(strstr(str(r, "result.editor.error"),
+	    "127.0.0.1:1"));
+	json_object_put(r);
+	r = callf("{\"jsonrpc\":\"2.0\",\"id\":6,\"method\":"
+	    "\"server_status\"}");
+	ck_assert_int_eq(json_object_array_length(jpath(r,
+	    "result.editor_links")), 1);
+	json_object_put(r);
+	snprintf(path, sizeof(path), "%s/probe-spec", b.dir);
+	ck_assert_int_eq(access(path, F_OK), -1);
+}
+END_TEST
+
 static Suite *
 probe_suite(void)
 {
@@ -497,6 +540,7 @@ probe_suite(void)
 	tcase_add_loop_test(tc, stopped_at_shutdown, 0, 2);
 	tcase_add_test(tc, job_spec_forward);
 	tcase_add_test(tc, template_error_at_submit);
+	tcase_add_test(tc, linked_probe_in_broker);
 	suite_add_tcase(s, tc);
 	return s;
 }
