@@ -18,7 +18,8 @@
  * unity-mcp).  Then a byte per call: bits 0-4 its timeout, 20 ms more
  * than that; bit 6 a ping (else get_editor_state, get-logs in
  * jsonrpc-lsp); bit 7 open_ms 0 (unity-mcp: refused at the loop's first
- * turn, before any WELCOME; not with byte 0's bit 4); jsonrpc-lsp only,
+ * turn, before any WELCOME, or timed out when that turn came after its
+ * timeout on a loaded machine; not with byte 0's bit 4); jsonrpc-lsp only,
  * bit 5 open_ms 5 (else open_ms is its timeout).  Then the size of the
  * bridge's writes (0: all at once), the loop running between them; the
  * rest is what the bridge sends.
@@ -431,8 +432,11 @@ allowed(const struct bridge *br, const struct fcall *c, size_t m)
 {
 	unsigned	ok = B(UP_TIMEOUT);
 
+	/* Refused at the loop's first turn; on a loaded machine whose first
+	 * turn came after its deadline too, timed out (check_flags: never
+	 * before its time). */
 	if (c->open0)
-		return B(UP_REFUSED);
+		return B(UP_REFUSED) | B(UP_TIMEOUT);
 	if (c->during_free)
 		return B(UP_CANCELLED);
 	switch (br->welcome) {
