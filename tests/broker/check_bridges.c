@@ -305,6 +305,25 @@ tests_held(void)
 }
 
 /*
+ * A test run started in the editor's UI, seen by the probe; a compile
+ * submitted then is held by it (its ticket in t).
+ */
+static void
+probe_holds_compile(char t[32])
+{
+	int	i;
+
+	fake_ctl(&fk, "start-tests-ui");
+	/* Each probe poll after the run began, until the broker saw it. */
+	for (i = 0; i < 5 && !tests_held(); i++)
+		fake_await(&fk, "recv get_editor_state ");
+	ck_assert_msg(tests_held(), "the probe's tests_running never held");
+	submit(t, "[{\"tool\":\"refresh_unity\",\"params\":"
+	    "{\"compile\":\"request\"}}]", NULL);
+	assert_job(c, t, "queued", "tests_running");
+}
+
+/*
  * A run started in the editor's own UI, seen by the table's editor
  * probe (get_editor_state), holds a reload job the same way; the reload
  * runs once the run ends, and holds across the editor's reload.
@@ -313,22 +332,13 @@ START_TEST(unity_probe_holds_reload)
 {
 	char		 t[32], r[32];
 	json_object	*o;
-	int		 i;
 
 	fake_start(&fk, "FAKE_UNITY", NULL);
 	table_for(tools, "unity-mcp.json", fk.port, NULL, NULL);
 	start_tools(NULL);
 	fake_await(&fk, "recv get_editor_state ");
 	ck_assert(!tests_held());
-	fake_ctl(&fk, "start-tests-ui");
-	fake_await(&fk, "ctl start-tests-ui");
-	/* Each probe poll after the run began, until the broker saw it. */
-	for (i = 0; i < 5 && !tests_held(); i++)
-		fake_await(&fk, "recv get_editor_state ");
-	ck_assert_msg(tests_held(), "the probe's tests_running never held");
-	submit(t, "[{\"tool\":\"refresh_unity\",\"params\":"
-	    "{\"compile\":\"request\"}}]", NULL);
-	assert_job(c, t, "queued", "tests_running");
+	probe_holds_compile(t);
 	fake_ctl(&fk, "end-tests succeeded");
 	/*
 	 * The bridge answers the compile, then reloads: the job (so the
@@ -364,18 +374,11 @@ START_TEST(unity_probe_locked_out_keeps_flags)
 {
 	char		 t[32], rd[32];
 	json_object	*o;
-	int		 i;
 
 	fake_start(&fk, "FAKE_UNITY", NULL);
 	table_for(tools, "unity-mcp.json", fk.port, NULL, NULL);
 	start_tools(NULL);
-	fake_ctl(&fk, "start-tests-ui");
-	for (i = 0; i < 5 && !tests_held(); i++)
-		fake_await(&fk, "recv get_editor_state ");
-	ck_assert_msg(tests_held(), "the probe's tests_running never held");
-	submit(t, "[{\"tool\":\"refresh_unity\",\"params\":"
-	    "{\"compile\":\"request\"}}]", NULL);
-	assert_job(c, t, "queued", "tests_running");
+	probe_holds_compile(t);
 	fake_ctl(&fk, "stall read_console");
 	submit(rd, "[{\"tool\":\"read_console\",\"params\":{}}]", NULL);
 	fake_await(&fk, "stalled read_console");
@@ -416,20 +419,13 @@ START_TEST(unity_probe_unreachable_keeps_flags)
 {
 	char		 t[32];
 	json_object	*o;
-	int		 i;
 
 	fake_start(&fk, "FAKE_UNITY", NULL);
 	table_for(tools, "unity-mcp.json", fk.port, NULL, NULL);
 	start_tools(NULL);
 	ck_assert_int_eq(broker_await_log(&b, "editor probe: polls "
 	    "127.0.0.1:"), 1);
-	fake_ctl(&fk, "start-tests-ui");
-	for (i = 0; i < 5 && !tests_held(); i++)
-		fake_await(&fk, "recv get_editor_state ");
-	ck_assert_msg(tests_held(), "the probe's tests_running never held");
-	submit(t, "[{\"tool\":\"refresh_unity\",\"params\":"
-	    "{\"compile\":\"request\"}}]", NULL);
-	assert_job(c, t, "queued", "tests_running");
+	probe_holds_compile(t);
 	fake_stop(&fk);
 	ck_assert_int_eq(broker_await_log(&b, "editor probe: unreachable"),
 	    1);
