@@ -426,6 +426,29 @@ bridge_reset(void)
 
 /* ---- the checks --------------------------------------------------------- */
 
+/* What each call was told, and what the bridge received, for a failure
+ * that the load of a long run made (stderr). */
+static void
+calls_dump(void)
+{
+	size_t	k;
+
+	for (k = 0; k < fz.ncalls; k++) {
+		const struct fcall *c = &fz.calls[k];
+
+		fprintf(stderr, "call %zu: ping %d open0 %d timeout %lld open "
+		    "%lld told %d after %.1f ms: status %d sent %d closed %d "
+		    "behind %d err %s\n", k, c->ping, c->open0,
+		    (long long)c->timeout_ms, (long long)c->open_ms, c->told,
+		    c->told_at - c->t0, c->st, c->sent, c->closed, c->behind,
+		    c->err != NULL ? c->err : "-");
+	}
+	fprintf(stderr, "the bridge got %zu bytes:", fz.gotlen);
+	for (k = 0; k < fz.gotlen && k < 256; k++)
+		fprintf(stderr, "%s%02x", k % 32 ? "" : "\n  ", fz.got[k]);
+	fprintf(stderr, "\n");
+}
+
 /* The statuses call c may end in, its frame being frame m. */
 static unsigned
 allowed(const struct bridge *br, const struct fcall *c, size_t m)
@@ -550,12 +573,14 @@ check_calls(const struct bridge *br)
 		check_flags(br, k);
 		for (j = m; j <= m + maybe && !out_fits(br, k, j); j++)
 			;
-		if (j > m + maybe)
+		if (j > m + maybe) {
+			calls_dump();
 			fuzz_fail("call %zu (frame %zu (+%zu), welcome %d, %zu "
 			    "whole, bad at %ld) told %d, out %s: %s", k, m,
 			    maybe, br->welcome, br->nwhole, br->bad_at, c->st,
 			    c->out != NULL ? c->out : "NULL",
 			    c->err != NULL ? c->err : "");
+		}
 		if (!c->open0 && unwritten_may(c))
 			maybe++;
 		else if (!c->open0)
@@ -599,9 +624,11 @@ check_got(void)
 		if (memcmp(fz.got + off, want, n) != 0 &&
 		    unwritten_may(&fz.calls[k]))
 			continue;
-		if (memcmp(fz.got + off, want, n) != 0)
+		if (memcmp(fz.got + off, want, n) != 0) {
+			calls_dump();
 			fuzz_fail("the link wrote something else than call "
 			    "%zu's frame at %zu", k, off);
+		}
 		off += n;
 	}
 	if (off != fz.gotlen)
