@@ -578,7 +578,7 @@ START_TEST(another_registrant_noticed)
 END_TEST
 
 /*
- * A server whose session ids are longer than a UUID (76 bytes here):
+ * A server whose session ids are longer than a UUID (87 bytes here):
  * cmdgate's pongs name the session whole, so that the server keeps it
  * (the id was cut to 63 bytes when kept, and the pongs named no session).
  */
