@@ -29,7 +29,7 @@
 #include "ws.h"
 
 #define WS_GUID		"258EAFA5-E914-47DA-95CA-C5AB0DC85B11"
-#define WS_CLOSE_WAIT_S	5	/* for the peer's answer to our close */
+#define WS_CLOSE_WAIT_S	5	/* from our close to the end, at most */
 
 struct ws {
 	struct bufferevent	*bev;
@@ -41,6 +41,8 @@ struct ws {
 	int			 linger;	/* read and drop till EOF */
 	int			 fin;		/* our side shut down */
 	int			 told;
+	struct event		*deadline;	/* of the end, once our close
+						   is queued */
 };
 
 void
@@ -138,46 +140,57 @@ ws_end(struct ws *w, int code)
 	w->cbs->closed(w->arg, code);
 }
 
+static void
+ws_deadline_cb(evutil_socket_t fd, short ev, void *arg)
+{
+	struct ws	*w = arg;
+
+	(void)fd;
+	(void)ev;
+	ws_end(w, w->peer_code != 0 ? w->peer_code : WS_ABNORMAL);
+}
+
+/* The end comes WS_CLOSE_WAIT_S after our close at the latest, whatever
+ * the peer sends meanwhile (reads do not put it off). */
+static void
+ws_deadline(struct ws *w)
+{
+	struct timeval	tv = { WS_CLOSE_WAIT_S, 0 };
+
+	if (w->deadline != NULL)
+		return;
+	if ((w->deadline = evtimer_new(bufferevent_get_base(w->bev),
+	    ws_deadline_cb, w)) == NULL)
+		fatalx("evtimer_new: out of memory");
+	evtimer_add(w->deadline, &tv);
+}
+
 /*
- * Our close is out and the peer's has not come, or came with more bytes
- * behind it: what the peer still sends is read and dropped until it
- * closes (WS_CLOSE_WAIT_S at most), so that the socket is not closed
- * with bytes unread, which would reset the connection and lose the close
- * (and the answers before it) on the peer's side.
+ * Both closes are out (or ours, and reading stopped on an error): what
+ * the peer still sends is read and dropped, our side is shut once our
+ * last bytes are out (ws_fin), and the end comes at the peer's (or the
+ * deadline).  A socket closed with bytes unread, or with bytes still
+ * coming, would reset the connection, and the peer would lose our close
+ * (and the answers before it) if it had not read them yet.
  */
 static void
 ws_linger(struct ws *w)
 {
-	struct timeval	tv = { WS_CLOSE_WAIT_S, 0 };
-
 	if (w->linger)
 		return;
 	w->linger = 1;
 	wslay_event_shutdown_read(w->ctx);
 	bufferevent_enable(w->bev, EV_READ);
-	bufferevent_set_timeouts(w->bev, &tv, &tv);
+	ws_deadline(w);
 }
 
-/* Whether the peer sent bytes that are not read yet: after its close,
- * none should come. */
-static int
-ws_unread(struct ws *w)
-{
-	evutil_socket_t	fd = bufferevent_getfd(w->bev);
-	char		c;
-
-	return evbuffer_get_length(bufferevent_get_input(w->bev)) > 0 ||
-	    (fd != -1 && recv(fd, &c, 1, MSG_PEEK | MSG_DONTWAIT) > 0);
-}
-
-/* Both closes are out and our last bytes written: a peer that still
- * sends is told the end by a FIN while we drop what it sends. */
+/* Lingering and our last bytes written: a FIN tells the peer the end. */
 static void
 ws_fin(struct ws *w)
 {
 	evutil_socket_t	fd = bufferevent_getfd(w->bev);
 
-	if (w->fin || !w->linger || !wslay_event_get_close_received(w->ctx) ||
+	if (w->fin || !w->linger ||
 	    evbuffer_get_length(bufferevent_get_output(w->bev)) > 0)
 		return;
 	w->fin = 1;
@@ -195,18 +208,11 @@ ws_flush(struct ws *w)
 	}
 	if (wslay_event_want_read(w->ctx) || wslay_event_want_write(w->ctx))
 		return 0;
-	/* Both closes went (or reading stopped on an error): over once the
-	 * last bytes are out, and, when the peer sent no close or sent
-	 * more after it, once it closed too (ws_linger). */
+	/* Both closes went (or reading stopped on an error): over once
+	 * the peer closed too (ws_linger). */
 	w->ending = 1;
-	if (!wslay_event_get_close_received(w->ctx) || ws_unread(w))
-		ws_linger(w);
+	ws_linger(w);
 	ws_fin(w);
-	if (!w->linger &&
-	    evbuffer_get_length(bufferevent_get_output(w->bev)) == 0) {
-		ws_end(w, w->peer_code != 0 ? w->peer_code : WS_ABNORMAL);
-		return 1;
-	}
 	return 0;
 }
 
@@ -246,9 +252,11 @@ ws_written(struct bufferevent *bev, void *arg)
 	struct ws	*w = arg;
 
 	(void)bev;
-	if (w->ending && !w->linger && !w->told)
+	if (!w->ending || w->told)
+		return;
+	if (!w->linger)		/* the peer's EOF came first */
 		ws_end(w, w->peer_code != 0 ? w->peer_code : WS_ABNORMAL);
-	else if (w->ending && !w->told)
+	else
 		ws_fin(w);
 }
 
@@ -256,7 +264,6 @@ static void
 ws_event(struct bufferevent *bev, short what, void *arg)
 {
 	struct ws	*w = arg;
-	struct timeval	 tv = { WS_CLOSE_WAIT_S, 0 };
 
 	/* The peer sent all it had (EOF): what we queued for it (a close,
 	 * an answer) still goes, within WS_CLOSE_WAIT_S, then the end. */
@@ -265,10 +272,10 @@ ws_event(struct bufferevent *bev, short what, void *arg)
 		w->ending = 1;
 		w->linger = 0;
 		bufferevent_disable(bev, EV_READ);
-		bufferevent_set_timeouts(bev, NULL, &tv);
+		ws_deadline(w);
 		return;
 	}
-	/* EOF, an error, or no answer to our close in time. */
+	/* EOF (our last bytes out) or an error. */
 	ws_end(w, w->peer_code != 0 ? w->peer_code : WS_ABNORMAL);
 }
 
@@ -327,14 +334,12 @@ ws_send_json(struct ws *w, json_object *msg)
 void
 ws_close(struct ws *w, int code, const char *reason)
 {
-	struct timeval	tv = { WS_CLOSE_WAIT_S, 0 };
-
 	if (w->told)
 		return;
 	(void)wslay_event_queue_close(w->ctx, (uint16_t)code,
 	    (const uint8_t *)reason, reason != NULL ? strlen(reason) : 0);
 	(void)wslay_event_send(w->ctx);
-	bufferevent_set_timeouts(w->bev, &tv, NULL);
+	ws_deadline(w);
 }
 
 void
@@ -342,6 +347,8 @@ ws_free(struct ws *w)
 {
 	if (w == NULL)
 		return;
+	if (w->deadline != NULL)
+		event_free(w->deadline);
 	wslay_event_context_free(w->ctx);
 	bufferevent_free(w->bev);
 	free(w);

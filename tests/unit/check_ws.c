@@ -216,21 +216,13 @@ START_TEST(bad_frame_keeps_answer)
 }
 END_TEST
 
-/*
- * The peer sent its close and more behind it (frames after a close,
- * which RFC 6455 forbids): the server's close still reaches it, then an
- * orderly end.  Closing the socket with those bytes unread made the
- * kernel reset the connection, and the peer lost the close it had not
- * read yet (fuzz_hub, corpus/hub/close-with-bytes-behind).
- */
-START_TEST(close_with_bytes_behind)
+/* A server ws on one end of a loopback TCP connection (a socket pair
+ * does not reset); the other end's descriptor, blocking. */
+static int
+tcp_server(void)
 {
-	static const char	 cls[] = { (char)0x88, (char)0x82, 1, 2, 3, 4,
-				    0x03 ^ 1, (char)(0xe8 ^ 2) };
 	struct sockaddr_in	 sin;
 	socklen_t		 sl = sizeof(sin);
-	static char		 junk[256 * 1024], got[64];
-	ssize_t			 n, have = 0, sent = 0;
 	int			 lfd, cfd, afd;
 
 	memset(&sin, 0, sizeof(sin));
@@ -249,6 +241,43 @@ START_TEST(close_with_bytes_behind)
 	ws_free(srv.ws);
 	srv.ws = ws_new(bufferevent_socket_new(base, afd,
 	    BEV_OPT_CLOSE_ON_FREE), 0, 64, &cbs, &srv);
+	return cfd;
+}
+
+/* The client's close (1000, masked). */
+static const char	cls[] = { (char)0x88, (char)0x82, 1, 2, 3, 4, 0x03 ^ 1,
+			    (char)(0xe8 ^ 2) };
+
+/* What fd reads to its end: the server's close (1000), then EOF, not a
+ * reset. */
+static void
+assert_close_then_eof(int fd)
+{
+	char	got[64];
+	ssize_t	n, have = 0;
+
+	ck_assert_int_eq(fcntl(fd, F_SETFL, 0), 0);
+	while ((n = read(fd, got + have, sizeof(got) - (size_t)have)) > 0)
+		have += n;
+	close(fd);
+	ck_assert_msg(n == 0, "the connection was reset");
+	ck_assert_int_eq(have, 4);
+	ck_assert_int_eq(memcmp(got, "\x88\x02\x03\xe8", 4), 0);
+}
+
+/*
+ * The peer sent its close and more behind it (frames after a close,
+ * which RFC 6455 forbids): the server's close still reaches it, then an
+ * orderly end.  Closing the socket with those bytes unread made the
+ * kernel reset the connection, and the peer lost the close it had not
+ * read yet (fuzz_hub, corpus/hub/close-with-bytes-behind).
+ */
+START_TEST(close_with_bytes_behind)
+{
+	static char	junk[256 * 1024];
+	ssize_t		n, sent = 0;
+	int		cfd = tcp_server();
+
 	ck_assert_int_eq(write(cfd, cls, sizeof(cls)), (ssize_t)sizeof(cls));
 	evutil_make_socket_nonblocking(cfd);
 	memset(junk, 0x81, sizeof(junk));
@@ -258,13 +287,67 @@ START_TEST(close_with_bytes_behind)
 	shutdown(cfd, SHUT_WR);
 	loop_until(&srv.closed);
 	ck_assert_int_eq(srv.closed, WS_NORMAL);
-	ck_assert_int_eq(fcntl(cfd, F_SETFL, 0), 0);
-	while ((n = read(cfd, got + have, sizeof(got) - (size_t)have)) > 0)
-		have += n;
+	assert_close_then_eof(cfd);
+}
+END_TEST
+
+/*
+ * Bytes that come after the server read the peer's close, before its own
+ * close is out: the server still takes them, and its end is orderly
+ * (review of 1108d4c: only the bytes there when the close was read
+ * counted, and these reset the connection).
+ */
+START_TEST(late_bytes_behind)
+{
+	static char	 junk[1024];
+	int		 cfd = tcp_server();
+
+	ck_assert_int_eq(write(cfd, cls, sizeof(cls)), (ssize_t)sizeof(cls));
+	/* One turn: the server reads the close and queues its own, which
+	 * its socket writes at the next turn. */
+	event_base_loop(base, EVLOOP_ONCE);
+	ck_assert_int_eq(srv.closed, 0);
+	memset(junk, 0x81, sizeof(junk));
+	ck_assert_int_eq(write(cfd, junk, sizeof(junk)), (ssize_t)sizeof(junk));
+	shutdown(cfd, SHUT_WR);
+	loop_until(&srv.closed);
+	ck_assert_int_eq(srv.closed, WS_NORMAL);
+	assert_close_then_eof(cfd);
+}
+END_TEST
+
+static void
+trickle_cb(evutil_socket_t fd, short ev, void *arg)
+{
+	(void)fd;
+	(void)ev;
+	ck_assert_int_eq(write(*(int *)arg, "\x81", 1), 1);
+}
+
+/*
+ * A peer that sends bytes behind its close, then a byte every 200 ms,
+ * and never closes: the end comes WS_CLOSE_WAIT_S (5 s) after the close
+ * all the same; its bytes do not put it off (they did, for ever).
+ */
+START_TEST(trickle_ends)
+{
+	struct timeval	 every = { 0, 200 * 1000 }, cap = { 8, 0 };
+	struct event	*t;
+	static char	 more[sizeof(cls) + 65536];
+	int		 cfd = tcp_server();
+
+	memset(more, 0x81, sizeof(more));
+	memcpy(more, cls, sizeof(cls));
+	ck_assert_int_eq(write(cfd, more, sizeof(more)), (ssize_t)sizeof(more));
+	t = event_new(base, -1, EV_PERSIST, trickle_cb, &cfd);
+	event_add(t, &every);
+	event_base_loopexit(base, &cap);
+	while (srv.closed == 0 && !event_base_got_exit(base))
+		event_base_loop(base, EVLOOP_ONCE);
+	event_free(t);
 	close(cfd);
-	ck_assert_msg(n == 0, "the connection was reset");
-	ck_assert_int_eq(have, 4);
-	ck_assert_int_eq(memcmp(got, "\x88\x02\x03\xe8", 4), 0);
+	ck_assert_msg(srv.closed != 0, "not ended in 8 s");
+	ck_assert_int_eq(srv.closed, WS_NORMAL);
 }
 END_TEST
 
@@ -409,6 +492,8 @@ main(void)
 	tcase_add_test(tc, nothing_after_close);
 	tcase_add_test(tc, bad_frame_keeps_answer);
 	tcase_add_test(tc, close_with_bytes_behind);
+	tcase_add_test(tc, late_bytes_behind);
+	tcase_add_test(tc, trickle_ends);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("heads");
 	tcase_add_test(tc, head_length);
