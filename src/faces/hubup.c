@@ -273,17 +273,16 @@ hubup_registered(struct hubup *U, json_object *msg)
 	json_object	*v;
 
 	if (!json_object_object_get_ex(msg, "session_id", &v) ||
-	    !json_object_is_type(v, json_type_string) ||
-	    json_object_get_string_len(v) == 0)
+	    !json_object_is_type(v, json_type_string))
 		return;
 	/* Kept whole (its length, any \u0000 in it), as the pong must name
-	 * it for the server to find the session. */
+	 * it for the server to find the session; "" is none. */
 	json_object_put(U->sid);
-	U->sid = json_object_get(v);
+	U->sid = json_object_get_string_len(v) > 0 ? json_object_get(v) : NULL;
 	U->tries = 0;
 	U->registered_ms = util_monotonic_ms();
 	log_info("unity-hub: the server registered the editor, session %s",
-	    json_object_get_string(U->sid));
+	    json_object_get_string(v));
 	if (U->tools != NULL)
 		hubup_send(U, U->tools);
 }
