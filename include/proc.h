@@ -251,6 +251,9 @@ struct workers {
 	uint64_t		 kill_grace;	/* seconds */
 	size_t			 event_max;	/* bytes of one event line */
 	struct event		*sigchld_ev;
+	struct event		*orphan_ev;	/* the next look for a dead
+						   worker's tools */
+	int			 orphan_looks;	/* still to come */
 	struct worker_hooks	 hooks;
 	struct forksrv		 fs;		/* forks workers */
 };

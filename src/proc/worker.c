@@ -29,8 +29,11 @@
 #include "wire.h"
 
 #define ORPHAN_POLL_MS	100	/* without a pidfd: how often to look */
+#define ORPHAN_LOOKS	3	/* more looks for a dead worker's tools, */
+#define ORPHAN_LOOK_MS	100	/* 100, 200 and 400 ms apart */
 
 static void	 on_sigchld(evutil_socket_t, short, void *);
+static void	 on_orphan_look(evutil_socket_t, short, void *);
 
 static const struct child_hooks	worker_child_hooks;
 
@@ -48,6 +51,8 @@ workers_init(struct workers *W, struct event_base *base, const char *path,
 	W->env = launch_env();
 	W->sigchld_ev = evsignal_new(base, SIGCHLD, on_sigchld, W);
 	if (W->sigchld_ev == NULL || evsignal_add(W->sigchld_ev, NULL) == -1)
+		return -1;
+	if ((W->orphan_ev = evtimer_new(base, on_orphan_look, W)) == NULL)
 		return -1;
 	forksrv_init(&W->fs, base, path, W->env);
 	return 0;
@@ -116,6 +121,8 @@ workers_free(struct workers *W)
 		worker_free(w);
 	if (W->sigchld_ev != NULL)
 		event_free(W->sigchld_ev);
+	if (W->orphan_ev != NULL)
+		event_free(W->orphan_ev);
 	forksrv_free(&W->fs);
 	launch_env_free(W->env);
 	W->env = NULL;
@@ -492,7 +499,9 @@ worker_run(struct worker *w, json_object *spec)
  * what it left was orphaned to us, the subreaper.  A child of ours with
  * a job's CMDGATE_TICKET in its environment is such a tool (or what a
  * tool started), since a live worker's tools are the worker's children:
- * it gets SIGKILL, with its group.
+ * it gets SIGKILL, with its group.  A tool spawned as its worker died may
+ * not have reached its exec yet (its environment is still the worker's):
+ * ORPHAN_LOOKS more looks follow, ORPHAN_LOOK_MS apart and growing.
  */
 static void
 kill_orphaned_tools(void)
@@ -508,6 +517,35 @@ kill_orphaned_tools(void)
 			kill_with_group(list[i]);
 		}
 	free(list);
+}
+
+static void
+on_orphan_look(evutil_socket_t fd, short ev, void *arg)
+{
+	struct workers	*W = arg;
+	struct timeval	 tv;
+	int		 ms;
+
+	(void)fd;
+	(void)ev;
+	kill_orphaned_tools();
+	if (--W->orphan_looks <= 0)
+		return;
+	ms = ORPHAN_LOOK_MS << (ORPHAN_LOOKS - W->orphan_looks);
+	tv.tv_sec = ms / 1000;
+	tv.tv_usec = ms % 1000 * 1000;
+	evtimer_add(W->orphan_ev, &tv);
+}
+
+/* Look now, and again later (kill_orphaned_tools). */
+static void
+orphans_look(struct workers *W)
+{
+	struct timeval	tv = { 0, ORPHAN_LOOK_MS * 1000 };
+
+	kill_orphaned_tools();
+	W->orphan_looks = ORPHAN_LOOKS;
+	evtimer_add(W->orphan_ev, &tv);
 }
 
 /* w is gone: read what it left, stop its tool if need be, free it. */
@@ -526,7 +564,7 @@ worker_reaped(struct worker *w, int status)
 	if ((WIFSIGNALED(status) || w->garbled != NULL) && w->tool_pgid > 0)
 		kill(-w->tool_pgid, SIGKILL);
 	if (WIFSIGNALED(status) && w->exit_ev == NULL)
-		kill_orphaned_tools();
+		orphans_look(w->W);
 	h->exited(h->arg, w, status);
 	worker_free(w);
 }

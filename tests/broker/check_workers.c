@@ -8,6 +8,7 @@
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <netinet/in.h>
 #include <arpa/inet.h>
@@ -15,6 +16,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <poll.h>
 #include <signal.h>
 #include <spawn.h>
 #include <stdarg.h>
@@ -62,6 +64,54 @@ START_TEST(worker_killed_by_signal)
 	r = callf("{\"jsonrpc\":\"2.0\",\"id\":9,\"method\":\"ping\"}");
 	ck_assert_ptr_nonnull(jpath(r, "result"));
 	json_object_put(r);
+}
+END_TEST
+
+/*
+ * A tool spawned just as its worker died (SIGABRT) and not yet past its
+ * exec then: its environment does not show the job's ticket yet, so the
+ * first look for the worker's orphans misses it; a later look finds it
+ * and kills it (it stayed blocked on the FIFO for ever, outliving the
+ * broker: seen in CI under load).  The worker here is a script that
+ * starts such a late tool and kills itself (the spare one, whose spec
+ * never comes, just exits).
+ */
+START_TEST(tool_exec_after_worker_died)
+{
+	static char	 text[2048];
+	char		 path[PATH_MAX], buf[32], t[32];
+	json_object	*r;
+	struct pollfd	 p;
+
+	snprintf(text, sizeof(text), "#!/bin/sh\n"
+	    "d='%s'\n"
+	    "spec=$(cat <&3)\n"
+	    "[ -n \"$spec\" ] || exit 0\n"
+	    "(sleep 0.02; exec env CMDGATE_TICKET=late sh -c "
+	    "\"echo \\$\\$ >$d/late.tmp; mv $d/late.tmp $d/late.pid; "
+	    "exec cat $d/release >/dev/null\") &\n"
+	    "kill -ABRT $$\n", b.dir);
+	snprintf(path, sizeof(path), "%s/worker.sh", b.dir);
+	write_file(path, text, 0700);
+	setenv("CMDGATE_WORKER", path, 1);
+	start_with("heavy", NULL);
+	unsetenv("CMDGATE_WORKER");
+	submit(t, "[{\"tool\":\"run_tests\"}]", NULL);
+	r = wait_done(t);
+	ck_assert_str_eq(str(r, "status"), "failed");
+	json_object_put(r);
+	snprintf(path, sizeof(path), "%s/late.pid", b.dir);
+	ck_assert_int_eq(wait_for_file(path), 0);
+	fd_slurp(open(path, O_RDONLY), buf, sizeof(buf));
+	p.fd = (int)syscall(SYS_pidfd_open, atoi(buf), 0);
+	p.events = POLLIN;
+	/* Gone already (-1), or goes soon. */
+	ck_assert_msg(p.fd == -1 || poll(&p, 1, TN_TIMEOUT_MS) == 1,
+	    "the late tool %d outlived its worker", atoi(buf));
+	if (p.fd != -1)
+		close(p.fd);
+	ck_assert_int_eq(broker_log_count(&b, "outlived its worker: "
+	    "SIGKILL"), 1);
 }
 END_TEST
 
@@ -521,6 +571,7 @@ main(void)
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, worker_killed_by_signal);
+	tcase_add_test(tc, tool_exec_after_worker_died);
 	tcase_add_test(tc, tool_environment_seen);
 	tcase_add_test(tc, no_shell_in_templates);
 	tcase_add_test(tc, scrubbed_environment);
