@@ -30,9 +30,13 @@ struct wshead {
 
 /*
  * The length of the head at buf[0..len) with its blank line, 0 when it
- * is not whole yet, -1 when WSHEAD_MAX bytes hold no end of head.
+ * is not whole yet, -1 when WSHEAD_MAX bytes hold no end of head.  The
+ * bytes before *seen were looked at by an earlier call and held no end:
+ * the search goes on from there (a head that comes a byte at a time is
+ * read once, not once a byte), and *seen is moved on when it answers 0.
+ * Start with *seen 0.
  */
-long	 wshead_length(const char *buf, size_t len);
+long	 wshead_length(const char *buf, size_t len, size_t *seen);
 /* A request head (n bytes): 0 and *h, or -1 when it is not an HTTP/1.1
  * request head. */
 int	 wshead_request(const char *buf, size_t n, struct wshead *h);

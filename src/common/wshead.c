@@ -20,11 +20,13 @@
 #define WSHEAD_LINE_MAX	4096
 
 long
-wshead_length(const char *buf, size_t len)
+wshead_length(const char *buf, size_t len, size_t *seen)
 {
 	size_t	i;
 
-	for (i = 0; i < len && i < WSHEAD_MAX; i++) {
+	if (len > WSHEAD_MAX)
+		len = WSHEAD_MAX;
+	for (i = *seen < len ? *seen : len; i < len; i++) {
 		if (buf[i] != '\n')
 			continue;
 		if (i >= 1 && buf[i - 1] == '\n')
@@ -32,6 +34,7 @@ wshead_length(const char *buf, size_t len)
 		if (i >= 2 && buf[i - 1] == '\r' && buf[i - 2] == '\n')
 			return (long)i + 1;
 	}
+	*seen = len;
 	return len >= WSHEAD_MAX ? -1 : 0;
 }
 

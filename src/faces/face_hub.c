@@ -60,6 +60,7 @@ struct hubconn {
 	char			 peer[80];
 	char			 local[80];	/* ADDR:PORT it came to */
 	int			 refusing;	/* its refusal goes out */
+	size_t			 seen;		/* head bytes with no end */
 };
 
 /* A plugin's WebSocket. */
@@ -497,7 +498,7 @@ hubconn_read(struct bufferevent *bev, void *arg)
 		return;
 	buf = (const char *)evbuffer_pullup(in, (ev_ssize_t)(have < WSHEAD_MAX ?
 	    have : WSHEAD_MAX));
-	n = wshead_length(buf, have < WSHEAD_MAX ? have : WSHEAD_MAX);
+	n = wshead_length(buf, have, &c->seen);
 	if (n == 0)
 		return;
 	if (n < 0) {

@@ -67,6 +67,7 @@ struct hubup {
 	struct bufferevent	*bev;		/* until the 101 */
 	struct ws		*ws;
 	char			 key[WS_KEY_LEN + 1];
+	size_t			 head_seen;	/* answer bytes with no end */
 	json_object		*sid;		/* the server's session id, whole;
 						   NULL: none */
 	json_object		*reg;		/* the editor's register */
@@ -418,7 +419,7 @@ hubup_head_read(struct bufferevent *bev, void *arg)
 	size_t		 have = evbuffer_get_length(in);
 	const char	*buf = (const char *)evbuffer_pullup(in, -1);
 	char		 err[256];
-	long		 n = wshead_length(buf, have);
+	long		 n = wshead_length(buf, have, &U->head_seen);
 
 	if (n == 0)
 		return;
@@ -451,6 +452,7 @@ hubup_event(struct bufferevent *bev, short what, void *arg)
 		    "/hub/plugin", U->api_key, U->key);
 		bufferevent_write(bev, head, strlen(head));
 		free(head);
+		U->head_seen = 0;
 		U->state = HU_HEAD;
 		return;
 	}
