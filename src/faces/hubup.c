@@ -452,7 +452,6 @@ hubup_event(struct bufferevent *bev, short what, void *arg)
 		    "/hub/plugin", U->api_key, U->key);
 		bufferevent_write(bev, head, strlen(head));
 		free(head);
-		U->head_seen = 0;
 		U->state = HU_HEAD;
 		return;
 	}
@@ -480,6 +479,7 @@ hubup_connect(struct hubup *U)
 		fatalx("bufferevent_socket_new");
 	bufferevent_setcb(U->bev, hubup_head_read, NULL, hubup_event, U);
 	bufferevent_enable(U->bev, EV_READ | EV_WRITE);
+	U->head_seen = 0;	/* its answer may be read before CONNECTED */
 	U->state = HU_CONNECTING;
 }
 

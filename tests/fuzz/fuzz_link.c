@@ -17,8 +17,8 @@
  * before the loop's first turn; bit 5 the dialect is jsonrpc-lsp (else
  * unity-mcp); bit 6 (not with bit 4) the bridge says nothing for
  * SLOW_MS after it took the connection, the loop running, as a loaded
- * machine or a busy editor may (calls of less time end unwritten, the
- * others are written once the WELCOME comes).  Then a byte per call: bits 0-4 its timeout, 20 ms more
+ * machine or a busy editor may (unity-mcp: calls of less time end
+ * unwritten, the others are written once the WELCOME comes).  Then a byte per call: bits 0-4 its timeout, 20 ms more
  * than that; bit 6 a ping (else get_editor_state, get-logs in
  * jsonrpc-lsp); bit 7 open_ms 0 (unity-mcp: refused at the loop's first
  * turn, before any WELCOME, or timed out when that turn came after its
@@ -634,7 +634,10 @@ got_fits(size_t k, size_t off)
 		n = fz.gotlen - off;
 	if (memcmp(fz.got + off, want, n) == 0 && got_fits(k + 1, off + n))
 		return 1;
-	return unwritten_may(&fz.calls[k]) && got_fits(k + 1, off);
+	/* Told after the WELCOME, it was written (link_opened writes every
+	 * call waiting): its bytes are here, or the last ones cut. */
+	return unwritten_may(&fz.calls[k]) && fz.calls[k].seen_ago_ms < 0 &&
+	    got_fits(k + 1, off);
 }
 
 /* What the bridge received: the frames of the calls written. */
