@@ -18,7 +18,8 @@
  * unity-mcp); bit 6 (not with bit 4) the bridge says nothing for
  * SLOW_MS after it took the connection, the loop running, as a loaded
  * machine or a busy editor may (unity-mcp: calls of less time end
- * unwritten, the others are written once the WELCOME comes).  Then a byte per call: bits 0-4 its timeout, 20 ms more
+ * unwritten, the others are written once the WELCOME comes).  Then a
+ * byte per call: bits 0-4 its timeout, 20 ms more
  * than that; bit 6 a ping (else get_editor_state, get-logs in
  * jsonrpc-lsp); bit 7 open_ms 0 (unity-mcp: refused at the loop's first
  * turn, before any WELCOME, or timed out when that turn came after its
@@ -1189,34 +1190,14 @@ accepted(void)
 	return fz.fd != -1;
 }
 
-static int	slow_over;
-
-static void
-slow_cb(evutil_socket_t fd, short ev, void *arg)
-{
-	(void)fd;
-	(void)ev;
-	(void)arg;
-	slow_over = 1;
-}
-
-static int
-slow_done(void)
-{
-	return slow_over;
-}
-
 /* The bridge's silence: the loop runs SLOW_MS. */
 static void
 bridge_slow(void)
 {
-	struct timeval	 tv = { 0, SLOW_MS * 1000 };
-	struct event	*ev = evtimer_new(fz.base, slow_cb, NULL);
+	struct timeval	tv = { 0, SLOW_MS * 1000 };
 
-	slow_over = 0;
-	evtimer_add(ev, &tv);
-	loop_until(slow_done, "the bridge's silence never ended");
-	event_free(ev);
+	event_base_loopexit(fz.base, &tv);
+	event_base_dispatch(fz.base);
 }
 
 /* How the bridge ends (mode), then every call told. */
@@ -1293,7 +1274,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (data[0] & 16)
 		accept_cb(fz.lfd, EV_READ, NULL);
 	loop_until(accepted, "the link did not connect");
-	if ((data[0] & 80) == 64)
+	if ((data[0] & 0x50) == 0x40)	/* bit 6, not bit 4 */
 		bridge_slow();
 	bridge_say(data + hdr, size - hdr, data[hdr - 1] == 0 ? SIZE_MAX :
 	    data[hdr - 1]);
