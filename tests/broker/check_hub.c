@@ -555,6 +555,27 @@ START_TEST(server_restart_registers_again)
 END_TEST
 
 /*
+ * A server that dies in the middle of its answer to the upgrade (600
+ * bytes of header lines, no end): the next connection's answer, shorter
+ * than that, is read from its first byte (the count of head bytes looked
+ * at starts again at each connect), and the editor is registered again.
+ */
+START_TEST(cut_answer_then_whole)
+{
+	hub_start();
+	plugin_start();
+	fake_await(&srv, "recv register_tools ");
+	fake_ctl(&srv, "cut 600");
+	fake_ctl(&srv, "drop 1012");
+	fake_await(&srv, "cut 600");
+	fake_await(&srv, "recv register ");
+	fake_await(&srv, "registered ");
+	ck_assert_int_eq(fake_count(&srv, "recv register "), 2);
+	ck_assert_int_eq(fake_count(&plug, "close "), 0);
+}
+END_TEST
+
+/*
  * The editor itself still registered straight on the server: the two
  * registrants evict each other; the third time in a minute cmdgate says
  * who holds the project and stops trying for a while.
@@ -616,6 +637,7 @@ main(void)
 	tcase_add_test(tc, upstream_nul_type_unknown);
 	tcase_add_test(tc, test_run_holds_compile);
 	tcase_add_test(tc, server_restart_registers_again);
+	tcase_add_test(tc, cut_answer_then_whole);
 	tcase_add_test(tc, another_registrant_noticed);
 	tcase_add_test(tc, server_session_whole);
 	suite_add_tcase(s, tc);

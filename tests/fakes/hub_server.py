@@ -40,11 +40,15 @@ Control channel, lines on stdin (end of file ends the fake):
   raw JSON        that text, verbatim, to the first registered session
   tools           the stored tool names of each session
   drop [CODE]     close every hub socket (default 1012, a shutdown)
+  cut N           answer the next upgrade of /hub/plugin with a 101
+                  status line and N bytes of header lines, no end of the
+                  head, then close the connection (a server that dies
+                  mid-answer)
   release         let held event streams go on
   quit
 Log on stdout, one event a line: port N, accept, sent welcome, close CODE
 [SID], recv TYPE ..., drop TYPE (why), registered SID, evicted SID,
-sent ping SID, stale SID, sent execute ID NAME, result ID JSON,
+sent ping SID, stale SID, cut N, sent execute ID NAME, result ID JSON,
 timeout ID JSON,
 tools SID NAMES..., http METHOD PATH, sse held, sse end, ctl LINE (once
 the control line took effect).
@@ -112,6 +116,7 @@ class Hub:
         self.all = set()	# every open Sock
         self.tasks = set()	# the executes' outcomes, kept till done
         self.release = asyncio.Event()
+        self.cut = 0		# the next upgrade's answer cut after this
 
     def sid_of(self, sock):
         return next((s for s, w in self.sockets.items() if w is sock), None)
@@ -531,7 +536,20 @@ async def route(reader, writer, method, path, headers):
     return "close" not in tokens(headers.get("connection", ""))
 
 
+async def cut_answer(writer, n):
+    """A 101 status line and n bytes of header lines, never ended."""
+    line = b"X-Pad: " + b"a" * 60 + b"\r\n"
+    pad = line * (n // len(line) + 1)
+    writer.write(b"HTTP/1.1 101 Switching Protocols\r\n" + pad[:n])
+    await writer.drain()
+    log("cut", n)
+
+
 async def upgrade(reader, writer, head):
+    if HUB.cut > 0:
+        n, HUB.cut = HUB.cut, 0
+        await cut_answer(writer, n)
+        return
     conn = ServerConnection(max_size=MAX_MESSAGE)
     conn.receive_data(head)
     request = next(e for e in conn.events_received())
@@ -670,6 +688,8 @@ async def control(line):
     elif cmd == "drop":
         for sock in list(HUB.all):
             await sock.close(int(rest) if rest else 1012)
+    elif cmd == "cut" and rest.isdigit():
+        HUB.cut = int(rest)
     elif cmd == "release":
         HUB.release.set()
         HUB.release = asyncio.Event()
