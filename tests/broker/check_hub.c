@@ -527,19 +527,26 @@ START_TEST(test_run_holds_compile)
 END_TEST
 
 /*
- * The server restarts (closes its hub sockets 1012): cmdgate connects
+ * The server restarts (closes its hub sockets 1012), its answer to the
+ * next upgrade cut after cut bytes when cut is not 0: cmdgate connects
  * again, registers the editor and its tools anew, and the plugin's own
  * connection to the face is never touched.
  */
-START_TEST(server_restart_registers_again)
+static void
+registers_again(int cut)
 {
-	char	res[4096];
+	char	res[4096], line[32];
 
 	hub_start();
 	plugin_start();
 	fake_await(&srv, "recv register_tools ");
+	snprintf(line, sizeof(line), "cut %d", cut);
+	if (cut > 0)
+		fake_ctl(&srv, line);
 	fake_ctl(&srv, "drop 1012");
 	fake_await(&srv, "close 1012");
+	if (cut > 0)
+		fake_await(&srv, line);
 	fake_await(&srv, "recv register ");
 	fake_await(&srv, "registered ");
 	fake_await(&srv, "recv register_tools ");
@@ -552,6 +559,11 @@ START_TEST(server_restart_registers_again)
 	ck_assert_int_eq(fake_count(&plug, "close "), 0);
 	ck_assert_int_eq(fake_count(&plug, "abort "), 0);
 }
+
+START_TEST(server_restart_registers_again)
+{
+	registers_again(0);
+}
 END_TEST
 
 /*
@@ -562,16 +574,7 @@ END_TEST
  */
 START_TEST(cut_answer_then_whole)
 {
-	hub_start();
-	plugin_start();
-	fake_await(&srv, "recv register_tools ");
-	fake_ctl(&srv, "cut 600");
-	fake_ctl(&srv, "drop 1012");
-	fake_await(&srv, "cut 600");
-	fake_await(&srv, "recv register ");
-	fake_await(&srv, "registered ");
-	ck_assert_int_eq(fake_count(&srv, "recv register "), 2);
-	ck_assert_int_eq(fake_count(&plug, "close "), 0);
+	registers_again(600);
 }
 END_TEST
 
