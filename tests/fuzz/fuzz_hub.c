@@ -7,14 +7,15 @@
  * each connection brings) on 127.0.0.1, and the editor link of the
  * face's address with one call (a ping) waiting for the plugin.
  *
- * Input: byte 0 the size of the client's writes (0: all at once), byte
- * 1 bit 0: the rest is the connection's raw bytes (heads cut anywhere,
- * over-long heads, other routes, bad upgrades) instead of the plugin's
- * upgrade made here (bit 1 an X-API-Key, bit 2 a query) followed by
- * records KIND LEN PAYLOAD, each one masked client frame: KIND & 7 a
- * text message of the payload, a register with the payload as its
- * project_hash, register_tools with it as the tools, a pong naming it,
- * a command_result with it as the id, a binary message, a ping, a close;
+ * Input: byte 0 the size of the client's writes (0: all at once; past
+ * 128 writes the rest goes in 128 more at most), byte 1 bit 0: the rest
+ * is the connection's raw bytes (heads cut anywhere, over-long heads,
+ * other routes, bad upgrades) instead of the plugin's upgrade made here
+ * (bit 1 an X-API-Key, bit 2 a query) followed by records KIND LEN
+ * PAYLOAD, each one masked client frame: KIND & 7 a text message of the
+ * payload, a register with the payload as its project_hash,
+ * register_tools with it as the tools, a pong naming it, a
+ * command_result with it as the id, a binary message, a ping, a close;
  * KIND & 8 the message in two fragments, & 16 a header claiming 16 MiB
  * more than the payload, & 32 unmasked.
  *
@@ -76,6 +77,7 @@
 #define HUB_MAX		(16 * 1024 * 1024)
 #define HEAD_MAX	8192
 #define FAKE_MAX	16
+#define PIECES		128	/* writes of the input's step, then 128 more */
 #define ANY_CODE	(-1)
 
 static struct event_base	*base;
@@ -522,18 +524,27 @@ client_open(void)
 	hub_adopt(&srv, bev, "127.0.0.1:fuzz");
 }
 
-/* The bytes in pieces of step, the loop run after each: how many went. */
+/*
+ * The bytes in pieces of step, the loop run after each: how many went.
+ * Past PIECES pieces the rest goes in PIECES more at most, each of step
+ * or larger: an input's first PIECES cuts are where step puts them, and
+ * a long input at a small step does not cost thousands of sends (they
+ * were most of the harness's time, in the kernel's TCP).
+ */
 static size_t
 client_write(const uint8_t *p, size_t n, size_t step)
 {
-	size_t	off = 0, k;
+	size_t	off = 0, k, pieces = 0;
 	ssize_t	w;
 	int	tries = 0;
 
 	while (off < n) {
+		if (pieces == PIECES && (n - off + PIECES - 1) / PIECES > step)
+			step = (n - off + PIECES - 1) / PIECES;
 		k = n - off < step ? n - off : step;
 		if ((w = send(cl.fd, p + off, k, MSG_NOSIGNAL)) > 0) {
 			off += (size_t)w;
+			pieces++;
 			tries = 0;
 		} else if (errno != EAGAIN && errno != EINTR)
 			break;		/* the face closed: the rest is lost */
