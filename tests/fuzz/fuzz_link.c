@@ -1,69 +1,66 @@
 /* SPDX-License-Identifier: ISC */
 /*
  * libFuzzer harness: the broker's editor link (src/link/link.c) as an
- * editor's bridge reaches it, in either dialect the link speaks.
- * unity-mcp (MCP for Unity's bridge): the WELCOME line, then 8-byte
- * big-endian frames of status envelopes, each to the oldest call in
- * flight.  jsonrpc-lsp (uLoopMCP's editor): JSON-RPC 2.0 messages, each
- * a "Content-Length: N" header block and N bytes of body, answers matched
- * to calls by id.  Each input gets an event base, a links set and one
- * link to a fake bridge on 127.0.0.1, accepted from the loop; the calls
- * are all made first (pipelined), then the bridge says the input's bytes.
+ * editor's bridge reaches it, in either dialect the link speaks.  unity-mcp
+ * (MCP for Unity's bridge): the WELCOME line, then 8-byte big-endian frames
+ * of status envelopes, each to the oldest call in flight.  jsonrpc-lsp
+ * (uLoopMCP's editor): JSON-RPC 2.0 messages, each a "Content-Length: N"
+ * header block and N bytes of body, answers matched to calls by id.  Each
+ * input gets an event base, a links set and one link to a fake bridge on
+ * 127.0.0.1, accepted from the loop; the calls are all made first
+ * (pipelined), then the bridge says the input's bytes.
  *
  * Byte 0: bits 0-1 the number of calls less one (1-4); bits 2-3 how the
- * bridge ends: 0 closes (FIN) after its bytes, 1 keeps the connection
- * open, 2 resets it (RST), 3 the broker stops (links_free) once its
- * bytes were read; bit 4 the bridge is taken and says its first piece
- * before the loop's first turn; bit 5 the dialect is jsonrpc-lsp (else
- * unity-mcp); bit 6 (not with bit 4) the bridge says nothing for
- * SLOW_MS after it took the connection, the loop running, as a loaded
- * machine or a busy editor may (unity-mcp: calls of less time end
- * unwritten, the others are written once the WELCOME comes).  Then a
- * byte per call: bits 0-4 its timeout, 20 ms more
- * than that; bit 6 a ping (else get_editor_state, get-logs in
+ * bridge ends: 0 closes (FIN) after its bytes, 1 keeps the connection open,
+ * 2 resets it (RST), 3 the broker stops (links_free) once its bytes were
+ * read; bit 4 the bridge is taken and says its first piece before the loop's
+ * first turn; bit 5 the dialect is jsonrpc-lsp (else unity-mcp); bit 6 (not
+ * with bit 4) the bridge says nothing for SLOW_MS after it took the
+ * connection, the loop running, as a loaded machine or a busy editor may
+ * (unity-mcp: calls of less time end unwritten, the others are written once
+ * the WELCOME comes).  Then a byte per call: bits 0-4 its timeout, 20 ms
+ * more than that; bit 6 a ping (else get_editor_state, get-logs in
  * jsonrpc-lsp); bit 7 open_ms 0 (unity-mcp: refused at the loop's first
  * turn, before any WELCOME, or timed out when that turn came after its
  * timeout on a loaded machine; not with byte 0's bit 4); jsonrpc-lsp only,
  * bit 5 open_ms 5 (else open_ms is its timeout).  Then the size of the
- * bridge's writes (0: all at once), the loop running between them; the
- * rest is what the bridge sends.
+ * bridge's writes (0: all at once), the loop running between them; the rest
+ * is what the bridge sends.
  *
- * What must hold (link.h, cmdgated(8) Editor link, cmdgate.tools(5)):
- * every call's callback runs once, from the loop; TIMEOUT (and "behind")
- * never before the call's timeout passed (but for 3 ms of libevent's
- * coarse clock), whatever its open_ms.  unity-mcp: its status is one
- * the bridge's bytes allow, read here on their own: an answer's (OK,
- * ERROR, or PROTOCOL for what is no envelope) only from the frame of
- * that call in order after a valid WELCOME (one earlier for each call
- * before it whose time ran out before the WELCOME, on a loaded machine:
- * it may have gone unwritten), and that one unless the call's time ran
- * out first; PROTOCOL for a bad WELCOME line or a frame
- * of length 0, TOO_LONG for one over 64 MiB; REFUSED only unsent, LOST
- * only sent; TIMEOUT at any time (the clock is real), "behind" only with
- * it; CANCELLED exactly for the calls links_free tells.  OK's out is the
- * envelope's result, ERROR's the whole envelope, as strict JSON; err is
- * "TO: why" unless OK; sent only after a WELCOME.  The bridge receives
+ * What must hold (link.h, cmdgated(8) Editor link, cmdgate.tools(5)): every
+ * call's callback runs once, from the loop; TIMEOUT (and "behind") never
+ * before the call's timeout passed (but for 3 ms of libevent's coarse
+ * clock), whatever its open_ms.  unity-mcp: its status is one the bridge's
+ * bytes allow, read here on their own: an answer's (OK, ERROR, or PROTOCOL
+ * for what is no envelope) only from the frame of that call in order after a
+ * valid WELCOME (one earlier for each call before it whose time ran out
+ * before the WELCOME, on a loaded machine: it may have gone unwritten), and
+ * that one unless the call's time ran out first; PROTOCOL for a bad WELCOME
+ * line or a frame of length 0, TOO_LONG for one over 64 MiB; REFUSED only
+ * unsent, LOST only sent; TIMEOUT at any time (the clock is real), "behind"
+ * only with it; CANCELLED exactly for the calls links_free tells.  OK's out
+ * is the envelope's result, ERROR's the whole envelope, as strict JSON; err
+ * is "TO: why" unless OK; sent only after a WELCOME.  The bridge receives
  * the frames of the calls written, in order, and nothing else; the link
  * connects once; server_status's editor_links agrees; nothing leaks.
  *
- * jsonrpc-lsp: no WELCOME, the link opens on connect.  The bridge
- * receives the calls' messages in order (those written: a call refused
- * before the link opened is not), nothing else, each a Content-Length
- * header matching its body, {"jsonrpc": "2.0", "id", "method": "get-logs"
- * or "ping", "params": {}} with the ids 1, 2, 3.. of the calls in the
- * order made.  An answer (a message with an "id" and no "method") goes
- * to the call in flight of its integer id, an error answer with "id":
- * null to the oldest call in flight; other messages (notifications,
- * requests from the server) and answers to no call in flight are
- * skipped.  Its "result" is OK with out the result; its "error" ERROR
- * with out the error and err "TO: upstream error CODE: MESSAGE" (OK
- * for a ping); neither, PROTOCOL for that call only.  A body that is not
- * strict JSON or not an object, a header block whose last Content-Length
- * line is not a valid one or with none (other header lines ignored), or
- * a Content-Length over 64 MiB closes the link: the oldest call in flight
- * hears PROTOCOL (TOO_LONG), the others LOST; so may a header line over
- * 4 KiB (the link sees a part of it over 4 KiB), and one such at the end
- * of the bytes does.  A call unanswered when the bridge closes or resets
+ * jsonrpc-lsp: no WELCOME, the link opens on connect.  The bridge receives
+ * the calls' messages in order (those written: a call refused before the
+ * link opened is not), nothing else, each a Content-Length header matching
+ * its body, {"jsonrpc": "2.0", "id", "method": "get-logs" or "ping",
+ * "params": {}} with the ids 1, 2, 3.. of the calls in the order made.  An
+ * answer (a message with an "id" and no "method") goes to the call in flight
+ * of its integer id, an error answer with "id": null to the oldest call in
+ * flight; other messages (notifications, requests from the server) and
+ * answers to no call in flight are skipped.  Its "result" is OK with out the
+ * result; its "error" ERROR with out the error and err "TO: upstream error
+ * CODE: MESSAGE" (OK for a ping); neither, PROTOCOL for that call only.  A
+ * body that is not strict JSON or not an object, a header block whose last
+ * Content-Length line is not a valid one or with none (other header lines
+ * ignored), or a Content-Length over 64 MiB closes the link: the oldest call
+ * in flight hears PROTOCOL (TOO_LONG), the others LOST; so may a header line
+ * over 4 KiB (the link sees a part of it over 4 KiB), and one such at the
+ * end of the bytes does.  A call unanswered when the bridge closes or resets
  * is LOST, when the broker stops CANCELLED; REFUSED only unsent (never
  * written, or "closed" before it went whole), LOST only sent.
  */
