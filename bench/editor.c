@@ -30,7 +30,8 @@
 #include "table.h"
 
 #define MAXR		64
-#define ED_NAGENT	6	/* the round trips' agents, in turn */
+#define ED_NAGENT	7	/* the round trips' agents, in turn */
+#define ED_RELAY_AGENT	6	/* the one through the plain relay */
 #define ED_WARM		5	/* untimed calls of each agent first */
 #define ED_SLOW_MS	10	/* a real editor's main thread, a command */
 
@@ -58,7 +59,8 @@ struct ed_run {
 	int		up, lp;		/* the bridge's two ports */
 	struct broker	b;
 	int		face_u, face_l, http;
-	pid_t		relay;		/* -1: none (the 10 ms rows) */
+	pid_t		relay;		/* the plain relay */
+	int		delay_ms;	/* the bridge's, a command */
 	int		rp;		/* its port */
 	char		state[512];
 };
@@ -77,6 +79,7 @@ static const struct {
 	{ ED_ULOOP, ED_FACE_L },	/* 3: the uloop face */
 	{ ED_HTTP, ED_HTTPP },		/* 4: MCP over HTTP */
 	{ ED_STDIO, ED_BROKER },	/* 5: cmdgate mcp */
+	{ ED_UNITY, ED_RELAY },		/* 6: the plain relay, MCP for Unity */
 };
 
 static int	ed_calls = 100, ed_slow_calls = 48;
@@ -188,10 +191,9 @@ ed_start(struct ed_run *r, int delay)
 			    "--http", NULL, NULL };
 	char		 json[2048], fu[48], fl[48], fh[48], tools[512];
 
+	r->delay_ms = delay;
 	ed_bridge_start(r, delay);
-	r->relay = -1;
-	if (delay == 0)
-		ed_relay_start(r);
+	ed_relay_start(r);
 	ed_ports(r);
 	snprintf(fu, sizeof(fu), "unity-mcp@127.0.0.1:%d", r->face_u);
 	snprintf(fl, sizeof(fl), "uloop@127.0.0.1:%d", r->face_l);
@@ -212,8 +214,7 @@ ed_stop(struct ed_run *r)
 {
 	broker_stop(&r->b);
 	rmtree(r->state);
-	if (r->relay != -1)
-		stop(r->relay);
+	stop(r->relay);
 	stop(r->bridge);
 }
 
@@ -466,6 +467,51 @@ ed_relay_rows(const struct ed_figures *f, int k)
 	    f->relay[k], rounds, GOAL_NONE, 0, NULL);
 }
 
+/*
+ * The floor of the round trips: the unity-mcp read through the plain
+ * relay (agent ED_RELAY_AGENT) beside the same read straight to the bridge
+ * (agent 0), which is what any gateway of its own process costs here in
+ * system calls and wakeups alone; then the unity-mcp face (agent 1)
+ * against the relay, which is cmdgate's own part.  No target: they say
+ * how much of a target the machine leaves to the gateway's work.
+ */
+static void
+ed_relay_rtt_rows(const struct ed_figures *f, int delay)
+{
+	double		 thr[MAXR], str[MAXR], relay[MAXR], face[MAXR];
+	double		 unit = delay > 0 ? 1e3 : 1;
+	char		 what[128], bridge[32];
+	const char	*path = "plain relay, bench/relay.c "
+			    "(get_editor_state)";
+	int		 r;
+
+	for (r = 0; r < rounds; r++) {
+		thr[r] = f->rtt[r][ED_RELAY_AGENT] / unit;
+		str[r] = f->rtt[r][0] / unit;
+		relay[r] = delay > 0 ? (thr[r] / str[r] - 1) * 100 :
+		    (thr[r] - str[r]) / 1e3;
+		face[r] = delay > 0 ? (f->rtt[r][1] / unit / thr[r] - 1) * 100 :
+		    (f->rtt[r][1] - thr[r]) / 1e3;
+	}
+	snprintf(bridge, sizeof(bridge), delay > 0 ? "%d ms bridge" :
+	    "instant bridge", delay);
+	snprintf(what, sizeof(what), "round trip, %s, %s", bridge, path);
+	table_row(what, delay > 0 ? "ms" : "us", thr,
+	    "straight to the bridge", str, rounds, GOAL_NONE, 0, NULL);
+	snprintf(what, sizeof(what), delay > 0 ? "gateway's share of a call "
+	    "(through / straight - 1), %s, the plain relay" : "added to the "
+	    "bridge's round trip (median less median), %s, the plain relay",
+	    bridge);
+	table_row(what, delay > 0 ? "%" : "ms", relay, NULL, NULL, rounds,
+	    GOAL_NONE, 0, NULL);
+	snprintf(what, sizeof(what), delay > 0 ? "the unity-mcp face against "
+	    "the plain relay (face / relay - 1), %s" : "added by the unity-mcp "
+	    "face to the plain relay's round trip (median less median), %s",
+	    bridge);
+	table_row(what, delay > 0 ? "%" : "ms", face, NULL, NULL, rounds,
+	    GOAL_NONE, 0, NULL);
+}
+
 static int
 ed_env(const char *name, int def)
 {
@@ -533,7 +579,7 @@ ed_rates(struct ed_run *r, struct ed_figures *f, int i, int total,
 				    ed_port(r, ed_phases[k].face),
 				    ed_phases[k].agents, total);
 		}
-	for (k = 0; k < 2 && r->relay != -1; k++) {
+	for (k = 0; k < 2 && r->delay_ms == 0; k++) {
 		nanosleep(&settle, NULL);
 		f->relay[k][i] = ed_rate(ED_UNITY, ed_port(r, ED_RELAY),
 		    ed_phases[k].agents, total * straight_x);
@@ -570,6 +616,7 @@ bench_editor(int delay_ms)
 			ed_slow_rtt_rows(f, k);
 		else
 			ed_rtt_rows(f, k);
+	ed_relay_rtt_rows(f, delay_ms);
 	for (k = 0; k < 4; k++)
 		ed_rate_rows(f, k, delay_ms);
 	for (k = 0; k < 2 && delay_ms == 0; k++)
