@@ -457,9 +457,9 @@ fwd_first_answer(struct fwd *f, json_object *res)
 /*
  * The first call: a refused connect again until connect_timeout_s.  An
  * idempotent call whose connection was lost after the request went out
- * is sent again, each time in an exchange of its own (under the
- * upstream's lock) with a new connect window, until the deadline; never
- * a reload tool's, whose loss is its reload.
+ * is sent again, each time in an exchange of its own (over the editor
+ * link where the broker links the bridge) with a new connect window,
+ * until the deadline; never a reload tool's, whose loss is its reload.
  */
 static enum up_status
 fwd_first(struct fwd *f, json_object **out)
