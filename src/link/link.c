@@ -231,6 +231,25 @@ link_output_cb(struct evbuffer *buf, const struct evbuffer_cb_info *info,
 	L->drained += info->n_deleted;
 }
 
+/*
+ * Give len bytes of p to the bridge: what the socket takes goes at once,
+ * not a loop turn later; the rest, or all of it after an error, through
+ * the bufferevent, whose write event then sees the error.
+ */
+static void
+link_write(struct link *L, const char *p, size_t len)
+{
+	ssize_t	n = 0;
+
+	if (evbuffer_get_length(bufferevent_get_output(L->bev)) == 0 &&
+	    (n = send(bufferevent_getfd(L->bev), p, len, MSG_NOSIGNAL)) < 0)
+		n = 0;
+	L->drained += (uint64_t)n;
+	if ((size_t)n < len &&
+	    bufferevent_write(L->bev, p + n, len - (size_t)n) == -1)
+		fatalx("bufferevent_write: out of memory");
+}
+
 /* Write every waiting call, in order. */
 static void
 link_flush(struct link *L)
@@ -246,8 +265,8 @@ link_flush(struct link *L)
 		if (L->dl == LD_HUB) {
 			L->port->send(L->port_arg, (char *)c->frame, c->len);
 			L->drained += c->len;
-		} else if (bufferevent_write(L->bev, c->frame, c->len) == -1)
-			fatalx("bufferevent_write: out of memory");
+		} else
+			link_write(L, (const char *)c->frame, c->len);
 		L->queued += c->len;
 		c->end = L->queued;
 		free(c->frame);
