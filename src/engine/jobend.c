@@ -45,8 +45,12 @@ jobend_forget(struct jobs *J, struct job *j)
 	const char	*error = json_object_get_string(job_rec_get(j->rec,
 	    "error"));
 
-	log_info("%s %s%s%s", j->ticket, job_status_name(j->status),
-	    error != NULL ? ": " : "", error != NULL ? error : "");
+	/* An editor read that went well comes many times a minute. */
+	if (job_instant_read(j) && j->status == JOB_DONE)
+		log_debug("%s %s", j->ticket, job_status_name(j->status));
+	else
+		log_info("%s %s%s%s", j->ticket, job_status_name(j->status),
+		    error != NULL ? ": " : "", error != NULL ? error : "");
 	if (j->uncounted) {	/* counted as over once stored */
 		J->count[j->counted]--;
 		J->count[j->status]++;

@@ -308,11 +308,12 @@ forked(void)
 
 /*
  * An instant read over an open link needs no worker: the broker sends it
- * and makes its result as a worker would.
+ * and makes its result as a worker would.  A read that ended done is not
+ * in the info log, one that failed is.
  */
 START_TEST(read_without_worker)
 {
-	char		 t[32];
+	char		 t[32], line[64];
 	json_object	*r;
 	int64_t		 before;
 	int		 i;
@@ -330,6 +331,8 @@ START_TEST(read_without_worker)
 		ck_assert_str_eq(str(r, "results.0.result.data.projectName"),
 		    "FakeProject");
 		json_object_put(r);
+		snprintf(line, sizeof(line), "%s done", t);
+		ck_assert_int_eq(broker_log_count(&b, line), 0);
 	}
 	/* A tool-level failure is the worker's tool_failed too. */
 	submit(t, "[{\"tool\":\"get_test_job\",\"params\":{\"job_id\":"
@@ -342,6 +345,8 @@ START_TEST(read_without_worker)
 	ck_assert(!json_object_get_boolean(jpath(r,
 	    "results.0.result.success")));
 	json_object_put(r);
+	snprintf(line, sizeof(line), "%s failed: ", t);
+	ck_assert_int_eq(broker_await_log(&b, line), 1);
 	ck_assert_int_eq(forked(), before);
 	fake_ctl(&fk, "sync");
 	ck_assert_int_eq(fake_count(&fk, "recv get_project_info "), 6);
