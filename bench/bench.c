@@ -283,8 +283,8 @@ static double
 tsp_true(const char *slots)
 {
 	static char	 sock[300];
-	char		 env0[400], *envp[] = { env0, "PATH=/usr/bin:/bin",
-			    NULL };
+	char		 env0[400], env1[400], *envp[] = { env0, env1,
+			    "PATH=/usr/bin:/bin", NULL };
 	char		*set[] = { "tsp", "-S", (char *)slots, NULL };
 	char		*add[] = { "tsp", "/bin/true", NULL };
 	char		*wait[] = { "tsp", "-w", NULL };
@@ -294,6 +294,8 @@ tsp_true(const char *slots)
 
 	snprintf(sock, sizeof(sock), "%s", tmp("tsp.sock"));
 	snprintf(env0, sizeof(env0), "TS_SOCKET=%s", sock);
+	/* Its jobs' output files (ts-out.*) go with the temp dir. */
+	snprintf(env1, sizeof(env1), "TMPDIR=%s", tmpdir);
 	tsp_sock = sock;
 	run_wait(set, envp);
 	t0 = now();
