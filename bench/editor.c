@@ -467,6 +467,14 @@ ed_relay_rows(const struct ed_figures *f, int k)
 	    f->relay[k], rounds, GOAL_NONE, 0, NULL);
 }
 
+/* What b adds to a: a share in % (a slow bridge's, in ms), else ms (of
+ * round trips in us). */
+static double
+ed_added(double a, double b, int delay)
+{
+	return delay > 0 ? (b / a - 1) * 100 : (b - a) / 1e3;
+}
+
 /*
  * The floor of the round trips: the unity-mcp read through the plain
  * relay (agent ED_RELAY_AGENT) beside the same read straight to the bridge
@@ -478,38 +486,38 @@ ed_relay_rows(const struct ed_figures *f, int k)
 static void
 ed_relay_rtt_rows(const struct ed_figures *f, int delay)
 {
-	double		 thr[MAXR], str[MAXR], relay[MAXR], face[MAXR];
-	double		 unit = delay > 0 ? 1e3 : 1;
-	char		 what[128], bridge[32];
-	const char	*path = "plain relay, bench/relay.c "
-			    "(get_editor_state)";
-	int		 r;
+	static const char *const added[2][2] = {
+		{ "added to the bridge's round trip (median less median), %s, "
+		    "the plain relay", "added by the unity-mcp face to the "
+		    "plain relay's round trip (median less median), %s" },
+		{ "gateway's share of a call (through / straight - 1), %s, "
+		    "the plain relay", "the unity-mcp face against the plain "
+		    "relay (face / relay - 1), %s" },
+	};
+	double	 thr[MAXR], str[MAXR], relay[MAXR], face[MAXR];
+	double	*fig[2] = { relay, face }, unit = delay > 0 ? 1e3 : 1;
+	char	 what[128], bridge[32];
+	int	 r, k;
 
 	for (r = 0; r < rounds; r++) {
 		thr[r] = f->rtt[r][ED_RELAY_AGENT] / unit;
 		str[r] = f->rtt[r][0] / unit;
-		relay[r] = delay > 0 ? (thr[r] / str[r] - 1) * 100 :
-		    (thr[r] - str[r]) / 1e3;
-		face[r] = delay > 0 ? (f->rtt[r][1] / unit / thr[r] - 1) * 100 :
-		    (f->rtt[r][1] - thr[r]) / 1e3;
+		relay[r] = ed_added(str[r], thr[r], delay);
+		face[r] = ed_added(thr[r], f->rtt[r][1] / unit, delay);
 	}
-	snprintf(bridge, sizeof(bridge), delay > 0 ? "%d ms bridge" :
-	    "instant bridge", delay);
-	snprintf(what, sizeof(what), "round trip, %s, %s", bridge, path);
+	if (delay > 0)
+		snprintf(bridge, sizeof(bridge), "%d ms bridge", delay);
+	else
+		snprintf(bridge, sizeof(bridge), "instant bridge");
+	snprintf(what, sizeof(what), "round trip, %s, plain relay, "
+	    "bench/relay.c (get_editor_state)", bridge);
 	table_row(what, delay > 0 ? "ms" : "us", thr,
 	    "straight to the bridge", str, rounds, GOAL_NONE, 0, NULL);
-	snprintf(what, sizeof(what), delay > 0 ? "gateway's share of a call "
-	    "(through / straight - 1), %s, the plain relay" : "added to the "
-	    "bridge's round trip (median less median), %s, the plain relay",
-	    bridge);
-	table_row(what, delay > 0 ? "%" : "ms", relay, NULL, NULL, rounds,
-	    GOAL_NONE, 0, NULL);
-	snprintf(what, sizeof(what), delay > 0 ? "the unity-mcp face against "
-	    "the plain relay (face / relay - 1), %s" : "added by the unity-mcp "
-	    "face to the plain relay's round trip (median less median), %s",
-	    bridge);
-	table_row(what, delay > 0 ? "%" : "ms", face, NULL, NULL, rounds,
-	    GOAL_NONE, 0, NULL);
+	for (k = 0; k < 2; k++) {
+		snprintf(what, sizeof(what), added[delay > 0][k], bridge);
+		table_row(what, delay > 0 ? "%" : "ms", fig[k], NULL, NULL,
+		    rounds, GOAL_NONE, 0, NULL);
+	}
 }
 
 static int
