@@ -372,6 +372,14 @@ static const struct {
 	    "get_editor_state straight to the bridge", 0 },
 };
 
+/* What b adds to a: b / a - 1 in % with a slow bridge (times or rates),
+ * else b - a in ms (round trips in us). */
+static double
+ed_added(double a, double b, int delay)
+{
+	return delay > 0 ? (b / a - 1) * 100 : (b - a) / 1e3;
+}
+
 /* The round trips, instant bridge: each pair, and what the path adds. */
 static void
 ed_rtt_rows(const struct ed_figures *f, int k)
@@ -383,7 +391,7 @@ ed_rtt_rows(const struct ed_figures *f, int k)
 	for (r = 0; r < rounds; r++) {
 		thr[r] = f->rtt[r][ed_pairs[k].through];
 		str[r] = f->rtt[r][ed_pairs[k].straight];
-		add[r] = (thr[r] - str[r]) / 1e3;
+		add[r] = ed_added(str[r], thr[r], 0);
 	}
 	snprintf(what, sizeof(what), "round trip, instant bridge, %s",
 	    ed_pairs[k].what);
@@ -407,7 +415,7 @@ ed_slow_rtt_rows(const struct ed_figures *f, int k)
 	for (r = 0; r < rounds; r++) {
 		thr[r] = f->rtt[r][ed_pairs[k].through] / 1e3;
 		str[r] = f->rtt[r][ed_pairs[k].straight] / 1e3;
-		share[r] = (thr[r] / str[r] - 1) * 100;
+		share[r] = ed_added(str[r], thr[r], ED_SLOW_MS);
 	}
 	snprintf(what, sizeof(what), "round trip, %d ms bridge, %s",
 	    ED_SLOW_MS, ed_pairs[k].what);
@@ -438,7 +446,8 @@ ed_rate_rows(const struct ed_figures *f, int k, int delay)
 	if (delay == 0)
 		return;
 	for (r = 0; r < rounds; r++)
-		share[r] = (f->straight[k][r] / f->through[k][r] - 1) * 100;
+		share[r] = ed_added(f->through[k][r], f->straight[k][r],
+		    delay);
 	snprintf(what, sizeof(what), "gateway's share of a call (straight / "
 	    "through - 1), %s, %d agents, %s face", bridge,
 	    ed_phases[k].agents, ed_phases[k].name);
@@ -465,14 +474,6 @@ ed_relay_rows(const struct ed_figures *f, int k)
 	    ed_phases[k].agents);
 	table_row(what, "/s", f->through[k], "the plain relay",
 	    f->relay[k], rounds, GOAL_NONE, 0, NULL);
-}
-
-/* What b adds to a: a share in % (a slow bridge's, in ms), else ms (of
- * round trips in us). */
-static double
-ed_added(double a, double b, int delay)
-{
-	return delay > 0 ? (b / a - 1) * 100 : (b - a) / 1e3;
 }
 
 /*
